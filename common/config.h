@@ -1,0 +1,53 @@
+/*
+ * config.h: /etc/croft/croft.conf, one struct with every tunable and its
+ * default.  INI with [sampler], [probe], [writer]; durations "2s", "1h",
+ * "30d"; sizes "1GiB".  Every error is collected (file:line: key: reason)
+ * so the user sees them all at once.  Any process, any privilege.
+ */
+#ifndef CROFT_CONFIG_H
+#define CROFT_CONFIG_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#define CROFT_CONF_PATH            CROFT_SYSCONFDIR "/croft/croft.conf"
+#define CROFT_DATA_DIR             "/var/lib/croft"
+#define CROFT_RUNTIME_DIR          "/run/croft"
+#define CROFT_USER                 "croft"
+#define CROFT_FALLBACK_USER        "nobody"
+
+#define CONFIG_GPU_DEVICES_MAX     512   /* bytes of the gpu_devices value */
+#define CONFIG_ERRORS_MAX          64    /* errors reported per file */
+
+struct croft_config {
+	/* [sampler] */
+	uint64_t poll_interval_ms;       /* default 2 s */
+	uint32_t idle_every;             /* polls between rows of an idle process, default 15 */
+	uint64_t onset_window_ms;        /* gpu-onset length, default 30 s */
+	char frameworks[PATH_MAX];       /* catalog file; "" = built-in */
+	uint64_t spool_size_bytes;       /* unacked batches kept, default 256 MiB */
+	/* [probe] */
+	char gpu_devices[CONFIG_GPU_DEVICES_MAX]; /* "" = default set (gpudev.h) */
+	/* [writer] */
+	char data_dir[PATH_MAX];         /* default /var/lib/croft */
+	uint64_t rotate_interval_ms;     /* default 1 h, aligned on the UTC clock */
+	uint64_t rotate_size_bytes;      /* default 1 GiB */
+	uint64_t retention_age_ms;       /* default 30 d */
+	uint64_t retention_size_bytes;   /* default 10 GiB */
+	int zstd_level;                  /* 1..19 */
+};
+
+void config_defaults(struct croft_config *cfg);
+
+/*
+ * Reads path over the defaults.  A missing file means defaults (returns 0).
+ * On errors returns -EINVAL, leaves *ret_cfg untouched and sets *ret_errors
+ * to a malloc'd text, one "file:line: key: reason" per line.
+ */
+int config_load(const char *path, struct croft_config *ret_cfg, char **ret_errors);
+
+/* "2s", "500ms", "1h", "30d" -> ms; "1GiB", "512MiB", "100kB", "123" -> bytes. */
+int config_parse_duration_ms(const char *text, uint64_t *ret_ms);
+int config_parse_size_bytes(const char *text, uint64_t *ret_bytes);
+
+#endif

@@ -1,0 +1,107 @@
+/*
+ * sock.c: Unix socket listen/connect and peer credentials for the daemons
+ * and croftctl.  Any process, any privilege.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "sock.h"
+
+#define SOCK_GROUPS_MAX 256
+
+static int sock_addr(const char *path, struct sockaddr_un *ret_addr)
+{
+	memset(ret_addr, 0, sizeof(*ret_addr));
+	ret_addr->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(ret_addr->sun_path))
+		return -ENAMETOOLONG;
+	strcpy(ret_addr->sun_path, path);
+	return 0;
+}
+
+int sock_listen(const char *path, int type, gid_t gid)
+{
+	struct sockaddr_un addr;
+	int fd, r = sock_addr(path, &addr);
+
+	if (r < 0)
+		return r;
+	fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (unlink(path) < 0 && errno != ENOENT)
+		goto fail;
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+		goto fail;
+	if (chmod(path, 0660) < 0)
+		goto fail;
+	if (gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) < 0)
+		goto fail;
+	if (listen(fd, SOCK_LISTEN_BACKLOG) < 0)
+		goto fail;
+	return fd;
+fail:
+	r = -errno;
+	close(fd);
+	return r;
+}
+
+int sock_connect(const char *path, int type)
+{
+	struct sockaddr_un addr;
+	int fd, r = sock_addr(path, &addr);
+
+	if (r < 0)
+		return r;
+	fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int sock_peer(int fd, struct sock_peer *ret_peer)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return -errno;
+	ret_peer->pid = cred.pid;
+	ret_peer->uid = cred.uid;
+	ret_peer->gid = cred.gid;
+	return 0;
+}
+
+bool sock_peer_is(const struct sock_peer *peer, uid_t uid)
+{
+	return peer->uid == 0 || peer->uid == geteuid() || peer->uid == uid;
+}
+
+bool sock_peer_in_group(const struct sock_peer *peer, gid_t gid)
+{
+	struct passwd *pw;
+	gid_t groups[SOCK_GROUPS_MAX];
+	int count = SOCK_GROUPS_MAX;
+
+	if (peer->gid == gid)
+		return true;
+	pw = getpwuid(peer->uid);
+	if (pw == NULL || getgrouplist(pw->pw_name, pw->pw_gid, groups, &count) < 0)
+		return false;
+	for (int i = 0; i < count; i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}

@@ -1,0 +1,34 @@
+/*
+ * sock.h: Unix socket helpers shared by the daemons and croftctl: listen
+ * with the right mode and group, connect, and who is on the other end
+ * (SO_PEERCRED).  Any process, any privilege.
+ */
+#ifndef CROFT_SOCK_H
+#define CROFT_SOCK_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define SOCK_LISTEN_BACKLOG 16
+
+struct sock_peer {
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+};
+
+/*
+ * Binds a fresh socket of type (SOCK_STREAM or SOCK_SEQPACKET) at path,
+ * replacing a stale file, mode 0660 and group gid (gid (gid_t)-1: unchanged),
+ * non-blocking and close-on-exec.  Returns the fd or -errno.
+ */
+int sock_listen(const char *path, int type, gid_t gid);
+/* Connects (blocking, close-on-exec); returns the fd or -errno. */
+int sock_connect(const char *path, int type);
+int sock_peer(int fd, struct sock_peer *ret_peer);
+/* True when uid is root, is this process's own uid, or is uid. */
+bool sock_peer_is(const struct sock_peer *peer, uid_t uid);
+/* True when the peer's uid is in group gid (primary or supplementary). */
+bool sock_peer_in_group(const struct sock_peer *peer, gid_t gid);
+
+#endif
