@@ -1,0 +1,128 @@
+/*
+ * log.c: the stderr logger of every croft process, after OpenBSD's log.c.
+ * Under systemd (JOURNAL_STREAM names our stderr) each line carries a "<N>"
+ * priority prefix and no time; on a terminal, UTC time and the program name.
+ * Any process, any privilege.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define LOG_LINE_MAX 4096 /* bytes of one formatted message */
+
+static const char *log_name = "croft";
+static bool log_verbose;
+static bool log_journal;
+
+/* JOURNAL_STREAM is "dev:ino" of the stream systemd gave us; it only counts
+ * when stderr is still that stream (not redirected by a child's parent). */
+static bool log_stderr_is_journal(void)
+{
+	const char *env = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (!env || sscanf(env, "%llu:%llu", &dev, &ino) != 2)
+		return false;
+	if (fstat(STDERR_FILENO, &st) < 0)
+		return false;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+void log_init(const char *name, bool verbose)
+{
+	int saved_errno = errno;
+
+	if (name)
+		log_name = name;
+	log_verbose = verbose;
+	log_journal = log_stderr_is_journal();
+	errno = saved_errno;
+}
+
+void log_setverbose(bool verbose)
+{
+	log_verbose = verbose;
+}
+
+bool log_to_journal(void)
+{
+	return log_journal;
+}
+
+static void log_prefix(int priority, char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+
+	if (log_journal) {
+		snprintf(buf, len, "<%d>", priority);
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ ", &tm);
+	strncat(buf, log_name, len - strlen(buf) - 1);
+	strncat(buf, ": ", len - strlen(buf) - 1);
+}
+
+void log_vmsg(int priority, bool with_errno, const char *fmt, va_list ap)
+{
+	int saved_errno = errno;
+	char prefix[128], msg[LOG_LINE_MAX];
+
+	if (priority == LOG_DEBUG && !log_verbose) {
+		errno = saved_errno;
+		return;
+	}
+	log_prefix(priority, prefix, sizeof(prefix));
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (with_errno)
+		fprintf(stderr, "%s%s: %s\n", prefix, msg, strerror(saved_errno));
+	else
+		fprintf(stderr, "%s%s\n", prefix, msg);
+	fflush(stderr);
+	errno = saved_errno;
+}
+
+#define LOG_FN(fn, priority, with_errno)                                       \
+	void fn(const char *fmt, ...)                                          \
+	{                                                                      \
+		va_list ap;                                                    \
+		va_start(ap, fmt);                                             \
+		log_vmsg(priority, with_errno, fmt, ap);                       \
+		va_end(ap);                                                    \
+	}
+
+LOG_FN(log_warn, LOG_WARNING, true)
+LOG_FN(log_warnx, LOG_WARNING, false)
+LOG_FN(log_info, LOG_INFO, false)
+LOG_FN(log_notice, LOG_NOTICE, false)
+LOG_FN(log_debug, LOG_DEBUG, false)
+
+void fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(LOG_CRIT, true, fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+void fatalx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(LOG_CRIT, false, fmt, ap);
+	va_end(ap);
+	exit(1);
+}
