@@ -1,0 +1,166 @@
+/*
+ * daemon.c: common option handling, the runtime directory and sd_notify
+ * for croft-probe, croft-sampler and croft-writer.  Runs in each daemon;
+ * daemon_runtime_dir runs before the privilege drop.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "config.h"
+#include "daemon.h"
+
+struct daemon_notify {
+	struct event *watchdog;
+};
+
+void daemon_opts_init(struct daemon_opts *opts, const char *name, const char *extra_usage)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->name = name;
+	opts->extra_usage = extra_usage;
+	opts->config_path = CROFT_CONF_PATH;
+	opts->runtime_dir = CROFT_RUNTIME_DIR;
+}
+
+void daemon_usage(const struct daemon_opts *opts, int status)
+{
+	FILE *out = status == 0 ? stdout : stderr;
+
+	fprintf(out,
+		"usage: %s [options]\n"
+		"  -c, --config FILE       configuration (default %s; missing = defaults)\n"
+		"  -r, --runtime-dir DIR   sockets (default %s)\n"
+		"  -u, --user NAME         user to drop to (default %s, else %s)\n"
+		"  -n                      check the configuration and exit\n"
+		"  -v                      verbose (debug) logging\n"
+		"  -h, --help              this text\n"
+		"  -V, --version           print the version\n"
+		"%s",
+		opts->name, CROFT_CONF_PATH, CROFT_RUNTIME_DIR, CROFT_USER, CROFT_FALLBACK_USER,
+		opts->extra_usage ? opts->extra_usage : "");
+	exit(status);
+}
+
+bool daemon_option(struct daemon_opts *opts, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'c':
+		opts->config_path = arg;
+		return true;
+	case 'r':
+		opts->runtime_dir = arg;
+		return true;
+	case 'u':
+		opts->user = arg;
+		return true;
+	case 'n':
+		opts->check_only = true;
+		return true;
+	case 'v':
+		opts->verbose = true;
+		return true;
+	case 'h':
+		daemon_usage(opts, 0);
+	case 'V':
+		printf("%s %s\n", opts->name, CROFT_VERSION);
+		exit(0);
+	case '?':
+		daemon_usage(opts, 2);
+	default:
+		return false;
+	}
+}
+
+int daemon_runtime_dir(const char *dir, gid_t gid)
+{
+	char path[4096];
+	struct stat st;
+	size_t len = strlen(dir);
+
+	if (len == 0 || len >= sizeof(path))
+		return -ENAMETOOLONG;
+	memcpy(path, dir, len + 1);
+	for (char *p = path + 1; ; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char saved = *p;
+		*p = '\0';
+		if (mkdir(path, 0750) < 0 && errno != EEXIST)
+			return -errno;
+		*p = saved;
+		if (!saved)
+			break;
+	}
+	if (stat(dir, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (geteuid() == 0 && gid != (gid_t)-1 && (chown(dir, 0, gid) < 0 || chmod(dir, 0750) < 0))
+		return -errno;
+	return 0;
+}
+
+static void daemon_watchdog_cb(evutil_socket_t fd, short what, void *arg)
+{
+	sd_notify(0, "WATCHDOG=1");
+}
+
+struct daemon_notify *daemon_notify_new(struct event_base *base)
+{
+	struct daemon_notify *notify = calloc(1, sizeof(*notify));
+	uint64_t usec = 0;
+
+	if (!notify)
+		return NULL;
+	if (sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {
+		struct timeval half = { (time_t)(usec / 2 / 1000000), (suseconds_t)(usec / 2 % 1000000) };
+
+		notify->watchdog = event_new(base, -1, EV_PERSIST, daemon_watchdog_cb, NULL);
+		if (notify->watchdog)
+			event_add(notify->watchdog, &half);
+	}
+	return notify;
+}
+
+void daemon_notify_free(struct daemon_notify *notify)
+{
+	if (!notify)
+		return;
+	if (notify->watchdog)
+		event_free(notify->watchdog);
+	free(notify);
+}
+
+void daemon_notify_ready(const char *status)
+{
+	if (status)
+		sd_notifyf(0, "READY=1\nSTATUS=%s", status);
+	else
+		sd_notify(0, "READY=1");
+}
+
+void daemon_notify_status(const char *fmt, ...)
+{
+	char status[256];
+	va_list ap;
+
+	if (!getenv("NOTIFY_SOCKET"))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(status, sizeof(status), fmt, ap);
+	va_end(ap);
+	sd_notifyf(0, "STATUS=%s", status);
+}
+
+void daemon_notify_stopping(void)
+{
+	sd_notify(0, "STOPPING=1");
+}

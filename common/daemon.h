@@ -1,0 +1,56 @@
+/*
+ * daemon.h: what the three daemons share around main(): the common command
+ * line options, the runtime directory, and systemd notification (READY=1,
+ * STATUS=, the watchdog kept by a libevent timer).  Outside systemd every
+ * notify call is a no-op.  Daemon processes; the runtime dir needs root
+ * only to hand it to the croft group.
+ */
+#ifndef CROFT_DAEMON_H
+#define CROFT_DAEMON_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct event_base;
+struct daemon_notify;
+
+struct daemon_opts {
+	const char *name;        /* "croft-writer" */
+	const char *extra_usage; /* lines for the daemon's own options, or NULL */
+	const char *config_path; /* default CROFT_CONF_PATH */
+	const char *runtime_dir; /* default CROFT_RUNTIME_DIR */
+	const char *user;        /* NULL: croft, else nobody */
+	bool check_only;         /* -n */
+	bool verbose;            /* -v */
+};
+
+/* Short and long options to put in front of a daemon's own. */
+#define DAEMON_SHORT_OPTIONS "c:r:u:nvhV"
+#define DAEMON_LONG_OPTIONS                                     \
+	{ "config", required_argument, NULL, 'c' },             \
+	{ "runtime-dir", required_argument, NULL, 'r' },        \
+	{ "user", required_argument, NULL, 'u' },               \
+	{ "help", no_argument, NULL, 'h' },                     \
+	{ "version", no_argument, NULL, 'V' }
+
+void daemon_opts_init(struct daemon_opts *opts, const char *name, const char *extra_usage);
+/*
+ * Inside the getopt_long loop: handles a common option (--help and
+ * --version print and exit 0; '?' prints usage and exits 2).  Returns true
+ * when opt was one of them, false when the daemon must handle it.
+ */
+bool daemon_option(struct daemon_opts *opts, int opt, const char *arg);
+void daemon_usage(const struct daemon_opts *opts, int status) __attribute__((noreturn));
+
+/* mkdir -p dir, mode 0750; when root, owner root and group gid ((gid_t)-1: keep). */
+int daemon_runtime_dir(const char *dir, gid_t gid);
+
+/* Starts the watchdog timer at half WATCHDOG_USEC when systemd asks for one. */
+struct daemon_notify *daemon_notify_new(struct event_base *base);
+void daemon_notify_free(struct daemon_notify *notify);
+void daemon_notify_ready(const char *status);
+void daemon_notify_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void daemon_notify_stopping(void);
+
+#endif
