@@ -1,14 +1,538 @@
 /*
- * run.c: `croft run`, the three daemons as children in the foreground.
- * Runs as the invoking user (root: the daemons drop to croft or nobody).
- * First version: the daemons have not landed yet.
+ * run.c: `croft run`, the three daemons as children in the foreground:
+ * writer, then probe (root and BPF only), then sampler, each once the one
+ * before is ready; Ctrl-C stops them in the order sampler, probe, writer.
+ * Runs as the invoking user; as root it prepares the directories for the
+ * user the daemons drop to (croft, else nobody).
  */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <linux/bpf.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <event2/event.h>
 
 #include "cli.h"
+#include "config.h"
+#include "ctl.h"
+#include "log.h"
+#include "msg.h"
+#include "priv.h"
+#include "run.h"
+
+/* What rows leave out when the probe does not run (DESIGN: field sources). */
+#define RUN_PROBE_FIELDS "ioctl_count, since_last_gpu_ioctl_ms, usage.ctx_voluntary_s, " \
+	"usage.ctx_involuntary_s, usage.network_rx_bytes_s, usage.network_tx_bytes_s, "    \
+	"usage.runqueue_s, syscalls"
+
+struct run_opts {
+	const char *data_dir;
+	const char *runtime_dir;
+	const char *config;
+	const char *frameworks;
+	bool verbose;
+};
+
+static struct child writer, probe, sampler;
+
+static void run_usage(FILE *out)
+{
+	fprintf(out, "usage: croft run [--data-dir DIR] [--runtime-dir DIR] [--config FILE]\n"
+		     "                 [--frameworks FILE] [-v]\n"
+		     "Runs croft-writer, croft-probe (root with BPF only) and croft-sampler in the\n"
+		     "foreground; Ctrl-C stops them in order with every finished row on disk.\n");
+}
+
+static int run_parse(int argc, char **argv, struct run_opts *opts)
+{
+	static const struct option longopts[] = {
+		{ "data-dir", required_argument, NULL, 'd' },
+		{ "runtime-dir", required_argument, NULL, 'r' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "frameworks", required_argument, NULL, 'f' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "d:r:c:f:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd': opts->data_dir = optarg; break;
+		case 'r': opts->runtime_dir = optarg; break;
+		case 'c': opts->config = optarg; break;
+		case 'f': opts->frameworks = optarg; break;
+		case 'v': opts->verbose = true; break;
+		case 'h': run_usage(stdout); exit(0);
+		default: run_usage(stderr); return -EINVAL;
+		}
+	}
+	if (optind != argc) {
+		run_usage(stderr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The daemons next to this binary in the build tree (cli/../writer/), else
+ * the installed ones. */
+static int run_find_binary(const char *name, const char *subdir, char *ret_path, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			int n_path = snprintf(ret_path, len, "%s/../%s/%s", self, subdir, name);
+			if (n_path > 0 && (size_t)n_path < len && access(ret_path, X_OK) == 0)
+				return 0;
+		}
+	}
+	snprintf(ret_path, len, "%s/%s", CROFT_SBINDIR, name);
+	return access(ret_path, X_OK) == 0 ? 0 : -ENOENT;
+}
+
+/* Loads the smallest tracing program: what the probe needs of the kernel. */
+static int run_bpf_works(void)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_TRACEPOINT;
+	attr.insns = (uint64_t)(uintptr_t)insns;
+	attr.insn_cnt = 2;
+	attr.license = (uint64_t)(uintptr_t)"GPL";
+	fd = (int)syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return access("/sys/kernel/btf/vmlinux", R_OK) == 0 ? 0 : -ENOENT;
+}
+
+/* Why the probe cannot run here, or NULL when it can. */
+static const char *run_probe_blocker(char *buf, size_t len)
+{
+	int ret;
+
+	if (geteuid() != 0)
+		return "croft run is not running as root";
+	if (run_find_binary("croft-probe", "probe", probe.path, sizeof(probe.path)) < 0)
+		return "croft-probe is not built (meson -Dprobe needs clang, bpftool and BTF)";
+	ret = run_bpf_works();
+	if (ret == -ENOENT)
+		return "the kernel has no BTF (/sys/kernel/btf/vmlinux)";
+	if (ret < 0) {
+		snprintf(buf, len, "the kernel refuses BPF programs: %s", strerror(-ret));
+		return buf;
+	}
+	return NULL;
+}
+
+static int run_mkdir(const char *path, mode_t mode)
+{
+	char tmp[PATH_MAX];
+
+	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* The dropped daemons must be able to walk down to dir. */
+static int run_check_reachable(const char *dir, const struct priv_user *user)
+{
+	char tmp[PATH_MAX];
+	struct stat st;
+
+	snprintf(tmp, sizeof(tmp), "%s", dir);
+	for (char *slash = strrchr(tmp, '/'); slash && slash != tmp; slash = strrchr(tmp, '/')) {
+		*slash = '\0';
+		if (stat(tmp, &st) < 0)
+			return -errno;
+		bool ok = (st.st_mode & S_IXOTH) ||
+			(st.st_uid == user->uid && (st.st_mode & S_IXUSR)) ||
+			(st.st_gid == user->gid && (st.st_mode & S_IXGRP));
+		if (!ok) {
+			log_warnx("%s cannot enter %s (mode %03o): the daemons run as %s and need to "
+				  "reach %s", user->name, tmp, st.st_mode & 0777, user->name, dir);
+			return -EACCES;
+		}
+	}
+	return 0;
+}
+
+/* Root: data dir owned by the drop user, runtime dir root:<its group> 0750. */
+static int run_prepare_dir(const char *path, bool data, const struct priv_user *user)
+{
+	int ret = run_mkdir(path, 0750);
+
+	if (ret < 0) {
+		log_warnx("cannot create %s: %s", path, strerror(-ret));
+		return ret;
+	}
+	if (!user)
+		return 0;
+	if (chown(path, data ? user->uid : 0, user->gid) < 0 || chmod(path, 0750) < 0) {
+		ret = -errno;
+		log_warn("cannot give %s to %s", path, user->name);
+		return ret;
+	}
+	return run_check_reachable(path, user);
+}
+
+/* A live writer on this runtime dir means another croft is running there. */
+static bool run_already_running(const char *runtime_dir)
+{
+	char path[PATH_MAX];
+	char *text = NULL;
+	int status;
+
+	if (snprintf(path, sizeof(path), "%s/writer.ctl", runtime_dir) >= (int)sizeof(path))
+		return false;
+	if (ctl_request(path, MT_CTL_STATUS, NULL, 0, 1000, &status, &text) < 0)
+		return false;
+	free(text);
+	return true;
+}
+
+static int run_abs(const char *path, char *ret_abs)
+{
+	if (!realpath(path, ret_abs))
+		return -errno;
+	return 0;
+}
+
+/* Common flags of the three daemons. */
+static int run_base_args(struct child *child, const struct run_opts *opts, const struct priv_user *user)
+{
+	int ret = child_arg(child, child->name);
+
+	if (!ret)
+		ret = child_arg(child, "--runtime-dir");
+	if (!ret)
+		ret = child_arg(child, opts->runtime_dir);
+	if (!ret && opts->config) {
+		ret = child_arg(child, "--config");
+		if (!ret)
+			ret = child_arg(child, opts->config);
+	}
+	if (!ret && user) {
+		ret = child_arg(child, "--user");
+		if (!ret)
+			ret = child_arg(child, user->name);
+	}
+	if (!ret && opts->verbose)
+		ret = child_arg(child, "-v");
+	return ret;
+}
+
+static int run_setup_children(struct run *run, const struct run_opts *opts, const struct priv_user *user)
+{
+	char why[256];
+	const char *blocker;
+	int ret;
+
+	ret = run_base_args(&writer, opts, user);
+	if (!ret)
+		ret = child_arg(&writer, "--data-dir");
+	if (!ret)
+		ret = child_arg(&writer, opts->data_dir);
+	if (!ret)
+		ret = run_base_args(&sampler, opts, user);
+	if (!ret && opts->frameworks) {
+		ret = child_arg(&sampler, "--frameworks");
+		if (!ret)
+			ret = child_arg(&sampler, opts->frameworks);
+	}
+	if (ret < 0)
+		return ret;
+	run->children[run->nchildren++] = &writer;
+	blocker = run_probe_blocker(why, sizeof(why));
+	if (blocker) {
+		log_warnx("not starting croft-probe: %s; rows will leave out " RUN_PROBE_FIELDS, blocker);
+	} else {
+		ret = run_base_args(&probe, opts, user);
+		if (ret < 0)
+			return ret;
+		run->children[run->nchildren++] = &probe;
+	}
+	run->children[run->nchildren++] = &sampler;
+	return 0;
+}
+
+static struct event *ready_timer;
+
+/* Starts the first child of the start order that has not been started. */
+static void run_start_next(struct run *run)
+{
+	struct timeval tv = { RUN_READY_TIMEOUT_MS / 1000, 0 };
+
+	for (size_t i = 0; i < run->nchildren; i++) {
+		struct child *child = run->children[i];
+		if (child->started_ms)
+			continue;
+		int ret = child_start(child);
+		if (ret < 0) {
+			log_warnx("cannot start %s: %s", child->name, strerror(-ret));
+			run->stop_status = 1;
+			event_base_loopexit(run->base, NULL);
+			return;
+		}
+		evtimer_add(ready_timer, &tv);
+		return;
+	}
+	evtimer_del(ready_timer);
+	log_info("all daemons started; Ctrl-C stops them");
+}
+
+static void run_ready_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct run *run = arg;
+
+	for (size_t i = 0; i < run->nchildren; i++)
+		if (run->children[i]->state == CHILD_STARTING)
+			log_warnx("%s did not report ready within %d s; going on", run->children[i]->name,
+				RUN_READY_TIMEOUT_MS / 1000);
+	run_start_next(run);
+}
+
+void run_child_ready(struct run *run, struct child *child)
+{
+	log_info("%s ready (pid %d)", child->name, (int)child->pid);
+	if (!run->stopping)
+		run_start_next(run);
+}
+
+/* The stop order: the sampler flushes its last batch while the writer still
+ * listens, and the writer goes last. */
+static void run_stop_next(struct run *run)
+{
+	struct child *order[] = { &sampler, &probe, &writer };
+
+	for (size_t i = 0; i < 3; i++) {
+		struct child *child = order[i];
+		if (child->state == CHILD_STOPPING)
+			return;
+		if (child->pid > 0) {
+			child_stop(child);
+			return;
+		}
+	}
+	event_base_loopexit(run->base, NULL);
+}
+
+static void run_describe_exit(const struct child *child, char *buf, size_t len)
+{
+	int status = child->exit_status;
+
+	if (WIFEXITED(status))
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "was killed by signal %d (%s)", WTERMSIG(status),
+			strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, len, "ended (wait status %#x)", status);
+}
+
+void run_child_exited(struct run *run, struct child *child)
+{
+	bool clean = WIFEXITED(child->exit_status) && WEXITSTATUS(child->exit_status) == 0;
+	bool never_ready = child->state == CHILD_STARTING && child->restarts == 0;
+	char how[96];
+
+	run_describe_exit(child, how, sizeof(how));
+	if (run->stopping) {
+		child->state = CHILD_EXITED;
+		if (clean)
+			log_info("%s stopped", child->name);
+		else
+			log_warnx("%s %s while stopping", child->name, how);
+		if (!clean)
+			run->stop_status = 1;
+		run_stop_next(run);
+		return;
+	}
+	child->state = CHILD_EXITED;
+	if (never_ready && !clean) {
+		/* a bad flag or configuration: restarting would only repeat it */
+		log_warnx("%s %s before it was ready; stopping the others", child->name, how);
+		run->stopping = true;
+		run->stop_status = 1;
+		run_stop_next(run);
+		return;
+	}
+	log_warnx("%s (pid %d) %s", child->name, (int)child->pid, how);
+	child_schedule_restart(child);
+}
+
+static void run_on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct run *run = arg;
+
+	switch (sig) {
+	case SIGCHLD:
+		child_reap_all(run);
+		break;
+	case SIGHUP:
+		log_info("SIGHUP: the daemons reload croft.conf and the catalog");
+		for (size_t i = 0; i < run->nchildren; i++)
+			if (run->children[i]->pid > 0)
+				kill(run->children[i]->pid, SIGHUP);
+		break;
+	default:
+		if (run->stopping) {
+			log_info("still stopping; waiting for the daemons to finish");
+			break;
+		}
+		log_info("%s: stopping sampler, probe, writer in that order", strsignal((int)sig));
+		run->stopping = true;
+		evtimer_del(ready_timer);
+		run_stop_next(run);
+		break;
+	}
+}
+
+/* Resolves the data and runtime dirs (made absolute: the daemons chdir). */
+static int run_resolve_dirs(struct run_opts *opts, const struct priv_user *user,
+	char *data_abs, char *runtime_abs)
+{
+	static struct croft_config cfg;
+	char runtime_default[PATH_MAX];
+	char *errors = NULL;
+	int ret;
+
+	config_defaults(&cfg);
+	ret = config_load(opts->config ? opts->config : CROFT_CONF_PATH, &cfg, &errors);
+	if (ret < 0) {
+		fprintf(stderr, "%s", errors ? errors : "croft run: cannot read the configuration\n");
+		free(errors);
+		return ret;
+	}
+	if (!opts->data_dir)
+		opts->data_dir = cfg.data_dir;
+	if (!opts->runtime_dir) {
+		const char *xdg = getenv("XDG_RUNTIME_DIR");
+		if (geteuid() == 0)
+			snprintf(runtime_default, sizeof(runtime_default), "%s", CROFT_RUNTIME_DIR);
+		else if (xdg && *xdg)
+			snprintf(runtime_default, sizeof(runtime_default), "%s/croft", xdg);
+		else if (snprintf(runtime_default, sizeof(runtime_default), "%s/run", opts->data_dir) >=
+			 (int)sizeof(runtime_default))
+			return -ENAMETOOLONG;
+		opts->runtime_dir = runtime_default;
+	}
+	if ((ret = run_prepare_dir(opts->data_dir, true, user)) < 0 ||
+	    (ret = run_prepare_dir(opts->runtime_dir, false, user)) < 0)
+		return ret;
+	if ((ret = run_abs(opts->data_dir, data_abs)) < 0 ||
+	    (ret = run_abs(opts->runtime_dir, runtime_abs)) < 0)
+		return ret;
+	opts->data_dir = data_abs;
+	opts->runtime_dir = runtime_abs;
+	return 0;
+}
+
+static int run_loop(struct run *run)
+{
+	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
+	struct event *sig_events[4] = { NULL };
+	int ret = 0;
+
+	signal(SIGPIPE, SIG_IGN);
+	for (size_t i = 0; i < 4; i++) {
+		sig_events[i] = evsignal_new(run->base, sigs[i], run_on_signal, run);
+		if (!sig_events[i] || event_add(sig_events[i], NULL) < 0)
+			ret = -ENOMEM;
+	}
+	ready_timer = evtimer_new(run->base, run_ready_timeout, run);
+	if (!ready_timer)
+		ret = -ENOMEM;
+	if (ret == 0) {
+		run_start_next(run);
+		event_base_dispatch(run->base);
+	}
+	for (size_t i = 0; i < 4; i++)
+		if (sig_events[i])
+			event_free(sig_events[i]);
+	if (ready_timer)
+		event_free(ready_timer);
+	return ret;
+}
 
 int cmd_run(int argc, char **argv)
 {
-	fprintf(stderr, "croft run: the daemons are not built yet\n");
-	return 1;
+	char data_abs[PATH_MAX], runtime_abs[PATH_MAX];
+	struct run_opts opts = { 0 };
+	struct priv_user user_buf, *user = NULL;
+	struct run run = { 0 };
+	int ret;
+
+	if (run_parse(argc, argv, &opts) < 0)
+		return 2;
+	log_init("croft-run", opts.verbose);
+	run.verbose = opts.verbose;
+	child_init(&writer, &run, "croft-writer", "writer");
+	child_init(&probe, &run, "croft-probe", "probe");
+	child_init(&sampler, &run, "croft-sampler", "sampler");
+	if (run_find_binary("croft-writer", "writer", writer.path, sizeof(writer.path)) < 0 ||
+	    run_find_binary("croft-sampler", "sampler", sampler.path, sizeof(sampler.path)) < 0) {
+		log_warnx("croft-writer or croft-sampler not found next to this binary nor in %s",
+			CROFT_SBINDIR);
+		return 1;
+	}
+	if (geteuid() == 0) {
+		if (priv_lookup_user(NULL, &user_buf) < 0) {
+			log_warnx("neither the croft user nor nobody exists to run the daemons as");
+			return 1;
+		}
+		user = &user_buf;
+	}
+	if (run_resolve_dirs(&opts, user, data_abs, runtime_abs) < 0)
+		return 1;
+	if (run_already_running(opts.runtime_dir)) {
+		log_warnx("a croft is already running with runtime dir %s", opts.runtime_dir);
+		return 1;
+	}
+	run.base = event_base_new();
+	if (!run.base)
+		return 1;
+	ret = run_setup_children(&run, &opts, user);
+	if (ret == 0) {
+		log_info("data in %s, sockets in %s%s%s; `croftctl --runtime-dir %s status` shows them",
+			opts.data_dir, opts.runtime_dir, user ? ", daemons run as " : "",
+			user ? user->name : "", opts.runtime_dir);
+		ret = run_loop(&run);
+	}
+	for (size_t i = 0; i < run.nchildren; i++)
+		child_free(run.children[i]);
+	event_base_free(run.base);
+	if (ret < 0 || run.stop_status)
+		return 1;
+	log_info("all daemons stopped");
+	return 0;
 }

@@ -1,0 +1,341 @@
+/*
+ * croftctl.c: the control client of the three daemons: status (a table or
+ * JSON), reload, label.  One request per daemon over <runtime>/<daemon>.ctl
+ * (common/ctl.h).  Runs as the invoking user; the daemons decide who may do
+ * what (status: root and the croft group; reload, label: root).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "config.h"
+#include "ctl.h"
+#include "msg.h"
+
+#define CTL_LABEL_MAX 256 /* bytes of a label */
+#define CTL_ID_MAX    128 /* bytes of a container id */
+
+static const char *const daemons[] = { "croft-writer", "croft-sampler", "croft-probe" };
+#define NDAEMONS (sizeof(daemons) / sizeof(daemons[0]))
+
+static const char *runtime_dir = CROFT_RUNTIME_DIR;
+
+struct answer {
+	const char *daemon;
+	int ret;          /* ctl_request: 0 or -errno (no answer) */
+	int status;       /* the daemon's: 0 or a positive errno */
+	char *text;
+	char path[PATH_MAX];
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: croftctl [--runtime-dir DIR] status [--json]\n"
+		"       croftctl [--runtime-dir DIR] reload\n"
+		"       croftctl [--runtime-dir DIR] label CONTAINER-ID TEXT\n"
+		"       croftctl [--runtime-dir DIR] label --clear CONTAINER-ID\n"
+		"The runtime dir defaults to $CROFT_RUNTIME_DIR, else %s.\n", CROFT_RUNTIME_DIR);
+}
+
+/* "croft-writer" -> "<runtime>/writer.ctl" */
+static void ask(struct answer *a, const char *daemon, uint32_t type, const void *payload, size_t len)
+{
+	memset(a, 0, sizeof(*a));
+	a->daemon = daemon;
+	if (snprintf(a->path, sizeof(a->path), "%s/%s.ctl", runtime_dir, daemon + strlen("croft-")) >=
+	    (int)sizeof(a->path)) {
+		a->ret = -ENAMETOOLONG;
+		return;
+	}
+	a->ret = ctl_request(a->path, type, payload, len, CTL_TIMEOUT_MS, &a->status, &a->text);
+}
+
+/* Why there was no answer, in words a user can act on. */
+static const char *no_answer_reason(const struct answer *a, const char *what, char *buf, size_t len)
+{
+	switch (a->ret) {
+	case -ENOENT:
+		snprintf(buf, len, "not running (no %s)", a->path);
+		break;
+	case -ECONNREFUSED:
+		snprintf(buf, len, "not running (nobody listens on %s)", a->path);
+		break;
+	case -EACCES:
+	case -EPERM:
+		snprintf(buf, len, "permission denied on %s: %s", a->path, what);
+		break;
+	case -ETIMEDOUT:
+	case -EAGAIN:
+		snprintf(buf, len, "not answering (no reply within %d s)", CTL_TIMEOUT_MS / 1000);
+		break;
+	default:
+		snprintf(buf, len, "no answer: %s", strerror(-a->ret));
+		break;
+	}
+	return buf;
+}
+
+static bool refused(const struct answer *a)
+{
+	return a->ret == -EACCES || a->ret == -EPERM ||
+		(a->ret == 0 && (a->status == EACCES || a->status == EPERM));
+}
+
+static void format_uptime(json_int_t s, char *buf, size_t len)
+{
+	if (s >= 86400)
+		snprintf(buf, len, "%lldd%02lldh", (long long)(s / 86400), (long long)(s % 86400 / 3600));
+	else if (s >= 3600)
+		snprintf(buf, len, "%lldh%02lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
+	else
+		snprintf(buf, len, "%lldm%02llds", (long long)(s / 60), (long long)(s % 60));
+}
+
+/* Seconds up, from whichever of the usual keys the daemon reports. */
+static json_int_t status_uptime_s(json_t *st)
+{
+	json_t *v;
+
+	if ((v = json_object_get(st, "uptime_s")) && json_is_number(v))
+		return (json_int_t)json_number_value(v);
+	if ((v = json_object_get(st, "uptime_ms")) && json_is_number(v))
+		return (json_int_t)json_number_value(v) / 1000;
+	return -1;
+}
+
+static bool key_is_header(const char *key)
+{
+	static const char *const keys[] = { "daemon", "name", "pid", "version", "uptime_s",
+		"uptime_ms", "ok" };
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(key, keys[i]))
+			return true;
+	return false;
+}
+
+/* The daemon's figures, one "key: value" per line, objects as a.b. */
+static void print_figures(json_t *obj, const char *prefix, int depth)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(obj, key, v) {
+		if (depth == 0 && key_is_header(key))
+			continue;
+		if (json_is_object(v) && depth < 2) {
+			char sub[256];
+			snprintf(sub, sizeof(sub), "%s%s.", prefix, key);
+			print_figures(v, sub, depth + 1);
+			continue;
+		}
+		char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+		printf("    %s%s: %s\n", prefix, key,
+			json_is_string(v) ? json_string_value(v) : (text ? text : "?"));
+		free(text);
+	}
+}
+
+static bool status_row(const struct answer *a, bool table, json_t *ret_array)
+{
+	char reason[PATH_MAX + 128], uptime[32] = "-", pid[16] = "-";
+	const char *version = "-";
+	json_t *st = NULL, *row = json_object();
+
+	json_object_set_new(row, "daemon", json_string(a->daemon));
+	if (a->ret < 0 || a->status != 0) {
+		const char *why = a->ret < 0 ?
+			no_answer_reason(a, "status needs root or the croft group", reason, sizeof(reason)) :
+			(a->text ? a->text : strerror(a->status));
+		json_object_set_new(row, "up", json_false());
+		json_object_set_new(row, "reason", json_string(why));
+		json_array_append_new(ret_array, row);
+		if (table)
+			printf("%-14s %-5s %-8s %-9s %-8s %s\n", a->daemon, "down", "-", "-", "-", why);
+		return false;
+	}
+	st = json_loads(a->text ? a->text : "", 0, NULL);
+	if (!json_is_object(st)) {
+		json_decref(st);
+		st = json_pack("{s:s}", "text", a->text ? a->text : "");
+	}
+	json_t *v = json_object_get(st, "pid");
+	if (json_is_integer(v))
+		snprintf(pid, sizeof(pid), "%lld", (long long)json_integer_value(v));
+	if (json_is_string(json_object_get(st, "version")))
+		version = json_string_value(json_object_get(st, "version"));
+	if (status_uptime_s(st) >= 0)
+		format_uptime(status_uptime_s(st), uptime, sizeof(uptime));
+	if (table) {
+		printf("%-14s %-5s %-8s %-9s %-8s\n", a->daemon, "up", pid, uptime, version);
+		print_figures(st, "", 0);
+	}
+	json_object_set_new(row, "up", json_true());
+	json_object_set(row, "status", st);
+	json_array_append_new(ret_array, row);
+	json_decref(st);
+	return true;
+}
+
+static int cmd_status(int argc, char **argv)
+{
+	bool as_json = argc == 2 && !strcmp(argv[1], "--json");
+	json_t *rows = json_array();
+	bool all_up = true, any_refused = false;
+
+	if (argc > 2 || (argc == 2 && !as_json)) {
+		usage(stderr);
+		json_decref(rows);
+		return 2;
+	}
+	if (!as_json)
+		printf("%-14s %-5s %-8s %-9s %-8s %s\n", "DAEMON", "STATE", "PID", "UPTIME", "VERSION",
+			"WHY");
+	for (size_t i = 0; i < NDAEMONS; i++) {
+		struct answer a;
+		ask(&a, daemons[i], MT_CTL_STATUS, NULL, 0);
+		any_refused |= refused(&a);
+		all_up &= status_row(&a, !as_json, rows);
+		free(a.text);
+	}
+	if (as_json) {
+		json_t *doc = json_pack("{s:o,s:b}", "daemons", rows, "all_up", all_up);
+		char *text = json_dumps(doc, JSON_INDENT(2));
+		printf("%s\n", text ? text : "{}");
+		free(text);
+		json_decref(doc);
+	} else {
+		json_decref(rows);
+	}
+	if (any_refused)
+		fprintf(stderr, "croftctl: status needs root or membership in the croft group\n");
+	return all_up ? 0 : 1;
+}
+
+/* Every running daemon re-reads croft.conf (the sampler also its catalog);
+ * one that refuses the new files keeps its old configuration. */
+static int cmd_reload(int argc, char **argv)
+{
+	char reason[PATH_MAX + 128];
+	int answered = 0, failed = 0;
+
+	if (argc != 1) {
+		usage(stderr);
+		return 2;
+	}
+	for (size_t i = 0; i < NDAEMONS; i++) {
+		struct answer a;
+		ask(&a, daemons[i], MT_CTL_RELOAD, NULL, 0);
+		if (a.ret == -ENOENT || a.ret == -ECONNREFUSED) {
+			printf("%s: %s; skipped\n", a.daemon,
+				no_answer_reason(&a, "", reason, sizeof(reason)));
+		} else if (a.ret < 0) {
+			fprintf(stderr, "%s: %s\n", a.daemon,
+				no_answer_reason(&a, "reload needs root", reason, sizeof(reason)));
+			failed++;
+		} else if (a.status != 0) {
+			/* the daemon's text names the file, line and reason */
+			fprintf(stderr, "%s: reload refused, still on the old configuration:\n%s%s",
+				a.daemon, a.text ? a.text : strerror(a.status),
+				a.text && *a.text && a.text[strlen(a.text) - 1] == '\n' ? "" : "\n");
+			answered++;
+			failed++;
+		} else {
+			printf("%s: reloaded%s%s\n", a.daemon, a.text && *a.text ? ": " : "",
+				a.text ? a.text : "");
+			answered++;
+		}
+		free(a.text);
+	}
+	if (answered == 0 && failed == 0)
+		fprintf(stderr, "croftctl: no daemon is running under %s\n", runtime_dir);
+	return failed || answered == 0 ? 1 : 0;
+}
+
+/* label ID TEXT | label --clear ID: rows of that container carry TEXT. */
+static int cmd_label(int argc, char **argv)
+{
+	char payload[CTL_ID_MAX + CTL_LABEL_MAX + 2], reason[PATH_MAX + 128];
+	const char *id, *text;
+	struct answer a;
+	int len;
+
+	if (argc == 3 && !strcmp(argv[1], "--clear")) {
+		id = argv[2];
+		text = "";
+	} else if (argc == 3 && !strcmp(argv[2], "--clear")) {
+		id = argv[1];
+		text = "";
+	} else if (argc == 3 && *argv[2]) {
+		id = argv[1];
+		text = argv[2];
+	} else {
+		usage(stderr);
+		return 2;
+	}
+	if (!*id || strlen(id) > CTL_ID_MAX || strlen(text) > CTL_LABEL_MAX) {
+		fprintf(stderr, "croftctl: a container id is 1-%d bytes, a label at most %d\n",
+			CTL_ID_MAX, CTL_LABEL_MAX);
+		return 2;
+	}
+	len = snprintf(payload, sizeof(payload), "%s%c%s", id, '\0', text);
+	ask(&a, "croft-sampler", MT_CTL_LABEL, payload, (size_t)len + 1);
+	if (a.ret < 0) {
+		fprintf(stderr, "croft-sampler: %s\n",
+			no_answer_reason(&a, "label needs root", reason, sizeof(reason)));
+	} else if (a.status != 0) {
+		fprintf(stderr, "croft-sampler: label refused: %s\n", a.text ? a.text : strerror(a.status));
+	} else if (*text) {
+		printf("container %s: rows carry the label \"%s\"\n", id, text);
+	} else {
+		printf("container %s: label cleared\n", id);
+	}
+	free(a.text);
+	return a.ret < 0 || a.status != 0 ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "runtime-dir", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *env = getenv("CROFT_RUNTIME_DIR");
+	int c;
+
+	if (env && *env)
+		runtime_dir = env;
+	/* "+": stop at the subcommand, whose own flags follow it */
+	while ((c = getopt_long(argc, argv, "+r:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r': runtime_dir = optarg; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("croftctl %s\n", CROFT_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[0], "status"))
+		return cmd_status(argc, argv);
+	if (!strcmp(argv[0], "reload"))
+		return cmd_reload(argc, argv);
+	if (!strcmp(argv[0], "label"))
+		return cmd_label(argc, argv);
+	fprintf(stderr, "croftctl: unknown command '%s'\n", argv[0]);
+	usage(stderr);
+	return 2;
+}

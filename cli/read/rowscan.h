@@ -1,0 +1,80 @@
+/*
+ * rowscan.h: one croft-dataset row as the readers see it, and the two ways
+ * to get it from a line: a schema-aware scanner (fast path) and jansson (the
+ * reference, used for every line the scanner declines).  croft stats/profile,
+ * invoking user, no privilege.
+ */
+#ifndef CROFT_ROWSCAN_H
+#define CROFT_ROWSCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum workload { WL_ONSET, WL_HELD, WL_NOGPU, WL_COUNT };
+
+#define ROW_SYSCALLS_MAX   512   /* syscalls kept per row; later ones ignored */
+#define ROWSCAN_PAD        16    /* readable bytes the scanner needs past a line */
+#define E4                 10000 /* fixed point: figures are kept in 1e-4 units */
+
+/* A string in the line (scanner) or in the jansson tree; ptr NULL = absent. */
+struct strv {
+	const char *ptr;
+	uint32_t len;
+};
+
+struct row_syscall {
+	struct strv name;
+	int64_t rate_e4;         /* calls per second x 1e4 */
+};
+
+enum row_has {
+	HAS_IOCTL   = 1u << 0,
+	HAS_CPU     = 1u << 1,
+	HAS_RSS     = 1u << 2,
+	HAS_THREADS = 1u << 3,
+	HAS_READ    = 1u << 4,
+	HAS_WRITE   = 1u << 5,
+	HAS_RX      = 1u << 6,
+	HAS_TX      = 1u << 7,
+};
+
+struct row {
+	int64_t unix_ms, tgid;
+	struct strv comm, exe, container_id, cwd, framework, label;
+	enum workload workload;
+	uint32_t has;            /* enum row_has */
+	int64_t ioctl_count;
+	int64_t cpu_e4, rss_bytes, threads;
+	int64_t read_e4, write_e4, rx_e4, tx_e4;   /* bytes per second x 1e4 */
+	uint32_t syscalls_count;
+	struct row_syscall syscalls[ROW_SYSCALLS_MAX];
+};
+
+enum rowscan_result {
+	ROWSCAN_OK = 0,
+	ROWSCAN_FALLBACK = 1,    /* not handled here: ask jansson */
+};
+
+/*
+ * Scans line[0..len) (no '\n'); needs ROWSCAN_PAD readable bytes after it.
+ * Handles exactly the rows whose meaning is plain: strict JSON, ASCII
+ * strings without escapes, no duplicate known keys, numbers without
+ * exponent.  Anything else returns ROWSCAN_FALLBACK and leaves the verdict
+ * to rowscan_jansson(), which gives the same row for every line both accept.
+ */
+enum rowscan_result rowscan_fast(const char *line, size_t len, struct row *ret_row);
+
+/*
+ * The reference: json_loadb + row_from_json.  Returns 0, or -EINVAL with a
+ * reason in err (not JSON, or JSON that is not a croft row).  *ret_tree must
+ * be json_decref()'d by the caller after using the row (its strings point
+ * into it); it is NULL on error.
+ */
+struct json_t;
+int rowscan_jansson(const char *line, size_t len, struct row *ret_row,
+		    struct json_t **ret_tree, char *err, size_t err_size);
+
+/* "gpu-onset", "gpu-held", "no-gpu" */
+const char *workload_name(enum workload w);
+
+#endif
