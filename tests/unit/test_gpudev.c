@@ -1,0 +1,137 @@
+/*
+ * test_gpudev.c: the GPU device resolver against fake /proc/devices files:
+ * the default set, names, numbers, ranges, and malformed specs.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "gpudev.h"
+#include "testlib.h"
+
+static char devices_path[64];
+
+static const char *fake_devices(void)
+{
+	static const char text[] = "Character devices:\n"
+				   "  1 mem\n"
+				   "195 nvidia-frontend\n"
+				   "226 drm\n"
+				   "234 kfd\n"
+				   "261 accel\n"
+				   "509 nvidia-uvm\n"
+				   "510 nvidia-caps\n"
+				   "\n"
+				   "Block devices:\n"
+				   "  8 sd\n"
+				   "240 nvidia-blk\n";
+	FILE *f;
+	int fd;
+
+	snprintf(devices_path, sizeof(devices_path), "/tmp/croft-test-devices.XXXXXX");
+	fd = mkstemp(devices_path);
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+	return devices_path;
+}
+
+START_TEST(test_default_set)
+{
+	struct gpudev_set set;
+	char err[256] = "";
+
+	ck_assert_int_eq(gpudev_resolve("", fake_devices(), &set, err, sizeof(err)), 0);
+	unlink(devices_path);
+	ck_assert(gpudev_match(&set, makedev(195, 0)));
+	ck_assert(gpudev_match(&set, makedev(195, 255)));
+	ck_assert(gpudev_match(&set, makedev(509, 1)));
+	ck_assert(gpudev_match(&set, makedev(510, 1)));
+	ck_assert(gpudev_match(&set, makedev(234, 0)));
+	ck_assert(gpudev_match(&set, makedev(261, 3)));
+	ck_assert(gpudev_match(&set, makedev(226, 128)));
+	ck_assert(gpudev_match(&set, makedev(226, 255)));
+	ck_assert(!gpudev_match(&set, makedev(226, 0)));   /* card0: display, not compute */
+	ck_assert(!gpudev_match(&set, makedev(226, 256)));
+	ck_assert(!gpudev_match(&set, makedev(1, 3)));     /* /dev/null */
+	ck_assert(!gpudev_match(&set, makedev(240, 0)));   /* a block major */
+}
+END_TEST
+
+START_TEST(test_explicit_spec)
+{
+	struct gpudev_set set;
+	char err[256] = "";
+
+	ck_assert_int_eq(gpudev_resolve("kfd 300:7,301:*  absent-driver", fake_devices(), &set,
+				 err, sizeof(err)), 0);
+	unlink(devices_path);
+	ck_assert_uint_eq(set.rules_count, 3);
+	ck_assert(gpudev_match(&set, makedev(234, 9)));
+	ck_assert(gpudev_match(&set, makedev(300, 7)));
+	ck_assert(!gpudev_match(&set, makedev(300, 8)));
+	ck_assert(gpudev_match(&set, makedev(301, 12345)));
+	ck_assert(!gpudev_match(&set, makedev(195, 0)));
+}
+END_TEST
+
+START_TEST(test_bad_specs)
+{
+	static const char *const bad[] = {
+		"abc:1", "1:x", "5000:1", "1:5-3", "bad name!", "12:", ":3", "*", "1:2-",
+		"1:99999999", "nv*idia", "1:2:3",
+	};
+	struct gpudev_set set = { .rules_count = 7 };
+	char err[256];
+
+	fake_devices();
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		ck_assert_msg(gpudev_resolve(bad[i], devices_path, &set, err, sizeof(err)) == -EINVAL,
+			"'%s' accepted", bad[i]);
+		ck_assert_ptr_nonnull(strstr(err, "gpu_devices: bad entry"));
+		ck_assert_uint_eq(set.rules_count, 7);  /* untouched */
+	}
+	unlink(devices_path);
+}
+END_TEST
+
+START_TEST(test_limits)
+{
+	char spec[2048] = "", err[256];
+	struct gpudev_set set;
+
+	for (int i = 0; i < GPUDEV_RULES_MAX + 1; i++)
+		snprintf(spec + strlen(spec), sizeof(spec) - strlen(spec), "%d:1 ", i + 1);
+	ck_assert_int_eq(gpudev_resolve(spec, fake_devices(), &set, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "more than"));
+	memset(spec, 'a', sizeof(spec) - 1);
+	spec[sizeof(spec) - 1] = '\0';
+	ck_assert_int_eq(gpudev_resolve(spec, devices_path, &set, err, sizeof(err)), -EINVAL);
+	unlink(devices_path);
+	ck_assert_int_eq(gpudev_resolve("", "/nonexistent/devices", &set, err, sizeof(err)), -ENOENT);
+	ck_assert_int_eq(gpudev_resolve("1:1", "/proc/devices", &set, NULL, 0), 0);
+}
+END_TEST
+
+static Suite *gpudev_suite(void)
+{
+	Suite *s = suite_create("gpudev");
+	TCase *tc = tcase_create("gpudev");
+
+	tcase_add_test(tc, test_default_set);
+	tcase_add_test(tc, test_explicit_spec);
+	tcase_add_test(tc, test_bad_specs);
+	tcase_add_test(tc, test_limits);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tl_run(gpudev_suite());
+}
