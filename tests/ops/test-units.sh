@@ -1,0 +1,79 @@
+#!/bin/bash
+# test-units.sh: the three systemd units pass `systemd-analyze verify` (with
+# the built daemons as ExecStart and the built man pages as Documentation)
+# and `systemd-analyze security --offline=yes` rates each at or under its
+# threshold: writer 1.0, probe 1.5, sampler 2.0.
+# usage: test-units.sh SYSTEMD_SRC_DIR MAN_BUILD_DIR DAEMON_BUILD_ROOT
+set -u
+. "$(dirname "$0")/../lib/testlib.sh"
+src=$1 man_build=$2 build_root=$3
+require_cmd systemd-analyze
+make_tmpdir
+
+# A fake sbindir holding the built daemons (a daemon not built here, such as
+# the probe without BPF tooling, stands in as /bin/true: its unit is still
+# checked, only not against its binary).
+mkdir -p "$TEST_TMP/sbin" "$TEST_TMP/units" "$TEST_TMP/man"/man{1,5,8}
+for d in writer sampler probe; do
+	bin="$build_root/$d/croft-$d"
+	[ -x "$bin" ] || { echo "# croft-$d not built; its unit runs /bin/true here"; bin=/bin/true; }
+	ln -s "$bin" "$TEST_TMP/sbin/croft-$d"
+done
+for page in "$man_build"/*.[158]; do
+	[ -e "$page" ] || continue
+	ln -s "$page" "$TEST_TMP/man/man${page##*.}/$(basename "$page")"
+done
+
+fails=0
+n=0
+for d in writer sampler probe; do
+	sed "s|@sbindir@|$TEST_TMP/sbin|g" "$src/croft-$d.service.in" >"$TEST_TMP/units/croft-$d.service"
+done
+cd "$TEST_TMP/units" || fail "cd"
+n=$((n + 1))
+if out=$(MANPATH="$TEST_TMP/man" systemd-analyze verify --man=yes ./croft-*.service 2>&1) && [ -z "$out" ]; then
+	echo "ok $n - systemd-analyze verify: the three units"
+else
+	echo "not ok $n - systemd-analyze verify:"; echo "$out" | sed 's/^/# /'
+	fails=$((fails + 1))
+fi
+
+declare -A limit=([writer]=1.0 [probe]=1.5 [sampler]=2.0)
+for d in writer probe sampler; do
+	n=$((n + 1))
+	line=$(systemd-analyze security --offline=yes "./croft-$d.service" 2>&1 | grep 'Overall exposure level')
+	score=$(echo "$line" | sed -n 's/.*: \([0-9.]*\) .*/\1/p')
+	if [ -n "$score" ] && awk -v s="$score" -v l="${limit[$d]}" 'BEGIN { exit !(s <= l) }'; then
+		echo "ok $n - croft-$d.service exposure $score <= ${limit[$d]}"
+	else
+		echo "not ok $n - croft-$d.service exposure '${score:-?}' above ${limit[$d]}: $line"
+		fails=$((fails + 1))
+	fi
+done
+
+# The snippets parse: systemd-sysusers and systemd-tmpfiles against a root dir.
+n=$((n + 1))
+mkdir -p "$TEST_TMP/root/etc"
+if command -v systemd-sysusers >/dev/null; then
+	: >"$TEST_TMP/root/etc/passwd"; : >"$TEST_TMP/root/etc/group"
+	if systemd-sysusers --root="$TEST_TMP/root" "$src/sysusers.d/croft.conf" >/dev/null 2>&1 &&
+	   grep -q '^croft:' "$TEST_TMP/root/etc/passwd" && grep -q '^croft:' "$TEST_TMP/root/etc/group"; then
+		echo "ok $n - sysusers.d/croft.conf creates the croft user and group"
+	else
+		echo "not ok $n - sysusers.d/croft.conf did not create croft"; fails=$((fails + 1))
+	fi
+else
+	echo "ok $n - # SKIP systemd-sysusers not installed"
+fi
+n=$((n + 1))
+croft_uid=$(awk -F: '$1 == "croft" { print $3 }' "$TEST_TMP/root/etc/passwd")
+if command -v systemd-tmpfiles >/dev/null &&
+   out=$(systemd-tmpfiles --root="$TEST_TMP/root" --create "$src/tmpfiles.d/croft.conf" 2>&1) &&
+   [ "$(stat -c '%a %u' "$TEST_TMP/root/run/croft")" = "750 $croft_uid" ] &&
+   [ "$(stat -c '%a %u' "$TEST_TMP/root/var/lib/croft")" = "750 $croft_uid" ]; then
+	echo "ok $n - tmpfiles.d/croft.conf makes /run/croft and /var/lib/croft 0750 croft"
+else
+	echo "not ok $n - tmpfiles.d/croft.conf: ${out:-}"; fails=$((fails + 1))
+fi
+echo "1..$n"
+exit $((fails > 0))
