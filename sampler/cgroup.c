@@ -1,0 +1,555 @@
+/*
+ * cgroup.c: a process's cgroup (v2, v1 or hybrid), its container id and
+ * the cgroup's figures, read once per cgroup per poll.  A figure the host
+ * cannot give is left out, never zero-filled.  croft-sampler (croft user;
+ * cgroup files are world-readable).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "sampler.h"
+
+#define CGROUP_HASH_BUCKETS 1024
+#define CGROUP_FILE_MAX     4096
+
+struct cgroup_table {
+	struct cgroup_mounts mounts;
+	struct cgroup *buckets[CGROUP_HASH_BUCKETS];
+};
+
+static const char *const id_prefixes[] = { "docker-", "cri-containerd-", "crio-", "libpod-" };
+
+/* Copies a mount point, refusing escaped or oversized ones. */
+static void set_mount(char *dst, size_t size, const char *src, size_t len)
+{
+	if (len < size && !memchr(src, '\\', len)) {
+		memcpy(dst, src, len);
+		dst[len] = '\0';
+	}
+}
+
+static bool has_option(const char *opts, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = opts; p < opts + len;) {
+		const char *comma = memchr(p, ',', (size_t)(opts + len - p));
+		size_t w = comma ? (size_t)(comma - p) : (size_t)(opts + len - p);
+
+		if (w == n && memcmp(p, name, n) == 0)
+			return true;
+		p += w + 1;
+	}
+	return false;
+}
+
+/* One mountinfo line: "id parent maj:min root mountpoint opts ... - fstype src superopts". */
+static void mounts_line(const char *line, size_t len, struct cgroup_mounts *m)
+{
+	const char *f[5], *sep, *fstype, *super, *end = line + len;
+	size_t flen[5];
+	const char *p = line;
+
+	for (int i = 0; i < 5; i++) {
+		const char *sp = memchr(p, ' ', (size_t)(end - p));
+
+		if (!sp)
+			return;
+		f[i] = p;
+		flen[i] = (size_t)(sp - p);
+		p = sp + 1;
+	}
+	sep = memmem(p, (size_t)(end - p), " - ", 3);
+	if (!sep || flen[3] != 1 || f[3][0] != '/')
+		return; /* a mount of a subtree: its paths would not line up */
+	fstype = sep + 3;
+	super = memchr(fstype, ' ', (size_t)(end - fstype));
+	super = super ? memchr(super + 1, ' ', (size_t)(end - super - 1)) : NULL;
+	if (!super)
+		return;
+	super++;
+	if (strncmp(fstype, "cgroup2 ", 8) == 0) {
+		set_mount(m->v2, sizeof(m->v2), f[4], flen[4]);
+	} else if (strncmp(fstype, "cgroup ", 7) == 0) {
+		size_t slen = (size_t)(end - super);
+
+		if (has_option(super, slen, "memory"))
+			set_mount(m->memory, sizeof(m->memory), f[4], flen[4]);
+		if (has_option(super, slen, "cpu"))
+			set_mount(m->cpu, sizeof(m->cpu), f[4], flen[4]);
+		if (has_option(super, slen, "cpuacct"))
+			set_mount(m->cpuacct, sizeof(m->cpuacct), f[4], flen[4]);
+	}
+}
+
+int cgroup_mounts_parse(const char *mountinfo, size_t len, struct cgroup_mounts *ret_mounts)
+{
+	struct cgroup_mounts m = { 0 };
+	const char *p = mountinfo, *end = mountinfo + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		mounts_line(p, n, &m);
+		p += n + 1;
+	}
+	*ret_mounts = m;
+	return 0;
+}
+
+int cgroup_mounts_read(struct cgroup_mounts *ret_mounts)
+{
+	size_t cap = 1 << 16, len = 0;
+	char *buf = malloc(cap);
+	ssize_t n;
+	int fd, r;
+
+	if (!buf)
+		return -ENOMEM;
+	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return -errno;
+	}
+	while ((n = read(fd, buf + len, cap - len)) > 0) {
+		len += (size_t)n;
+		if (len == cap) {
+			char *bigger = cap < (8u << 20) ? realloc(buf, cap * 2) : NULL;
+
+			if (!bigger)
+				break;
+			buf = bigger;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	r = cgroup_mounts_parse(buf, len, ret_mounts);
+	free(buf);
+	return r;
+}
+
+static void set_path(const char **dst, size_t *dst_len, const char *path, size_t len)
+{
+	*dst = path;
+	*dst_len = len;
+}
+
+/* "hierarchy:controllers:path" lines; v2 is "0::path". */
+int cgroup_parse_proc(const char *text, size_t len, struct cgroup_paths *ret_paths)
+{
+	struct cgroup_paths paths = { 0 };
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *lend = nl ? nl : end;
+		const char *c1 = memchr(p, ':', (size_t)(lend - p));
+		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(lend - c1 - 1)) : NULL;
+
+		if (c2) {
+			const char *ctl = c1 + 1, *path = c2 + 1;
+			size_t ctl_len = (size_t)(c2 - ctl), plen = (size_t)(lend - path);
+
+			if (ctl_len == 0 && c1 - p == 1 && p[0] == '0')
+				set_path(&paths.v2, &paths.v2_len, path, plen);
+			if (has_option(ctl, ctl_len, "memory"))
+				set_path(&paths.memory, &paths.memory_len, path, plen);
+			if (has_option(ctl, ctl_len, "cpu"))
+				set_path(&paths.cpu, &paths.cpu_len, path, plen);
+			if (has_option(ctl, ctl_len, "cpuacct"))
+				set_path(&paths.cpuacct, &paths.cpuacct_len, path, plen);
+			if (has_option(ctl, ctl_len, "name=systemd"))
+				set_path(&paths.systemd, &paths.systemd_len, path, plen);
+		}
+		p = lend + 1;
+	}
+	if (!paths.v2 && !paths.memory && !paths.cpu && !paths.cpuacct && !paths.systemd)
+		return -ENOENT;
+	*ret_paths = paths;
+	return 0;
+}
+
+static bool is_hex64(const char *s, size_t n)
+{
+	if (n != CONTAINER_ID_LEN)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* "docker-<id>.scope", "crio-<id>", ...: the id or NULL. */
+static const char *prefixed_id(const char *c, size_t n)
+{
+	for (size_t i = 0; i < sizeof(id_prefixes) / sizeof(id_prefixes[0]); i++) {
+		size_t pl = strlen(id_prefixes[i]);
+
+		if (n < pl + CONTAINER_ID_LEN || memcmp(c, id_prefixes[i], pl))
+			continue;
+		if (n == pl + CONTAINER_ID_LEN ||
+		    (n == pl + CONTAINER_ID_LEN + 6 && memcmp(c + n - 6, ".scope", 6) == 0))
+			if (is_hex64(c + pl, CONTAINER_ID_LEN))
+				return c + pl;
+	}
+	return NULL;
+}
+
+/* The innermost container id a path names; false for host processes. */
+bool cgroup_container_id(const char *path, size_t len, char ret_id[CONTAINER_ID_LEN + 1])
+{
+	const char *p = path, *end = path + len, *found = NULL, *prev = NULL;
+	size_t prev_len = 0;
+	bool kube = false;
+
+	while (p < end) {
+		const char *slash = memchr(p, '/', (size_t)(end - p));
+		size_t n = slash ? (size_t)(slash - p) : (size_t)(end - p);
+		const char *id = prefixed_id(p, n);
+
+		if (!id && is_hex64(p, n) &&
+		    (kube || (prev && prev_len == 6 && memcmp(prev, "docker", 6) == 0)))
+			id = p;
+		if (id)
+			found = id;
+		if (n >= 8 && memcmp(p, "kubepods", 8) == 0)
+			kube = true;
+		prev = p;
+		prev_len = n;
+		p += n + 1;
+	}
+	if (!found)
+		return false;
+	memcpy(ret_id, found, CONTAINER_ID_LEN);
+	ret_id[CONTAINER_ID_LEN] = '\0';
+	return true;
+}
+
+/* "key value" lines (cpu.stat, memory.events, memory.oom_control). */
+int cgroup_parse_keyed(const char *text, const char *key, uint64_t *ret_value)
+{
+	size_t klen = strlen(key);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		char *endp;
+		unsigned long long v;
+
+		if (strncmp(p, key, klen) || p[klen] != ' ')
+			continue;
+		errno = 0;
+		v = strtoull(p + klen + 1, &endp, 10);
+		if (errno || endp == p + klen + 1)
+			return -EINVAL;
+		*ret_value = v;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* "some avg10=1.23 avg60=... total=..." */
+int cgroup_parse_pressure(const char *text, double *ret_avg10)
+{
+	const char *p = strstr(text, "some avg10=");
+	char *endp;
+	double v;
+
+	if (!p || (p != text && p[-1] != '\n'))
+		return -ENOENT;
+	v = strtod(p + 11, &endp);
+	if (endp == p + 11)
+		return -EINVAL;
+	*ret_avg10 = v;
+	return 0;
+}
+
+static int read_small(const char *dir, const char *name, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+
+	if (!dir || snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+		return -ENOENT;
+	n = procfs_read_at(AT_FDCWD, path, buf, size);
+	return n < 0 ? (int)n : 0;
+}
+
+static int read_u64(const char *dir, const char *name, uint64_t *ret)
+{
+	char buf[64], *endp;
+	unsigned long long v;
+	int r = read_small(dir, name, buf, sizeof(buf));
+
+	if (r)
+		return r;
+	errno = 0;
+	v = strtoull(buf, &endp, 10);
+	if (errno || endp == buf)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static void read_pressure(struct cgroup *cg, const char *name, unsigned bit, double *ret)
+{
+	char buf[CGROUP_FILE_MAX];
+
+	if (read_small(cg->dir_v2, name, buf, sizeof(buf)) == 0 &&
+	    cgroup_parse_pressure(buf, ret) == 0)
+		cg->now.have |= bit;
+}
+
+static void read_memory(struct cgroup *cg)
+{
+	char buf[CGROUP_FILE_MAX];
+
+	if (read_u64(cg->dir_v2, "memory.current", &cg->now.memory_bytes) == 0 ||
+	    read_u64(cg->dir_memory, "memory.usage_in_bytes", &cg->now.memory_bytes) == 0)
+		cg->now.have |= CGF_MEMORY;
+	if ((read_small(cg->dir_v2, "memory.events", buf, sizeof(buf)) == 0 &&
+	     cgroup_parse_keyed(buf, "oom_kill", &cg->now.oom_kills) == 0) ||
+	    (read_small(cg->dir_memory, "memory.oom_control", buf, sizeof(buf)) == 0 &&
+	     cgroup_parse_keyed(buf, "oom_kill", &cg->now.oom_kills) == 0))
+		cg->now.have |= CGF_OOM;
+}
+
+/* CPU time (ns) and CFS period counters: v2 cpu.stat, else v1 cpuacct/cpu. */
+static void read_cpu(struct cgroup *cg, uint64_t *usage_ns, bool *have_usage, uint64_t *periods,
+	uint64_t *throttled, bool *have_throttle)
+{
+	char buf[CGROUP_FILE_MAX];
+	bool v2 = read_small(cg->dir_v2, "cpu.stat", buf, sizeof(buf)) == 0;
+
+	*have_usage = false;
+	*have_throttle = false;
+	if (v2 && cgroup_parse_keyed(buf, "usage_usec", usage_ns) == 0) {
+		*usage_ns *= 1000;
+		*have_usage = true;
+	} else if (read_u64(cg->dir_cpuacct, "cpuacct.usage", usage_ns) == 0) {
+		*have_usage = true;
+	}
+	if (!(v2 && cgroup_parse_keyed(buf, "nr_periods", periods) == 0 &&
+	      cgroup_parse_keyed(buf, "nr_throttled", throttled) == 0))
+		if (read_small(cg->dir_cpu, "cpu.stat", buf, sizeof(buf)) ||
+		    cgroup_parse_keyed(buf, "nr_periods", periods) ||
+		    cgroup_parse_keyed(buf, "nr_throttled", throttled))
+			return;
+	*have_throttle = true;
+}
+
+static void cpu_rates(struct cgroup *cg)
+{
+	uint64_t usage = 0, periods = 0, throttled = 0, now = clock_mono_ns();
+	bool have_usage, have_throttle;
+
+	read_cpu(cg, &usage, &have_usage, &periods, &throttled, &have_throttle);
+	if (cg->have_prev && now > cg->prev_mono_ns) {
+		if (have_usage && usage >= cg->prev_usage_ns) {
+			cg->now.cpu_cores = (double)(usage - cg->prev_usage_ns) /
+				(double)(now - cg->prev_mono_ns);
+			cg->now.have |= CGF_CPU;
+		}
+		if (have_throttle && periods >= cg->prev_periods &&
+		    throttled >= cg->prev_throttled) {
+			uint64_t dp = periods - cg->prev_periods;
+
+			cg->now.throttled_fraction =
+				dp ? (double)(throttled - cg->prev_throttled) / (double)dp : 0.0;
+			cg->now.have |= CGF_THROTTLED;
+		}
+	}
+	cg->have_prev = have_usage || have_throttle;
+	cg->prev_usage_ns = usage;
+	cg->prev_periods = periods;
+	cg->prev_throttled = throttled;
+	cg->prev_mono_ns = now;
+}
+
+void cgroup_refresh(struct cgroup_table *table, struct cgroup *cg, uint64_t gen)
+{
+	if (cg->read_gen == gen)
+		return;
+	cg->read_gen = gen;
+	cg->now = (struct cgroup_figures){ 0 };
+	cpu_rates(cg);
+	read_memory(cg);
+	if (cg->dir_v2) {
+		read_pressure(cg, "cpu.pressure", CGF_CPU_PSI, &cg->now.cpu_psi_avg10);
+		read_pressure(cg, "memory.pressure", CGF_MEM_PSI, &cg->now.memory_psi_avg10);
+		read_pressure(cg, "io.pressure", CGF_IO_PSI, &cg->now.io_psi_avg10);
+	}
+}
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
+struct cgroup_table *cgroup_table_new(const struct cgroup_mounts *mounts)
+{
+	struct cgroup_table *t = calloc(1, sizeof(*t));
+
+	if (t)
+		t->mounts = *mounts;
+	return t;
+}
+
+static void cgroup_free(struct cgroup *cg)
+{
+	free(cg->key);
+	free(cg->path);
+	free(cg->dir_v2);
+	free(cg->dir_memory);
+	free(cg->dir_cpu);
+	free(cg->dir_cpuacct);
+	free(cg);
+}
+
+void cgroup_table_free(struct cgroup_table *table)
+{
+	if (!table)
+		return;
+	for (size_t i = 0; i < CGROUP_HASH_BUCKETS; i++)
+		while (table->buckets[i]) {
+			struct cgroup *cg = table->buckets[i];
+
+			table->buckets[i] = cg->next;
+			cgroup_free(cg);
+		}
+	free(table);
+}
+
+/* mount + path when path is the one shown, else NULL: figures of another cgroup would lie. */
+static char *figure_dir(const char *mount, const char *path, size_t len, const struct cgroup *cg)
+{
+	char *dir;
+
+	if (!mount[0] || !path || len != cg->path_len || memcmp(path, cg->path, len) ||
+	    memchr(path, '\0', len))
+		return NULL;
+	if (asprintf(&dir, "%s%.*s", mount, (int)len, path) < 0)
+		return NULL;
+	return dir;
+}
+
+/* The path shown: the one naming a container, else v2 on a v2 host, else memory, cpu... */
+static void choose_path(const struct cgroup_paths *ps, const char **ret, size_t *ret_len)
+{
+	const char *order[] = { ps->memory, ps->cpu, ps->cpuacct, ps->v2, ps->systemd };
+	size_t lens[] = { ps->memory_len, ps->cpu_len, ps->cpuacct_len, ps->v2_len, ps->systemd_len };
+	char id[CONTAINER_ID_LEN + 1];
+	bool v1 = ps->memory || ps->cpu || ps->cpuacct || ps->systemd;
+
+	for (size_t i = 0; i < 5; i++)
+		if (order[i] && cgroup_container_id(order[i], lens[i], id)) {
+			*ret = order[i];
+			*ret_len = lens[i];
+			return;
+		}
+	if (!v1) {
+		*ret = ps->v2;
+		*ret_len = ps->v2_len;
+		return;
+	}
+	for (size_t i = 0; i < 5; i++)
+		if (order[i]) {
+			*ret = order[i];
+			*ret_len = lens[i];
+			return;
+		}
+}
+
+static struct cgroup *cgroup_create(struct cgroup_table *table, const char *text, size_t len)
+{
+	struct cgroup_paths ps;
+	struct cgroup *cg;
+	const char *path = NULL;
+	size_t plen = 0;
+
+	if (cgroup_parse_proc(text, len, &ps))
+		return NULL;
+	choose_path(&ps, &path, &plen);
+	cg = calloc(1, sizeof(*cg));
+	if (!cg)
+		return NULL;
+	cg->key = malloc(len + 1);
+	cg->path = malloc(plen + 1);
+	if (!cg->key || !cg->path) {
+		cgroup_free(cg);
+		return NULL;
+	}
+	memcpy(cg->key, text, len);
+	cg->key_len = len;
+	memcpy(cg->path, path, plen);
+	cg->path[plen] = '\0';
+	cg->path_len = plen;
+	cgroup_container_id(path, plen, cg->container_id);
+	cg->dir_v2 = figure_dir(table->mounts.v2, ps.v2, ps.v2_len, cg);
+	cg->dir_memory = figure_dir(table->mounts.memory, ps.memory, ps.memory_len, cg);
+	cg->dir_cpu = figure_dir(table->mounts.cpu, ps.cpu, ps.cpu_len, cg);
+	cg->dir_cpuacct = figure_dir(table->mounts.cpuacct, ps.cpuacct, ps.cpuacct_len, cg);
+	return cg;
+}
+
+struct cgroup *cgroup_get(struct cgroup_table *table, const char *text, size_t len)
+{
+	size_t b = hash_bytes(text, len) % CGROUP_HASH_BUCKETS;
+	struct cgroup *cg;
+
+	for (cg = table->buckets[b]; cg; cg = cg->next)
+		if (cg->key_len == len && memcmp(cg->key, text, len) == 0) {
+			cg->refs++;
+			return cg;
+		}
+	cg = cgroup_create(table, text, len);
+	if (!cg)
+		return NULL;
+	cg->refs = 1;
+	cg->next = table->buckets[b];
+	table->buckets[b] = cg;
+	return cg;
+}
+
+void cgroup_put(struct cgroup_table *table, struct cgroup *cg)
+{
+	size_t b;
+
+	if (!cg || --cg->refs)
+		return;
+	b = hash_bytes(cg->key, cg->key_len) % CGROUP_HASH_BUCKETS;
+	for (struct cgroup **pp = &table->buckets[b]; *pp; pp = &(*pp)->next)
+		if (*pp == cg) {
+			*pp = cg->next;
+			break;
+		}
+	cgroup_free(cg);
+}
+
+/* Distinct container ids among the tracked processes' cgroups. */
+size_t cgroup_table_containers(const struct cgroup_table *table)
+{
+	size_t count = 0;
+
+	for (size_t i = 0; i < CGROUP_HASH_BUCKETS; i++)
+		for (const struct cgroup *cg = table->buckets[i]; cg; cg = cg->next) {
+			bool seen = false;
+
+			if (!cg->container_id[0])
+				continue;
+			for (size_t j = 0; j <= i && !seen; j++)
+				for (const struct cgroup *o = table->buckets[j];
+				     o && o != cg && !seen; o = o->next)
+					seen = strcmp(o->container_id, cg->container_id) == 0;
+			count += !seen;
+		}
+	return count;
+}

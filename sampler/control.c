@@ -1,0 +1,171 @@
+/*
+ * control.c: croft-sampler's side of sampler.ctl (status, reload, label)
+ * and the reload itself: a bad config or catalog keeps the old one and the
+ * reply says why.  croft-sampler, croft user; ctl.c checks the peer.
+ */
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "config.h"
+#include "log.h"
+#include "msg.h"
+#include "probe_link.h"
+#include "sampler.h"
+
+static void poll_cb(evutil_socket_t fd, short what, void *arg)
+{
+	sampler_poll(arg);
+}
+
+int sampler_arm_timer(struct sampler *s)
+{
+	struct timeval tv = {
+		.tv_sec = (time_t)(s->cfg.poll_interval_ms / 1000),
+		.tv_usec = (suseconds_t)(s->cfg.poll_interval_ms % 1000) * 1000,
+	};
+
+	if (!s->poll_timer)
+		s->poll_timer = event_new(s->base, -1, EV_PERSIST, poll_cb, s);
+	if (!s->poll_timer)
+		return -ENOMEM;
+	evtimer_del(s->poll_timer);
+	return evtimer_add(s->poll_timer, &tv) ? -EINVAL : 0;
+}
+
+static int status_json(struct sampler *s, struct evbuffer *reply)
+{
+	struct spool_stats sp;
+	json_t *o;
+	char *text;
+
+	spool_stats(s->spool, &sp);
+	o = json_pack("{s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:b,"
+		" s:s, s:s, s:s, s:I, s:I, s:I}",
+		"processes_tracked", (json_int_t)s->procs.count,
+		"processes_untracked", (json_int_t)s->procs.untracked,
+		"containers", (json_int_t)cgroup_table_containers(s->cgroups),
+		"polls", (json_int_t)s->stats.polls,
+		"last_poll_ms", (double)s->stats.duration_us / 1000.0,
+		"last_poll_cpu_ms", (double)s->stats.cpu_us / 1000.0,
+		"rows_last_poll", (json_int_t)s->stats.rows,
+		"rows_total", (json_int_t)s->stats.rows_total,
+		"rows_failed", (json_int_t)s->stats.rows_failed,
+		"spool_bytes", (json_int_t)sp.bytes,
+		"batches_unacked", (json_int_t)sp.batches,
+		"dropped_batches", (json_int_t)sp.dropped_batches,
+		"dropped_rows", (json_int_t)sp.dropped_rows,
+		"spool_dropping", sp.dropping,
+		"spool_persistent", sp.persistent,
+		"writer", writer_link_state(s->writer),
+		"probe", probe_link_state(s->probe),
+		"catalog", s->catalog->source,
+		"poll_interval_ms", (json_int_t)s->cfg.poll_interval_ms,
+		"idle_every", (json_int_t)s->cfg.idle_every,
+		"fds_open", (json_int_t)s->procs.fds_open);
+	if (!o)
+		return -ENOMEM;
+	text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!text)
+		return -ENOMEM;
+	evbuffer_add(reply, text, strlen(text));
+	free(text);
+	return 0;
+}
+
+/* Reloads config and catalog together; on any error nothing changes. */
+int sampler_reload(struct sampler *s, char *err, size_t err_len)
+{
+	struct croft_config cfg;
+	struct catalog *cat = NULL;
+	struct gpudev_set gpu;
+	char *errors = NULL;
+	const char *catalog_path;
+	int r;
+
+	r = config_load(s->config_path, &cfg, &errors);
+	if (r) {
+		snprintf(err, err_len, "%s", errors ? errors : strerror(-r));
+		free(errors);
+		return r;
+	}
+	catalog_path = s->frameworks_path ? s->frameworks_path : cfg.frameworks;
+	r = catalog_load(catalog_path, &cat, err, err_len);
+	if (r)
+		return r;
+	r = gpudev_resolve(cfg.gpu_devices, "/proc/devices", &gpu, err, err_len);
+	if (r) {
+		catalog_free(cat);
+		return r;
+	}
+	catalog_free(s->catalog);
+	s->catalog = cat;
+	s->gpu = gpu;
+	s->cfg = cfg;
+	spool_set_max(s->spool, cfg.spool_size_bytes);
+	/* catalog indices changed meaning: detect again (once for old processes) */
+	for (struct proc *p = s->procs.list_head; p; p = p->list_next) {
+		p->framework = SIZE_MAX;
+		p->framework_done = false;
+	}
+	r = sampler_arm_timer(s);
+	log_info("reloaded: poll every %llu ms, idle rows every %u polls, catalog %s",
+		(unsigned long long)cfg.poll_interval_ms, cfg.idle_every, cat->source);
+	return r;
+}
+
+static int label_request(struct sampler *s, struct msg_cursor *payload, struct evbuffer *reply)
+{
+	const char *id, *label;
+	int r;
+
+	if (msg_get_str(payload, &id, CONTAINER_ID_LEN) ||
+	    msg_get_str(payload, &label, PROC_LABEL_MAX) || msg_end(payload)) {
+		evbuffer_add_printf(reply, "bad label request: expected container id and label");
+		return -EINVAL;
+	}
+	if (strlen(id) != CONTAINER_ID_LEN || strspn(id, "0123456789abcdef") != CONTAINER_ID_LEN) {
+		evbuffer_add_printf(reply, "container id must be 64 lowercase hex digits");
+		return -EINVAL;
+	}
+	r = sampler_label_set(s, id, label);
+	if (r) {
+		evbuffer_add_printf(reply, "label not set: %s", strerror(-r));
+		return r;
+	}
+	log_info("label of container %.12s %s", id, *label ? "set" : "cleared");
+	evbuffer_add_printf(reply, *label ? "label set" : "label cleared");
+	return 0;
+}
+
+int sampler_ctl(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply)
+{
+	struct sampler *s = ctx;
+	char err[CONFIG_ERRORS_MAX * 128];
+	int r;
+
+	switch (type) {
+	case MT_CTL_STATUS:
+		return status_json(s, reply);
+	case MT_CTL_RELOAD:
+		r = sampler_reload(s, err, sizeof(err));
+		if (r) {
+			log_warnx("reload refused, keeping the old configuration: %s", err);
+			evbuffer_add_printf(reply, "reload refused, old configuration kept: %s", err);
+		} else {
+			evbuffer_add_printf(reply, "reloaded");
+		}
+		return r;
+	case MT_CTL_LABEL:
+		return label_request(s, payload, reply);
+	default:
+		evbuffer_add_printf(reply, "croft-sampler does not answer %s", msg_type_name(type));
+		return -EOPNOTSUPP;
+	}
+}

@@ -1,0 +1,267 @@
+/*
+ * main.c: croft-sampler.  Starts as root (or not), opens what needs it,
+ * drops to the croft user keeping CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH,
+ * applies the seccomp sandbox and polls /proc on a monotonic timer.
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "clock.h"
+#include "ctl.h"
+#include "daemon.h"
+#include "log.h"
+#include "priv.h"
+#include "probe_link.h"
+#include "sampler.h"
+#include "sandbox.h"
+
+#define STOP_FLUSH_MS 3000 /* at stop, wait this long for the writer to ack */
+
+static const char extra_usage[] =
+	"  --frameworks FILE       framework catalog (default: built in; or CROFT_FRAMEWORKS)\n"
+	"  --writer-socket PATH    croft-writer's socket (default RUNTIME/writer.sock)\n"
+	"  --probe-socket PATH     croft-probe's socket (default RUNTIME/probe.sock)\n";
+
+struct options {
+	struct daemon_opts d;
+	const char *frameworks, *writer_socket, *probe_socket;
+};
+
+static void parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		DAEMON_LONG_OPTIONS,
+		{ "frameworks", required_argument, NULL, 'F' },
+		{ "writer-socket", required_argument, NULL, 'W' },
+		{ "probe-socket", required_argument, NULL, 'P' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	daemon_opts_init(&o->d, "croft-sampler", extra_usage);
+	while ((opt = getopt_long(argc, argv, DAEMON_SHORT_OPTIONS, longopts, NULL)) != -1) {
+		if (daemon_option(&o->d, opt, optarg))
+			continue;
+		if (opt == 'F')
+			o->frameworks = optarg;
+		else if (opt == 'W')
+			o->writer_socket = optarg;
+		else if (opt == 'P')
+			o->probe_socket = optarg;
+		else
+			daemon_usage(&o->d, 2);
+	}
+	if (optind != argc)
+		daemon_usage(&o->d, 2);
+	if (!o->frameworks && getenv(CATALOG_ENV) && *getenv(CATALOG_ENV))
+		o->frameworks = getenv(CATALOG_ENV);
+}
+
+/* Config, catalog and GPU set; every error is fatal at start. */
+static void load_config(struct sampler *s, const struct options *o)
+{
+	char err[CATALOG_ERR_MAX], *errors = NULL;
+	const char *catalog_path;
+
+	if (config_load(o->d.config_path, &s->cfg, &errors))
+		fatalx("%s", errors ? errors : "configuration refused");
+	catalog_path = o->frameworks ? o->frameworks : s->cfg.frameworks;
+	if (catalog_load(catalog_path, &s->catalog, err, sizeof(err)))
+		fatalx("framework catalog refused: %s", err);
+	if (gpudev_resolve(s->cfg.gpu_devices, "/proc/devices", &s->gpu, err, sizeof(err)))
+		fatalx("gpu_devices: %s", err);
+}
+
+static void socket_path(char *dst, size_t size, const char *given, const char *dir,
+	const char *name)
+{
+	if (given)
+		snprintf(dst, size, "%s", given);
+	else
+		snprintf(dst, size, "%s/%s", dir, name);
+}
+
+/* One fd per process for stat and one for io: raise the soft limit. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* Everything that may need root: runtime dir, /proc, spool file, control socket. */
+static void acquire(struct sampler *s, const struct options *o, const struct priv_user *user)
+{
+	char path[PATH_MAX];
+	int r;
+
+	r = daemon_runtime_dir(s->runtime_dir, geteuid() == 0 ? user->gid : (gid_t)-1);
+	if (r)
+		fatalx("runtime dir %s: %s", s->runtime_dir, strerror(-r));
+	raise_nofile();
+	s->procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->procfd < 0)
+		fatal("/proc");
+	if (spool_open(s->runtime_dir, s->cfg.spool_size_bytes, &s->spool))
+		fatalx("spool: out of memory");
+	if (geteuid() == 0 && spool_fd(s->spool) >= 0 &&
+	    fchown(spool_fd(s->spool), user->uid, user->gid) < 0)
+		fatal("spool file: chown");
+	s->base = event_base_new();
+	if (!s->base)
+		fatalx("event_base_new failed");
+	snprintf(path, sizeof(path), "%s/sampler.ctl", s->runtime_dir);
+	s->ctl = ctl_server_new(s->base, path, geteuid() == 0 ? user->gid : (gid_t)-1,
+		sampler_ctl, s);
+	if (!s->ctl)
+		fatalx("control socket %s: cannot listen", path);
+	(void)o;
+}
+
+static void drop_privileges(const struct priv_user *user)
+{
+	static const cap_value_t caps[] = { CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH };
+	int r;
+
+	r = priv_drop(user, caps, sizeof(caps) / sizeof(caps[0]));
+	if (r)
+		fatalx("dropping privileges to %s: %s", user->name, strerror(-r));
+	r = sandbox_apply(NULL);
+	if (r)
+		fatalx("seccomp sandbox: %s", strerror(-r));
+}
+
+static bool stopping;
+
+static void stop_now_cb(evutil_socket_t fd, short what, void *arg)
+{
+	event_base_loopexit(arg, NULL);
+}
+
+/* SIGTERM/SIGINT: stop polling; give the writer a moment to ack what is spooled. */
+static void signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct sampler *s = arg;
+	char err[CONFIG_ERRORS_MAX * 128];
+	struct timeval tv = { STOP_FLUSH_MS / 1000, (STOP_FLUSH_MS % 1000) * 1000 };
+	struct spool_stats sp;
+
+	if (sig == SIGHUP) {
+		if (sampler_reload(s, err, sizeof(err)))
+			log_warnx("reload refused, keeping the old configuration: %s", err);
+		return;
+	}
+	if (stopping)
+		return;
+	stopping = true;
+	log_info("stopping");
+	daemon_notify_stopping();
+	if (s->poll_timer)
+		evtimer_del(s->poll_timer);
+	spool_stats(s->spool, &sp);
+	if (!sp.batches)
+		event_base_loopexit(s->base, NULL);
+	else
+		event_base_once(s->base, -1, EV_TIMEOUT, stop_now_cb, s->base, &tv);
+}
+
+static void flush_check_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct sampler *s = arg;
+	struct spool_stats sp;
+
+	spool_stats(s->spool, &sp);
+	if (stopping && !sp.batches)
+		event_base_loopexit(s->base, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	struct sampler s = { .procfd = -1 };
+	struct options o = { 0 };
+	struct priv_user user;
+	struct cgroup_mounts mounts;
+	struct event *sig[4], *flush_check;
+	struct timeval tick = { 0, 100000 };
+	const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+
+	parse_args(argc, argv, &o);
+	log_init(o.d.name, o.d.verbose);
+	s.config_path = o.d.config_path;
+	s.frameworks_path = o.frameworks;
+	s.runtime_dir = o.d.runtime_dir;
+	load_config(&s, &o);
+	if (o.d.check_only) {
+		printf("%s: configuration and catalog (%s, %zu frameworks) OK\n", o.d.name,
+			s.catalog->source, s.catalog->entries_count);
+		return 0;
+	}
+	if (priv_lookup_user(o.d.user, &user))
+		fatalx("user %s not found", o.d.user ? o.d.user : CROFT_USER);
+	socket_path(s.writer_socket, sizeof(s.writer_socket), o.writer_socket, s.runtime_dir,
+		"writer.sock");
+	socket_path(s.probe_socket, sizeof(s.probe_socket), o.probe_socket, s.runtime_dir,
+		"probe.sock");
+	acquire(&s, &o, &user);
+	drop_privileges(&user);
+
+	signal(SIGPIPE, SIG_IGN);
+	s.tick_ns = 1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
+	s.page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+	if (cgroup_mounts_read(&mounts))
+		memset(&mounts, 0, sizeof(mounts));
+	proc_table_init(&s.procs);
+	s.cgroups = cgroup_table_new(&mounts);
+	s.writer = writer_link_new(s.base, s.writer_socket, s.spool);
+	s.probe = probe_link_new(s.probe_socket);
+	if (!s.cgroups || !s.writer || !s.probe)
+		fatalx("out of memory");
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		sig[i] = evsignal_new(s.base, sigs[i], signal_cb, &s);
+		if (!sig[i] || evsignal_add(sig[i], NULL))
+			fatalx("signal setup failed");
+	}
+	flush_check = event_new(s.base, -1, EV_PERSIST, flush_check_cb, &s);
+	if (!flush_check || evtimer_add(flush_check, &tick) || sampler_arm_timer(&s))
+		fatalx("timer setup failed");
+	struct daemon_notify *notify = daemon_notify_new(s.base);
+
+	log_info("polling every %llu ms as %s; catalog %s (%zu frameworks); writer %s",
+		(unsigned long long)s.cfg.poll_interval_ms, user.name, s.catalog->source,
+		s.catalog->entries_count, s.writer_socket);
+	sampler_poll(&s);
+	daemon_notify_ready("polling");
+	event_base_dispatch(s.base);
+
+	daemon_notify_free(notify);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		event_free(sig[i]);
+	event_free(flush_check);
+	if (s.poll_timer)
+		event_free(s.poll_timer);
+	ctl_server_free(s.ctl);
+	writer_link_free(s.writer);
+	probe_link_free(s.probe);
+	proc_table_clear(&s.procs, s.cgroups);
+	cgroup_table_free(s.cgroups);
+	spool_free(s.spool);
+	catalog_free(s.catalog);
+	jbuf_free(&s.rows);
+	for (size_t i = 0; i < s.labels_count; i++)
+		free(s.labels[i].label);
+	free(s.labels);
+	event_base_free(s.base);
+	return 0;
+}

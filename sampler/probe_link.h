@@ -1,0 +1,30 @@
+/*
+ * probe_link.h: croft-sampler's client of croft-probe (probe.sock,
+ * SOCK_SEQPACKET): once per poll it fills ->probe of every tracked process.
+ * The probe engineer owns probe_link.c; this header is the seam (seam.md).
+ * croft-sampler, croft user.
+ */
+#ifndef CROFT_PROBE_LINK_H
+#define CROFT_PROBE_LINK_H
+
+#include <stdint.h>
+
+struct probe_link;
+struct proc_table;
+
+struct probe_link *probe_link_new(const char *socket_path);
+void probe_link_free(struct probe_link *link);
+/*
+ * Once per poll, after /proc was read for every tracked process: asks the
+ * probe for its deltas and fills ->probe of each tracked process (matching
+ * by tgid and start time: /proc/<pid>/stat starttime (clock ticks) == task
+ * start_boottime ns / (1e9 / sysconf(_SC_CLK_TCK))), rates over each
+ * process's own elapsed time; leaves valid=false everywhere when
+ * unavailable.  ->probe.syscalls is malloc'd here and freed by proc.c with
+ * the process (or replaced here with free + malloc).
+ */
+void probe_link_poll(struct probe_link *link, struct proc_table *table, uint64_t now_boot_ns);
+/* "connected", or why not (for status and the once-per-change log line). */
+const char *probe_link_state(const struct probe_link *link);
+
+#endif

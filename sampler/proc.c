@@ -1,0 +1,375 @@
+/*
+ * proc.c: the process table, keyed by (tgid, start time), and the /proc
+ * pass of each poll: identity read once per process, counters every poll,
+ * rates over each process's own elapsed time, never invented.
+ * croft-sampler (croft user, CAP_SYS_PTRACE + CAP_DAC_READ_SEARCH).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "clock.h"
+#include "log.h"
+#include "probe_link.h"
+#include "sampler.h"
+
+#define PF_KTHREAD      0x00200000u  /* include/linux/sched.h */
+#define STAT_BUF        1024
+#define IO_BUF          512
+#define FD_SCAN_NOW     UINT32_MAX
+
+void proc_table_init(struct proc_table *table)
+{
+	memset(table, 0, sizeof(*table));
+}
+
+struct proc *proc_table_find(struct proc_table *table, pid_t tgid)
+{
+	struct proc *p = table->buckets[(uint32_t)tgid % PROC_HASH_BUCKETS];
+
+	while (p && p->tgid != tgid)
+		p = p->hash_next;
+	return p;
+}
+
+static void close_fd(struct proc_table *table, int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		table->fds_open--;
+		*fd = -1;
+	}
+}
+
+static void proc_remove(struct proc_table *table, struct cgroup_table *cgroups, struct proc *p)
+{
+	struct proc **pp = &table->buckets[(uint32_t)p->tgid % PROC_HASH_BUCKETS];
+
+	while (*pp != p)
+		pp = &(*pp)->hash_next;
+	*pp = p->hash_next;
+	if (p->list_prev)
+		p->list_prev->list_next = p->list_next;
+	else
+		table->list_head = p->list_next;
+	if (p->list_next)
+		p->list_next->list_prev = p->list_prev;
+	else
+		table->list_tail = p->list_prev;
+	table->count--;
+	close_fd(table, &p->stat_fd);
+	close_fd(table, &p->io_fd);
+	cgroup_put(cgroups, p->cg);
+	free(p->comm);
+	free(p->exe);
+	free(p->cwd);
+	free(p->label);
+	free(p->probe.syscalls); /* malloc'd by probe_link.c */
+	free(p);
+}
+
+void proc_table_clear(struct proc_table *table, struct cgroup_table *cgroups)
+{
+	while (table->list_head)
+		proc_remove(table, cgroups, table->list_head);
+	table->untracked = 0;
+}
+
+static void proc_insert(struct proc_table *table, struct proc *p)
+{
+	size_t b = (uint32_t)p->tgid % PROC_HASH_BUCKETS;
+
+	p->hash_next = table->buckets[b];
+	table->buckets[b] = p;
+	p->list_prev = table->list_tail;
+	if (table->list_tail)
+		table->list_tail->list_next = p;
+	else
+		table->list_head = p;
+	table->list_tail = p;
+	table->count++;
+}
+
+/* Opens /proc/<tgid>/<name>, kept for later polls; -1 when it cannot be. */
+static int open_kept(struct proc_table *table, const struct poll_env *env, pid_t tgid,
+	const char *name)
+{
+	char path[64];
+	int fd;
+
+	if (!env->keep_fds)
+		return -1;
+	snprintf(path, sizeof(path), "%d/%s", (int)tgid, name);
+	fd = openat(env->procfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		table->fds_open++;
+	return fd;
+}
+
+/* One small /proc/<tgid>/<name> file, through the kept fd when there is one. */
+static ssize_t read_proc_file(const struct poll_env *env, pid_t tgid, int fd, const char *name,
+	char *buf, size_t size)
+{
+	char path[64];
+
+	if (fd >= 0)
+		return procfs_pread(fd, buf, size);
+	snprintf(path, sizeof(path), "%d/%s", (int)tgid, name);
+	return procfs_read_at(env->procfd, path, buf, size);
+}
+
+static void read_io(struct proc *p, const struct poll_env *env)
+{
+	char buf[IO_BUF];
+	ssize_t n;
+
+	p->io_ok = false;
+	if (p->io_denied)
+		return;
+	n = read_proc_file(env, p->tgid, p->io_fd, "io", buf, sizeof(buf));
+	if (n == -EACCES || n == -EPERM)
+		p->io_denied = true; /* not ours to read: do not retry each poll */
+	else if (n > 0 && procfs_parse_io(buf, (size_t)n, &p->read_bytes, &p->write_bytes) == 0)
+		p->io_ok = true;
+}
+
+static uint64_t delta(uint64_t now, uint64_t prev)
+{
+	return now >= prev ? now - prev : 0;
+}
+
+/* Counters of this poll and rates over the process's own elapsed time. */
+static void proc_sample(struct proc *p, const struct proc_stat *st, const struct poll_env *env,
+	uint64_t now_boot_ns)
+{
+	uint64_t dcpu, dr = 0, dw = 0;
+	double dt;
+
+	p->cpu_ticks = st->cpu_ticks;
+	p->threads = st->threads;
+	p->rss_bytes = st->rss_pages * env->page_size;
+	p->vsize = st->vsize;
+	if (!p->kthread)
+		read_io(p, env);
+	p->rates_valid = false;
+	p->io_rates_valid = false;
+	p->prev_sample_boot_ns = p->sample_boot_ns;
+	if (p->have_prev && now_boot_ns > p->sample_boot_ns) {
+		dt = (double)(now_boot_ns - p->sample_boot_ns);
+		dcpu = delta(p->cpu_ticks, p->prev_cpu_ticks);
+		p->cpu_cores = (double)(dcpu * env->tick_ns) / dt;
+		if (p->io_ok && p->prev_io) {
+			dr = delta(p->read_bytes, p->prev_read_bytes);
+			dw = delta(p->write_bytes, p->prev_write_bytes);
+			p->read_bytes_s = (double)dr * 1e9 / dt;
+			p->write_bytes_s = (double)dw * 1e9 / dt;
+			p->io_rates_valid = true;
+		}
+		p->rates_valid = true;
+		p->idle = dcpu == 0 && dr == 0 && dw == 0;
+	}
+	p->have_prev = true;
+	p->prev_cpu_ticks = p->cpu_ticks;
+	p->prev_read_bytes = p->read_bytes;
+	p->prev_write_bytes = p->write_bytes;
+	p->prev_io = p->io_ok;
+	p->sample_boot_ns = now_boot_ns;
+}
+
+/* comm, exe, cwd, cgroup and label: read once per process. */
+static void proc_identity(struct proc *p, const struct proc_stat *st, const struct poll_env *env)
+{
+	char path[64], *buf;
+	ssize_t n;
+
+	p->comm = malloc(st->comm_len + 1);
+	if (p->comm) {
+		memcpy(p->comm, st->comm, st->comm_len);
+		p->comm[st->comm_len] = '\0';
+		p->comm_len = st->comm_len;
+	}
+	procfs_readlink(env->procfd, p->tgid, "exe", &p->exe, &p->exe_len);
+	procfs_readlink(env->procfd, p->tgid, "cwd", &p->cwd, &p->cwd_len);
+	procfs_label(env->procfd, p->tgid, &p->label, &p->label_len);
+	buf = malloc(PROC_CGROUP_TEXT_MAX);
+	if (!buf)
+		return;
+	snprintf(path, sizeof(path), "%d/cgroup", (int)p->tgid);
+	n = procfs_read_at(env->procfd, path, buf, PROC_CGROUP_TEXT_MAX);
+	if (n > 0)
+		p->cg = cgroup_get(env->cgroups, buf, (size_t)n);
+	free(buf);
+}
+
+static void proc_new(struct proc_table *table, const struct poll_env *env, pid_t tgid)
+{
+	char buf[STAT_BUF];
+	struct proc_stat st;
+	struct proc *p;
+	int fd = open_kept(table, env, tgid, "stat");
+	ssize_t n = read_proc_file(env, tgid, fd, "stat", buf, sizeof(buf));
+	uint64_t now = clock_boot_ns();
+
+	if (n <= 0 || procfs_parse_stat(buf, (size_t)n, &st) || !(p = calloc(1, sizeof(*p)))) {
+		close_fd(table, &fd);
+		return; /* gone already, or unreadable */
+	}
+	p->tgid = tgid;
+	p->stat_fd = fd;
+	p->io_fd = -1;
+	p->start_ticks = st.start_ticks;
+	p->start_boot_ns = st.start_ticks * env->tick_ns;
+	p->kthread = st.flags & PF_KTHREAD;
+	p->framework = SIZE_MAX;
+	p->at_sampler_start = env->first_poll;
+	p->polls_since_fd_scan = FD_SCAN_NOW;
+	p->seen_gen = env->gen;
+	if (!p->kthread) {
+		proc_identity(p, &st, env);
+		p->io_fd = open_kept(table, env, tgid, "io");
+	}
+	/* Born since the last poll: its counters were 0 at its start time. */
+	if (!env->first_poll) {
+		p->have_prev = true;
+		p->prev_io = true;
+		p->sample_boot_ns = p->start_boot_ns < now ? p->start_boot_ns : now;
+	}
+	proc_insert(table, p);
+	proc_sample(p, &st, env, now);
+}
+
+static void proc_visit(struct proc_table *table, const struct poll_env *env, pid_t tgid)
+{
+	struct proc *p = proc_table_find(table, tgid);
+	char buf[STAT_BUF];
+	struct proc_stat st;
+
+	if (p) {
+		ssize_t n = read_proc_file(env, tgid, p->stat_fd, "stat", buf, sizeof(buf));
+		uint64_t now = clock_boot_ns();
+
+		if (n > 0 && procfs_parse_stat(buf, (size_t)n, &st) == 0 &&
+		    st.start_ticks == p->start_ticks) {
+			p->seen_gen = env->gen;
+			proc_sample(p, &st, env, now);
+			return;
+		}
+		/* exited, or the tgid now names another process: start over */
+		proc_remove(table, env->cgroups, p);
+	}
+	if (table->count >= SAMPLER_PROCS_MAX) {
+		table->untracked++;
+		return;
+	}
+	proc_new(table, env, tgid);
+}
+
+static pid_t parse_tgid(const char *name)
+{
+	long v = 0;
+
+	if (!*name)
+		return 0;
+	for (const char *c = name; *c; c++) {
+		if (*c < '0' || *c > '9' || v > 1 << 30)
+			return 0;
+		v = v * 10 + (*c - '0');
+	}
+	return (pid_t)v;
+}
+
+int proc_table_scan(struct proc_table *table, const struct poll_env *env)
+{
+	int dfd = openat(env->procfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	DIR *dir;
+
+	if (dfd < 0)
+		return -errno;
+	dir = fdopendir(dfd);
+	if (!dir) {
+		close(dfd);
+		return -errno;
+	}
+	table->untracked = 0;
+	while ((de = readdir(dir))) {
+		pid_t tgid = parse_tgid(de->d_name);
+
+		if (tgid > 0)
+			proc_visit(table, env, tgid);
+	}
+	closedir(dir);
+	for (struct proc *p = table->list_head, *next; p; p = next) {
+		next = p->list_next;
+		if (p->seen_gen != env->gen)
+			proc_remove(table, env->cgroups, p);
+	}
+	return 0;
+}
+
+/* Detection once per new process, then while none, for a minute after its start. */
+static void detect_framework(struct proc *p, const struct poll_env *env, uint64_t now_boot_ns)
+{
+	if (!env->catalog || p->framework_done)
+		return;
+	if (p->framework != SIZE_MAX && p->vsize == p->framework_vsize)
+		return; /* nothing mapped or unmapped since the last look */
+	p->framework = procfs_framework(env->procfd, p->tgid, env->catalog);
+	p->framework_vsize = p->vsize;
+	if (p->framework < env->catalog->entries_count ||
+	    now_boot_ns >= p->start_boot_ns + FRAMEWORK_WINDOW_NS)
+		p->framework_done = true;
+}
+
+static void proc_settle(struct proc *p, const struct poll_env *env, uint64_t onset_window_ns,
+	uint64_t now_boot_ns)
+{
+	struct workload_input in = { 0 };
+	bool holds = false;
+
+	detect_framework(p, env, now_boot_ns);
+	if (p->polls_since_fd_scan == FD_SCAN_NOW || ++p->polls_since_fd_scan >= env->idle_every) {
+		in.fd_scanned = procfs_holds_gpu(env->procfd, p->tgid, env->gpu, &holds) == 0;
+		in.holds_gpu_fd = holds;
+		p->polls_since_fd_scan = 0;
+	}
+	in.at_sampler_start = p->at_sampler_start;
+	in.probe_valid = p->probe.valid;
+	in.gpu_ioctls = p->probe.gpu_ioctls;
+	in.last_gpu_ioctl_boot_ns = p->probe.last_gpu_ioctl_boot_ns;
+	in.prev_sample_boot_ns = p->prev_sample_boot_ns;
+	in.now_boot_ns = p->sample_boot_ns ? p->sample_boot_ns : now_boot_ns;
+	workload_update(&p->wl, &in, onset_window_ns);
+	p->at_sampler_start = false;
+	if (p->probe.valid && p->probe.gpu_ioctls)
+		p->idle = false;
+}
+
+void proc_table_settle(struct proc_table *table, const struct poll_env *env,
+	uint64_t onset_window_ns, uint64_t now_boot_ns)
+{
+	for (struct proc *p = table->list_head; p; p = p->list_next)
+		if (!p->kthread)
+			proc_settle(p, env, onset_window_ns, now_boot_ns);
+}
+
+bool proc_row_due(struct proc *p, uint32_t idle_every)
+{
+	if (p->kthread || !p->rates_valid)
+		return false;
+	if (!p->rows_started || !p->idle || idle_every <= 1) {
+		p->rows_started = true;
+		p->idle_skipped = 0;
+		return true;
+	}
+	if (++p->idle_skipped >= idle_every) {
+		p->idle_skipped = 0;
+		return true;
+	}
+	return false;
+}

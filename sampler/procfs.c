@@ -1,0 +1,319 @@
+/*
+ * procfs.c: readers of /proc/<pid>/ files (stat, io, exe, cwd, environ,
+ * cmdline, maps, fd), each relative to an open /proc and bounded.  Runs in
+ * croft-sampler with CAP_SYS_PTRACE + CAP_DAC_READ_SEARCH (maps, exe, cwd,
+ * io, environ and fd/ of other users); without them it reads what it may.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "sampler.h"
+
+#define LABEL_VAR       "CROFT_LABEL="
+#define MAPS_CHUNK      (64u << 10)
+#define MAPS_LINE_MAX   (PROC_LINK_MAX + 256)
+
+ssize_t procfs_pread(int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+
+	while (len + 1 < size && (n = pread(fd, buf + len, size - 1 - len, (off_t)len)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+ssize_t procfs_read_at(int dirfd, const char *path, char *buf, size_t size)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	r = procfs_pread(fd, buf, size);
+	close(fd);
+	return r;
+}
+
+/* Fields after "pid (comm) ": state is field 3. */
+int procfs_parse_stat(const char *buf, size_t len, struct proc_stat *ret_stat)
+{
+	const char *open = memchr(buf, '(', len), *close = NULL, *p;
+	unsigned long long f[25] = { 0 };
+	int field = 3;
+
+	for (const char *q = buf + len; q > buf; q--)
+		if (q[-1] == ')') {
+			close = q - 1;
+			break;
+		}
+	if (!open || !close || close < open || close + 2 >= buf + len)
+		return -EINVAL;
+	p = close + 2;
+	while (field <= 24 && p < buf + len) {
+		char *endp;
+
+		if (field == 3) {
+			p += 2; /* state letter and space */
+			field++;
+			continue;
+		}
+		f[field] = strtoull(p, &endp, 10);
+		if (endp == p)
+			return -EINVAL;
+		p = endp + (*endp == ' ');
+		field++;
+	}
+	if (field <= 24)
+		return -EINVAL;
+	ret_stat->comm = open + 1;
+	ret_stat->comm_len = (size_t)(close - open - 1);
+	ret_stat->flags = (unsigned)f[9];
+	ret_stat->cpu_ticks = f[14] + f[15];
+	ret_stat->threads = (uint32_t)f[20];
+	ret_stat->start_ticks = f[22];
+	ret_stat->vsize = f[23];
+	ret_stat->rss_pages = f[24];
+	return 0;
+}
+
+static int io_value(const char *buf, const char *key, uint64_t *ret)
+{
+	size_t klen = strlen(key);
+
+	for (const char *p = buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, key, klen) == 0) {
+			*ret = strtoull(p + klen, NULL, 10);
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int procfs_parse_io(const char *buf, size_t len, uint64_t *ret_read, uint64_t *ret_write)
+{
+	uint64_t r, w;
+
+	(void)len;
+	if (io_value(buf, "read_bytes: ", &r) || io_value(buf, "write_bytes: ", &w))
+		return -EINVAL;
+	*ret_read = r;
+	*ret_write = w;
+	return 0;
+}
+
+int procfs_readlink(int procfd, pid_t tgid, const char *name, char **ret, size_t *ret_len)
+{
+	char path[64], *buf = malloc(PROC_LINK_MAX), *copy;
+	ssize_t n;
+
+	if (!buf)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "%d/%s", (int)tgid, name);
+	n = readlinkat(procfd, path, buf, PROC_LINK_MAX);
+	if (n < 0 || n >= PROC_LINK_MAX) {
+		free(buf);
+		return n < 0 ? -errno : -ENAMETOOLONG;
+	}
+	copy = realloc(buf, (size_t)n + 1);
+	copy = copy ? copy : buf;
+	copy[n] = '\0';
+	*ret = copy;
+	*ret_len = (size_t)n;
+	return 0;
+}
+
+/*
+ * CROFT_LABEL from environ, streamed in chunks: only that variable is kept;
+ * the rest of the environment is never stored or logged.
+ */
+struct label_scan {
+	char entry[sizeof(LABEL_VAR) + PROC_LABEL_MAX]; /* start of the current entry */
+	size_t entry_len;
+	bool entry_long;               /* longer than entry[]: not ours or too long */
+	char *found;
+	size_t found_len;
+};
+
+static void label_entry_done(struct label_scan *ls)
+{
+	size_t vlen = strlen(LABEL_VAR);
+
+	if (!ls->entry_long && ls->entry_len >= vlen && memcmp(ls->entry, LABEL_VAR, vlen) == 0) {
+		free(ls->found);
+		ls->found_len = ls->entry_len - vlen;
+		ls->found = malloc(ls->found_len + 1);
+		if (ls->found) {
+			memcpy(ls->found, ls->entry + vlen, ls->found_len);
+			ls->found[ls->found_len] = '\0';
+		}
+	}
+	explicit_bzero(ls->entry, sizeof(ls->entry));
+	ls->entry_len = 0;
+	ls->entry_long = false;
+}
+
+static void label_feed(struct label_scan *ls, const char *buf, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (buf[i] == '\0') {
+			label_entry_done(ls);
+			continue;
+		}
+		if (ls->entry_len < sizeof(ls->entry))
+			ls->entry[ls->entry_len++] = buf[i];
+		else
+			ls->entry_long = true;
+	}
+}
+
+int procfs_label(int procfd, pid_t tgid, char **ret, size_t *ret_len)
+{
+	struct label_scan ls = { 0 };
+	char path[64], *buf;
+	size_t total = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%d/environ", (int)tgid);
+	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(MAPS_CHUNK);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (total < PROC_ENVIRON_MAX && (n = read(fd, buf, MAPS_CHUNK)) > 0) {
+		label_feed(&ls, buf, (size_t)n);
+		total += (size_t)n;
+	}
+	label_entry_done(&ls); /* a last entry without its NUL */
+	explicit_bzero(buf, MAPS_CHUNK);
+	free(buf);
+	close(fd);
+	if (!ls.found)
+		return -ENOENT;
+	*ret = ls.found;
+	*ret_len = ls.found_len;
+	return 0;
+}
+
+/* The file column of one maps line, or NULL for anonymous mappings. */
+static const char *maps_path(char *line)
+{
+	char *p = line;
+
+	for (int i = 0; i < 5; i++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return NULL;
+		while (*p == ' ')
+			p++;
+	}
+	return *p == '/' ? p : NULL;
+}
+
+static size_t match_maps(int fd, const struct catalog *cat, size_t best)
+{
+	char *buf = malloc(MAPS_CHUNK + MAPS_LINE_MAX + 1), prev[256] = "";
+	size_t carry = 0;
+	ssize_t n;
+
+	if (!buf)
+		return best;
+	while (best > 0 && (n = read(fd, buf + carry, MAPS_CHUNK)) > 0) {
+		size_t len = carry + (size_t)n, start = 0;
+
+		for (char *nl; best > 0 && (nl = memchr(buf + start, '\n', len - start));
+		     start = (size_t)(nl - buf) + 1) {
+			const char *path;
+
+			*nl = '\0';
+			path = maps_path(buf + start);
+			/* consecutive mappings of one file: match it once */
+			if (!path || strncmp(prev, path, sizeof(prev) - 1) == 0)
+				continue;
+			snprintf(prev, sizeof(prev), "%s", path);
+			best = catalog_match_path(cat, path, best);
+		}
+		carry = len - start;
+		if (carry > MAPS_LINE_MAX)
+			carry = 0; /* an absurd line: skip it */
+		memmove(buf, buf + start, carry);
+	}
+	free(buf);
+	return best;
+}
+
+/* The earliest catalog entry the cmdline or the mapped files match. */
+size_t procfs_framework(int procfd, pid_t tgid, const struct catalog *cat)
+{
+	size_t best = cat->entries_count;
+	char path[64], *args = malloc(PROC_CMDLINE_MAX);
+	ssize_t n;
+	int fd;
+
+	if (args) {
+		snprintf(path, sizeof(path), "%d/cmdline", (int)tgid);
+		n = procfs_read_at(procfd, path, args, PROC_CMDLINE_MAX);
+		if (n > 0)
+			best = catalog_match_cmdline(cat, args, (size_t)n, best);
+		free(args);
+	}
+	snprintf(path, sizeof(path), "%d/maps", (int)tgid);
+	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		best = match_maps(fd, cat, best);
+		close(fd);
+	}
+	return best;
+}
+
+int procfs_holds_gpu(int procfd, pid_t tgid, const struct gpudev_set *gpu, bool *ret_holds)
+{
+	char path[64];
+	struct dirent *de;
+	size_t seen = 0;
+	bool holds = false;
+	DIR *dir;
+	int fd;
+
+	if (!gpu->rules_count) {
+		*ret_holds = false;
+		return 0;
+	}
+	snprintf(path, sizeof(path), "%d/fd", (int)tgid);
+	fd = openat(procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return -errno;
+	}
+	while (!holds && seen++ < PROC_FDS_MAX && (de = readdir(dir))) {
+		struct stat st;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (fstatat(fd, de->d_name, &st, 0) == 0 && S_ISCHR(st.st_mode))
+			holds = gpudev_match(gpu, st.st_rdev);
+	}
+	closedir(dir);
+	*ret_holds = holds;
+	return 0;
+}

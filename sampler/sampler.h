@@ -1,0 +1,333 @@
+/*
+ * sampler.h: the map of croft-sampler.  It reads /proc and cgroups once per
+ * poll, turns them into finished JSON rows and hands one numbered batch per
+ * poll to croft-writer.  Runs as the croft user with CAP_SYS_PTRACE and
+ * CAP_DAC_READ_SEARCH only (or unprivileged, reading what it may).
+ */
+#ifndef CROFT_SAMPLER_H
+#define CROFT_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <limits.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "gpudev.h"
+
+struct catalog;
+struct event_base;
+struct evbuffer;
+struct msg_cursor;
+
+#define SAMPLER_PROCS_MAX       65536        /* processes tracked at once */
+#define PROC_HASH_BUCKETS       16384
+#define PROC_LINK_MAX           8192         /* bytes read from an exe/cwd link */
+#define PROC_LABEL_MAX          1024         /* bytes of a label */
+#define PROC_ENVIRON_MAX        (4u << 20)   /* bytes of environ scanned for CROFT_LABEL */
+#define PROC_CMDLINE_MAX        (64u << 10)  /* bytes of cmdline matched */
+#define PROC_FDS_MAX            65536        /* fds looked at per fd scan */
+#define PROC_CGROUP_TEXT_MAX    8192         /* bytes of /proc/<pid>/cgroup */
+#define FRAMEWORK_WINDOW_NS     (60ull * 1000000000ull) /* detection after start */
+#define BATCH_BYTES_MAX         (32u << 20)  /* a poll's rows beyond this start a new batch */
+#define CONTAINER_LABELS_MAX    4096         /* labels set through sampler.ctl */
+#define CONTAINER_ID_LEN        64
+
+/* ---- probe seam (seam.md): filled by probe_link.c each poll ---- */
+struct proc_probe_rates {
+	bool valid;                /* false: no probe answer this poll; the probe-only fields are left out */
+	bool net_valid;            /* false: the kernel lacks the socket tracepoints */
+	uint64_t gpu_ioctls;       /* GPU ioctls this poll */
+	uint64_t last_gpu_ioctl_boot_ns; /* CLOCK_BOOTTIME of the last GPU ioctl ever seen; 0 = none */
+	double ctx_voluntary_s, ctx_involuntary_s, runqueue_s, net_rx_bytes_s, net_tx_bytes_s;
+	size_t syscalls_count;
+	struct syscall_rate { const char *name; double rate_per_sec; } *syscalls; /* highest rate first */
+};
+
+/* ---- workload.c: the GPU state machine ---- */
+enum workload_state { WL_NO_GPU = 0, WL_GPU_ONSET, WL_GPU_HELD };
+
+struct workload {
+	enum workload_state state;
+	bool holds_gpu_fd;         /* last fd scan found a GPU device file */
+	bool held_before_ioctl;    /* holding GPU files before any ioctl was seen: no onset */
+	uint64_t first_ioctl_boot_ns; /* 0 = none seen */
+};
+
+struct workload_input {
+	bool fd_scanned;           /* the fds were read this poll */
+	bool holds_gpu_fd;         /* valid when fd_scanned */
+	bool at_sampler_start;     /* this is the sampler's first look at the process */
+	bool probe_valid;
+	uint64_t gpu_ioctls;       /* this poll */
+	uint64_t last_gpu_ioctl_boot_ns;
+	uint64_t prev_sample_boot_ns; /* start of this poll's interval for the process */
+	uint64_t now_boot_ns;
+};
+
+void workload_update(struct workload *wl, const struct workload_input *in,
+	uint64_t onset_window_ns);
+const char *workload_name(enum workload_state state);
+
+/* ---- cgroup.c ---- */
+enum cgroup_have {
+	CGF_CPU = 1 << 0, CGF_THROTTLED = 1 << 1, CGF_MEMORY = 1 << 2, CGF_OOM = 1 << 3,
+	CGF_CPU_PSI = 1 << 4, CGF_MEM_PSI = 1 << 5, CGF_IO_PSI = 1 << 6,
+};
+
+struct cgroup_figures {
+	unsigned have;             /* enum cgroup_have: what this host gave */
+	double cpu_cores, throttled_fraction;
+	uint64_t memory_bytes, oom_kills;
+	double cpu_psi_avg10, memory_psi_avg10, io_psi_avg10;
+};
+
+/* Where each hierarchy is mounted ("" = not mounted). */
+struct cgroup_mounts {
+	char v2[256], memory[256], cpu[256], cpuacct[256];
+};
+
+/* The paths one /proc/<pid>/cgroup names (NULL = not listed). */
+struct cgroup_paths {
+	const char *v2, *memory, *cpu, *cpuacct, *systemd;
+	size_t v2_len, memory_len, cpu_len, cpuacct_len, systemd_len;
+};
+
+struct cgroup {
+	struct cgroup *next;       /* hash chain */
+	char *key;                 /* the raw /proc/<pid>/cgroup text */
+	size_t key_len;
+	char *path;                /* process.cgroup: raw bytes */
+	size_t path_len;
+	char container_id[CONTAINER_ID_LEN + 1]; /* "" for host processes */
+	char *dir_v2, *dir_memory, *dir_cpu, *dir_cpuacct; /* files read; NULL = none */
+	size_t refs;
+	uint64_t read_gen;         /* poll that last read the figures */
+	bool have_prev;
+	uint64_t prev_usage_ns, prev_periods, prev_throttled, prev_mono_ns;
+	struct cgroup_figures now;
+};
+
+struct cgroup_table;
+
+int cgroup_mounts_parse(const char *mountinfo, size_t len, struct cgroup_mounts *ret_mounts);
+int cgroup_mounts_read(struct cgroup_mounts *ret_mounts);
+int cgroup_parse_proc(const char *text, size_t len, struct cgroup_paths *ret_paths);
+bool cgroup_container_id(const char *path, size_t len, char ret_id[CONTAINER_ID_LEN + 1]);
+int cgroup_parse_keyed(const char *text, const char *key, uint64_t *ret_value);
+int cgroup_parse_pressure(const char *text, double *ret_avg10);
+struct cgroup_table *cgroup_table_new(const struct cgroup_mounts *mounts);
+void cgroup_table_free(struct cgroup_table *table);
+/* The cgroup of one /proc/<pid>/cgroup text, shared and refcounted. */
+struct cgroup *cgroup_get(struct cgroup_table *table, const char *text, size_t len);
+void cgroup_put(struct cgroup_table *table, struct cgroup *cg);
+/* Reads the figures once per poll generation. */
+void cgroup_refresh(struct cgroup_table *table, struct cgroup *cg, uint64_t gen);
+size_t cgroup_table_containers(const struct cgroup_table *table);
+
+/* ---- proc.c, procfs.c: the process table ---- */
+struct proc {
+	struct proc *hash_next;
+	struct proc *list_prev, *list_next;
+	pid_t tgid;
+	uint64_t start_ticks;          /* /proc/<pid>/stat field 22 */
+	uint64_t start_boot_ns;        /* start_ticks in CLOCK_BOOTTIME ns */
+	int stat_fd, io_fd;            /* kept open; -1: open per poll or unreadable */
+	bool io_denied;
+	uint64_t seen_gen;
+	/* identity, read once; raw bytes */
+	char *comm, *exe, *cwd, *label;
+	size_t comm_len, exe_len, cwd_len, label_len;
+	struct cgroup *cg;
+	size_t framework;              /* catalog index; >= entries: none */
+	uint64_t framework_vsize;      /* vsize at the last detection */
+	bool framework_done;
+	/* counters of the previous sample */
+	bool have_prev;
+	uint64_t prev_cpu_ticks, prev_read_bytes, prev_write_bytes;
+	uint64_t prev_sample_boot_ns, sample_boot_ns;
+	bool prev_io;                  /* the previous sample had io counters */
+	bool io_rates_valid;
+	bool kthread;                  /* kernel thread: tracked for reuse, never a row */
+	bool idle;                     /* no CPU, no disk I/O, no GPU ioctl this poll */
+	bool fd_scanned;               /* fds read this poll */
+	bool holds_gpu_fd;
+	/* this poll */
+	uint64_t cpu_ticks, read_bytes, write_bytes, rss_bytes, vsize;
+	uint32_t threads;
+	bool io_ok;
+	bool rates_valid;
+	double cpu_cores, read_bytes_s, write_bytes_s;
+	/* GPU and rows */
+	struct workload wl;
+	bool at_sampler_start;
+	uint32_t polls_since_fd_scan;
+	uint32_t idle_skipped;
+	bool rows_started;
+	struct proc_probe_rates probe;
+};
+
+struct proc_table {
+	struct proc *buckets[PROC_HASH_BUCKETS];
+	struct proc *list_head, *list_tail; /* discovery order */
+	size_t count;
+	size_t untracked;              /* processes over SAMPLER_PROCS_MAX this poll */
+	size_t fds_open;
+};
+
+struct proc *proc_table_find(struct proc_table *table, pid_t tgid);
+
+/* procfs.c: readers of /proc/<pid>/ files, relative to an open /proc. */
+struct proc_stat {
+	uint64_t cpu_ticks, start_ticks, vsize, rss_pages;
+	uint32_t threads;
+	unsigned flags;
+	const char *comm;          /* into the buffer parsed */
+	size_t comm_len;
+};
+int procfs_parse_stat(const char *buf, size_t len, struct proc_stat *ret_stat);
+int procfs_parse_io(const char *buf, size_t len, uint64_t *ret_read, uint64_t *ret_write);
+/* Reads a whole small file into buf (NUL-terminated); returns bytes or -errno. */
+ssize_t procfs_read_at(int dirfd, const char *path, char *buf, size_t size);
+ssize_t procfs_pread(int fd, char *buf, size_t size);
+int procfs_readlink(int procfd, pid_t tgid, const char *name, char **ret, size_t *ret_len);
+int procfs_label(int procfd, pid_t tgid, char **ret, size_t *ret_len);
+size_t procfs_framework(int procfd, pid_t tgid, const struct catalog *cat);
+int procfs_holds_gpu(int procfd, pid_t tgid, const struct gpudev_set *gpu, bool *ret_holds);
+
+/* ---- row.c: finished rows ---- */
+struct jbuf {
+	char *data;
+	size_t len, cap;
+	bool failed;               /* out of memory: the row is dropped and counted */
+};
+void jbuf_reset(struct jbuf *b);
+void jbuf_free(struct jbuf *b);
+void jbuf_put(struct jbuf *b, const char *s, size_t n);
+/* A JSON number: integers as is, floats with at most 4 decimals and a point. */
+void jbuf_double(struct jbuf *b, double v);
+void jbuf_u64(struct jbuf *b, uint64_t v);
+/* "key":"text" (+ ,"key_b64":"..." when text is not valid UTF-8). */
+void jbuf_string_field(struct jbuf *b, const char *key, const char *text, size_t len);
+struct row_context {
+	uint64_t unix_ms;
+	uint64_t now_boot_ns;
+	const struct catalog *catalog;
+	const char *label;             /* container label from sampler.ctl, or NULL */
+	size_t label_len;
+	bool gpu_fields;               /* the probe answered and the host has GPU devices */
+};
+void row_format(struct jbuf *b, const struct proc *p, const struct row_context *ctx);
+
+/* ---- spool.c: batches kept until acked ---- */
+struct spool_batch {
+	struct spool_batch *next;
+	uint64_t seq, unix_ms;
+	uint32_t rows;
+	size_t len;
+	char data[];
+};
+struct spool;
+int spool_open(const char *dir, uint64_t max_bytes, struct spool **ret_spool);
+void spool_free(struct spool *spool);
+int spool_fd(const struct spool *spool);
+void spool_set_max(struct spool *spool, uint64_t max_bytes);
+uint64_t spool_epoch(const struct spool *spool);
+int spool_add(struct spool *spool, uint64_t unix_ms, uint32_t rows, const char *data, size_t len);
+/* Drops batches of our epoch with seq <= seq (acked or committed). */
+void spool_ack(struct spool *spool, uint64_t epoch, uint64_t seq);
+struct spool_batch *spool_first(struct spool *spool);
+struct spool_stats {
+	uint64_t bytes, batches, dropped_batches, dropped_rows, next_seq;
+	bool dropping;
+	bool persistent;
+};
+void spool_stats(const struct spool *spool, struct spool_stats *ret_stats);
+
+/* ---- writer_link.c: the connection to croft-writer ---- */
+struct writer_link;
+struct writer_link *writer_link_new(struct event_base *base, const char *path,
+	struct spool *spool);
+void writer_link_free(struct writer_link *link);
+/* New batches in the spool: send them when connected. */
+void writer_link_kick(struct writer_link *link);
+const char *writer_link_state(const struct writer_link *link);
+
+/* ---- proc.c: the process table and the /proc pass of a poll ---- */
+struct poll_env {
+	int procfd;                    /* open /proc */
+	const struct catalog *catalog;
+	const struct gpudev_set *gpu;
+	struct cgroup_table *cgroups;
+	uint64_t gen;                  /* this poll's number, from 1 */
+	bool first_poll;               /* processes found now were running before us */
+	uint32_t idle_every;
+	uint64_t tick_ns;              /* 1e9 / sysconf(_SC_CLK_TCK) */
+	uint64_t page_size;
+	bool keep_fds;                 /* keep /proc/<pid>/{stat,io} open between polls */
+};
+void proc_table_init(struct proc_table *table);
+void proc_table_clear(struct proc_table *table, struct cgroup_table *cgroups);
+/* Reads every /proc/<pid>: new processes, counters, rates; drops the gone. */
+int proc_table_scan(struct proc_table *table, const struct poll_env *env);
+/* After the probe answered: GPU state and idleness. */
+void proc_table_settle(struct proc_table *table, const struct poll_env *env,
+	uint64_t onset_window_ns, uint64_t now_boot_ns);
+/* Whether this poll writes a row for p (idle processes once every idle_every polls). */
+bool proc_row_due(struct proc *p, uint32_t idle_every);
+
+/* ---- sampler state (main.c, poll.c, control.c) ---- */
+struct container_label {
+	char id[CONTAINER_ID_LEN + 1];
+	char *label;
+	size_t label_len;
+};
+
+struct probe_link;
+struct ctl_server;
+struct event;
+
+struct poll_stats {
+	uint64_t polls;
+	uint64_t duration_us, cpu_us; /* of the last poll */
+	uint64_t rows;                /* of the last poll */
+	uint64_t rows_total;
+	uint64_t rows_failed;         /* dropped: out of memory while formatting */
+};
+
+struct sampler {
+	struct event_base *base;
+	struct croft_config cfg;
+	const char *config_path;
+	const char *frameworks_path;   /* --frameworks or CROFT_FRAMEWORKS; NULL = config */
+	const char *runtime_dir;
+	char writer_socket[PATH_MAX], probe_socket[PATH_MAX];
+	struct catalog *catalog;
+	struct gpudev_set gpu;
+	int procfd;
+	struct proc_table procs;
+	struct cgroup_table *cgroups;
+	struct spool *spool;
+	struct writer_link *writer;
+	struct probe_link *probe;
+	struct ctl_server *ctl;
+	struct event *poll_timer;
+	struct container_label *labels;
+	size_t labels_count;
+	struct poll_stats stats;
+	struct jbuf rows;
+	uint64_t tick_ns, page_size;
+	char probe_state_logged[128];
+};
+
+/* poll.c */
+void sampler_poll(struct sampler *s);
+const struct container_label *sampler_label_find(const struct sampler *s, const char *id);
+int sampler_label_set(struct sampler *s, const char *id, const char *label);
+/* control.c */
+int sampler_ctl(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply);
+int sampler_reload(struct sampler *s, char *err, size_t err_len);
+int sampler_arm_timer(struct sampler *s);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * workload.c: the GPU state of a process (no-gpu, gpu-onset, gpu-held),
+ * fed by fd scans ("holds a GPU device file") and by the probe's GPU ioctl
+ * counts.  Pure logic, unit-tested with synthetic inputs.  croft-sampler.
+ */
+#include "sampler.h"
+
+const char *workload_name(enum workload_state state)
+{
+	switch (state) {
+	case WL_GPU_ONSET:
+		return "gpu-onset";
+	case WL_GPU_HELD:
+		return "gpu-held";
+	case WL_NO_GPU:
+		break;
+	}
+	return "no-gpu";
+}
+
+/*
+ * The first ioctl is only known to lie in this poll's interval: the probe
+ * gives the last one.  With several ioctls this poll, the interval's start
+ * bounds the first one from below.
+ */
+static uint64_t first_ioctl_estimate(const struct workload_input *in)
+{
+	uint64_t first = in->last_gpu_ioctl_boot_ns ? in->last_gpu_ioctl_boot_ns : in->now_boot_ns;
+
+	if (in->gpu_ioctls > 1 && in->prev_sample_boot_ns && in->prev_sample_boot_ns < first)
+		first = in->prev_sample_boot_ns;
+	return first;
+}
+
+void workload_update(struct workload *wl, const struct workload_input *in,
+	uint64_t onset_window_ns)
+{
+	bool ioctl_now = in->probe_valid && in->gpu_ioctls > 0;
+
+	if (in->fd_scanned) {
+		wl->holds_gpu_fd = in->holds_gpu_fd;
+		/* Held when croft started: it is past its onset (DESIGN "GPU states"). */
+		if (in->holds_gpu_fd && in->at_sampler_start && !wl->first_ioctl_boot_ns)
+			wl->held_before_ioctl = true;
+	}
+	/* An ioctl on a GPU file proves one is open, whatever the last scan said. */
+	if (ioctl_now)
+		wl->holds_gpu_fd = true;
+	if (in->probe_valid && !wl->first_ioctl_boot_ns &&
+	    (in->gpu_ioctls || in->last_gpu_ioctl_boot_ns))
+		wl->first_ioctl_boot_ns = first_ioctl_estimate(in);
+
+	if (wl->first_ioctl_boot_ns && !wl->held_before_ioctl &&
+	    in->now_boot_ns < wl->first_ioctl_boot_ns + onset_window_ns)
+		wl->state = WL_GPU_ONSET;
+	else if (wl->holds_gpu_fd)
+		wl->state = WL_GPU_HELD;
+	else
+		wl->state = WL_NO_GPU;
+}
