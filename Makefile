@@ -8,7 +8,7 @@
 #   make install  meson install (DESTDIR honoured);  make clean
 
 BUILD ?= build
-MESON_OPTS ?= -Dwerror=true
+MESON_OPTS ?= -Dwerror=true -Dsysconfdir=/etc
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build deps run test bench soak fuzz install clean
