@@ -1,0 +1,340 @@
+/*
+ * wclient.c: a stand-in sampler for the writer's tests and benchmark.  It
+ * connects to writer.sock, says HELLO, streams numbered batches (synthetic
+ * rows, or a croft-gen-rows file split per poll), keeps every unacked batch
+ * and resends after a reconnect, and appends each ack's seq to a file.
+ * Test process, any user the writer accepts.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "msg.h"
+
+struct batch {
+	const char *lines;   /* into rows_file, or malloc'd */
+	size_t len;
+	uint32_t rows;
+	uint64_t unix_ms;
+};
+
+struct client {
+	const char *socket_path;
+	uint64_t epoch;
+	size_t nbatches;
+	struct batch *batches;   /* index seq - 1 */
+	size_t window;
+	bool reconnect;
+	int acks_fd;
+	uint64_t acked;          /* highest acked seq */
+	uint64_t first_unacked;  /* resend from here after a reconnect */
+	int timeout_s;
+	const char *bad;         /* NULL, "rows", "partial" */
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void synth_batches(struct client *c, uint32_t rows, size_t pad)
+{
+	c->batches = calloc(c->nbatches, sizeof(*c->batches));
+	for (size_t s = 0; s < c->nbatches; s++) {
+		size_t cap = rows * (pad + 160) + 1, len = 0;
+		char *buf = malloc(cap);
+		uint64_t ms = 1792504800000ull + s * 2000;
+
+		for (uint32_t r = 0; r < rows; r++)
+			len += (size_t)snprintf(buf + len, cap - len,
+				"{\"unix_ms\":%" PRIu64 ",\"tgid\":%u,\"epoch\":\"%016" PRIx64
+				"\",\"seq\":%zu,\"row\":%u,\"pad\":\"%.*s\"}\n",
+				ms, 1000 + r, c->epoch, s + 1, r, (int)pad,
+				"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+		c->batches[s] = (struct batch){ buf, len, rows, ms };
+	}
+}
+
+/* A croft-gen-rows file: one batch per run of lines with the same unix_ms. */
+static void file_batches(struct client *c, const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	const char *data, *p, *end;
+	size_t cap = 1024;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size == 0) {
+		perror(path);
+		exit(2);
+	}
+	data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (data == MAP_FAILED) {
+		perror("mmap");
+		exit(2);
+	}
+	c->batches = malloc(cap * sizeof(*c->batches));
+	c->nbatches = 0;
+	end = data + st.st_size;
+	for (p = data; p < end;) {
+		uint64_t ms = strtoull(p + 11, NULL, 10);
+		struct batch b = { p, 0, 0, ms };
+
+		while (p < end && strtoull(p + 11, NULL, 10) == ms) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+			p = nl ? nl + 1 : end;
+			b.rows++;
+		}
+		b.len = (size_t)(p - b.lines);
+		if (c->nbatches == cap)
+			c->batches = realloc(c->batches, (cap *= 2) * sizeof(*c->batches));
+		c->batches[c->nbatches++] = b;
+	}
+}
+
+static int full_write(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			struct pollfd pfd = { fd, POLLOUT, 0 };
+
+			poll(&pfd, 1, 1000);
+			continue;
+		}
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int full_read(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int send_batch(struct client *c, int fd, uint64_t seq)
+{
+	const struct batch *b = &c->batches[seq - 1];
+	struct msg_batch mb = { c->epoch, seq, b->unix_ms, b->rows, 0 };
+	size_t len = b->len;
+	struct msg_hdr hdr;
+
+	if (c->bad && seq == c->nbatches) {
+		if (!strcmp(c->bad, "rows"))
+			mb.rows++;
+		else
+			len--; /* the last line loses its '\n' */
+	}
+	hdr.type = MT_BATCH;
+	hdr.len = (uint32_t)(sizeof(mb) + len);
+	if (full_write(fd, &hdr, sizeof(hdr)) < 0 || full_write(fd, &mb, sizeof(mb)) < 0 ||
+	    full_write(fd, b->lines, len) < 0)
+		return -1;
+	return 0;
+}
+
+static int hello(struct client *c, int fd)
+{
+	struct msg_hello h = { CROFT_PROTO_VERSION, ROLE_SAMPLER, c->epoch, 0 }, reply;
+	struct msg_hdr hdr = { MT_HELLO, sizeof(h) };
+
+	if (full_write(fd, &hdr, sizeof(hdr)) < 0 || full_write(fd, &h, sizeof(h)) < 0 ||
+	    full_read(fd, &hdr, sizeof(hdr)) < 0 || hdr.type != MT_HELLO || hdr.len != sizeof(reply) ||
+	    full_read(fd, &reply, sizeof(reply)) < 0)
+		return -1;
+	/* what the writer has committed is on disk: never sent again */
+	if (reply.epoch == c->epoch && reply.seq >= c->first_unacked)
+		c->first_unacked = reply.seq + 1;
+	return 0;
+}
+
+static int record_ack(struct client *c, int fd)
+{
+	struct msg_hdr hdr;
+	struct msg_ack ack;
+	char line[32];
+
+	if (full_read(fd, &hdr, sizeof(hdr)) < 0 || hdr.type != MT_ACK || hdr.len != sizeof(ack) ||
+	    full_read(fd, &ack, sizeof(ack)) < 0)
+		return -1;
+	if (ack.epoch != c->epoch || ack.seq <= c->acked) {
+		fprintf(stderr, "wclient: unexpected ack %" PRIu64 " after %" PRIu64 "\n", ack.seq, c->acked);
+		exit(1);
+	}
+	c->acked = ack.seq;
+	if (c->first_unacked <= ack.seq)
+		c->first_unacked = ack.seq + 1;
+	if (c->acks_fd >= 0) {
+		int n = snprintf(line, sizeof(line), "%" PRIu64 "\n", ack.seq);
+
+		if (write(c->acks_fd, line, (size_t)n) != n)
+			return -1;
+	}
+	return 0;
+}
+
+static int connect_writer(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* One connection: returns 0 when everything is acked, -1 when it broke. */
+static int session(struct client *c, int fd)
+{
+	uint64_t next;
+
+	if (hello(c, fd) < 0)
+		return -1;
+	next = c->first_unacked;
+	while (c->first_unacked <= c->nbatches) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		bool can_send = next <= c->nbatches && next < c->first_unacked + c->window;
+
+		if (can_send) {
+			if (send_batch(c, fd, next) < 0)
+				return -1;
+			next++;
+		}
+		if (poll(&pfd, 1, can_send ? 0 : 1000) > 0 && record_ack(c, fd) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: wclient --socket PATH [--epoch E] (--batches N [--rows R] [--pad B] |"
+			" --rows-file FILE) [--window W] [--acks FILE] [--reconnect] [--timeout S]"
+			" [--bad rows|partial]\n");
+	exit(2);
+}
+
+static void parse(struct client *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "socket", 1, NULL, 's' }, { "epoch", 1, NULL, 'e' }, { "batches", 1, NULL, 'n' },
+		{ "rows", 1, NULL, 'r' }, { "pad", 1, NULL, 'p' }, { "rows-file", 1, NULL, 'f' },
+		{ "window", 1, NULL, 'w' }, { "acks", 1, NULL, 'a' }, { "reconnect", 0, NULL, 'R' },
+		{ "timeout", 1, NULL, 't' }, { "bad", 1, NULL, 'b' }, { NULL, 0, NULL, 0 },
+	};
+	const char *rows_file = NULL;
+	uint32_t rows = 10;
+	size_t pad = 40;
+	int o;
+
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (o) {
+		case 's': c->socket_path = optarg; break;
+		case 'e': c->epoch = strtoull(optarg, NULL, 0); break;
+		case 'n': c->nbatches = strtoull(optarg, NULL, 10); break;
+		case 'r': rows = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'p': pad = strtoul(optarg, NULL, 10); break;
+		case 'f': rows_file = optarg; break;
+		case 'w': c->window = strtoul(optarg, NULL, 10); break;
+		case 'a':
+			c->acks_fd = open(optarg, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+			if (c->acks_fd < 0) {
+				perror(optarg);
+				exit(2);
+			}
+			break;
+		case 'R': c->reconnect = true; break;
+		case 't': c->timeout_s = atoi(optarg); break;
+		case 'b': c->bad = optarg; break;
+		default: usage();
+		}
+	}
+	if (!c->socket_path || (!rows_file && !c->nbatches) || pad > 128 || !c->window)
+		usage();
+	if (rows_file)
+		file_batches(c, rows_file);
+	else
+		synth_batches(c, rows, pad);
+}
+
+int main(int argc, char **argv)
+{
+	struct client c = { .epoch = 0x5eed, .window = 8, .acks_fd = -1, .first_unacked = 1, .timeout_s = 120 };
+	uint64_t bytes = 0, rows = 0;
+	double t0, deadline;
+
+	parse(&c, argc, argv);
+	for (size_t i = 0; i < c.nbatches; i++) {
+		bytes += c.batches[i].len;
+		rows += c.batches[i].rows;
+	}
+	t0 = now_s();
+	deadline = t0 + c.timeout_s;
+	for (;;) {
+		int fd = connect_writer(c.socket_path);
+
+		if (fd >= 0) {
+			int ret = session(&c, fd);
+
+			close(fd);
+			if (ret == 0)
+				break;
+			if (!c.reconnect) {
+				fprintf(stderr, "wclient: connection broken at seq %" PRIu64 "\n", c.first_unacked);
+				return 3;
+			}
+		} else if (!c.reconnect) {
+			perror(c.socket_path);
+			return 3;
+		}
+		if (now_s() > deadline) {
+			fprintf(stderr, "wclient: timed out with %" PRIu64 " acked\n", c.acked);
+			return 4;
+		}
+		usleep(2000); /* the writer is restarting: retry the connect */
+	}
+	double secs = now_s() - t0;
+
+	printf("batches %zu rows %" PRIu64 " bytes %" PRIu64 " seconds %.3f rows_per_s %.0f MB_per_s %.1f\n",
+		c.nbatches, rows, bytes, secs, (double)rows / secs, (double)bytes / secs / 1e6);
+	return 0;
+}

@@ -1,0 +1,216 @@
+/*
+ * commit.c: croft-writer's commit record, croft-dataset.commit in the data
+ * dir.  Two fixed 64-byte slots written alternately, each with a CRC, so a
+ * crash in the middle of a store always leaves the previous record intact.
+ * Writer process, croft user.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "writer.h"
+
+#define COMMIT_MAGIC   0x43524643u /* "CFRC" little-endian */
+#define COMMIT_VERSION 1u
+
+struct commit_file {
+	int fd;
+	unsigned next_slot;   /* the slot the next store overwrites */
+};
+
+uint32_t crc32_ieee(const void *data, size_t len)
+{
+	static uint32_t table[256];
+	const uint8_t *p = data;
+	uint32_t crc = 0xffffffffu;
+
+	if (!table[1]) {
+		for (uint32_t i = 0; i < 256; i++) {
+			uint32_t c = i;
+
+			for (int k = 0; k < 8; k++)
+				c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+			table[i] = c;
+		}
+	}
+	while (len--)
+		crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return crc ^ 0xffffffffu;
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+	uint32_t v = 0;
+
+	for (int i = 3; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* Layout, little-endian: magic, version, generation, epoch, seq, inode,
+ * offset, start_ms, reserved, crc32 of the 60 bytes before it. */
+void commit_encode(const struct commit_rec *rec, uint8_t slot[COMMIT_SLOT_BYTES])
+{
+	memset(slot, 0, COMMIT_SLOT_BYTES);
+	put_u32(slot, COMMIT_MAGIC);
+	put_u32(slot + 4, COMMIT_VERSION);
+	put_u64(slot + 8, rec->generation);
+	put_u64(slot + 16, rec->epoch);
+	put_u64(slot + 24, rec->seq);
+	put_u64(slot + 32, rec->live_inode);
+	put_u64(slot + 40, rec->live_offset);
+	put_u64(slot + 48, rec->live_start_ms);
+	put_u32(slot + 60, crc32_ieee(slot, 60));
+}
+
+int commit_decode(const uint8_t slot[COMMIT_SLOT_BYTES], struct commit_rec *ret_rec)
+{
+	if (get_u32(slot) != COMMIT_MAGIC || get_u32(slot + 4) != COMMIT_VERSION)
+		return -EBADMSG;
+	if (get_u32(slot + 60) != crc32_ieee(slot, 60) || get_u64(slot + 8) == 0)
+		return -EBADMSG;
+	ret_rec->generation = get_u64(slot + 8);
+	ret_rec->epoch = get_u64(slot + 16);
+	ret_rec->seq = get_u64(slot + 24);
+	ret_rec->live_inode = get_u64(slot + 32);
+	ret_rec->live_offset = get_u64(slot + 40);
+	ret_rec->live_start_ms = get_u64(slot + 48);
+	return 0;
+}
+
+static int read_full(int fd, void *buf, size_t len, off_t off, size_t *ret_got)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = pread(fd, (uint8_t *)buf + got, len - got, off + (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	*ret_got = got;
+	return 0;
+}
+
+static int write_full(int fd, const void *buf, size_t len, off_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pwrite(fd, (const uint8_t *)buf + done, len - done, off + (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* Picks the valid slot with the highest generation; the other is next. */
+static void commit_pick(struct commit_file *cf, const uint8_t *buf, size_t got,
+	struct commit_rec *ret_rec, bool *ret_found)
+{
+	struct commit_rec slots[2];
+	bool ok[2] = { false, false };
+
+	for (unsigned i = 0; i < 2; i++)
+		if (got >= (i + 1) * COMMIT_SLOT_BYTES)
+			ok[i] = commit_decode(buf + i * COMMIT_SLOT_BYTES, &slots[i]) == 0;
+	*ret_found = ok[0] || ok[1];
+	if (!*ret_found) {
+		cf->next_slot = 0;
+		return;
+	}
+	unsigned best = ok[0] && (!ok[1] || slots[0].generation > slots[1].generation) ? 0 : 1;
+
+	*ret_rec = slots[best];
+	cf->next_slot = best ^ 1;
+}
+
+int commit_open(int dirfd, struct commit_file **ret_cf, struct commit_rec *ret_rec, bool *ret_found)
+{
+	uint8_t buf[2 * COMMIT_SLOT_BYTES];
+	struct commit_file *cf;
+	size_t got = 0;
+	int ret;
+
+	cf = calloc(1, sizeof(*cf));
+	if (!cf)
+		return -ENOMEM;
+	cf->fd = openat(dirfd, COMMIT_NAME, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+	if (cf->fd < 0) {
+		ret = -errno;
+		free(cf);
+		return ret;
+	}
+	ret = read_full(cf->fd, buf, sizeof(buf), 0, &got);
+	if (ret < 0) {
+		commit_close(cf);
+		return ret;
+	}
+	memset(ret_rec, 0, sizeof(*ret_rec));
+	commit_pick(cf, buf, got, ret_rec, ret_found);
+	*ret_cf = cf;
+	return 0;
+}
+
+void commit_close(struct commit_file *cf)
+{
+	if (!cf)
+		return;
+	close(cf->fd);
+	free(cf);
+}
+
+/*
+ * Writes rec with the next generation into the older slot and makes it
+ * durable.  rec->generation is set only on success, so a failed store is
+ * simply retried into the same slot; the other slot stays valid meanwhile.
+ */
+int commit_store(struct commit_file *cf, struct commit_rec *rec)
+{
+	struct commit_rec next = *rec;
+	uint8_t slot[COMMIT_SLOT_BYTES];
+	int ret;
+
+	next.generation = rec->generation + 1;
+	commit_encode(&next, slot);
+	ret = write_full(cf->fd, slot, sizeof(slot), (off_t)(cf->next_slot * COMMIT_SLOT_BYTES));
+	if (ret == 0 && fdatasync(cf->fd) < 0)
+		ret = -errno;
+	if (ret < 0)
+		return ret;
+	rec->generation = next.generation;
+	cf->next_slot ^= 1;
+	return 0;
+}

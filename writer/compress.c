@@ -1,0 +1,317 @@
+/*
+ * compress.c: croft-writer's one extra thread.  It turns a closed segment
+ * name.jsonl into name.jsonl.zst (a standard zstd frame with a checksum):
+ * written as .zst.tmp, fsynced, renamed, the directory fsynced, and only
+ * then the .jsonl removed.  Jobs come in through a mutex-guarded queue;
+ * results go back through another and an eventfd the main loop watches.
+ * The thread never touches libevent.  Writer process, croft user.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/queue.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "clock.h"
+#include "writer.h"
+
+struct compress_job {
+	struct compress_result result;
+	STAILQ_ENTRY(compress_job) entry;
+};
+STAILQ_HEAD(job_list, compress_job);
+
+struct compressor {
+	int dirfd;
+	int efd;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct job_list todo, done;  /* both under lock */
+	int level;                   /* under lock */
+	volatile bool stop;          /* set under lock; read between chunks */
+};
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int read_some(int fd, void *buf, size_t len, size_t *ret_got)
+{
+	ssize_t n;
+
+	do
+		n = read(fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	*ret_got = (size_t)n;
+	return 0;
+}
+
+/* Streams in_fd into out_fd as one frame; content size is pledged in its header. */
+static int compress_stream(int in_fd, int out_fd, uint64_t in_bytes, int level,
+	const volatile bool *stop, uint64_t *ret_out)
+{
+	size_t out_cap = ZSTD_CStreamOutSize();
+	uint8_t *in = malloc(COMPRESS_CHUNK), *out = malloc(out_cap);
+	ZSTD_CCtx *cctx = ZSTD_createCCtx();
+	uint64_t out_total = 0;
+	int ret = -ENOMEM;
+
+	if (!in || !out || !cctx)
+		goto out;
+	ret = -EINVAL;
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)) ||
+	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(cctx, in_bytes)))
+		goto out;
+	for (;;) {
+		size_t got = 0;
+		bool last;
+
+		if (stop && *stop) {
+			ret = -ECANCELED;
+			goto out;
+		}
+		ret = read_some(in_fd, in, COMPRESS_CHUNK, &got);
+		if (ret < 0)
+			goto out;
+		last = got == 0;
+		ZSTD_inBuffer ib = { in, got, 0 };
+		size_t remaining;
+
+		do {
+			ZSTD_outBuffer ob = { out, out_cap, 0 };
+
+			remaining = ZSTD_compressStream2(cctx, &ob, &ib, last ? ZSTD_e_end : ZSTD_e_continue);
+			if (ZSTD_isError(remaining)) {
+				/* the file changed size under us: it is no closed segment */
+				ret = -EIO;
+				goto out;
+			}
+			ret = write_all(out_fd, out, ob.pos);
+			if (ret < 0)
+				goto out;
+			out_total += ob.pos;
+		} while (last ? remaining != 0 : ib.pos < ib.size);
+		if (last)
+			break;
+	}
+	*ret_out = out_total;
+	ret = 0;
+out:
+	ZSTD_freeCCtx(cctx);
+	free(in);
+	free(out);
+	return ret;
+}
+
+static int fsync_dir(int dirfd)
+{
+	return fsync(dirfd) < 0 ? -errno : 0;
+}
+
+int compress_file(int dirfd, const char *name, int level, const volatile bool *stop,
+	uint64_t *ret_in, uint64_t *ret_out)
+{
+	char zst[SEG_NAME_MAX + 8], tmp[SEG_NAME_MAX + 16];
+	int in_fd = -1, out_fd = -1, ret;
+	struct stat st;
+	uint64_t out_bytes = 0;
+
+	if ((size_t)snprintf(zst, sizeof(zst), "%s.zst", name) >= sizeof(zst) ||
+	    (size_t)snprintf(tmp, sizeof(tmp), "%s.zst.tmp", name) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	in_fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (in_fd < 0 || fstat(in_fd, &st) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	posix_fadvise(in_fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	out_fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
+	if (out_fd < 0) {
+		ret = -errno;
+		goto out;
+	}
+	ret = compress_stream(in_fd, out_fd, (uint64_t)st.st_size, level, stop, &out_bytes);
+	if (ret == 0 && fsync(out_fd) < 0)
+		ret = -errno;
+	if (ret == 0 && renameat(dirfd, tmp, dirfd, zst) < 0)
+		ret = -errno;
+	if (ret == 0)
+		ret = fsync_dir(dirfd);
+	if (ret == 0 && unlinkat(dirfd, name, 0) < 0)
+		ret = -errno;
+	if (ret == 0) {
+		*ret_in = (uint64_t)st.st_size;
+		*ret_out = out_bytes;
+	}
+out:
+	if (out_fd >= 0) {
+		close(out_fd);
+		if (ret < 0)
+			unlinkat(dirfd, tmp, 0);
+	}
+	if (in_fd >= 0)
+		close(in_fd);
+	return ret;
+}
+
+static void *compressor_main(void *arg)
+{
+	struct compressor *c = arg;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&c->lock);
+	while (!c->stop) {
+		struct compress_job *job = STAILQ_FIRST(&c->todo);
+		int level = c->level;
+
+		if (!job) {
+			pthread_cond_wait(&c->wake, &c->lock);
+			continue;
+		}
+		STAILQ_REMOVE_HEAD(&c->todo, entry);
+		pthread_mutex_unlock(&c->lock);
+
+		uint64_t t0 = clock_mono_ns();
+		struct compress_result *r = &job->result;
+
+		r->error = compress_file(c->dirfd, r->name, level, &c->stop, &r->in_bytes, &r->out_bytes);
+		r->elapsed_ns = clock_mono_ns() - t0;
+
+		pthread_mutex_lock(&c->lock);
+		STAILQ_INSERT_TAIL(&c->done, job, entry);
+		if (write(c->efd, &one, sizeof(one)) < 0) {
+			/* the counter cannot overflow in practice; the main loop still drains */
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+int compressor_new(int dirfd, int level, struct compressor **ret_c)
+{
+	struct compressor *c = calloc(1, sizeof(*c));
+	int ret;
+
+	if (!c)
+		return -ENOMEM;
+	c->dirfd = dirfd;
+	c->level = level;
+	STAILQ_INIT(&c->todo);
+	STAILQ_INIT(&c->done);
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->wake, NULL);
+	c->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->efd < 0) {
+		ret = -errno;
+		free(c);
+		return ret;
+	}
+	ret = -pthread_create(&c->thread, NULL, compressor_main, c);
+	if (ret < 0) {
+		close(c->efd);
+		free(c);
+		return ret;
+	}
+	*ret_c = c;
+	return 0;
+}
+
+static void job_list_free(struct job_list *list)
+{
+	struct compress_job *job;
+
+	while ((job = STAILQ_FIRST(list))) {
+		STAILQ_REMOVE_HEAD(list, entry);
+		free(job);
+	}
+}
+
+void compressor_free(struct compressor *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stop = true;
+	pthread_cond_signal(&c->wake);
+	pthread_mutex_unlock(&c->lock);
+	pthread_join(c->thread, NULL);
+	job_list_free(&c->todo);
+	job_list_free(&c->done);
+	close(c->efd);
+	pthread_mutex_destroy(&c->lock);
+	pthread_cond_destroy(&c->wake);
+	free(c);
+}
+
+int compressor_eventfd(const struct compressor *c)
+{
+	return c->efd;
+}
+
+void compressor_set_level(struct compressor *c, int level)
+{
+	pthread_mutex_lock(&c->lock);
+	c->level = level;
+	pthread_mutex_unlock(&c->lock);
+}
+
+int compressor_submit(struct compressor *c, const char *name)
+{
+	struct compress_job *job = calloc(1, sizeof(*job));
+
+	if (!job)
+		return -ENOMEM;
+	if ((size_t)snprintf(job->result.name, sizeof(job->result.name), "%s", name) >=
+	    sizeof(job->result.name)) {
+		free(job);
+		return -ENAMETOOLONG;
+	}
+	pthread_mutex_lock(&c->lock);
+	STAILQ_INSERT_TAIL(&c->todo, job, entry);
+	pthread_cond_signal(&c->wake);
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+bool compressor_take(struct compressor *c, struct compress_result *ret)
+{
+	struct compress_job *job;
+	uint64_t count;
+
+	if (read(c->efd, &count, sizeof(count)) < 0) {
+		/* EAGAIN: nothing signalled since the last read; the list decides */
+	}
+	pthread_mutex_lock(&c->lock);
+	job = STAILQ_FIRST(&c->done);
+	if (job)
+		STAILQ_REMOVE_HEAD(&c->done, entry);
+	pthread_mutex_unlock(&c->lock);
+	if (!job)
+		return false;
+	*ret = job->result;
+	free(job);
+	return true;
+}

@@ -1,0 +1,390 @@
+/*
+ * dataset.c: croft-writer's live file.  Appends are made durable before
+ * they are acknowledged: write, fdatasync the live file, then store the
+ * commit record (epoch, seq, live inode, offset).  A failed append is cut
+ * back to the last commit, so the file never holds a torn line.  Also
+ * rotation and the recovery a start-up owes to a crash.  Writer, croft user.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "log.h"
+#include "writer.h"
+
+static int open_live(struct dataset *ds, uint64_t *ret_inode, uint64_t *ret_size)
+{
+	struct stat st;
+	int fd, ret;
+
+	fd = openat(ds->dirfd, LIVE_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		ret = S_ISREG(st.st_mode) ? -errno : -EINVAL;
+		close(fd);
+		return ret;
+	}
+	ds->live_fd = fd;
+	*ret_inode = (uint64_t)st.st_ino;
+	*ret_size = (uint64_t)st.st_size;
+	return 0;
+}
+
+/* The unix_ms of the first row, when the file starts like a croft row. */
+static uint64_t first_row_ms(int fd)
+{
+	static const char key[] = "{\"unix_ms\":";
+	char buf[64];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	uint64_t ms = 0;
+
+	if (n <= (ssize_t)strlen(key) || strncmp(buf, key, strlen(key)))
+		return 0;
+	buf[n] = '\0';
+	for (const char *p = buf + strlen(key); *p >= '0' && *p <= '9'; p++)
+		ms = ms * 10 + (uint64_t)(*p - '0');
+	return ms;
+}
+
+/* Offset just after the last '\n' at or before size (0 when none). */
+static int last_newline_end(int fd, uint64_t size, uint64_t *ret_end)
+{
+	char buf[65536];
+	uint64_t end = size;
+
+	while (end > 0) {
+		size_t chunk = end < sizeof(buf) ? (size_t)end : sizeof(buf);
+		ssize_t n = pread(fd, buf, chunk, (off_t)(end - chunk));
+
+		if (n < 0)
+			return -errno;
+		if ((size_t)n != chunk)
+			return -EIO;
+		for (size_t i = chunk; i > 0; i--)
+			if (buf[i - 1] == '\n') {
+				*ret_end = end - chunk + i;
+				return 0;
+			}
+		end -= chunk;
+	}
+	*ret_end = 0;
+	return 0;
+}
+
+/* A name after every existing segment: a clock that jumped back or two
+ * rotations within one second still give unique names in time order. */
+static uint64_t unique_start_s(struct dataset *ds, uint64_t start_s)
+{
+	if (ds->newest_start_s && start_s <= ds->newest_start_s)
+		start_s = ds->newest_start_s + 1;
+	ds->newest_start_s = start_s;
+	return start_s;
+}
+
+static int fsync_dir(int dirfd)
+{
+	return fsync(dirfd) < 0 ? -errno : 0;
+}
+
+/*
+ * Renames the live file to a segment and starts an empty one.  The commit
+ * record is stored last: a crash before it leaves a record naming the old
+ * inode, and the new live file is still empty, which recovery handles.
+ */
+static int close_live(struct dataset *ds, uint64_t start_s, uint64_t next_start_ms,
+	char ret_name[SEG_NAME_MAX])
+{
+	char name[SEG_NAME_MAX];
+	uint64_t inode, size;
+	int old_fd = ds->live_fd, ret;
+
+	ret = seg_format(name, sizeof(name), unique_start_s(ds, start_s), SEG_JSONL);
+	if (ret < 0)
+		return ret;
+	if (renameat(ds->dirfd, LIVE_NAME, ds->dirfd, name) < 0)
+		return -errno;
+	ret = open_live(ds, &inode, &size);
+	if (ret < 0) {
+		renameat(ds->dirfd, name, ds->dirfd, LIVE_NAME);
+		ds->live_fd = old_fd;
+		return ret;
+	}
+	close(old_fd);
+	ds->live_bytes = 0;
+	ret = fsync_dir(ds->dirfd);
+	ds->rec.live_inode = inode;
+	ds->rec.live_offset = 0;
+	ds->rec.live_start_ms = next_start_ms;
+	if (ret == 0)
+		ret = commit_store(ds->commit, &ds->rec);
+	if (ret < 0)
+		log_warnx("%s: commit after rotation: %s (the next append stores it)", COMMIT_NAME,
+			strerror(-ret));
+	strcpy(ret_name, name);
+	return 0;
+}
+
+/* What recovery keeps of an existing live file, and when it began. */
+static int recover_cut(struct dataset *ds, const struct commit_rec *rec, bool found, uint64_t inode,
+	uint64_t size, uint64_t *ret_keep, uint64_t *ret_start_ms)
+{
+	uint64_t keep;
+	int ret;
+
+	if (found && rec->live_inode == inode && rec->live_offset <= size) {
+		keep = rec->live_offset;
+		*ret_start_ms = rec->live_start_ms;
+	} else {
+		/* no record for this file (an older collector's, a restored copy):
+		 * keep its whole lines */
+		ret = last_newline_end(ds->live_fd, size, &keep);
+		if (ret < 0)
+			return ret;
+		if (found && rec->live_inode == inode)
+			log_warnx("%s: %" PRIu64 " bytes, shorter than its commit at %" PRIu64
+				  "; keeping its whole lines", LIVE_NAME, size, rec->live_offset);
+		*ret_start_ms = first_row_ms(ds->live_fd);
+	}
+	if (!*ret_start_ms) {
+		struct stat st;
+
+		*ret_start_ms = fstat(ds->live_fd, &st) == 0 ? (uint64_t)st.st_mtime * 1000 : clock_real_ms();
+	}
+	if (keep < size) {
+		log_notice("%s: cut back from %" PRIu64 " to %" PRIu64 " bytes (a crash left a tail)",
+			LIVE_NAME, size, keep);
+		if (ftruncate(ds->live_fd, (off_t)keep) < 0 || fdatasync(ds->live_fd) < 0)
+			return -errno;
+	}
+	*ret_keep = keep;
+	return 0;
+}
+
+static void remove_stray_tmp(int dirfd, uint64_t *newest_s)
+{
+	struct dirent *de;
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = fd < 0 ? NULL : fdopendir(fd);
+
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(dir))) {
+		enum seg_kind kind;
+		uint64_t start_s;
+
+		if (seg_parse(de->d_name, &start_s, &kind) < 0)
+			continue;
+		if (kind != SEG_ZST_TMP) {
+			if (start_s > *newest_s)
+				*newest_s = start_s;
+			continue;
+		}
+		if (unlinkat(dirfd, de->d_name, 0) == 0)
+			log_notice("%s: removed (left by an interrupted compression)", de->d_name);
+		else
+			log_warn("%s: cannot remove", de->d_name);
+	}
+	closedir(dir);
+}
+
+/* The .jsonl segments still to compress, sorted; a .zst beside one is redone. */
+static int pending_jsonl(int dirfd, char (**ret_todo)[SEG_NAME_MAX], size_t *ret_n)
+{
+	struct seg_info *segs;
+	char (*todo)[SEG_NAME_MAX];
+	size_t n, count = 0;
+	int ret = segments_list(dirfd, &segs, &n);
+
+	if (ret < 0)
+		return ret;
+	todo = calloc(n ? n : 1, sizeof(*todo));
+	if (!todo) {
+		free(segs);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(segs[i].name);
+
+		if (len > 6 && !strcmp(segs[i].name + len - 6, ".jsonl"))
+			strcpy(todo[count++], segs[i].name);
+	}
+	free(segs);
+	*ret_todo = todo;
+	*ret_n = count;
+	return 0;
+}
+
+static void dataset_init(struct dataset *ds, int dirfd)
+{
+	memset(ds, 0, sizeof(*ds));
+	ds->dirfd = dirfd;
+	ds->live_fd = -1;
+}
+
+static int dataset_recover(struct dataset *ds, uint64_t interval_ms)
+{
+	struct commit_rec rec;
+	uint64_t inode, size, keep = 0, start_ms = 0, now_ms = clock_real_ms();
+	char name[SEG_NAME_MAX];
+	bool found;
+	int ret;
+
+	ret = commit_open(ds->dirfd, &ds->commit, &rec, &found);
+	if (ret < 0)
+		return ret;
+	remove_stray_tmp(ds->dirfd, &ds->newest_start_s);
+	ret = open_live(ds, &inode, &size);
+	if (ret < 0)
+		return ret;
+	ds->rec = rec;
+	ret = recover_cut(ds, &rec, found, inode, size, &keep, &start_ms);
+	if (ret < 0)
+		return ret;
+	ds->rec.live_inode = inode;
+	ds->rec.live_offset = keep;
+	ds->live_bytes = keep;
+	if (keep > 0) {
+		/* an earlier writer's live file becomes a segment before any append */
+		ret = close_live(ds, seg_start_s(start_ms, interval_ms), now_ms, name);
+		if (ret < 0)
+			return ret;
+		log_info("%s: %" PRIu64 " bytes left by an earlier writer, now %s", LIVE_NAME, keep, name);
+		return 0;
+	}
+	ds->rec.live_start_ms = now_ms;
+	return commit_store(ds->commit, &ds->rec);
+}
+
+int dataset_open(int dirfd, uint64_t interval_ms, struct dataset **ret_ds,
+	char (**ret_todo)[SEG_NAME_MAX], size_t *ret_ntodo)
+{
+	struct dataset *ds = malloc(sizeof(*ds));
+	int ret;
+
+	if (!ds)
+		return -ENOMEM;
+	dataset_init(ds, dirfd);
+	ret = dataset_recover(ds, interval_ms);
+	if (ret == 0)
+		ret = pending_jsonl(dirfd, ret_todo, ret_ntodo);
+	if (ret < 0) {
+		dataset_close(ds);
+		return ret;
+	}
+	*ret_ds = ds;
+	return 0;
+}
+
+void dataset_close(struct dataset *ds)
+{
+	if (!ds)
+		return;
+	if (ds->live_fd >= 0)
+		close(ds->live_fd);
+	commit_close(ds->commit);
+	free(ds);
+}
+
+bool dataset_committed(const struct dataset *ds, uint64_t epoch, uint64_t seq)
+{
+	return ds->rec.seq && epoch == ds->rec.epoch && seq <= ds->rec.seq;
+}
+
+static int pwritev_all(int fd, const struct iovec *iov, size_t iovcnt, uint64_t off)
+{
+	struct iovec local[IOV_MAX];
+
+	while (iovcnt) {
+		size_t cnt = iovcnt < IOV_MAX ? iovcnt : IOV_MAX;
+		ssize_t n;
+
+		memcpy(local, iov, cnt * sizeof(*iov));
+		n = pwritev(fd, local, (int)cnt, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		off += (uint64_t)n;
+		while (cnt && (size_t)n >= iov->iov_len) {
+			n -= (ssize_t)iov->iov_len;
+			iov++;
+			iovcnt--;
+			cnt--;
+		}
+		if (n > 0) {
+			/* a short write inside one buffer: finish it alone */
+			struct iovec rest = { (uint8_t *)iov->iov_base + n, iov->iov_len - (size_t)n };
+			int ret = pwritev_all(fd, &rest, 1, off);
+
+			if (ret < 0)
+				return ret;
+			off += rest.iov_len;
+			iov++;
+			iovcnt--;
+		}
+	}
+	return 0;
+}
+
+int dataset_append(struct dataset *ds, const struct iovec *iov, size_t iovcnt, uint64_t epoch,
+	uint64_t seq)
+{
+	struct commit_rec next = ds->rec;
+	uint64_t bytes = 0;
+	int ret;
+
+	for (size_t i = 0; i < iovcnt; i++)
+		bytes += iov[i].iov_len;
+	ret = pwritev_all(ds->live_fd, iov, iovcnt, ds->live_bytes);
+	if (ret == 0 && fdatasync(ds->live_fd) < 0)
+		ret = -errno;
+	next.epoch = epoch;
+	next.seq = seq;
+	next.live_offset = ds->live_bytes + bytes;
+	if (ret == 0)
+		ret = commit_store(ds->commit, &next);
+	if (ret < 0) {
+		/* nothing of it counts: no ack, and no partial line left behind */
+		if (ftruncate(ds->live_fd, (off_t)ds->live_bytes) < 0)
+			log_warn("%s: cut back to %" PRIu64, LIVE_NAME, ds->live_bytes);
+		return ret;
+	}
+	ds->rec = next;
+	ds->live_bytes = next.live_offset;
+	ds->stats.bytes_written += bytes;
+	return 0;
+}
+
+int dataset_rotate(struct dataset *ds, uint64_t now_ms, uint64_t at_boundary_ms, uint64_t interval_ms,
+	char ret_name[SEG_NAME_MAX])
+{
+	uint64_t next_start_ms = at_boundary_ms ? at_boundary_ms : now_ms;
+	struct stat st;
+
+	ret_name[0] = '\0';
+	if (ds->live_bytes == 0) {
+		/* nothing to close: the empty file simply begins again */
+		ds->rec.live_start_ms = next_start_ms;
+		return 0;
+	}
+	/* a failed append may have left bytes its cut-back could not remove */
+	if (fstat(ds->live_fd, &st) < 0)
+		return -errno;
+	if ((uint64_t)st.st_size != ds->live_bytes && ftruncate(ds->live_fd, (off_t)ds->live_bytes) < 0)
+		return -errno;
+	return close_live(ds, seg_start_s(ds->rec.live_start_ms, interval_ms), next_start_ms, ret_name);
+}

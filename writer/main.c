@@ -1,0 +1,226 @@
+/*
+ * main.c: croft-writer.  Started as root it creates and hands over the data
+ * directory, binds writer.sock and writer.ctl, then drops to the croft user
+ * with no capabilities under the seccomp sandbox; started unprivileged it
+ * runs as its caller.  Then recovery, the compression thread and the loop.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <dirent.h>
+#include <event2/event.h>
+
+#include "ctl.h"
+#include "daemon.h"
+#include "log.h"
+#include "priv.h"
+#include "sandbox.h"
+#include "sock.h"
+#include "writer.h"
+
+static const char writer_usage[] =
+	"  -d, --data-dir DIR      dataset directory (default from croft.conf, else " CROFT_DATA_DIR ")\n";
+
+static void parse_args(int argc, char **argv, struct daemon_opts *opts, const char **ret_data_dir)
+{
+	static const struct option longopts[] = {
+		DAEMON_LONG_OPTIONS,
+		{ "data-dir", required_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	*ret_data_dir = NULL;
+	daemon_opts_init(opts, "croft-writer", writer_usage);
+	while ((opt = getopt_long(argc, argv, DAEMON_SHORT_OPTIONS "d:", longopts, NULL)) != -1) {
+		if (daemon_option(opts, opt, optarg))
+			continue;
+		if (opt == 'd')
+			*ret_data_dir = optarg;
+		else
+			daemon_usage(opts, 2);
+	}
+	if (optind != argc)
+		daemon_usage(opts, 2);
+}
+
+static void load_config(struct writer *w, const struct daemon_opts *opts, const char *data_dir)
+{
+	char *errors = NULL;
+
+	config_defaults(&w->cfg);
+	if (config_load(opts->config_path, &w->cfg, &errors) < 0) {
+		fprintf(stderr, "%s", errors ? errors : "");
+		fatalx("%s: configuration refused", opts->config_path);
+	}
+	free(errors);
+	if (data_dir)
+		snprintf(w->cfg.data_dir, sizeof(w->cfg.data_dir), "%s", data_dir);
+	w->config_path = opts->config_path;
+}
+
+/* As root: the files an earlier run left may be root's; the croft user must own them. */
+static void chown_dataset(int dirfd, const struct priv_user *user)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *de;
+
+	if (!dir)
+		fatal("data dir");
+	while ((de = readdir(dir)))
+		if (!strncmp(de->d_name, "croft-dataset", 13) &&
+		    fchownat(dirfd, de->d_name, user->uid, user->gid, AT_SYMLINK_NOFOLLOW) < 0)
+			log_warn("chown %s", de->d_name);
+	closedir(dir);
+	if (fchown(dirfd, user->uid, user->gid) < 0)
+		fatal("chown %s", ".");
+}
+
+/* The data dir's fd is opened before the drop: every file is reached through it,
+ * whatever the permissions of the directories above. */
+static int open_data_dir(const struct writer *w, const struct priv_user *user, bool root)
+{
+	int dirfd;
+
+	if (mkdir(w->cfg.data_dir, 0750) < 0 && errno != EEXIST)
+		fatal("mkdir %s", w->cfg.data_dir);
+	dirfd = open(w->cfg.data_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		fatal("%s", w->cfg.data_dir);
+	if (root)
+		chown_dataset(dirfd, user);
+	return dirfd;
+}
+
+static void signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct writer *w = arg;
+	char *errors = NULL;
+
+	if (sig == SIGHUP) {
+		if (control_reload(w, &errors) < 0)
+			log_warnx("SIGHUP: reload refused, running limits kept:\n%s", errors ? errors : "");
+		free(errors);
+		return;
+	}
+	log_info("signal %d: stopping", (int)sig);
+	event_base_loopexit(w->base, NULL);
+}
+
+static void bind_sockets(struct writer *w, const char *runtime_dir, gid_t gid, int *ret_fd)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	ret = daemon_runtime_dir(runtime_dir, gid);
+	if (ret < 0)
+		fatalx("%s: %s", runtime_dir, strerror(-ret));
+	snprintf(path, sizeof(path), "%s/writer.sock", runtime_dir);
+	*ret_fd = sock_listen(path, SOCK_STREAM, gid);
+	if (*ret_fd < 0)
+		fatalx("%s: %s", path, strerror(-*ret_fd));
+	snprintf(path, sizeof(path), "%s/writer.ctl", runtime_dir);
+	w->ctl = ctl_server_new(w->base, path, gid, control_handler, w);
+	if (!w->ctl)
+		fatalx("%s: cannot listen", path);
+}
+
+static void drop_privileges(struct priv_user *user, bool root)
+{
+	int ret = priv_drop(user, NULL, 0);
+
+	if (ret < 0)
+		fatalx("privilege drop to %s: %s", user->name, strerror(-ret));
+	ret = sandbox_apply(NULL);
+	if (ret < 0)
+		fatalx("sandbox: %s", strerror(-ret));
+	if (root)
+		log_info("running as %s (uid %u) with no capabilities", user->name, (unsigned)user->uid);
+}
+
+static void open_dataset(struct writer *w, int dirfd)
+{
+	char (*todo)[SEG_NAME_MAX] = NULL;
+	size_t ntodo = 0;
+	int ret;
+
+	ret = dataset_open(dirfd, w->cfg.rotate_interval_ms, &w->ds, &todo, &ntodo);
+	if (ret < 0)
+		fatalx("%s: recovery: %s", w->cfg.data_dir, strerror(-ret));
+	ret = service_start(w, todo, ntodo);
+	free(todo);
+	if (ret < 0)
+		fatalx("compression thread: %s", strerror(-ret));
+	log_info("%s: committed epoch %016llx seq %llu, live file %llu bytes", w->cfg.data_dir,
+		(unsigned long long)w->ds->rec.epoch, (unsigned long long)w->ds->rec.seq,
+		(unsigned long long)w->ds->live_bytes);
+}
+
+int main(int argc, char **argv)
+{
+	struct writer w = { 0 };
+	struct daemon_opts opts;
+	struct priv_user user;
+	struct event *sigs[3];
+	static const int signums[3] = { SIGTERM, SIGINT, SIGHUP };
+	struct daemon_notify *notify;
+	const char *data_dir;
+	bool root = geteuid() == 0;
+	int dirfd, sock_fd;
+
+	parse_args(argc, argv, &opts, &data_dir);
+	log_init(opts.name, opts.verbose);
+	load_config(&w, &opts, data_dir);
+	if (opts.check_only) {
+		printf("%s: configuration OK\n", opts.config_path);
+		return 0;
+	}
+	if (root && priv_lookup_user(opts.user, &user) < 0)
+		fatalx("user %s: not found", opts.user ? opts.user : CROFT_USER " or " CROFT_FALLBACK_USER);
+	if (!root) {
+		user.uid = getuid();
+		user.gid = getgid();
+		snprintf(user.name, sizeof(user.name), "uid %u", (unsigned)user.uid);
+	}
+	w.peer_uid = user.uid;
+	signal(SIGPIPE, SIG_IGN);
+	w.base = event_base_new();
+	if (!w.base)
+		fatalx("event_base_new");
+	dirfd = open_data_dir(&w, &user, root);
+	bind_sockets(&w, opts.runtime_dir, root ? user.gid : (gid_t)-1, &sock_fd);
+	drop_privileges(&user, root);
+
+	open_dataset(&w, dirfd);
+	if (peers_listen(&w, sock_fd) < 0)
+		fatalx("writer.sock: cannot listen");
+	for (int i = 0; i < 3; i++) {
+		sigs[i] = evsignal_new(w.base, signums[i], signal_cb, &w);
+		if (!sigs[i] || event_add(sigs[i], NULL) < 0)
+			fatalx("signal %d", signums[i]);
+	}
+	notify = daemon_notify_new(w.base);
+	daemon_notify_ready("writing");
+	event_base_dispatch(w.base);
+
+	daemon_notify_stopping();
+	peers_free(&w);
+	service_stop(&w);
+	ctl_server_free(w.ctl);
+	daemon_notify_free(notify);
+	for (int i = 0; i < 3; i++)
+		event_free(sigs[i]);
+	dataset_close(w.ds);
+	close(dirfd);
+	event_base_free(w.base);
+	return 0;
+}

@@ -1,0 +1,185 @@
+/*
+ * writer.h: the map of croft-writer.  It receives numbered batches of JSON
+ * lines from the sampler, appends them durably to the live file, rotates,
+ * compresses segments on one extra thread and applies retention.  Runs as
+ * the croft user with no capabilities; every file is reached through the
+ * data directory's fd, opened before the privilege drop.
+ */
+#ifndef CROFT_WRITER_H
+#define CROFT_WRITER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "config.h"
+
+#define LIVE_NAME          "croft-dataset.jsonl"
+#define COMMIT_NAME        "croft-dataset.commit"
+#define SEG_PREFIX         "croft-dataset-"
+#define SEG_NAME_MAX       64          /* bytes of a segment name with NUL */
+#define COMMIT_SLOT_BYTES  64          /* one commit slot on disk; the file holds two */
+#define GROUP_BATCHES_MAX  64          /* batches appended under one fdatasync */
+#define GROUP_BYTES_MAX    (16u << 20) /* bytes appended under one fdatasync */
+#define PEERS_MAX          8           /* sampler connections at once */
+#define COMPRESS_CHUNK     (1u << 20)  /* bytes read per compression step */
+#define SEGMENTS_MAX       100000      /* segments considered by retention */
+
+/* commit.c: the commit record, two checksummed slots written alternately. */
+struct commit_rec {
+	uint64_t generation;     /* grows by one per store; the highest valid slot wins */
+	uint64_t epoch, seq;     /* the last committed batch */
+	uint64_t live_inode;     /* the live file the offset belongs to */
+	uint64_t live_offset;    /* bytes of whole committed lines in it */
+	uint64_t live_start_ms;  /* when the live file began (names its segment) */
+};
+struct commit_file;
+/* ret_found: false when no valid slot exists (a fresh or foreign data dir). */
+int commit_open(int dirfd, struct commit_file **ret_cf, struct commit_rec *ret_rec, bool *ret_found);
+void commit_close(struct commit_file *cf);
+int commit_store(struct commit_file *cf, struct commit_rec *rec);
+void commit_encode(const struct commit_rec *rec, uint8_t slot[COMMIT_SLOT_BYTES]);
+int commit_decode(const uint8_t slot[COMMIT_SLOT_BYTES], struct commit_rec *ret_rec);
+uint32_t crc32_ieee(const void *data, size_t len);
+
+/* naming.c: segment names and the UTC boundaries they come from. */
+enum seg_kind { SEG_JSONL, SEG_ZST, SEG_ZST_TMP };
+uint64_t seg_boundary_floor_ms(uint64_t unix_ms, uint64_t interval_ms);
+uint64_t seg_next_boundary_ms(uint64_t unix_ms, uint64_t interval_ms);
+/* A file begun at unix_ms: its boundary when on one (to the second), else the second. */
+uint64_t seg_start_s(uint64_t unix_ms, uint64_t interval_ms);
+int seg_format(char *buf, size_t len, uint64_t start_s, enum seg_kind kind);
+int seg_parse(const char *name, uint64_t *ret_start_s, enum seg_kind *ret_kind);
+
+/* lines.c: what a batch payload must be. */
+/* 0 when data is exactly rows whole lines ('\n'-terminated, no NUL), -EBADMSG otherwise. */
+int lines_check(const uint8_t *data, size_t len, uint32_t rows);
+/* Length of the prefix of data that ends with its last '\n' (0 when none). */
+size_t lines_whole_prefix(const uint8_t *data, size_t len);
+
+/* compress.c: the compression thread.  The main loop submits segment names
+ * and collects results when the eventfd is readable. */
+struct compress_result {
+	char name[SEG_NAME_MAX];
+	int error;               /* 0 or -errno */
+	uint64_t in_bytes, out_bytes, elapsed_ns;
+};
+struct compressor;
+int compressor_new(int dirfd, int level, struct compressor **ret_c);
+void compressor_free(struct compressor *c);  /* stops at the next chunk */
+int compressor_eventfd(const struct compressor *c);
+void compressor_set_level(struct compressor *c, int level);
+int compressor_submit(struct compressor *c, const char *name);
+/* Takes one finished job; false when none is left. */
+bool compressor_take(struct compressor *c, struct compress_result *ret);
+/* Compresses dirfd/name to name.zst in the calling thread (bench, tests). */
+int compress_file(int dirfd, const char *name, int level, const volatile bool *stop,
+	uint64_t *ret_in, uint64_t *ret_out);
+
+/* retention.c */
+struct seg_info {
+	char name[SEG_NAME_MAX];
+	uint64_t start_s, bytes;
+	bool busy;               /* queued or in compression: never deleted */
+	bool doomed;             /* chosen for deletion */
+};
+/* Marks what goes: older than age_ms, then the oldest while the total
+ * exceeds size_bytes.  The newest segment and busy ones stay.  segs must be
+ * sorted by start.  Returns how many are doomed. */
+size_t retention_select(struct seg_info *segs, size_t n, uint64_t now_ms, uint64_t age_ms,
+	uint64_t size_bytes);
+/* Lists the segments of dirfd sorted by start (malloc'd *ret_segs). */
+int segments_list(int dirfd, struct seg_info **ret_segs, size_t *ret_n);
+
+/* dataset.c: the live file, its commits, rotation and start-up recovery. */
+struct dataset_stats {
+	uint64_t batches_written, rows_written, bytes_written;
+	uint64_t batches_duplicate;
+};
+struct dataset {
+	int dirfd;
+	int live_fd;
+	struct commit_file *commit;
+	struct commit_rec rec;           /* what is on disk */
+	uint64_t live_bytes;             /* == rec.live_offset once committed */
+	uint64_t newest_start_s;         /* newest segment name's start, for ordering */
+	struct dataset_stats stats;
+};
+/* Recovery: cuts the live file back to its commit, makes what it holds a
+ * segment, removes stray .zst.tmp; *ret_todo gets the .jsonl segments to
+ * compress (malloc'd, sorted). */
+int dataset_open(int dirfd, uint64_t interval_ms, struct dataset **ret_ds, char (**ret_todo)[SEG_NAME_MAX],
+	size_t *ret_ntodo);
+void dataset_close(struct dataset *ds);
+bool dataset_committed(const struct dataset *ds, uint64_t epoch, uint64_t seq);
+/* Appends iov (whole batches) and commits (epoch, seq) as the last one.
+ * On failure the live file is cut back to the previous commit. */
+int dataset_append(struct dataset *ds, const struct iovec *iov, size_t iovcnt, uint64_t epoch,
+	uint64_t seq);
+/* Closes the live file as a segment; ret_name "" when it was empty.
+ * at_boundary_ms: the interval boundary that caused it, 0 for a size rotation. */
+int dataset_rotate(struct dataset *ds, uint64_t now_ms, uint64_t at_boundary_ms, uint64_t interval_ms,
+	char ret_name[SEG_NAME_MAX]);
+
+/* The daemon: one libevent loop, its peers and the compression thread. */
+struct event_base;
+struct event;
+struct evconnlistener;
+struct ctl_server;
+struct evbuffer;
+struct msg_cursor;
+struct peer;
+
+enum disk_state { DISK_OK, DISK_FULL, DISK_READ_ONLY, DISK_ERROR };
+
+struct pending_seg {
+	char name[SEG_NAME_MAX];
+	bool failed;             /* compression failed; resubmitted on the next tick */
+};
+
+struct writer {
+	struct event_base *base;
+	struct croft_config cfg;
+	const char *config_path;
+	uid_t peer_uid;                  /* the drop user: may send batches, as may root */
+	struct dataset *ds;
+	struct compressor *comp;
+	struct event *comp_ev, *tick_ev;
+	struct evconnlistener *listener;
+	struct ctl_server *ctl;
+	struct peer *peers;              /* singly linked */
+	size_t peers_count;
+	struct pending_seg *pending;     /* queued for or in compression */
+	size_t pending_count;
+	uint64_t live_boundary_ms;       /* the wall-clock boundary the live file rotates at */
+	enum disk_state disk;
+	char last_error[256];
+	/* compression figures for status */
+	uint64_t compressed_count, compress_failures;
+	double last_ratio, last_mb_s;
+	uint64_t segments_deleted;
+};
+
+/* peer.c: sampler connections on writer.sock. */
+int peers_listen(struct writer *w, int fd);
+void peers_free(struct writer *w);
+
+/* service.c: rotation, compression results, retention, disk state. */
+int service_start(struct writer *w, char (*todo)[SEG_NAME_MAX], size_t ntodo);
+void service_stop(struct writer *w);
+/* Rotates first when the wall clock passed the live file's boundary. */
+void service_before_append(struct writer *w);
+void service_after_append(struct writer *w);
+/* One log line per change; err 0 means writing works again. */
+void service_disk_result(struct writer *w, int err);
+void service_retention(struct writer *w);
+void service_rearm(struct writer *w);
+
+/* control.c: writer.ctl status and reload, SIGHUP. */
+int control_handler(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply);
+int control_reload(struct writer *w, char **ret_errors);
+
+#endif
