@@ -1,0 +1,409 @@
+/*
+ * collect.c: builds one answer of croft-probe.  Exactness: the programs
+ * count into one of two map generations; an answer drains the exit events,
+ * flips the generation, waits an RCU grace period (loader_flip) and then
+ * reads and deletes the old generation, so every count lands in exactly one
+ * answer, and an exit is reported no earlier than its last counts.  Runs in
+ * croft-probe as the croft user with no capabilities, on the fds it holds.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "clock.h"
+#include "log.h"
+#include "probed.h"
+
+#define EXITS_PENDING_MAX (1u << 20) /* exits kept between two answers */
+
+struct collector {
+	struct probe_objs *objs;
+	struct ring_buffer *rb;
+	struct tgidmap starts;   /* tgid -> start_boot_ns, from events and /proc */
+	struct tgidmap index;    /* tgid -> procs index, this answer */
+	struct probe_exit *pending;
+	size_t pending_count, pending_cap;
+	struct answer ans;
+	struct collector_stats stats;
+	uint64_t last_flip_boot_ns;
+	uint8_t *keys, *vals;    /* batch buffers, buf_entries each */
+	uint32_t buf_entries;
+};
+
+typedef void (*drain_fn)(struct collector *col, const void *key, const uint8_t *vals);
+
+static size_t round8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+static int add_exit(struct collector *col, const struct probe_event *e)
+{
+	struct probe_exit *x;
+
+	for (size_t i = 0; i < col->pending_count; i++)
+		if (col->pending[i].tgid == e->tgid && col->pending[i].start_boot_ns ==
+			e->start_boot_ns)
+			return 0; /* two threads saw signal->live == 0 */
+	if (col->pending_count == col->pending_cap) {
+		size_t cap = col->pending_cap ? col->pending_cap * 2 : 64;
+
+		if (cap > EXITS_PENDING_MAX || !(x = realloc(col->pending, cap * sizeof(*x))))
+			return -ENOMEM;
+		col->pending = x;
+		col->pending_cap = cap;
+	}
+	x = &col->pending[col->pending_count++];
+	memset(x, 0, sizeof(*x));
+	x->tgid = e->tgid;
+	x->ppid = e->ppid;
+	x->exit_code = e->exit_code;
+	x->start_boot_ns = e->start_boot_ns;
+	x->exit_boot_ns = e->event_boot_ns;
+	memcpy(x->comm, e->comm, sizeof(x->comm));
+	col->stats.exits_seen++;
+	return 0;
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct collector *col = ctx;
+	const struct probe_event *e = data;
+
+	if (len < sizeof(*e))
+		return 0;
+	col->stats.events_seen++;
+	if (e->kind == PROBE_EV_EXIT)
+		return add_exit(col, e) < 0 ? 0 : 0;
+	tgidmap_put(&col->starts, e->tgid, e->start_boot_ns);
+	return 0;
+}
+
+int collector_new(struct probe_objs *objs, struct collector **ret_collector)
+{
+	struct collector *col = calloc(1, sizeof(*col));
+	uint32_t most = 0;
+
+	if (!col)
+		return -ENOMEM;
+	col->objs = objs;
+	col->starts.limit = PROBE_STARTS_MAX;
+	col->index.limit = PROBE_STARTS_MAX;
+	for (int c = 0; c < CONCERNS; c++)
+		if ((uint32_t)loader_map_max(objs, c) > most)
+			most = (uint32_t)loader_map_max(objs, c);
+	col->buf_entries = most;
+	col->keys = calloc(most, 8);
+	col->vals = calloc(most, round8(sizeof(struct probe_sched_val)) * (size_t)objs->ncpus);
+	col->rb = ring_buffer__new(loader_events_fd(objs), on_event, col, NULL);
+	if (!col->keys || !col->vals || !col->rb) {
+		collector_free(col);
+		return -ENOMEM;
+	}
+	col->last_flip_boot_ns = clock_boot_ns();
+	*ret_collector = col;
+	return 0;
+}
+
+void collector_free(struct collector *col)
+{
+	if (!col)
+		return;
+	ring_buffer__free(col->rb);
+	tgidmap_free(&col->starts);
+	tgidmap_free(&col->index);
+	for (size_t i = 0; i < col->ans.procs_cap; i++)
+		free(col->ans.procs[i].syscalls);
+	free(col->ans.procs);
+	free(col->ans.exits);
+	free(col->pending);
+	free(col->keys);
+	free(col->vals);
+	free(col);
+}
+
+void collector_drain(struct collector *col)
+{
+	ring_buffer__consume(col->rb);
+}
+
+const struct collector_stats *collector_stats(const struct collector *col)
+{
+	return &col->stats;
+}
+
+/* The answer's record for tgid, made on first use; NULL when out of memory. */
+static struct answer_proc *proc_of(struct collector *col, uint32_t tgid)
+{
+	struct answer *ans = &col->ans;
+	uint64_t *idx = tgidmap_get(&col->index, tgid);
+	struct answer_proc *p;
+
+	if (idx)
+		return &ans->procs[*idx];
+	if (ans->procs_count == ans->procs_cap) {
+		size_t cap = ans->procs_cap ? ans->procs_cap * 2 : 256;
+
+		if (!(p = realloc(ans->procs, cap * sizeof(*p))))
+			return NULL;
+		memset(p + ans->procs_cap, 0, (cap - ans->procs_cap) * sizeof(*p));
+		ans->procs = p;
+		ans->procs_cap = cap;
+	}
+	if (tgidmap_put(&col->index, tgid, ans->procs_count) < 0)
+		return NULL;
+	p = &ans->procs[ans->procs_count++];
+	memset(&p->rec, 0, sizeof(p->rec));
+	p->rec.tgid = tgid;
+	return p;
+}
+
+static void add_syscall(struct collector *col, const void *key, const uint8_t *vals)
+{
+	const struct probe_syscall_key *k = key;
+	struct answer_proc *p;
+	struct probe_syscall *s;
+	uint64_t sum = 0;
+
+	for (int cpu = 0; cpu < col->objs->ncpus; cpu++)
+		sum += ((const uint64_t *)vals)[cpu];
+	if (!sum || !(p = proc_of(col, k->tgid)) || p->rec.syscalls_count >= PROBE_PROC_SYSCALLS_MAX)
+		return;
+	if (p->rec.syscalls_count == p->syscalls_cap) {
+		uint32_t cap = p->syscalls_cap ? p->syscalls_cap * 2 : 16;
+
+		if (!(s = realloc(p->syscalls, cap * sizeof(*s))))
+			return;
+		p->syscalls = s;
+		p->syscalls_cap = cap;
+	}
+	p->syscalls[p->rec.syscalls_count++] = (struct probe_syscall){.nr = k->nr, .count = sum};
+}
+
+static void add_ioctl(struct collector *col, const void *key, const uint8_t *vals)
+{
+	struct answer_proc *p = proc_of(col, *(const uint32_t *)key);
+	size_t stride = round8(sizeof(struct probe_ioctl_val));
+
+	for (int cpu = 0; p && cpu < col->objs->ncpus; cpu++) {
+		const struct probe_ioctl_val *v = (const void *)(vals + cpu * stride);
+
+		p->rec.gpu_ioctls += v->count;
+		if (v->last_boot_ns > p->rec.last_gpu_ioctl_boot_ns)
+			p->rec.last_gpu_ioctl_boot_ns = v->last_boot_ns;
+	}
+}
+
+static void add_sched(struct collector *col, const void *key, const uint8_t *vals)
+{
+	struct answer_proc *p = proc_of(col, *(const uint32_t *)key);
+	size_t stride = round8(sizeof(struct probe_sched_val));
+
+	for (int cpu = 0; p && cpu < col->objs->ncpus; cpu++) {
+		const struct probe_sched_val *v = (const void *)(vals + cpu * stride);
+
+		p->rec.ctx_voluntary += v->voluntary;
+		p->rec.ctx_involuntary += v->involuntary;
+		p->rec.runqueue_ns += v->runqueue_ns;
+	}
+}
+
+static void add_net(struct collector *col, const void *key, const uint8_t *vals)
+{
+	struct answer_proc *p = proc_of(col, *(const uint32_t *)key);
+	size_t stride = round8(sizeof(struct probe_net_val));
+
+	for (int cpu = 0; p && cpu < col->objs->ncpus; cpu++) {
+		const struct probe_net_val *v = (const void *)(vals + cpu * stride);
+
+		p->rec.net_rx_bytes += v->rx_bytes;
+		p->rec.net_tx_bytes += v->tx_bytes;
+	}
+}
+
+/* Kernels without batch ops (before 5.6): walk the keys, then read and delete each. */
+static int drain_slow(struct collector *col, int fd, size_t key_size, drain_fn fn)
+{
+	uint32_t n = 0;
+	uint8_t *prev = NULL;
+
+	while (n < col->buf_entries &&
+		bpf_map_get_next_key(fd, prev, col->keys + (size_t)n * key_size) == 0) {
+		prev = col->keys + (size_t)n * key_size;
+		n++;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *key = col->keys + (size_t)i * key_size;
+
+		if (bpf_map_lookup_elem(fd, key, col->vals) == 0)
+			fn(col, key, col->vals);
+		bpf_map_delete_elem(fd, key);
+	}
+	return (int)n;
+}
+
+/* Reads and deletes every entry of a quiescent map; returns the entries read. */
+static int drain_map(struct collector *col, int fd, size_t key_size, size_t val_size, drain_fn fn)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	size_t stride = round8(val_size) * (size_t)col->objs->ncpus;
+	uint64_t in_batch = 0, out_batch = 0;
+	bool first = true;
+	int total = 0, r;
+
+	for (;;) {
+		uint32_t count = col->buf_entries;
+
+		r = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in_batch, &out_batch,
+			col->keys, col->vals, &count, &opts);
+		r = r < 0 ? -errno : 0;
+		if (r < 0 && r != -ENOENT && first && count == 0)
+			return drain_slow(col, fd, key_size, fn);
+		for (uint32_t i = 0; i < count; i++)
+			fn(col, col->keys + i * key_size, col->vals + i * stride);
+		total += (int)count;
+		if (r < 0)
+			return r == -ENOENT ? total : r;
+		in_batch = out_batch;
+		first = false;
+	}
+}
+
+/* /proc/<tgid>/stat field 22 (clock ticks since boot) for tgids seen before their fork event. */
+static uint64_t proc_start_ns(uint32_t tgid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ticks;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", tgid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if (!(p = strrchr(buf, ')')))
+		return 0;
+	/* after ")": state is field 3, starttime field 22 */
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+			  "%*d %llu", &ticks) != 1)
+		return 0;
+	return (uint64_t)ticks * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
+static int by_count_desc(const void *a, const void *b)
+{
+	const struct probe_syscall *x = a, *y = b;
+
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : (int)x->nr - (int)y->nr;
+}
+
+/* Start times, syscall order; then forgets the start times of groups that exited. */
+static void finish_procs(struct collector *col)
+{
+	struct answer *ans = &col->ans;
+
+	for (size_t i = 0; i < ans->exits_count; i++)
+		if (!tgidmap_get(&col->starts, ans->exits[i].tgid))
+			tgidmap_put(&col->starts, ans->exits[i].tgid, ans->exits[i].start_boot_ns);
+	for (size_t i = 0; i < ans->procs_count; i++) {
+		struct answer_proc *p = &ans->procs[i];
+		uint64_t *start = tgidmap_get(&col->starts, p->rec.tgid);
+
+		if (start) {
+			p->rec.start_boot_ns = *start;
+		} else {
+			p->rec.start_boot_ns = proc_start_ns(p->rec.tgid);
+			if (p->rec.start_boot_ns)
+				tgidmap_put(&col->starts, p->rec.tgid, p->rec.start_boot_ns);
+		}
+		qsort(p->syscalls, p->rec.syscalls_count, sizeof(*p->syscalls), by_count_desc);
+	}
+	for (size_t i = 0; i < ans->exits_count; i++)
+		tgidmap_del(&col->starts, ans->exits[i].tgid);
+}
+
+static void finish_end(struct collector *col, bool first, uint64_t until)
+{
+	struct probe_end *end = &col->ans.end;
+	uint64_t drops[PROBE_DROP_REASONS];
+
+	memset(end, 0, sizeof(*end));
+	end->seq = ++col->stats.answers;
+	end->since_boot_ns = col->last_flip_boot_ns;
+	end->until_boot_ns = until;
+	end->procs = (uint32_t)col->ans.procs_count;
+	end->exits = (uint32_t)col->ans.exits_count;
+	end->flags = (col->objs->net ? PROBE_END_NET : 0) | (first ? PROBE_END_FIRST : 0);
+	if (loader_drops(col->objs, drops) == 0) {
+		for (int r = 0; r < PROBE_DROP_REASONS; r++) {
+			end->drops[r] = drops[r] - col->stats.drops_total[r];
+			end->drops_total[r] = drops[r];
+			col->stats.drops_total[r] = drops[r];
+		}
+	}
+	col->last_flip_boot_ns = until;
+}
+
+/* Hands the exits drained so far to the answer. */
+static void take_exits(struct collector *col)
+{
+	struct probe_exit *x = col->ans.exits;
+	size_t cap = col->ans.exits_cap;
+
+	col->ans.exits = col->pending;
+	col->ans.exits_count = col->pending_count;
+	col->ans.exits_cap = col->pending_cap;
+	col->pending = x;
+	col->pending_cap = cap;
+	col->pending_count = 0;
+}
+
+int collector_answer(struct collector *col, bool first, const struct answer **ret_answer)
+{
+	static const struct {
+		size_t key_size, val_size;
+		drain_fn fn;
+	} concerns[CONCERNS] = {
+		[CONCERN_SYSCALLS] = {sizeof(struct probe_syscall_key), sizeof(uint64_t), add_syscall},
+		[CONCERN_IOCTL] = {sizeof(uint32_t), sizeof(struct probe_ioctl_val), add_ioctl},
+		[CONCERN_SCHED] = {sizeof(uint32_t), sizeof(struct probe_sched_val), add_sched},
+		[CONCERN_NET] = {sizeof(uint32_t), sizeof(struct probe_net_val), add_net},
+	};
+	uint64_t began = clock_mono_ns(), until;
+	uint32_t old;
+	int r;
+
+	/* exits first: an exit read now happened before the flip below */
+	ring_buffer__consume(col->rb);
+	take_exits(col);
+	col->ans.procs_count = 0;
+	tgidmap_clear(&col->index);
+	until = clock_boot_ns();
+	if ((r = loader_flip(col->objs)) < 0)
+		return r;
+	old = col->objs->gen ^ 1;
+	for (int c = 0; c < CONCERNS; c++) {
+		int fd = loader_map_fd(col->objs, c, old);
+
+		if (fd < 0)
+			continue;
+		r = drain_map(col, fd, concerns[c].key_size, concerns[c].val_size, concerns[c].fn);
+		col->stats.entries_last[c] = r < 0 ? 0 : (size_t)r;
+		if (r < 0)
+			log_warnx("reading %s map: %s", c == CONCERN_SYSCALLS ? "syscalls" : "counter",
+				strerror(-r));
+	}
+	finish_procs(col);
+	finish_end(col, first, until);
+	col->stats.procs_last = col->ans.procs_count;
+	col->stats.collect_ns_last = clock_mono_ns() - began;
+	*ret_answer = &col->ans;
+	return 0;
+}

@@ -1,0 +1,245 @@
+/*
+ * main.c: croft-probe.  Starts as root, loads and attaches the eBPF
+ * programs, fills the GPU device map, opens probe.sock and probe.ctl, then
+ * drops to the croft user with no capabilities under seccomp and serves the
+ * sampler from the fds it holds.  Its programs go away when it exits.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <event2/event.h>
+#include <bpf/libbpf.h>
+
+#include "clock.h"
+#include "config.h"
+#include "ctl.h"
+#include "daemon.h"
+#include "log.h"
+#include "priv.h"
+#include "probed.h"
+#include "sandbox.h"
+
+#define DRAIN_INTERVAL_MS 100 /* ring buffer reads between answers */
+
+static const char extra_usage[] =
+	"      --map-entries N     entries of every per-generation map (default: built-in sizes)\n";
+
+/* After the drop nothing in croft-probe loads programs, mounts or changes namespaces. */
+static const char *const denied_after_drop[] = {
+	"perf_event_open", "init_module", "finit_module", "delete_module", "kexec_load",
+	"mount", "umount2", "pivot_root", "chroot", "setns", "unshare", NULL,
+};
+
+struct probe_main {
+	struct daemon_opts opts;
+	uint32_t map_entries;
+	struct croft_config cfg;
+	struct priv_user user;
+	struct probe_objs objs;
+	struct probe_state st;
+	struct ctl_server *ctl;
+	struct daemon_notify *notify;
+	struct event *ev_term, *ev_int, *ev_hup, *ev_drain;
+};
+
+static void parse_args(struct probe_main *pm, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		DAEMON_LONG_OPTIONS,
+		{"map-entries", required_argument, NULL, 'M'},
+		{NULL, 0, NULL, 0},
+	};
+	char *end;
+	int opt;
+
+	daemon_opts_init(&pm->opts, PROBE_NAME, extra_usage);
+	while ((opt = getopt_long(argc, argv, DAEMON_SHORT_OPTIONS, longopts, NULL)) != -1) {
+		if (daemon_option(&pm->opts, opt, optarg))
+			continue;
+		if (opt != 'M')
+			daemon_usage(&pm->opts, 2);
+		errno = 0;
+		pm->map_entries = (uint32_t)strtoul(optarg, &end, 10);
+		if (errno || *end || pm->map_entries < 1 || pm->map_entries > (1u << 24))
+			fatalx("--map-entries: expected 1..16777216, got '%s'", optarg);
+	}
+	if (optind != argc)
+		daemon_usage(&pm->opts, 2);
+}
+
+static void load_config(struct probe_main *pm)
+{
+	char *errors = NULL, err[256];
+
+	config_defaults(&pm->cfg);
+	if (config_load(pm->opts.config_path, &pm->cfg, &errors) < 0) {
+		fprintf(stderr, "%s", errors ? errors : "");
+		fatalx("%s: configuration refused", pm->opts.config_path);
+	}
+	if (gpudev_resolve(pm->cfg.gpu_devices, "/proc/devices", &pm->st.gpus, err,
+		    sizeof(err)) < 0)
+		fatalx("%s: gpu_devices: %s", pm->opts.config_path, err);
+}
+
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level != LIBBPF_DEBUG)
+		log_vmsg(level == LIBBPF_WARN ? 4 : 7, false, fmt, ap);
+	return 0;
+}
+
+/*
+ * Since Linux 6.5 map and ring buffer operations on an fd already held need
+ * no capability; before, with unprivileged BPF disabled, every bpf() call
+ * needs CAP_BPF (CAP_SYS_ADMIN before 5.8), so keep that one.
+ */
+static size_t caps_needed(cap_value_t *ret_caps)
+{
+	struct utsname u;
+	unsigned major = 0, minor = 0;
+	FILE *f = fopen("/proc/sys/kernel/unprivileged_bpf_disabled", "re");
+	int disabled = 1;
+
+	if (f) {
+		if (fscanf(f, "%d", &disabled) != 1)
+			disabled = 1;
+		fclose(f);
+	}
+	if (uname(&u) == 0)
+		sscanf(u.release, "%u.%u", &major, &minor);
+	if (!disabled || major > 6 || (major == 6 && minor >= 5))
+		return 0;
+	ret_caps[0] = (major > 5 || (major == 5 && minor >= 8)) ? CAP_BPF : CAP_SYS_ADMIN;
+	log_notice("kernel %u.%u with unprivileged BPF disabled: keeping %s after the drop",
+		major, minor, ret_caps[0] == CAP_BPF ? "CAP_BPF" : "CAP_SYS_ADMIN");
+	return 1;
+}
+
+static void acquire(struct probe_main *pm)
+{
+	struct rlimit unlimited = {RLIM_INFINITY, RLIM_INFINITY};
+	char err[256], path[4096];
+	int r;
+
+	if (geteuid() != 0)
+		fatalx("must start as root to load its eBPF programs");
+	if (priv_lookup_user(pm->opts.user, &pm->user) < 0)
+		fatalx("no user %s (nor nobody) to drop to", pm->opts.user ? pm->opts.user : CROFT_USER);
+	setrlimit(RLIMIT_MEMLOCK, &unlimited); /* pre-5.11 kernels charge maps to memlock */
+	libbpf_set_print(libbpf_log);
+	if ((r = loader_open(&pm->objs, pm->map_entries, err, sizeof(err))) < 0)
+		fatalx("loading eBPF programs: %s", err);
+	if ((r = loader_set_gpu_rules(&pm->objs, &pm->st.gpus)) < 0)
+		fatalx("filling the GPU device map: %s", strerror(-r));
+	if ((r = collector_new(&pm->objs, &pm->st.col)) < 0)
+		fatalx("ring buffer: %s", strerror(-r));
+	if ((r = daemon_runtime_dir(pm->opts.runtime_dir, pm->user.gid)) < 0)
+		fatalx("runtime dir %s: %s", pm->opts.runtime_dir, strerror(-r));
+	snprintf(path, sizeof(path), "%s/%s", pm->opts.runtime_dir, PROBE_SOCKET_NAME);
+	if ((r = server_new(pm->st.base, path, pm->user.gid, pm->user.uid, pm->st.col,
+		     &pm->st.srv)) < 0)
+		fatalx("%s: %s", path, strerror(-r));
+	snprintf(path, sizeof(path), "%s/%s", pm->opts.runtime_dir, PROBE_CTL_NAME);
+	pm->ctl = ctl_server_new(pm->st.base, path, pm->user.gid, status_handler, &pm->st);
+	if (!pm->ctl)
+		fatalx("%s: cannot listen", path);
+}
+
+static void drop(struct probe_main *pm)
+{
+	cap_value_t caps[1];
+	size_t ncaps = caps_needed(caps);
+	int r;
+
+	if ((r = priv_drop(&pm->user, caps, ncaps)) < 0)
+		fatalx("dropping privileges to %s: %s", pm->user.name, strerror(-r));
+	if ((r = sandbox_apply(denied_after_drop)) < 0)
+		fatalx("seccomp: %s", strerror(-r));
+	pm->st.user_uid = pm->user.uid;
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct probe_main *pm = arg;
+	char err[1024];
+
+	if (sig == SIGHUP) {
+		if (status_reload(&pm->st, err, sizeof(err)) < 0)
+			log_warnx("reload refused: %s", err);
+		else
+			log_info("%s", err);
+		return;
+	}
+	log_info("stopping on signal %d", (int)sig);
+	event_base_loopexit(pm->st.base, NULL);
+}
+
+static void on_drain(evutil_socket_t fd, short what, void *arg)
+{
+	collector_drain(arg);
+}
+
+static void events_new(struct probe_main *pm)
+{
+	struct timeval drain = {0, DRAIN_INTERVAL_MS * 1000};
+
+	signal(SIGPIPE, SIG_IGN);
+	pm->ev_term = evsignal_new(pm->st.base, SIGTERM, on_signal, pm);
+	pm->ev_int = evsignal_new(pm->st.base, SIGINT, on_signal, pm);
+	pm->ev_hup = evsignal_new(pm->st.base, SIGHUP, on_signal, pm);
+	pm->ev_drain = event_new(pm->st.base, -1, EV_PERSIST, on_drain, pm->st.col);
+	if (!pm->ev_term || !pm->ev_int || !pm->ev_hup || !pm->ev_drain ||
+		evsignal_add(pm->ev_term, NULL) < 0 || evsignal_add(pm->ev_int, NULL) < 0 ||
+		evsignal_add(pm->ev_hup, NULL) < 0 || event_add(pm->ev_drain, &drain) < 0)
+		fatalx("cannot set up signals and timers");
+	pm->notify = daemon_notify_new(pm->st.base);
+}
+
+static void teardown(struct probe_main *pm)
+{
+	daemon_notify_stopping();
+	event_free(pm->ev_term);
+	event_free(pm->ev_int);
+	event_free(pm->ev_hup);
+	event_free(pm->ev_drain);
+	daemon_notify_free(pm->notify);
+	ctl_server_free(pm->ctl);
+	server_free(pm->st.srv);
+	collector_free(pm->st.col);
+	loader_close(&pm->objs); /* links are fds: closing them detaches everything */
+	event_base_free(pm->st.base);
+}
+
+int main(int argc, char **argv)
+{
+	static struct probe_main pm;
+
+	parse_args(&pm, argc, argv);
+	log_init(PROBE_NAME, pm.opts.verbose);
+	load_config(&pm);
+	if (pm.opts.check_only) {
+		printf("%s: configuration ok\n", pm.opts.config_path);
+		return 0;
+	}
+	pm.st.config_path = pm.opts.config_path;
+	pm.st.started_boot_ns = clock_boot_ns();
+	if (!(pm.st.base = event_base_new()))
+		fatalx("event_base_new failed");
+	acquire(&pm);
+	drop(&pm);
+	pm.st.objs = &pm.objs;
+	events_new(&pm);
+	log_info("attached (%s), %zu GPU device rules, net %s; serving as %s",
+		loader_variant(&pm.objs), pm.st.gpus.rules_count,
+		pm.objs.net ? "on" : pm.objs.net_why, pm.user.name);
+	daemon_notify_ready("attached");
+	event_base_dispatch(pm.st.base);
+	teardown(&pm);
+	return 0;
+}

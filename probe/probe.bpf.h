@@ -1,0 +1,68 @@
+/*
+ * probe.bpf.h: what every croft-probe eBPF program shares: the generation
+ * switch, the per-CPU drop counters, the count-into-a-hash idiom and the
+ * CO-RE shims.  Kernel side only; included after vmlinux.h.
+ */
+#ifndef CROFT_PROBE_BPF_H
+#define CROFT_PROBE_BPF_H
+
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "probe.h"
+
+#define TASK_RUNNING_STATE 0x0000
+#define TASK_DEAD_STATE    0x0080
+
+/* Which generation of maps the programs write; flipped by croft-probe. */
+volatile __u32 gen;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PROBE_DROP_REASONS);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+static __always_inline void count_drop(__u32 reason)
+{
+	__u64 *n = bpf_map_lookup_elem(&drops, &reason);
+
+	if (n)
+		(*n)++;
+}
+
+/*
+ * Returns this CPU's value for key, inserting zero first (BPF_NOEXIST: an
+ * insert racing ours on another CPU wins and we take its entry).  NULL when
+ * the map is full; the caller counts the drop.
+ */
+static __always_inline void *lookup_or_init(void *map, const void *key, const void *zero)
+{
+	void *val = bpf_map_lookup_elem(map, key);
+
+	if (val)
+		return val;
+	bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(map, key);
+}
+
+/*
+ * CO-RE shim: task_struct's state was renamed __state in Linux 5.14
+ * (commit 2f064a59a11f "sched: Change task_struct::state").
+ */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 task_state(struct task_struct *task)
+{
+	if (bpf_core_field_exists(task->__state))
+		return BPF_CORE_READ(task, __state);
+	return BPF_CORE_READ((struct task_struct___pre514 *)task, state);
+}
+
+char LICENSE[] SEC("license") = "GPL";
+
+#endif

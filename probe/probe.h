@@ -1,0 +1,89 @@
+/*
+ * probe.h: the structs and map sizes croft-probe's eBPF programs and its
+ * loader share (kernel <-> croft-probe only; the wire structs towards the
+ * sampler are in probe_proto.h, and collect.c alone converts).  Included by
+ * the probe/ .bpf.c files (kernel, after vmlinux.h) and by the root-started loader.
+ */
+#ifndef CROFT_PROBE_H
+#define CROFT_PROBE_H
+
+/* Map sizes (entries).  --map-entries overrides the per-generation ones. */
+#define PROBE_SYSCALL_ENTRIES   16384  /* (tgid, syscall nr) pairs per generation */
+#define PROBE_TGID_ENTRIES      8192   /* tgids per generation, per concern */
+#define PROBE_RUNQ_ENTRIES      16384  /* threads woken and not yet running */
+#define PROBE_GPU_RULES         64     /* == GPUDEV_RULES_MAX (common/gpudev.h) */
+#define PROBE_EVENTS_BYTES      (256 * 1024) /* ring buffer of fork/exec/exit events */
+#define PROBE_COMM_LEN          16
+
+/*
+ * Every count lives in one of two generations of maps (suffix _0 and _1).
+ * The programs write into generation `gen` (a .bss variable each object
+ * has); croft-probe flips gen, waits an RCU grace period so no program
+ * still writes the old one, then reads and empties the old one.
+ */
+#define PROBE_GENS              2
+
+/* Why something was not counted: one per-CPU counter per reason per object. */
+enum probe_drop {
+	PROBE_DROP_SYSCALL_MAP_FULL = 0,
+	PROBE_DROP_IOCTL_MAP_FULL = 1,
+	PROBE_DROP_SCHED_MAP_FULL = 2,
+	PROBE_DROP_RUNQ_MAP_FULL = 3,
+	PROBE_DROP_NET_MAP_FULL = 4,
+	PROBE_DROP_EVENTS_FULL = 5,
+	PROBE_DROP_REASONS = 6,
+};
+
+struct probe_syscall_key {
+	__u32 tgid;
+	__u32 nr;
+};
+
+/* ioctl_{0,1}: per-CPU hash, key tgid. */
+struct probe_ioctl_val {
+	__u64 count;
+	__u64 last_boot_ns;  /* CLOCK_BOOTTIME of the last GPU ioctl on this CPU */
+};
+
+/* sched_{0,1}: per-CPU hash, key tgid. */
+struct probe_sched_val {
+	__u64 voluntary;
+	__u64 involuntary;
+	__u64 runqueue_ns;
+};
+
+/* net_{0,1}: per-CPU hash, key tgid. */
+struct probe_net_val {
+	__u64 rx_bytes;
+	__u64 tx_bytes;
+};
+
+/* gpu_rules: one-element array, replaced whole by `reload`. */
+struct probe_gpu_rule {
+	__u32 major;
+	__u32 minor_first;
+	__u32 minor_last;
+};
+
+struct probe_gpu_rules {
+	__u32 count;
+	struct probe_gpu_rule rules[PROBE_GPU_RULES];
+};
+
+enum probe_event_kind {
+	PROBE_EV_FORK = 1,  /* a new thread group */
+	PROBE_EV_EXEC = 2,
+	PROBE_EV_EXIT = 3,  /* the last thread of a group */
+};
+
+struct probe_event {
+	__u32 kind;
+	__u32 tgid;
+	__u32 ppid;
+	__u32 exit_code;
+	__u64 start_boot_ns;  /* the group leader's start_boottime */
+	__u64 event_boot_ns;
+	char comm[PROBE_COMM_LEN];
+};
+
+#endif

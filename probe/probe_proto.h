@@ -1,0 +1,87 @@
+/*
+ * probe_proto.h: the payloads of probe.sock (SOCK_SEQPACKET, one common/
+ * msg.h message per packet) between croft-probe (croft user after its drop)
+ * and croft-sampler.  One answer to MT_PROBE_POLL is any number of
+ * MT_PROBE_PROCS and MT_PROBE_EXITS packets, then one MT_PROBE_END.
+ */
+#ifndef CROFT_PROBE_PROTO_H
+#define CROFT_PROBE_PROTO_H
+
+#include <stdint.h>
+
+#define PROBE_PROC_SYSCALLS_MAX 1024 /* syscall entries after one proc record */
+#define PROBE_WIRE_DROPS        8    /* drop reasons on the wire (enum probe_drop, rest 0) */
+#define PROBE_COMM_BYTES        16
+
+/* MT_PROBE_POLL: sampler -> probe. */
+struct probe_poll {
+	uint64_t reserved; /* 0 */
+};
+_Static_assert(sizeof(struct probe_poll) == 8, "probe_poll is 8 bytes");
+
+/* Leads every MT_PROBE_PROCS and MT_PROBE_EXITS packet. */
+struct probe_batch {
+	uint32_t count;    /* records that follow */
+	uint32_t reserved; /* 0 */
+};
+_Static_assert(sizeof(struct probe_batch) == 8, "probe_batch is 8 bytes");
+
+/*
+ * One tgid's counts over the answer's interval, followed by syscalls_count
+ * struct probe_syscall (highest count first).  start_boot_ns is the group
+ * leader's start_boottime (0: unknown); the sampler matches it against
+ * /proc/<pid>/stat starttime.
+ */
+struct probe_proc {
+	uint32_t tgid;
+	uint32_t syscalls_count;
+	uint64_t start_boot_ns;
+	uint64_t gpu_ioctls;
+	uint64_t last_gpu_ioctl_boot_ns; /* within this interval; 0: none */
+	uint64_t ctx_voluntary;
+	uint64_t ctx_involuntary;
+	uint64_t runqueue_ns;
+	uint64_t net_rx_bytes;
+	uint64_t net_tx_bytes;
+};
+_Static_assert(sizeof(struct probe_proc) == 72, "probe_proc is 72 bytes");
+
+struct probe_syscall {
+	uint32_t nr;       /* this architecture's syscall number */
+	uint32_t reserved; /* 0 */
+	uint64_t count;
+};
+_Static_assert(sizeof(struct probe_syscall) == 16, "probe_syscall is 16 bytes");
+
+/* A whole thread group exited; its final counts are in this answer or earlier ones. */
+struct probe_exit {
+	uint32_t tgid;
+	uint32_t ppid;
+	uint32_t exit_code;
+	uint32_t reserved; /* 0 */
+	uint64_t start_boot_ns;
+	uint64_t exit_boot_ns;
+	char comm[PROBE_COMM_BYTES]; /* NUL-padded, may lack the NUL when 16 bytes long */
+};
+_Static_assert(sizeof(struct probe_exit) == 48, "probe_exit is 48 bytes");
+
+enum probe_end_flags {
+	PROBE_END_NET = 1u << 0,   /* net_* figures are counted on this kernel */
+	PROBE_END_FIRST = 1u << 1, /* first answer to this peer: covers time before it asked */
+};
+
+/* MT_PROBE_END: closes an answer covering (since_boot_ns, until_boot_ns]. */
+struct probe_end {
+	uint64_t seq;              /* answers sent by this croft-probe, from 1 */
+	uint64_t since_boot_ns;
+	uint64_t until_boot_ns;
+	uint32_t procs;            /* probe_proc records in this answer */
+	uint32_t exits;            /* probe_exit records in this answer */
+	uint32_t flags;            /* enum probe_end_flags */
+	uint32_t reserved;         /* 0 */
+	uint64_t drops[PROBE_WIRE_DROPS];       /* during this interval, per reason */
+	uint64_t drops_total[PROBE_WIRE_DROPS]; /* since croft-probe started */
+};
+_Static_assert(sizeof(struct probe_end) == 168, "probe_end is 168 bytes");
+
+#endif

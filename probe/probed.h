@@ -1,0 +1,143 @@
+/*
+ * probed.h: croft-probe's map: the loaded objects, the collector that turns
+ * a map generation into an answer, the probe.sock server and the status
+ * reply, with every function grouped by its file.  croft-probe only (root
+ * until priv_drop, then the croft user with no capabilities).
+ */
+#ifndef CROFT_PROBED_H
+#define CROFT_PROBED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "gpudev.h"
+#include "probe.h"
+#include "probe_proto.h"
+
+struct event_base;
+struct evbuffer;
+struct msg_cursor;
+struct syscalls_bpf;
+struct ioctl_bpf;
+struct sched_bpf;
+struct net_bpf;
+struct proc_bpf;
+struct ring_buffer;
+
+#define PROBE_NAME              "croft-probe"
+#define PROBE_SOCKET_NAME       "probe.sock"
+#define PROBE_CTL_NAME          "probe.ctl"
+#define PROBE_PEERS_MAX         4          /* connections on probe.sock at once */
+#define PROBE_PEER_QUEUE_MAX    (64u << 20) /* bytes queued towards one peer */
+#define PROBE_STARTS_MAX        (1u << 20) /* tgids whose start time we remember */
+
+/* The counted concerns, each with two generations of maps. */
+enum probe_concern {
+	CONCERN_SYSCALLS,
+	CONCERN_IOCTL,
+	CONCERN_SCHED,
+	CONCERN_NET,
+	CONCERNS,
+};
+
+struct probe_objs {
+	struct syscalls_bpf *syscalls;
+	struct ioctl_bpf *ioctl;
+	struct sched_bpf *sched;
+	struct net_bpf *net;       /* NULL: the kernel lacks the socket tracepoints */
+	struct proc_bpf *proc;
+	bool use_btf;              /* tp_btf programs, else raw_tp */
+	bool ioctl_btf;            /* ioctl's tp_btf program (needs the bpf_rdonly_cast kfunc) */
+	char net_why[160];         /* why net is off, "" when on */
+	int ncpus;                 /* possible CPUs: per-CPU value slots */
+	uint32_t gen;              /* generation the programs write now */
+	int sync_outer_fd;         /* ARRAY_OF_MAPS: updating it waits for an RCU grace period */
+	int sync_inner_fd;
+	uint32_t map_entries;      /* per-generation map size override, 0: probe.h sizes */
+};
+
+/* loader.c: as root, before the drop; the rest also after it. */
+int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t err_len);
+void loader_close(struct probe_objs *objs);
+int loader_set_gpu_rules(struct probe_objs *objs, const struct gpudev_set *set);
+/* Points the programs at the other generation and waits until none writes the old one. */
+int loader_flip(struct probe_objs *objs);
+/* The map fd of concern's generation g, -1 when not loaded. */
+int loader_map_fd(const struct probe_objs *objs, enum probe_concern concern, uint32_t g);
+int loader_map_max(const struct probe_objs *objs, enum probe_concern concern);
+int loader_events_fd(const struct probe_objs *objs);
+/* Sums every object's per-CPU drop counters into ret_drops[PROBE_DROP_REASONS]. */
+int loader_drops(const struct probe_objs *objs, uint64_t *ret_drops);
+const char *loader_variant(const struct probe_objs *objs);
+
+/* tgidmap.c: tgid -> u64, at most limit entries */
+struct tgidmap {
+	uint32_t *keys;  /* 0: free slot */
+	uint64_t *vals;
+	size_t cap, count, limit;
+};
+uint64_t *tgidmap_get(const struct tgidmap *m, uint32_t key);
+int tgidmap_put(struct tgidmap *m, uint32_t key, uint64_t val);
+void tgidmap_del(struct tgidmap *m, uint32_t key);
+void tgidmap_clear(struct tgidmap *m);
+void tgidmap_free(struct tgidmap *m);
+
+/* collect.c: one answer = everything since the previous one. */
+struct answer_proc {
+	struct probe_proc rec;
+	struct probe_syscall *syscalls;
+	uint32_t syscalls_cap;
+};
+
+struct answer {
+	struct answer_proc *procs;
+	size_t procs_count, procs_cap;
+	struct probe_exit *exits;
+	size_t exits_count, exits_cap;
+	struct probe_end end;
+};
+
+struct collector;
+int collector_new(struct probe_objs *objs, struct collector **ret_collector);
+void collector_free(struct collector *col);
+/* Drains events, flips the generation, reads and empties the old one. */
+int collector_answer(struct collector *col, bool first, const struct answer **ret_answer);
+/* Drains events only (between answers, so the ring buffer never fills). */
+void collector_drain(struct collector *col);
+struct collector_stats {
+	uint64_t answers;
+	uint64_t exits_seen;                    /* whole thread groups, since start */
+	uint64_t events_seen;                   /* fork/exec/exit events read */
+	uint64_t drops_total[PROBE_DROP_REASONS];
+	size_t procs_last;                      /* tgids in the last answer */
+	size_t entries_last[CONCERNS];          /* map entries the last answer read */
+	uint64_t collect_ns_last;               /* how long the last answer took */
+};
+const struct collector_stats *collector_stats(const struct collector *col);
+
+/* server.c: probe.sock */
+struct server;
+int server_new(struct event_base *base, const char *path, gid_t gid, uid_t peer_uid,
+	struct collector *col, struct server **ret_server);
+void server_free(struct server *srv);
+/* Appends {"peers": [...]} style figures to a JSON object (json_t *). */
+void server_status(const struct server *srv, void *json_obj);
+
+/* status.c: probe.ctl */
+struct probe_state {
+	struct event_base *base;
+	struct probe_objs *objs;
+	struct collector *col;
+	struct server *srv;
+	const char *config_path;
+	struct gpudev_set gpus;
+	uint64_t started_boot_ns;
+	uid_t user_uid;
+};
+int status_handler(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply);
+/* Re-reads gpu_devices from the config file and updates the device map; 0 or -errno. */
+int status_reload(struct probe_state *st, char *err, size_t err_len);
+
+#endif

@@ -1,0 +1,150 @@
+/*
+ * status.c: probe.ctl requests.  status: programs and their variant, map
+ * fill, drops per reason, exits seen, whether socket bytes are counted (and
+ * why not), peers.  reload: the GPU device set from croft.conf, written into
+ * the device map without reloading any program.  croft-probe, croft user,
+ * no capabilities (map updates go through fds it already holds).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <event2/buffer.h>
+#include <jansson.h>
+
+#include "clock.h"
+#include "config.h"
+#include "log.h"
+#include "msg.h"
+#include "probed.h"
+
+static const char *const drop_names[PROBE_DROP_REASONS] = {
+	[PROBE_DROP_SYSCALL_MAP_FULL] = "syscall_map_full",
+	[PROBE_DROP_IOCTL_MAP_FULL] = "ioctl_map_full",
+	[PROBE_DROP_SCHED_MAP_FULL] = "sched_map_full",
+	[PROBE_DROP_RUNQ_MAP_FULL] = "runq_map_full",
+	[PROBE_DROP_NET_MAP_FULL] = "net_map_full",
+	[PROBE_DROP_EVENTS_FULL] = "ringbuf_full",
+};
+
+static const char *const concern_names[CONCERNS] = {"syscalls", "ioctl", "sched", "net"};
+
+static json_t *programs_json(const struct probe_objs *objs)
+{
+	json_t *progs = json_object();
+	const char *v = loader_variant(objs);
+
+	json_object_set_new(progs, "syscalls", json_string(v));
+	json_object_set_new(progs, "ioctl", json_string(objs->ioctl_btf ? "tp_btf" : "raw_tp"));
+	json_object_set_new(progs, "sched", json_string(v));
+	json_object_set_new(progs, "proc", json_string(v));
+	json_object_set_new(progs, "net", objs->net ? json_string(v) : json_null());
+	return progs;
+}
+
+static json_t *maps_json(const struct probe_state *st, const struct collector_stats *cs)
+{
+	json_t *maps = json_object();
+
+	for (int c = 0; c < CONCERNS; c++) {
+		int max = loader_map_max(st->objs, c);
+
+		if (max > 0)
+			json_object_set_new(maps, concern_names[c], json_pack("{s:I, s:I}",
+				"entries_last_answer", (json_int_t)cs->entries_last[c],
+				"max_entries", (json_int_t)max));
+	}
+	return maps;
+}
+
+static json_t *drops_json(const struct probe_state *st, const struct collector_stats *cs)
+{
+	json_t *drops = json_object();
+	uint64_t now[PROBE_DROP_REASONS];
+	const uint64_t *src = cs->drops_total;
+
+	if (loader_drops(st->objs, now) == 0)
+		src = now;
+	for (int r = 0; r < PROBE_DROP_REASONS; r++)
+		json_object_set_new(drops, drop_names[r], json_integer((json_int_t)src[r]));
+	return drops;
+}
+
+static int status_json(struct probe_state *st, struct evbuffer *reply)
+{
+	const struct collector_stats *cs = collector_stats(st->col);
+	json_t *root = json_object();
+	char *text;
+
+	json_object_set_new(root, "daemon", json_string(PROBE_NAME));
+	json_object_set_new(root, "version", json_string(CROFT_VERSION));
+	json_object_set_new(root, "uptime_s", json_real((double)(clock_boot_ns() -
+		st->started_boot_ns) / 1e9));
+	json_object_set_new(root, "programs", programs_json(st->objs));
+	json_object_set_new(root, "net", st->objs->net ? json_pack("{s:b}", "available", 1) :
+		json_pack("{s:b, s:s}", "available", 0, "why", st->objs->net_why));
+	json_object_set_new(root, "maps", maps_json(st, cs));
+	json_object_set_new(root, "drops", drops_json(st, cs));
+	json_object_set_new(root, "answers", json_integer((json_int_t)cs->answers));
+	json_object_set_new(root, "exits_seen", json_integer((json_int_t)cs->exits_seen));
+	json_object_set_new(root, "events_seen", json_integer((json_int_t)cs->events_seen));
+	json_object_set_new(root, "procs_last_answer", json_integer((json_int_t)cs->procs_last));
+	json_object_set_new(root, "collect_ms_last", json_real((double)cs->collect_ns_last / 1e6));
+	json_object_set_new(root, "gpu_rules", json_integer((json_int_t)st->gpus.rules_count));
+	server_status(st->srv, root);
+	text = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	if (!text)
+		return -ENOMEM;
+	evbuffer_add_printf(reply, "%s", text);
+	free(text);
+	return 0;
+}
+
+int status_reload(struct probe_state *st, char *err, size_t err_len)
+{
+	struct croft_config cfg;
+	struct gpudev_set set;
+	char *errors = NULL;
+	int r;
+
+	config_defaults(&cfg);
+	if ((r = config_load(st->config_path, &cfg, &errors)) < 0) {
+		snprintf(err, err_len, "%s", errors ? errors : strerror(-r));
+		free(errors);
+		return r;
+	}
+	if ((r = gpudev_resolve(cfg.gpu_devices, "/proc/devices", &set, err, err_len)) < 0)
+		return r;
+	if ((r = loader_set_gpu_rules(st->objs, &set)) < 0) {
+		snprintf(err, err_len, "updating the GPU device map: %s", strerror(-r));
+		return r;
+	}
+	st->gpus = set;
+	snprintf(err, err_len, "GPU device set reloaded: %zu rules", set.rules_count);
+	return 0;
+}
+
+int status_handler(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply)
+{
+	struct probe_state *st = ctx;
+	char text[1024];
+	int r;
+
+	switch (type) {
+	case MT_CTL_STATUS:
+		return status_json(st, reply);
+	case MT_CTL_RELOAD:
+		r = status_reload(st, text, sizeof(text));
+		if (r < 0)
+			log_warnx("reload refused: %s", text);
+		else
+			log_info("%s", text);
+		evbuffer_add_printf(reply, "%s", text);
+		return r;
+	default:
+		evbuffer_add_printf(reply, "%s: not a request croft-probe answers",
+			msg_type_name(type));
+		return -EOPNOTSUPP;
+	}
+}

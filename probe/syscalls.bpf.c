@@ -1,0 +1,57 @@
+/*
+ * syscalls.bpf.c: counts every syscall per (tgid, syscall number) into the
+ * current generation's per-CPU hash.  Kernel side of croft-probe, loaded by
+ * root; the sys_enter hook is the hottest path croft has, so it stays short.
+ */
+#include "vmlinux.h"
+#include "probe.bpf.h"
+
+#define SYSCALL_MAP(name)                                        \
+	struct {                                                 \
+		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);          \
+		__uint(max_entries, PROBE_SYSCALL_ENTRIES);      \
+		__type(key, struct probe_syscall_key);           \
+		__type(value, __u64);                            \
+	} name SEC(".maps")
+
+SYSCALL_MAP(syscalls_0);
+SYSCALL_MAP(syscalls_1);
+
+static __always_inline void count_in(void *map, struct probe_syscall_key *key)
+{
+	static const __u64 zero;
+	__u64 *n = lookup_or_init(map, key, &zero);
+
+	if (n)
+		(*n)++;
+	else
+		count_drop(PROBE_DROP_SYSCALL_MAP_FULL);
+}
+
+static __always_inline int count_syscall(long id)
+{
+	struct probe_syscall_key key = {
+		.tgid = bpf_get_current_pid_tgid() >> 32,
+		.nr = (__u32)id,
+	};
+
+	if (id < 0)
+		return 0;
+	if (gen)
+		count_in(&syscalls_1, &key);
+	else
+		count_in(&syscalls_0, &key);
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sys_enter_btf, struct pt_regs *regs, long id)
+{
+	return count_syscall(id);
+}
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
+{
+	return count_syscall(id);
+}
