@@ -17,6 +17,7 @@ struct command {
 /* One line per subcommand; each owner adds its own. */
 static const struct command commands[] = {
 	{ "run", cmd_run, "run the three daemons in the foreground" },
+	{ "stats", cmd_stats, "figures over the dataset: processes, GPU use, frameworks" },
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,326 @@
+/*
+ * dataset.c: which files to read (walking directories), the skip report,
+ * and the worker threads that read them, one file at a time each.  croft
+ * stats/profile, invoking user, no privilege.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dataset.h"
+#include "readfile.h"
+
+#define WALK_DEPTH_MAX  16
+
+struct collect {
+	struct ds_files files;
+	size_t cap;
+	struct { dev_t dev; ino_t ino; } *seen;
+	char *err;
+	size_t err_size;
+};
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static int collect_add(struct collect *c, const char *path, const struct stat *st)
+{
+	for (size_t i = 0; i < c->files.n; i++)
+		if (c->seen[i].dev == st->st_dev && c->seen[i].ino == st->st_ino)
+			return 0;
+	if (c->files.n >= DS_FILES_MAX) {
+		snprintf(c->err, c->err_size, "more than %d files", DS_FILES_MAX);
+		return -E2BIG;
+	}
+	if (c->files.n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		struct ds_file *v = realloc(c->files.v, cap * sizeof(*v));
+		void *seen = v ? realloc(c->seen, cap * sizeof(*c->seen)) : NULL;
+		if (!v || !seen) {
+			if (v)
+				c->files.v = v;
+			return -ENOMEM;
+		}
+		c->files.v = v;
+		c->seen = seen;
+		c->cap = cap;
+	}
+	char *copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	c->files.v[c->files.n] = (struct ds_file){ copy, (uint64_t)st->st_size, has_suffix(path, ".zst") };
+	c->seen[c->files.n].dev = st->st_dev;
+	c->seen[c->files.n].ino = st->st_ino;
+	c->files.n++;
+	return 0;
+}
+
+static int collect_dir(struct collect *c, const char *dir, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+	int r = 0;
+
+	if (depth > WALK_DEPTH_MAX)
+		return 0;
+	d = opendir(dir);
+	if (!d) {
+		r = -errno;
+		snprintf(c->err, c->err_size, "%s: %s", dir, strerror(errno));
+		return r;
+	}
+	while (r == 0 && (de = readdir(d)) != NULL) {
+		char path[PATH_MAX];
+		struct stat st;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path))
+			continue;
+		if (stat(path, &st) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode))
+			r = collect_dir(c, path, depth + 1);
+		else if (S_ISREG(st.st_mode) &&
+			 (has_suffix(de->d_name, ".jsonl") || has_suffix(de->d_name, ".jsonl.zst")))
+			r = collect_add(c, path, &st);
+	}
+	closedir(d);
+	return r;
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+	return strcmp(((const struct ds_file *)a)->path, ((const struct ds_file *)b)->path);
+}
+
+int ds_collect(char *const *paths, int count, struct ds_files *ret_files, char *err, size_t err_size)
+{
+	struct collect c = { .err = err, .err_size = err_size };
+	int r = 0;
+
+	for (int i = 0; r == 0 && i < count; i++) {
+		struct stat st;
+
+		if (stat(paths[i], &st) < 0) {
+			r = -errno;
+			snprintf(err, err_size, "%s: %s", paths[i], strerror(errno));
+		} else if (S_ISDIR(st.st_mode)) {
+			r = collect_dir(&c, paths[i], 0);
+		} else {
+			r = collect_add(&c, paths[i], &st);
+		}
+	}
+	free(c.seen);
+	if (r < 0) {
+		ds_files_free(&c.files);
+		return r;
+	}
+	qsort(c.files.v, c.files.n, sizeof(*c.files.v), cmp_path);
+	*ret_files = c.files;
+	return 0;
+}
+
+void ds_files_free(struct ds_files *files)
+{
+	for (size_t i = 0; i < files->n; i++)
+		free(files->v[i].path);
+	free(files->v);
+	files->v = NULL;
+	files->n = 0;
+}
+
+void ds_report_init(struct ds_report *rep)
+{
+	memset(rep, 0, sizeof(*rep));
+	pthread_mutex_init(&rep->lock, NULL);
+}
+
+void ds_report_free(struct ds_report *rep)
+{
+	for (size_t i = 0; i < rep->skips_count; i++)
+		free(rep->skips[i].reason);
+	free(rep->skips);
+	pthread_mutex_destroy(&rep->lock);
+}
+
+uint64_t ds_report_skipped(const struct ds_report *rep)
+{
+	uint64_t n = 0;
+
+	for (int k = 0; k < SKIP_KINDS; k++)
+		n += rep->skipped[k];
+	return n;
+}
+
+const char *ds_skip_kind_name(enum ds_skip_kind kind)
+{
+	static const char *const names[SKIP_KINDS] = {
+		"bad line", "line too long", "corrupt frame", "truncated", "empty file", "unreadable",
+	};
+
+	return kind < SKIP_KINDS ? names[kind] : "?";
+}
+
+static int cmp_skip(const void *a, const void *b)
+{
+	const struct ds_skip *x = a, *y = b;
+
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	return strcmp(x->reason, y->reason);
+}
+
+void ds_report_sort(struct ds_report *rep)
+{
+	if (rep->skips_count)
+		qsort(rep->skips, rep->skips_count, sizeof(*rep->skips), cmp_skip);
+}
+
+/* Called by file readers; keeps at most DS_SKIPS_PER_FILE messages per file. */
+void ds_report_skip(struct ds_report *rep, uint32_t file, uint64_t *kept_in_file,
+		    enum ds_skip_kind kind, uint64_t line, uint64_t offset, const char *fmt, ...)
+{
+	char text[256];
+	va_list ap;
+
+	pthread_mutex_lock(&rep->lock);
+	rep->skipped[kind]++;
+	if (*kept_in_file >= DS_SKIPS_PER_FILE)
+		goto out;
+	if (rep->skips_count == rep->skips_cap) {
+		size_t cap = rep->skips_cap ? rep->skips_cap * 2 : 16;
+		struct ds_skip *v = realloc(rep->skips, cap * sizeof(*v));
+		if (!v)
+			goto out;
+		rep->skips = v;
+		rep->skips_cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	char *reason = strdup(text);
+	if (!reason)
+		goto out;
+	rep->skips[rep->skips_count++] = (struct ds_skip){ file, kind, line, offset, reason };
+	(*kept_in_file)++;
+out:
+	pthread_mutex_unlock(&rep->lock);
+}
+
+struct pool {
+	const struct ds_files *files;
+	const struct ds_sink *sink;
+	struct ds_report *rep;
+	bool jansson_only;
+	pthread_mutex_t lock;
+	size_t next;             /* next file to hand out */
+	size_t *order;           /* biggest files first: the last one ends soonest */
+};
+
+struct worker {
+	struct pool *pool;
+	void *ctx;
+	pthread_t thread;
+	int error;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct pool *p = w->pool;
+	struct file_reader *fr = NULL;
+
+	w->error = file_reader_new(p->sink, w->ctx, p->rep, p->jansson_only, &fr);
+	if (w->error < 0)
+		return NULL;
+	for (;;) {
+		pthread_mutex_lock(&p->lock);
+		size_t i = p->next < p->files->n ? p->order[p->next++] : SIZE_MAX;
+		pthread_mutex_unlock(&p->lock);
+		if (i == SIZE_MAX)
+			break;
+		file_reader_read(fr, &p->files->v[i], (uint32_t)i);
+	}
+	file_reader_free(fr);
+	return NULL;
+}
+
+static const struct ds_files *sort_files;
+
+static int cmp_size_desc(const void *a, const void *b)
+{
+	const struct ds_file *x = &sort_files->v[*(const size_t *)a];
+	const struct ds_file *y = &sort_files->v[*(const size_t *)b];
+
+	if (x->size_bytes != y->size_bytes)
+		return x->size_bytes > y->size_bytes ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+int ds_read(const struct ds_files *files, int threads, bool jansson_only,
+	    const struct ds_sink *sink, void *const *ctxs, struct ds_report *rep)
+{
+	struct pool p = { files, sink, rep, jansson_only, PTHREAD_MUTEX_INITIALIZER, 0, NULL };
+	struct worker w[DS_THREADS_MAX];
+	int started = 0, r = 0;
+
+	if (threads < 1)
+		threads = 1;
+	if (threads > DS_THREADS_MAX)
+		threads = DS_THREADS_MAX;
+	if ((size_t)threads > files->n)
+		threads = files->n ? (int)files->n : 1;
+	p.order = calloc(files->n + 1, sizeof(*p.order));
+	if (!p.order)
+		return -ENOMEM;
+	for (size_t i = 0; i < files->n; i++)
+		p.order[i] = i;
+	sort_files = files;
+	qsort(p.order, files->n, sizeof(*p.order), cmp_size_desc);
+	for (int i = 0; i < threads; i++)
+		w[i] = (struct worker){ &p, ctxs[i], 0, 0 };
+	if (threads == 1) {
+		worker_main(&w[0]);
+		started = 0;
+		r = w[0].error;
+	} else {
+		for (; started < threads; started++)
+			if (pthread_create(&w[started].thread, NULL, worker_main, &w[started]) != 0)
+				break;
+		if (started == 0)
+			r = -EAGAIN;
+	}
+	for (int i = 0; i < started; i++) {
+		pthread_join(w[i].thread, NULL);
+		if (w[i].error < 0)
+			r = w[i].error;
+	}
+	free(p.order);
+	return r;
+}
+
+int ds_default_threads(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}

@@ -1,0 +1,93 @@
+/*
+ * dataset.h: finding and reading croft-dataset files (.jsonl, .jsonl.zst and
+ * directories of them) in bounded memory, one worker thread per file up to a
+ * limit, every skipped line, frame or file counted and reported.  croft
+ * stats/profile, invoking user, no privilege.
+ */
+#ifndef CROFT_DATASET_H
+#define CROFT_DATASET_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rowscan.h"
+
+#define DS_FILES_MAX        1000000   /* files one command reads */
+#define DS_SKIPS_PER_FILE   100       /* skip messages kept per file */
+#define DS_LINE_MAX         (1u << 20) /* longer lines are skipped */
+#define DS_THREADS_MAX      256
+
+struct ds_file {
+	char *path;
+	uint64_t size_bytes;
+	bool zst;
+};
+
+struct ds_files {
+	struct ds_file *v;
+	size_t n;
+};
+
+enum ds_skip_kind {
+	SKIP_BAD_LINE,           /* not JSON, or JSON that is not a row */
+	SKIP_LONG_LINE,          /* over DS_LINE_MAX */
+	SKIP_CORRUPT_FRAME,      /* zstd error: the frame's rows are dropped */
+	SKIP_TRUNCATED,          /* file ends inside a frame or a line */
+	SKIP_EMPTY_FILE,
+	SKIP_UNREADABLE,         /* open/read failed */
+	SKIP_KINDS,
+};
+
+struct ds_skip {
+	uint32_t file;
+	enum ds_skip_kind kind;
+	uint64_t line;           /* 1-based line of the decompressed text; 0 = none */
+	uint64_t offset;         /* byte offset in the file as stored, for frames */
+	char *reason;
+};
+
+/* Shared by the workers: counts and the skip messages (under lock). */
+struct ds_report {
+	pthread_mutex_t lock;
+	uint64_t files_read, bytes_read, text_bytes, rows, rows_jansson;
+	uint64_t skipped[SKIP_KINDS];
+	struct ds_skip *skips;
+	size_t skips_count, skips_cap;
+};
+
+/* What a worker does with what it reads; ctx is that worker's own. */
+struct ds_sink {
+	void (*file_begin)(void *ctx, uint32_t file);
+	void (*row)(void *ctx, const struct row *row);
+	void (*file_end)(void *ctx, uint32_t file);
+};
+
+/*
+ * Walks paths (files are taken whatever their name; directories are walked
+ * for *.jsonl and *.jsonl.zst, dot files left out); sorted by path, each
+ * file once.  A path that does not exist is an error: -errno and a message
+ * in err.
+ */
+int ds_collect(char *const *paths, int count, struct ds_files *ret_files, char *err, size_t err_size);
+void ds_files_free(struct ds_files *files);
+
+void ds_report_init(struct ds_report *rep);
+void ds_report_free(struct ds_report *rep);
+uint64_t ds_report_skipped(const struct ds_report *rep);
+/* Sorts the kept skip messages by file, line and offset. */
+void ds_report_sort(struct ds_report *rep);
+const char *ds_skip_kind_name(enum ds_skip_kind kind);
+
+/*
+ * Reads every file with up to `threads` workers (ctxs[i] is worker i's),
+ * jansson_only: the reference path for every line (tests compare).
+ * Returns 0 or -errno on a failure to start (memory, threads).
+ */
+int ds_read(const struct ds_files *files, int threads, bool jansson_only,
+	    const struct ds_sink *sink, void *const *ctxs, struct ds_report *rep);
+
+/* Worker threads to use: the CPUs this process may run on. */
+int ds_default_threads(void);
+
+#endif

@@ -1,0 +1,288 @@
+/*
+ * filter.c: the options croft stats and croft profile share (filters,
+ * --json, --threads, --config, paths) and the row filter itself.  Runs as
+ * the invoking user, no privilege.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "readers.h"
+
+static void usage(FILE *out, bool profile)
+{
+	if (profile)
+		fprintf(out,
+"usage: croft profile (--tgid N | --container ID | --label L | --framework F)\n"
+"                     [--since T] [--until T] [--json] [--svg FILE] [PATH...]\n"
+"One process (tgid), container, label or framework over time: duration, CPU\n"
+"and RSS (mean, p50, p95, max), threads, GPU phases, network and disk rates,\n"
+"syscall mix; --svg draws CPU, RSS and GPU ioctls against time.\n");
+	else
+		fprintf(out,
+"usage: croft stats [--since T] [--until T] [--container ID] [--label L]\n"
+"                   [--framework F] [--tgid N] [--json] [PATH...]\n"
+"Time span, rows, processes, containers; rows, processes and process-hours per\n"
+"workload state; GPU-held and idle GPU-held hours per container and cwd;\n"
+"processes and CPU-hours per framework; top syscalls; what was skipped.\n");
+	fprintf(out,
+"\nPATH: .jsonl and .jsonl.zst files and directories of them (default: the\n"
+"data_dir of the configuration).  T: ISO 8601 UTC (2026-10-20T14:00:00Z) or\n"
+"unix milliseconds; --since is inclusive, --until exclusive.  --container\n"
+"takes an id or a prefix of one.  Other options: --config FILE, --threads N\n"
+"(default: one per CPU), --jansson (parse with the reference parser only).\n"
+"Exit status: 0 all read, 3 results printed but something was skipped,\n"
+"1 error, 2 usage.\n");
+}
+
+int parse_time_ms(const char *text, int64_t *ret_ms)
+{
+	struct tm tm = { 0 };
+	int ms = 0, n = 0;
+	char *end;
+
+	if (*text >= '0' && *text <= '9' && !strchr(text, '-')) {
+		errno = 0;
+		long long v = strtoll(text, &end, 10);
+		if (errno || *end)
+			return -EINVAL;
+		*ret_ms = v;
+		return 0;
+	}
+	if (sscanf(text, "%4d-%2d-%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &n) != 3)
+		return -EINVAL;
+	text += n;
+	if (*text == 'T' || *text == ' ') {
+		n = 0;
+		if (sscanf(text + 1, "%2d:%2d%n", &tm.tm_hour, &tm.tm_min, &n) != 2)
+			return -EINVAL;
+		text += 1 + n;
+		if (*text == ':') {
+			n = 0;
+			if (sscanf(text + 1, "%2d%n", &tm.tm_sec, &n) != 1)
+				return -EINVAL;
+			text += 1 + n;
+			if (*text == '.') {
+				int digits = 0;
+				for (text++; *text >= '0' && *text <= '9'; text++, digits++)
+					if (digits < 3)
+						ms = ms * 10 + (*text - '0');
+				for (; digits < 3; digits++)
+					ms *= 10;
+			}
+		}
+	}
+	if (*text == 'Z')
+		text++;
+	else if (!strcmp(text, "+00:00"))
+		text += 6;
+	if (*text)
+		return -EINVAL;
+	if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
+	    tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
+		return -EINVAL;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	*ret_ms = (int64_t)timegm(&tm) * 1000 + ms;
+	return 0;
+}
+
+void format_time(int64_t ms, char *buf, size_t size)
+{
+	time_t s = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+	int frac = (int)(ms - (int64_t)s * 1000);
+	struct tm tm;
+	char base[32];
+
+	gmtime_r(&s, &tm);
+	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	if (frac)
+		snprintf(buf, size, "%s.%03dZ", base, frac);
+	else
+		snprintf(buf, size, "%sZ", base);
+}
+
+enum {
+	OPT_SINCE = 256, OPT_UNTIL, OPT_CONTAINER, OPT_LABEL, OPT_FRAMEWORK, OPT_TGID,
+	OPT_JSON, OPT_THREADS, OPT_CONFIG, OPT_SVG, OPT_JANSSON,
+};
+
+static const struct option long_options[] = {
+	{ "since", required_argument, NULL, OPT_SINCE },
+	{ "until", required_argument, NULL, OPT_UNTIL },
+	{ "container", required_argument, NULL, OPT_CONTAINER },
+	{ "label", required_argument, NULL, OPT_LABEL },
+	{ "framework", required_argument, NULL, OPT_FRAMEWORK },
+	{ "tgid", required_argument, NULL, OPT_TGID },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "svg", required_argument, NULL, OPT_SVG },
+	{ "jansson", no_argument, NULL, OPT_JANSSON },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_opt(struct read_opts *o, int c, const char **config)
+{
+	struct filter *f = &o->filter;
+	char *end;
+
+	switch (c) {
+	case OPT_SINCE:
+		f->has_since = true;
+		return parse_time_ms(optarg, &f->since_ms);
+	case OPT_UNTIL:
+		f->has_until = true;
+		return parse_time_ms(optarg, &f->until_ms);
+	case OPT_CONTAINER:
+		f->container = optarg;
+		f->container_len = strlen(optarg);
+		return 0;
+	case OPT_LABEL:
+		f->label = optarg;
+		return 0;
+	case OPT_FRAMEWORK:
+		f->framework = optarg;
+		return 0;
+	case OPT_TGID:
+		f->has_tgid = true;
+		errno = 0;
+		f->tgid = strtoll(optarg, &end, 10);
+		return errno || *end || f->tgid < 0 ? -EINVAL : 0;
+	case OPT_JSON:
+		o->json = true;
+		return 0;
+	case OPT_THREADS:
+		o->threads = atoi(optarg);
+		return o->threads >= 1 && o->threads <= DS_THREADS_MAX ? 0 : -EINVAL;
+	case OPT_CONFIG:
+		*config = optarg;
+		return 0;
+	case OPT_SVG:
+		o->svg_path = optarg;
+		return 0;
+	case OPT_JANSSON:
+		o->jansson_only = true;
+		return 0;
+	case 'v':
+		o->verbose = true;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static int load_config(struct read_opts *o, const char *path, bool explicit_path)
+{
+	static struct croft_config cfg;
+	char *errors = NULL;
+
+	config_defaults(&cfg);
+	if (config_load(path, &cfg, &errors) < 0) {
+		fprintf(stderr, "croft %s: %s", o->cmd, errors ? errors : "bad configuration\n");
+		free(errors);
+		return -EINVAL;
+	}
+	(void)explicit_path;
+	o->poll_ms = cfg.poll_interval_ms ? cfg.poll_interval_ms : 2000;
+	o->gap_ms = o->poll_ms * (cfg.idle_every ? cfg.idle_every : 15) * GAP_POLLS;
+	o->default_path[0] = cfg.data_dir;
+	return 0;
+}
+
+int read_opts_parse(int argc, char **argv, bool profile, struct read_opts *o)
+{
+	const char *config = NULL;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->cmd = profile ? "profile" : "stats";
+	o->threads = ds_default_threads();
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "vh", long_options, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout, profile);
+			return 1;
+		}
+		if ((c == OPT_SVG && !profile) || parse_opt(o, c, &config) < 0) {
+			if (c != '?')
+				fprintf(stderr, "croft %s: bad value for %s\n", o->cmd, argv[optind - 1]);
+			usage(stderr, profile);
+			return -EINVAL;
+		}
+	}
+	if (profile && !o->filter.has_tgid && !o->filter.container && !o->filter.label &&
+	    !o->filter.framework) {
+		fprintf(stderr, "croft profile: give --tgid, --container, --label or --framework\n");
+		usage(stderr, profile);
+		return -EINVAL;
+	}
+	if (load_config(o, config ? config : CROFT_CONF_PATH, config != NULL) < 0)
+		return -EINVAL;
+	o->paths = argv + optind;
+	o->paths_count = argc - optind;
+	if (o->paths_count == 0) {
+		o->paths = o->default_path;
+		o->paths_count = 1;
+	}
+	return 0;
+}
+
+bool filter_match(const struct filter *f, const struct row *row)
+{
+	if (f->has_since && row->unix_ms < f->since_ms)
+		return false;
+	if (f->has_until && row->unix_ms >= f->until_ms)
+		return false;
+	if (f->has_tgid && row->tgid != f->tgid)
+		return false;
+	if (f->container && (!row->container_id.ptr || row->container_id.len < f->container_len ||
+			     memcmp(row->container_id.ptr, f->container, f->container_len)))
+		return false;
+	if (f->label && (!row->label.ptr || row->label.len != strlen(f->label) ||
+			 memcmp(row->label.ptr, f->label, row->label.len)))
+		return false;
+	if (f->framework && (!row->framework.ptr || row->framework.len != strlen(f->framework) ||
+			     memcmp(row->framework.ptr, f->framework, row->framework.len)))
+		return false;
+	return true;
+}
+
+uint64_t row_ident(const struct row *row)
+{
+	uint64_t a = row->exe.ptr ? str_hash(row->exe.ptr, row->exe.len) : 1;
+	uint64_t b = row->comm.ptr ? str_hash(row->comm.ptr, row->comm.len) : 2;
+
+	return a ^ (b * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull);
+}
+
+int read_dataset(const struct read_opts *o, const struct ds_sink *sink, void *const *ctxs,
+		 int threads, struct ds_files *ret_files, struct ds_report *rep)
+{
+	char err[PATH_MAX + 64];
+	int r = ds_collect(o->paths, o->paths_count, ret_files, err, sizeof(err));
+
+	if (r < 0) {
+		fprintf(stderr, "croft %s: %s\n", o->cmd, err[0] ? err : strerror(-r));
+		return r;
+	}
+	r = ds_read(ret_files, threads, o->jansson_only, sink, ctxs, rep);
+	if (r < 0) {
+		fprintf(stderr, "croft %s: cannot read: %s\n", o->cmd, strerror(-r));
+		return r;
+	}
+	ds_report_sort(rep);
+	for (size_t i = 0; i < rep->skips_count; i++)
+		fprintf(stderr, "croft %s: %s: %s\n", o->cmd, ret_files->v[rep->skips[i].file].path,
+			rep->skips[i].reason);
+	if (o->verbose)
+		fprintf(stderr, "croft %s: %" PRIu64 " rows, %" PRIu64 " through jansson\n", o->cmd,
+			rep->rows, rep->rows_jansson);
+	return 0;
+}

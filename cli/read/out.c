@@ -1,0 +1,102 @@
+/*
+ * out.c: what croft stats and croft profile print besides their own
+ * figures: the files read and what was skipped (table and --json), number
+ * formats, and the exit status.  Runs as the invoking user, no privilege.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "readers.h"
+
+#define EXIT_SKIPPED 3
+
+json_t *json_round(double value, int decimals)
+{
+	double scale = pow(10, decimals);
+
+	return json_real(round(value * scale) / scale);
+}
+
+json_t *json_str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+json_t *report_json(const struct ds_files *files, const struct ds_report *rep)
+{
+	json_t *o = json_object(), *skipped = json_object(), *list = json_array();
+
+	json_object_set_new(o, "files", json_integer((json_int_t)files->n));
+	json_object_set_new(o, "bytes_read", json_integer((json_int_t)rep->bytes_read));
+	json_object_set_new(o, "text_bytes", json_integer((json_int_t)rep->text_bytes));
+	json_object_set_new(o, "rows_read", json_integer((json_int_t)rep->rows));
+	json_object_set_new(o, "bad_lines", json_integer((json_int_t)rep->skipped[SKIP_BAD_LINE] +
+							  (json_int_t)rep->skipped[SKIP_LONG_LINE]));
+	for (int k = 0; k < SKIP_KINDS; k++)
+		json_object_set_new(skipped, ds_skip_kind_name(k), json_integer((json_int_t)rep->skipped[k]));
+	json_object_set_new(o, "skipped", skipped);
+	for (size_t i = 0; i < rep->skips_count; i++) {
+		const struct ds_skip *s = &rep->skips[i];
+		json_t *e = json_object();
+
+		json_object_set_new(e, "file", json_string(files->v[s->file].path));
+		json_object_set_new(e, "kind", json_string(ds_skip_kind_name(s->kind)));
+		json_object_set_new(e, "line", s->line ? json_integer((json_int_t)s->line) : json_null());
+		json_object_set_new(e, "offset", s->kind == SKIP_CORRUPT_FRAME || s->kind == SKIP_TRUNCATED ?
+			json_integer((json_int_t)s->offset) : json_null());
+		json_object_set_new(e, "reason", json_string(s->reason));
+		json_array_append_new(list, e);
+	}
+	json_object_set_new(o, "skips", list);
+	return o;
+}
+
+void report_table(FILE *out, const struct ds_files *files, const struct ds_report *rep)
+{
+	char in[32], text[32];
+
+	format_bytes((double)rep->bytes_read, in, sizeof(in));
+	format_bytes((double)rep->text_bytes, text, sizeof(text));
+	fprintf(out, "files        %zu (%s read, %s of JSON), %" PRIu64 " rows\n", files->n, in, text,
+		rep->rows);
+	uint64_t total = ds_report_skipped(rep);
+	if (total == 0) {
+		fprintf(out, "skipped      nothing\n");
+		return;
+	}
+	fprintf(out, "skipped      %" PRIu64 ":", total);
+	for (int k = 0; k < SKIP_KINDS; k++)
+		if (rep->skipped[k])
+			fprintf(out, " %s %" PRIu64, ds_skip_kind_name(k), rep->skipped[k]);
+	fprintf(out, " (details on stderr)\n");
+}
+
+int json_print(json_t *root)
+{
+	int r = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+
+	fputc('\n', stdout);
+	json_decref(root);
+	return r;
+}
+
+void format_bytes(double bytes, char *buf, size_t size)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int u = 0;
+
+	while (fabs(bytes) >= 1024 && u < 4) {
+		bytes /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, size, "%.0f B", bytes);
+	else
+		snprintf(buf, size, "%.2f %s", bytes, units[u]);
+}
+
+int exit_status(const struct ds_report *rep)
+{
+	return ds_report_skipped(rep) ? EXIT_SKIPPED : 0;
+}

@@ -1,0 +1,91 @@
+/*
+ * readers.h: the map of croft stats and croft profile: options and filters
+ * (filter.c), string interning (strtab.c), output helpers (out.c), the SVG
+ * chart (svg.c).  Reading files is dataset.h, parsing rows rowscan.h.  Runs
+ * as the invoking user, no privilege.
+ */
+#ifndef CROFT_READERS_H
+#define CROFT_READERS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "dataset.h"
+#include "rowscan.h"
+
+#define NONE_ID            UINT32_MAX
+#define TOP_TABLE          10      /* entries per ranking in the table */
+#define TOP_JSON           100     /* entries per ranking in --json */
+#define TOP_SYSCALLS_STATS 20
+#define TOP_SYSCALLS_PROF  15
+#define GAP_POLLS          2       /* x idle_every polls: a longer gap is a new process */
+#define MS_PER_HOUR        3600000.0
+
+/* filter.c: the options both commands share */
+struct filter {
+	bool has_since, has_until, has_tgid;
+	int64_t since_ms, until_ms, tgid;
+	const char *container, *label, *framework;   /* NULL = any */
+	size_t container_len;
+};
+
+struct read_opts {
+	const char *cmd;         /* "stats" or "profile" */
+	struct filter filter;
+	bool json, jansson_only, verbose;
+	int threads;
+	const char *svg_path;    /* profile only */
+	char **paths;
+	int paths_count;
+	char *default_path[1];
+	uint64_t poll_ms;        /* from the config: what a first row stands for */
+	uint64_t gap_ms;         /* rows of a tgid further apart: another process */
+};
+
+/* Returns 0, 1 after --help (exit 0), or -EINVAL after printing why. */
+int read_opts_parse(int argc, char **argv, bool profile, struct read_opts *ret_opts);
+bool filter_match(const struct filter *f, const struct row *row);
+int parse_time_ms(const char *text, int64_t *ret_ms);
+/* "2026-10-20T14:00:00Z" (".123" before Z when not a whole second) */
+void format_time(int64_t ms, char *buf, size_t size);
+/* Collects the files and runs the workers; prints skips to stderr. */
+int read_dataset(const struct read_opts *o, const struct ds_sink *sink, void *const *ctxs,
+		 int threads, struct ds_files *ret_files, struct ds_report *rep);
+/* exe and comm: what stays the same for the life of a process */
+uint64_t row_ident(const struct row *row);
+
+/* strtab.c: interned strings, ids dense from 0 */
+struct strtab {
+	struct st_slot { uint64_t hash; uint32_t id; } *slots;
+	size_t slots_cap, count;
+	uint32_t *off, *len;     /* per id */
+	size_t ids_cap;
+	char *arena;
+	size_t arena_len, arena_cap;
+};
+uint64_t str_hash(const char *s, size_t len);
+/* Returns the id, or NONE_ID when out of memory. */
+uint32_t strtab_intern(struct strtab *t, const char *s, size_t len);
+const char *strtab_str(const struct strtab *t, uint32_t id, size_t *ret_len);
+void strtab_free(struct strtab *t);
+
+/* out.c: --json and the table, shared bits */
+json_t *json_round(double value, int decimals);
+json_t *json_str_or_null(const char *s);
+json_t *report_json(const struct ds_files *files, const struct ds_report *rep);
+void report_table(FILE *out, const struct ds_files *files, const struct ds_report *rep);
+int json_print(json_t *root);
+void format_bytes(double bytes, char *buf, size_t size);
+int exit_status(const struct ds_report *rep);
+
+/* svg.c: CPU, RSS and GPU ioctls against time */
+struct svg_point {
+	int64_t ms;
+	double cpu_cores, rss_bytes, gpu_ioctls;
+};
+int svg_write(const char *path, const char *title, const struct svg_point *pts, size_t count);
+
+#endif

@@ -1,0 +1,305 @@
+/*
+ * readfile.c: reads one .jsonl or .jsonl.zst file in fixed buffers.  zstd
+ * text is held until its frame's checksum has passed (when the frame fits
+ * the buffer), so a corrupt frame drops its own rows and nothing else; the
+ * reader then resynchronises on the next frame's magic number.  croft
+ * stats/profile worker threads, invoking user, no privilege.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <zstd.h>
+
+#include "readfile.h"
+
+static const unsigned char zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+
+struct file_reader {
+	const struct ds_sink *sink;
+	void *ctx;
+	struct ds_report *rep;
+	bool jansson_only;
+	ZSTD_DCtx *dctx;
+	unsigned char *in;
+	char *out;               /* READ_OUT_BYTES + ROWSCAN_PAD */
+	struct row row;
+
+	/* the file being read */
+	int fd;
+	const struct ds_file *f;
+	uint32_t file;
+	uint64_t line, kept, rows, rows_jansson, text_bytes, bytes_read;
+	bool discarding;         /* inside an over-long line: drop up to '\n' */
+	size_t fill;             /* text bytes in out */
+};
+
+int file_reader_new(const struct ds_sink *sink, void *ctx, struct ds_report *rep,
+		    bool jansson_only, struct file_reader **ret_fr)
+{
+	struct file_reader *fr = calloc(1, sizeof(*fr));
+
+	if (!fr)
+		return -ENOMEM;
+	fr->sink = sink;
+	fr->ctx = ctx;
+	fr->rep = rep;
+	fr->jansson_only = jansson_only;
+	fr->dctx = ZSTD_createDCtx();
+	fr->in = malloc(READ_IN_BYTES);
+	fr->out = calloc(1, READ_OUT_BYTES + ROWSCAN_PAD);
+	if (!fr->dctx || !fr->in || !fr->out) {
+		file_reader_free(fr);
+		return -ENOMEM;
+	}
+	*ret_fr = fr;
+	return 0;
+}
+
+void file_reader_free(struct file_reader *fr)
+{
+	if (!fr)
+		return;
+	ZSTD_freeDCtx(fr->dctx);
+	free(fr->in);
+	free(fr->out);
+	free(fr);
+}
+
+#define SKIP(fr, kind, line, offset, ...) \
+	ds_report_skip((fr)->rep, (fr)->file, &(fr)->kept, (kind), (line), (offset), __VA_ARGS__)
+
+/* One line (p[len] is '\n' and ROWSCAN_PAD bytes are readable past it). */
+static void parse_line(struct file_reader *fr, const char *p, size_t len, bool cut)
+{
+	char err[160];
+	json_t *tree;
+
+	fr->line++;
+	if (!fr->jansson_only && rowscan_fast(p, len, &fr->row) == ROWSCAN_OK) {
+		fr->rows++;
+		fr->sink->row(fr->ctx, &fr->row);
+		return;
+	}
+	if (rowscan_jansson(p, len, &fr->row, &tree, err, sizeof(err)) == 0) {
+		fr->rows++;
+		fr->rows_jansson++;
+		fr->sink->row(fr->ctx, &fr->row);
+		json_decref(tree);
+		return;
+	}
+	if (cut)
+		SKIP(fr, SKIP_TRUNCATED, fr->line, 0, "line %llu: the file ends inside this line",
+		     (unsigned long long)fr->line);
+	else
+		SKIP(fr, SKIP_BAD_LINE, fr->line, 0, "line %llu: %s", (unsigned long long)fr->line, err);
+}
+
+/* Parses the whole lines of out[0..len); returns the bytes used. */
+static size_t parse_lines(struct file_reader *fr, size_t len)
+{
+	char *p = fr->out, *end = fr->out + len;
+
+	while (p < end) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			break;
+		if (fr->discarding)
+			fr->discarding = false;
+		else
+			parse_line(fr, p, (size_t)(nl - p), false);
+		p = nl + 1;
+	}
+	return (size_t)(p - fr->out);
+}
+
+/* Keeps the unfinished tail; a full buffer with no '\n' is a line too long. */
+static void take_lines(struct file_reader *fr, size_t upto)
+{
+	size_t used = parse_lines(fr, upto);
+
+	if (used == 0 && fr->fill == READ_OUT_BYTES) {
+		if (!fr->discarding) {
+			fr->line++;
+			SKIP(fr, SKIP_LONG_LINE, fr->line, 0, "line %llu: longer than %u bytes",
+			     (unsigned long long)fr->line, READ_OUT_BYTES);
+			fr->discarding = true;
+		}
+		used = fr->fill;
+	}
+	memmove(fr->out, fr->out + used, fr->fill - used);
+	fr->fill -= used;
+}
+
+/* The end of the text: a last line without '\n' is kept if it is a row. */
+static void take_last_line(struct file_reader *fr)
+{
+	if (fr->fill == 0 || fr->discarding) {
+		fr->fill = 0;
+		return;
+	}
+	memset(fr->out + fr->fill, 0, ROWSCAN_PAD);
+	fr->out[fr->fill] = '\n';
+	parse_line(fr, fr->out, fr->fill, true);
+	fr->fill = 0;
+}
+
+static void read_plain(struct file_reader *fr)
+{
+	for (;;) {
+		ssize_t n = read(fr->fd, fr->out + fr->fill, READ_OUT_BYTES - fr->fill);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			SKIP(fr, SKIP_UNREADABLE, 0, fr->bytes_read, "read at offset %llu: %s",
+			     (unsigned long long)fr->bytes_read, strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;
+		fr->bytes_read += (uint64_t)n;
+		fr->text_bytes += (uint64_t)n;
+		fr->fill += (size_t)n;
+		take_lines(fr, fr->fill);
+	}
+	take_last_line(fr);
+}
+
+/* The next zstd magic number after `from`, or -1. */
+static int64_t find_magic(struct file_reader *fr, uint64_t from)
+{
+	for (;;) {
+		ssize_t n = pread(fr->fd, fr->in, READ_IN_BYTES, (off_t)from);
+		if (n < (ssize_t)sizeof(zstd_magic))
+			return -1;
+		void *hit = memmem(fr->in, (size_t)n, zstd_magic, sizeof(zstd_magic));
+		if (hit)
+			return (int64_t)(from + (uint64_t)((unsigned char *)hit - fr->in));
+		from += (uint64_t)n - (sizeof(zstd_magic) - 1);
+	}
+}
+
+struct zread {
+	uint64_t in_base;        /* file offset of in[0] */
+	ZSTD_inBuffer ib;
+	uint64_t frame_start;    /* file offset where the current frame began */
+	size_t committed;        /* out[0..committed) passed its frame's checks */
+	bool in_frame;           /* bytes of an unfinished frame consumed */
+};
+
+/* A corrupt frame: drop its text (and the line it cut), find the next one. */
+static void zstd_corrupt(struct file_reader *fr, struct zread *z, size_t err)
+{
+	SKIP(fr, SKIP_CORRUPT_FRAME, 0, z->frame_start,
+	     "corrupt zstd frame at offset %llu (%s): its rows are skipped",
+	     (unsigned long long)z->frame_start, ZSTD_getErrorName(err));
+	fr->fill = z->committed;
+	take_lines(fr, fr->fill);
+	fr->fill = 0;            /* the line the corruption cut */
+	z->committed = 0;
+	ZSTD_DCtx_reset(fr->dctx, ZSTD_reset_session_only);
+	int64_t next = find_magic(fr, z->frame_start + 1);
+	z->in_base = next < 0 ? fr->f->size_bytes : (uint64_t)next;
+	z->frame_start = z->in_base;
+	z->ib.size = z->ib.pos = 0;
+	z->in_frame = false;
+}
+
+static bool zstd_fill_input(struct file_reader *fr, struct zread *z)
+{
+	z->in_base += z->ib.size;
+	z->ib.size = z->ib.pos = 0;
+	for (;;) {
+		ssize_t n = pread(fr->fd, fr->in, READ_IN_BYTES, (off_t)z->in_base);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			SKIP(fr, SKIP_UNREADABLE, 0, z->in_base, "read at offset %llu: %s",
+			     (unsigned long long)z->in_base, strerror(errno));
+		if (n <= 0)
+			return false;
+		fr->bytes_read += (uint64_t)n;
+		z->ib.src = fr->in;
+		z->ib.size = (size_t)n;
+		return true;
+	}
+}
+
+static void read_zstd(struct file_reader *fr)
+{
+	struct zread z = { 0 };
+
+	ZSTD_DCtx_reset(fr->dctx, ZSTD_reset_session_only);
+	z.ib.src = fr->in;
+	for (;;) {
+		if (z.ib.pos == z.ib.size && !zstd_fill_input(fr, &z))
+			break;
+		ZSTD_outBuffer ob = { fr->out, READ_OUT_BYTES, fr->fill };
+		size_t ret = ZSTD_decompressStream(fr->dctx, &ob, &z.ib);
+		fr->text_bytes += ob.pos - fr->fill;
+		fr->fill = ob.pos;
+		if (ZSTD_isError(ret)) {
+			zstd_corrupt(fr, &z, ret);
+			continue;
+		}
+		z.in_frame = true;
+		if (ret == 0) {  /* frame done, checksum passed */
+			z.committed = fr->fill;
+			z.frame_start = z.in_base + z.ib.pos;
+			z.in_frame = false;
+		} else if (fr->fill == READ_OUT_BYTES) {
+			z.committed = fr->fill;   /* too big to hold: stream it */
+		}
+		if (z.committed > 0 && (ret == 0 || fr->fill == READ_OUT_BYTES)) {
+			size_t before = fr->fill;
+			take_lines(fr, z.committed);
+			z.committed -= before - fr->fill;
+		}
+	}
+	if (z.in_frame) {
+		SKIP(fr, SKIP_TRUNCATED, 0, z.frame_start,
+		     "the file ends inside the zstd frame at offset %llu",
+		     (unsigned long long)z.frame_start);
+		/* What was decoded is sound; only its checksum is missing. */
+		take_lines(fr, fr->fill);
+		fr->discarding = true;
+	}
+	take_last_line(fr);
+}
+
+void file_reader_read(struct file_reader *fr, const struct ds_file *f, uint32_t file_index)
+{
+	fr->f = f;
+	fr->file = file_index;
+	fr->line = fr->kept = fr->rows = fr->rows_jansson = fr->text_bytes = fr->bytes_read = 0;
+	fr->discarding = false;
+	fr->fill = 0;
+	if (fr->sink->file_begin)
+		fr->sink->file_begin(fr->ctx, file_index);
+	fr->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	if (fr->fd < 0) {
+		SKIP(fr, SKIP_UNREADABLE, 0, 0, "%s", strerror(errno));
+	} else if (f->size_bytes == 0) {
+		SKIP(fr, SKIP_EMPTY_FILE, 0, 0, "empty file");
+	} else {
+		posix_fadvise(fr->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+		if (f->zst)
+			read_zstd(fr);
+		else
+			read_plain(fr);
+	}
+	if (fr->fd >= 0)
+		close(fr->fd);
+	if (fr->sink->file_end)
+		fr->sink->file_end(fr->ctx, file_index);
+	pthread_mutex_lock(&fr->rep->lock);
+	fr->rep->files_read++;
+	fr->rep->bytes_read += fr->bytes_read;
+	fr->rep->text_bytes += fr->text_bytes;
+	fr->rep->rows += fr->rows;
+	fr->rep->rows_jansson += fr->rows_jansson;
+	pthread_mutex_unlock(&fr->rep->lock);
+}

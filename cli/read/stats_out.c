@@ -1,0 +1,239 @@
+/*
+ * stats_out.c: croft stats' table and its --json (the stable shape is
+ * documented in croft(1) and README "Reading it").  Rankings put the most
+ * idle GPU-held hours, the most CPU-hours, the most calls first; ties by
+ * name.  Invoking user, no privilege.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+
+#define HOST_ID   (NONE_ID - 1)  /* ranking entry for rows with no container/cwd */
+
+struct rank {
+	uint32_t id;
+	const char *name;            /* NULL: host / unknown / none */
+	uint64_t a, b;               /* sort keys, descending */
+	u128 big;                    /* first key where the figure is wide */
+};
+
+static int cmp_rank(const void *x, const void *y)
+{
+	const struct rank *p = x, *q = y;
+
+	if (p->big != q->big)
+		return p->big > q->big ? -1 : 1;
+	if (p->a != q->a)
+		return p->a > q->a ? -1 : 1;
+	if (p->b != q->b)
+		return p->b > q->b ? -1 : 1;
+	if (!p->name || !q->name)
+		return p->name ? -1 : q->name ? 1 : 0;
+	return strcmp(p->name, q->name);
+}
+
+/* GPU rankings: entries that held a GPU, the most idle first. */
+static struct rank *rank_gpu(const struct strtab *t, const struct gpu_acc *acc,
+			     const struct gpu_acc *other, size_t *ret_n)
+{
+	struct rank *v = calloc(t->count + 1, sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i <= t->count; i++) {
+		const struct gpu_acc *a = i < t->count ? &acc[i] : other;
+		if (a->held_ms == 0)
+			continue;
+		v[n++] = (struct rank){ i < t->count ? (uint32_t)i : HOST_ID,
+					i < t->count ? strtab_str(t, (uint32_t)i, NULL) : NULL,
+					a->idle_ms, a->held_ms, 0 };
+	}
+	qsort(v, n, sizeof(*v), cmp_rank);
+	*ret_n = n;
+	return v;
+}
+
+static struct rank *rank_frameworks(const struct stats_result *s, size_t *ret_n)
+{
+	const struct strtab *t = &s->frameworks_tab;
+	struct rank *v = calloc(t->count + 1, sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i <= t->count; i++) {
+		const struct fw_acc *f = i < t->count ? &s->by_framework[i] : &s->fw_none;
+		if (f->processes == 0)
+			continue;
+		v[n++] = (struct rank){ i < t->count ? (uint32_t)i : HOST_ID,
+					i < t->count ? strtab_str(t, (uint32_t)i, NULL) : NULL,
+					f->processes, 0, f->cpu_e4ms };
+	}
+	qsort(v, n, sizeof(*v), cmp_rank);
+	*ret_n = n;
+	return v;
+}
+
+static struct rank *rank_syscalls(const struct stats_result *s, size_t *ret_n)
+{
+	const struct strtab *t = &s->syscalls_tab;
+	struct rank *v = calloc(t->count + 1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < t->count; i++)
+		v[i] = (struct rank){ (uint32_t)i, strtab_str(t, (uint32_t)i, NULL), 0, 0,
+				      s->syscall_calls_e7[i] };
+	qsort(v, t->count, sizeof(*v), cmp_rank);
+	*ret_n = t->count;
+	return v;
+}
+
+static double hours(uint64_t ms)
+{
+	return (double)ms / MS_PER_HOUR;
+}
+
+static double cpu_hours(u128 e4ms)
+{
+	return (double)e4ms / E4 / MS_PER_HOUR;
+}
+
+static uint64_t calls(u128 e7)
+{
+	return (uint64_t)((e7 + 5000000) / 10000000);   /* rate x 1e4 x ms -> calls */
+}
+
+static void table_gpu(const char *title, const char *none, struct rank *v, size_t n)
+{
+	printf("\n%-40s %12s %12s %7s\n", title, "held h", "idle h", "idle %");
+	if (n == 0)
+		printf("(no GPU held)\n");
+	for (size_t i = 0; i < n && i < TOP_TABLE; i++)
+		printf("%-40.40s %12.3f %12.3f %6.1f%%\n", v[i].name ? v[i].name : none, hours(v[i].b),
+		       hours(v[i].a), 100.0 * (double)v[i].a / (double)v[i].b);
+	if (n > TOP_TABLE)
+		printf("(%zu more)\n", n - TOP_TABLE);
+}
+
+void stats_print_table(const struct stats_result *s, const struct ds_files *files,
+		       const struct ds_report *rep)
+{
+	char a[40], b[40];
+	size_t nc = 0, nw = 0, nf = 0, ns = 0;
+	struct rank *vc = rank_gpu(&s->containers_tab, s->by_container, &s->host, &nc);
+	struct rank *vw = rank_gpu(&s->cwds_tab, s->by_cwd, &s->cwd_unknown, &nw);
+	struct rank *vf = rank_frameworks(s, &nf), *vs = rank_syscalls(s, &ns);
+
+	if (s->rows) {
+		format_time(s->first_ms, a, sizeof(a));
+		format_time(s->last_ms, b, sizeof(b));
+		printf("time span    %s .. %s (%.3f h)\n", a, b, hours((uint64_t)(s->last_ms - s->first_ms)));
+	} else {
+		printf("time span    (no rows)\n");
+	}
+	printf("rows         %" PRIu64 "\nprocesses    %" PRIu64 "\ncontainers   %" PRIu64 "\n",
+	       s->rows, s->processes, s->containers);
+	printf("\n%-12s %12s %10s %14s\n", "workload", "rows", "processes", "process-hours");
+	for (int k = 0; k < WL_COUNT; k++)
+		printf("%-12s %12" PRIu64 " %10" PRIu64 " %14.3f\n", workload_name(k), s->wl_rows[k],
+		       s->wl_processes[k], hours(s->wl_ms[k]));
+	if (vc)
+		table_gpu("GPU-held hours by container", "(host)", vc, nc);
+	if (vw)
+		table_gpu("GPU-held hours by cwd", "(unknown)", vw, nw);
+	printf("\n%-24s %10s %12s\n", "framework", "processes", "CPU-hours");
+	for (size_t i = 0; vf && i < nf && i < TOP_TABLE; i++)
+		printf("%-24.24s %10" PRIu64 " %12.3f\n", vf[i].name ? vf[i].name : "(none)", vf[i].a,
+		       cpu_hours(vf[i].big));
+	printf("\n%-24s %16s\n", "syscall", "calls");
+	for (size_t i = 0; vs && i < ns && i < TOP_SYSCALLS_STATS; i++)
+		printf("%-24.24s %16" PRIu64 "\n", vs[i].name, calls(vs[i].big));
+	printf("\n");
+	report_table(stdout, files, rep);
+	free(vc);
+	free(vw);
+	free(vf);
+	free(vs);
+}
+
+static json_t *json_gpu(const char *key, struct rank *v, size_t n)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; v && i < n && i < TOP_JSON; i++) {
+		json_t *e = json_object();
+		json_object_set_new(e, key, json_str_or_null(v[i].name));
+		json_object_set_new(e, "gpu_held_hours", json_round(hours(v[i].b), 6));
+		json_object_set_new(e, "idle_gpu_held_hours", json_round(hours(v[i].a), 6));
+		json_array_append_new(arr, e);
+	}
+	return arr;
+}
+
+static json_t *json_span(const struct stats_result *s)
+{
+	json_t *o = json_object();
+	char t[40];
+
+	if (!s->rows)
+		return json_null();
+	json_object_set_new(o, "first_ms", json_integer(s->first_ms));
+	json_object_set_new(o, "last_ms", json_integer(s->last_ms));
+	format_time(s->first_ms, t, sizeof(t));
+	json_object_set_new(o, "first", json_string(t));
+	format_time(s->last_ms, t, sizeof(t));
+	json_object_set_new(o, "last", json_string(t));
+	json_object_set_new(o, "hours", json_round(hours((uint64_t)(s->last_ms - s->first_ms)), 6));
+	return o;
+}
+
+void stats_print_json(const struct stats_result *s, const struct ds_files *files,
+		      const struct ds_report *rep)
+{
+	json_t *root = json_object(), *wl = json_array(), *fw = json_array(), *sc = json_array();
+	size_t nc = 0, nw = 0, nf = 0, ns = 0;
+	struct rank *vc = rank_gpu(&s->containers_tab, s->by_container, &s->host, &nc);
+	struct rank *vw = rank_gpu(&s->cwds_tab, s->by_cwd, &s->cwd_unknown, &nw);
+	struct rank *vf = rank_frameworks(s, &nf), *vs = rank_syscalls(s, &ns);
+
+	json_object_set_new(root, "time_span", json_span(s));
+	json_object_set_new(root, "rows", json_integer((json_int_t)s->rows));
+	json_object_set_new(root, "processes", json_integer((json_int_t)s->processes));
+	json_object_set_new(root, "containers", json_integer((json_int_t)s->containers));
+	for (int k = 0; k < WL_COUNT; k++) {
+		json_t *e = json_object();
+		json_object_set_new(e, "workload", json_string(workload_name(k)));
+		json_object_set_new(e, "rows", json_integer((json_int_t)s->wl_rows[k]));
+		json_object_set_new(e, "processes", json_integer((json_int_t)s->wl_processes[k]));
+		json_object_set_new(e, "process_hours", json_round(hours(s->wl_ms[k]), 6));
+		json_array_append_new(wl, e);
+	}
+	json_object_set_new(root, "workloads", wl);
+	json_object_set_new(root, "gpu_held_by_container", json_gpu("container_id", vc, nc));
+	json_object_set_new(root, "gpu_held_by_cwd", json_gpu("cwd", vw, nw));
+	for (size_t i = 0; vf && i < nf && i < TOP_JSON; i++) {
+		json_t *e = json_object();
+		json_object_set_new(e, "framework", json_str_or_null(vf[i].name));
+		json_object_set_new(e, "processes", json_integer((json_int_t)vf[i].a));
+		json_object_set_new(e, "cpu_hours", json_round(cpu_hours(vf[i].big), 6));
+		json_array_append_new(fw, e);
+	}
+	json_object_set_new(root, "frameworks", fw);
+	for (size_t i = 0; vs && i < ns && i < TOP_SYSCALLS_STATS; i++) {
+		json_t *e = json_object();
+		json_object_set_new(e, "name", json_string(vs[i].name));
+		json_object_set_new(e, "calls", json_integer((json_int_t)calls(vs[i].big)));
+		json_array_append_new(sc, e);
+	}
+	json_object_set_new(root, "syscalls", sc);
+	json_object_set_new(root, "input", report_json(files, rep));
+	json_print(root);
+	free(vc);
+	free(vw);
+	free(vf);
+	free(vs);
+}
