@@ -1,0 +1,148 @@
+/*
+ * test_cgroup.c: /proc/<pid>/cgroup and mountinfo parsing, container ids
+ * of docker, containerd/CRI, CRI-O, podman and kubepods paths, and the
+ * cgroup file parsers.  Test process, any user.
+ */
+#include <errno.h>
+#include "sampler.h"
+#include "testlib.h"
+
+#define ID "33813f5d2c0e7b1a9f8e6d5c4b3a29180716253443526170819a0b1c2d3e4f50"
+
+static const char *cid(const char *path)
+{
+	static char id[CONTAINER_ID_LEN + 1];
+
+	if (!cgroup_container_id(path, strlen(path), id))
+		return "";
+	return id;
+}
+
+START_TEST(container_ids)
+{
+	ck_assert_str_eq(cid("/system.slice/docker-" ID ".scope"), ID);
+	ck_assert_str_eq(cid("/system.slice/containerd.service/kubepods-burstable-pod1.slice:"
+			     "cri-containerd:" ID), "");
+	ck_assert_str_eq(cid("/kubepods.slice/kubepods-burstable.slice/"
+			     "kubepods-burstable-pod12.slice/cri-containerd-" ID ".scope"), ID);
+	ck_assert_str_eq(cid("/kubepods.slice/kubepods-pod3.slice/crio-" ID ".scope"), ID);
+	ck_assert_str_eq(cid("/machine.slice/libpod-" ID ".scope"), ID);
+	ck_assert_str_eq(cid("/machine.slice/libpod-" ID ".scope/container"), ID);
+	ck_assert_str_eq(cid("/docker/" ID), ID);
+	ck_assert_str_eq(cid("/kubepods/burstable/pod5a2f/" ID), ID);
+	ck_assert_str_eq(cid("/kubepods/besteffort/podx/" ID "/sub"), ID);
+	/* not containers */
+	ck_assert_str_eq(cid("/"), "");
+	ck_assert_str_eq(cid("/user.slice/user-1000.slice/session-2.scope"), "");
+	ck_assert_str_eq(cid("/system.slice/docker.service"), "");
+	ck_assert_str_eq(cid("/other/" ID), "");                 /* bare id, no docker/kubepods */
+	ck_assert_str_eq(cid("/system.slice/docker-33813f5d.scope"), ""); /* short id */
+	ck_assert_str_eq(cid("/system.slice/docker-" ID "0.scope"), "");  /* 65 hex */
+	ck_assert_str_eq(cid("/system.slice/docker-" ID ".scopex"), "");
+}
+END_TEST
+
+START_TEST(proc_cgroup_v1_hybrid_v2)
+{
+	static const char hybrid[] =
+		"9:name=systemd:/system.slice/docker-" ID ".scope\n"
+		"4:memory:/system.slice/docker-" ID ".scope\n"
+		"2:cpu,cpuacct:/system.slice/docker-" ID ".scope\n"
+		"0::/system.slice/docker-" ID ".scope\n";
+	static const char v2[] = "0::/user.slice/session-1.scope\n";
+	static const char here[] = "4:memory:/process_api/834e\n1:cpu:/\n2:cpuacct:/\n0::/\n";
+	struct cgroup_paths ps;
+
+	ck_assert_int_eq(cgroup_parse_proc(hybrid, strlen(hybrid), &ps), 0);
+	ck_assert_uint_eq(ps.memory_len, strlen("/system.slice/docker-" ID ".scope"));
+	ck_assert_ptr_nonnull(ps.cpu);
+	ck_assert_ptr_nonnull(ps.cpuacct);
+	ck_assert_ptr_nonnull(ps.systemd);
+	ck_assert_ptr_nonnull(ps.v2);
+	ck_assert_int_eq(cgroup_parse_proc(v2, strlen(v2), &ps), 0);
+	ck_assert_ptr_null(ps.memory);
+	ck_assert_int_eq(strncmp(ps.v2, "/user.slice/session-1.scope", ps.v2_len), 0);
+	ck_assert_int_eq(cgroup_parse_proc(here, strlen(here), &ps), 0);
+	ck_assert_int_eq(strncmp(ps.memory, "/process_api/834e", ps.memory_len), 0);
+	ck_assert_int_eq(strncmp(ps.cpu, "/", ps.cpu_len), 0);
+	ck_assert_int_eq(cgroup_parse_proc("garbage", 7, &ps), -ENOENT);
+}
+END_TEST
+
+START_TEST(table_paths)
+{
+	static const char mountinfo[] =
+		"30 24 0:26 / /sys/fs/cgroup ro,nosuid - tmpfs tmpfs ro,mode=755\n"
+		"35 30 0:31 / /sys/fs/cgroup/memory rw,relatime shared:1 - cgroup cgroup rw,memory\n"
+		"36 30 0:32 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+		"37 30 0:33 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw,nsdelegate\n"
+		"38 30 0:34 /sub /mnt/sub rw - cgroup2 cgroup2 rw\n";
+	static const char docker[] =
+		"4:memory:/system.slice/docker-" ID ".scope\n"
+		"2:cpu,cpuacct:/\n0::/system.slice/docker-" ID ".scope\n";
+	static const char host[] = "4:memory:/user.slice\n2:cpu,cpuacct:/\n0::/\n";
+	struct cgroup_mounts m;
+	struct cgroup_table *t;
+	struct cgroup *a, *b, *c;
+
+	ck_assert_int_eq(cgroup_mounts_parse(mountinfo, strlen(mountinfo), &m), 0);
+	ck_assert_str_eq(m.memory, "/sys/fs/cgroup/memory");
+	ck_assert_str_eq(m.cpu, "/sys/fs/cgroup/cpu,cpuacct");
+	ck_assert_str_eq(m.cpuacct, "/sys/fs/cgroup/cpu,cpuacct");
+	ck_assert_str_eq(m.v2, "/sys/fs/cgroup/unified"); /* the /sub mount is not a root */
+	t = cgroup_table_new(&m);
+	a = cgroup_get(t, docker, strlen(docker));
+	ck_assert_str_eq(a->path, "/system.slice/docker-" ID ".scope");
+	ck_assert_str_eq(a->container_id, ID);
+	ck_assert_str_eq(a->dir_memory, "/sys/fs/cgroup/memory/system.slice/docker-" ID ".scope");
+	ck_assert_str_eq(a->dir_v2, "/sys/fs/cgroup/unified/system.slice/docker-" ID ".scope");
+	ck_assert_ptr_null(a->dir_cpu); /* "/" is another cgroup: its figures would lie */
+	b = cgroup_get(t, docker, strlen(docker));
+	ck_assert_ptr_eq(a, b);
+	c = cgroup_get(t, host, strlen(host));
+	ck_assert_str_eq(c->path, "/user.slice");
+	ck_assert_str_eq(c->container_id, "");
+	ck_assert_uint_eq(cgroup_table_containers(t), 1);
+	cgroup_put(t, a);
+	cgroup_put(t, b);
+	cgroup_put(t, c);
+	ck_assert_uint_eq(cgroup_table_containers(t), 0);
+	cgroup_table_free(t);
+}
+END_TEST
+
+START_TEST(file_parsers)
+{
+	static const char cpu_stat[] = "usage_usec 123456\nuser_usec 1\nnr_periods 10\n"
+		"nr_throttled 4\nthrottled_usec 9\n";
+	static const char oom_control[] = "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n";
+	static const char pressure[] = "some avg10=31.06 avg60=2.00 avg300=0.50 total=12\n"
+		"full avg10=1.00 avg60=0.00 avg300=0.00 total=3\n";
+	uint64_t v;
+	double d;
+
+	ck_assert_int_eq(cgroup_parse_keyed(cpu_stat, "usage_usec", &v), 0);
+	ck_assert_uint_eq(v, 123456);
+	ck_assert_int_eq(cgroup_parse_keyed(cpu_stat, "nr_throttled", &v), 0);
+	ck_assert_uint_eq(v, 4);
+	ck_assert_int_eq(cgroup_parse_keyed(cpu_stat, "usage", &v), -ENOENT);
+	ck_assert_int_eq(cgroup_parse_keyed(oom_control, "oom_kill", &v), 0);
+	ck_assert_uint_eq(v, 3);
+	ck_assert_int_eq(cgroup_parse_pressure(pressure, &d), 0);
+	ck_assert_double_eq_tol(d, 31.06, 1e-9);
+	ck_assert_int_eq(cgroup_parse_pressure("full avg10=1.0\n", &d), -ENOENT);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("cgroup");
+	TCase *tc = tcase_create("cgroup");
+
+	tcase_add_test(tc, container_ids);
+	tcase_add_test(tc, proc_cgroup_v1_hybrid_v2);
+	tcase_add_test(tc, table_paths);
+	tcase_add_test(tc, file_parsers);
+	suite_add_tcase(s, tc);
+	return tl_run(s);
+}

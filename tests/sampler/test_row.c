@@ -1,0 +1,226 @@
+/*
+ * test_row.c: row formatting: key order, number format, and hostile
+ * strings (quotes, newlines, ESC, invalid UTF-8, 4 KiB paths) giving one
+ * valid JSON line with <field>_b64 raw bytes.  Test process, any user.
+ */
+#include <errno.h>
+#include <jansson.h>
+
+#include "catalog.h"
+#include "sampler.h"
+#include "testlib.h"
+
+static char *fmt_double(double v)
+{
+	static char out[64];
+	struct jbuf b = { 0 };
+
+	jbuf_double(&b, v);
+	snprintf(out, sizeof(out), "%.*s", (int)b.len, b.data);
+	jbuf_free(&b);
+	return out;
+}
+
+START_TEST(numbers)
+{
+	ck_assert_str_eq(fmt_double(0.0), "0.0");
+	ck_assert_str_eq(fmt_double(237.2), "237.2");
+	ck_assert_str_eq(fmt_double(0.0042), "0.0042");
+	ck_assert_str_eq(fmt_double(0.00004), "0.0");
+	ck_assert_str_eq(fmt_double(-0.00001), "0.0");
+	ck_assert_str_eq(fmt_double(1.0), "1.0");
+	ck_assert_str_eq(fmt_double(2.123456), "2.1235");
+	ck_assert_str_eq(fmt_double(1e12), "1000000000000.0");
+}
+END_TEST
+
+static struct proc *make_proc(void)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+
+	p->tgid = 42;
+	p->comm = strdup("python");
+	p->comm_len = 6;
+	p->exe = strdup("/usr/bin/python3");
+	p->exe_len = strlen(p->exe);
+	p->cwd = strdup("/work");
+	p->cwd_len = 5;
+	p->framework = SIZE_MAX;
+	p->cpu_cores = 1.0;
+	p->rss_bytes = 1234;
+	p->threads = 3;
+	p->io_rates_valid = true;
+	p->write_bytes_s = 20971520.0;
+	return p;
+}
+
+static void free_proc(struct proc *p)
+{
+	free(p->comm);
+	free(p->exe);
+	free(p->cwd);
+	free(p);
+}
+
+/* Formats p, checks it is one line of valid JSON and returns the parsed row. */
+static json_t *format_parse(const struct proc *p, const struct row_context *ctx, char **ret_text)
+{
+	struct jbuf b = { 0 };
+	json_error_t err;
+	json_t *row;
+
+	row_format(&b, p, ctx);
+	ck_assert(!b.failed);
+	ck_assert_uint_gt(b.len, 0);
+	ck_assert_int_eq(b.data[b.len - 1], '\n');
+	ck_assert_ptr_null(memchr(b.data, '\n', b.len - 1));
+	row = json_loadb(b.data, b.len, 0, &err);
+	ck_assert_msg(row, "invalid JSON: %s: %.*s", err.text, (int)b.len, b.data);
+	if (ret_text) {
+		*ret_text = strndup(b.data, b.len);
+	}
+	jbuf_free(&b);
+	return row;
+}
+
+START_TEST(key_order)
+{
+	struct proc *p = make_proc();
+	struct cgroup cg = { 0 };
+	struct catalog *cat;
+	struct row_context ctx = { .unix_ms = 1792505950473ull, .now_boot_ns = 5000000000ull };
+	char *text;
+	json_t *row;
+
+	ck_assert_int_eq(catalog_load_builtin(&cat), 0);
+	ctx.catalog = cat;
+	p->framework = 6;
+	cg.path = (char *)"/system.slice/docker-x.scope";
+	cg.path_len = strlen(cg.path);
+	strcpy(cg.container_id, "33813f5d");
+	cg.now.have = CGF_MEMORY | CGF_CPU;
+	cg.now.memory_bytes = 1511735296;
+	cg.now.cpu_cores = 0.004;
+	p->cg = &cg;
+	p->probe.valid = true;
+	p->probe.net_valid = true;
+	p->wl.state = WL_GPU_HELD;
+	p->probe.last_gpu_ioctl_boot_ns = 1000000000ull;
+	p->probe.net_rx_bytes_s = 237.2;
+	row = format_parse(p, &ctx, &text);
+	ck_assert_str_eq(text,
+		"{\"unix_ms\":1792505950473,\"tgid\":42,\"process\":{\"comm\":\"python\","
+		"\"exe\":\"/usr/bin/python3\",\"cgroup\":\"/system.slice/docker-x.scope\","
+		"\"container_id\":\"33813f5d\",\"cwd\":\"/work\",\"framework\":\"pytorch\"},"
+		"\"workload\":\"gpu-held\",\"ioctl_count\":0,\"since_last_gpu_ioctl_ms\":4000,"
+		"\"usage\":{\"cpu_cores\":1.0,\"rss_bytes\":1234,\"threads\":3,"
+		"\"ctx_voluntary_s\":0.0,\"ctx_involuntary_s\":0.0,\"read_bytes_s\":0.0,"
+		"\"write_bytes_s\":20971520.0,\"network_rx_bytes_s\":237.2,"
+		"\"network_tx_bytes_s\":0.0,\"runqueue_s\":0.0},"
+		"\"cgroup_usage\":{\"cpu_cores\":0.004,\"memory_bytes\":1511735296},"
+		"\"syscalls\":[]}\n");
+	free(text);
+	json_decref(row);
+	/* without the probe: probe-only fields left out, never zero-filled */
+	p->probe.valid = false;
+	p->cg = NULL;
+	p->label = strdup("run-7");
+	p->label_len = 5;
+	row = format_parse(p, &ctx, &text);
+	ck_assert_str_eq(text,
+		"{\"unix_ms\":1792505950473,\"tgid\":42,\"process\":{\"comm\":\"python\","
+		"\"exe\":\"/usr/bin/python3\",\"cwd\":\"/work\",\"framework\":\"pytorch\"},"
+		"\"workload\":\"gpu-held\",\"usage\":{\"cpu_cores\":1.0,\"rss_bytes\":1234,"
+		"\"threads\":3,\"read_bytes_s\":0.0,\"write_bytes_s\":20971520.0},"
+		"\"label\":\"run-7\"}\n");
+	free(text);
+	free(p->label);
+	json_decref(row);
+	catalog_free(cat);
+	free_proc(p);
+}
+END_TEST
+
+START_TEST(hostile_strings)
+{
+	struct proc *p = make_proc();
+	struct row_context ctx = { .unix_ms = 1 };
+	static const char exe[] = "/tmp/a\xff\nb\"c\\d\x1b[31m";
+	char *long_cwd = malloc(4097);
+	json_t *row, *proc;
+
+	free(p->exe);
+	p->exe = malloc(sizeof(exe));
+	memcpy(p->exe, exe, sizeof(exe));
+	p->exe_len = sizeof(exe) - 1;
+	free(p->comm);
+	p->comm = strdup("a\"b\nc");
+	p->comm_len = 5;
+	memset(long_cwd, 'x', 4096);
+	long_cwd[0] = '/';
+	long_cwd[4096] = '\0';
+	free(p->cwd);
+	p->cwd = long_cwd;
+	p->cwd_len = 4096;
+	row = format_parse(p, &ctx, NULL);
+	proc = json_object_get(row, "process");
+	ck_assert_str_eq(json_string_value(json_object_get(proc, "comm")), "a\"b\nc");
+	ck_assert_str_eq(json_string_value(json_object_get(proc, "exe")),
+		"/tmp/a\xef\xbf\xbd\nb\"c\\d\x1b[31m");
+	ck_assert_str_eq(json_string_value(json_object_get(proc, "exe_b64")),
+		"L3RtcC9h/wpiImNcZBtbMzFt");
+	ck_assert_ptr_null(json_object_get(proc, "comm_b64"));
+	ck_assert_uint_eq(strlen(json_string_value(json_object_get(proc, "cwd"))), 4096);
+	json_decref(row);
+	/* valid multi-byte UTF-8 passes through; overlong and surrogates do not */
+	free(p->comm);
+	p->comm = strdup("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xc0\xaf \xed\xa0\x80");
+	p->comm_len = strlen(p->comm);
+	row = format_parse(p, &ctx, NULL);
+	proc = json_object_get(row, "process");
+	ck_assert_str_eq(json_string_value(json_object_get(proc, "comm")),
+		"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xef\xbf\xbd\xef\xbf\xbd "
+		"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	ck_assert_ptr_nonnull(json_object_get(proc, "comm_b64"));
+	json_decref(row);
+	free_proc(p);
+}
+END_TEST
+
+START_TEST(idle_cadence)
+{
+	struct proc p = { .rates_valid = true, .idle = true };
+	int rows = 0, first = -1, second = -1;
+
+	for (int poll = 0; poll < 40; poll++)
+		if (proc_row_due(&p, 15)) {
+			if (rows == 1)
+				first = poll;
+			if (rows == 2)
+				second = poll;
+			rows++;
+		}
+	/* the first valid poll writes, then one row every 15 polls */
+	ck_assert_int_eq(rows, 3);
+	ck_assert_int_eq(first, 15);
+	ck_assert_int_eq(second, 30);
+	p.idle = false;
+	ck_assert(proc_row_due(&p, 15));
+	ck_assert(proc_row_due(&p, 15));
+	p.kthread = true;
+	ck_assert(!proc_row_due(&p, 15));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("row");
+	TCase *tc = tcase_create("row");
+
+	tcase_add_test(tc, numbers);
+	tcase_add_test(tc, key_order);
+	tcase_add_test(tc, hostile_strings);
+	tcase_add_test(tc, idle_cadence);
+	suite_add_tcase(s, tc);
+	return tl_run(s);
+}
