@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -17,6 +18,7 @@
 #include "config.h"
 #include "ctl.h"
 #include "msg.h"
+#include "sock.h"
 
 #define CTL_LABEL_MAX 256 /* bytes of a label */
 #define CTL_ID_MAX    128 /* bytes of a container id */
@@ -98,8 +100,57 @@ static void format_uptime(json_int_t s, char *buf, size_t len)
 		snprintf(buf, len, "%lldm%02llds", (long long)(s / 60), (long long)(s % 60));
 }
 
-/* Seconds up, from whichever of the usual keys the daemon reports. */
-static json_int_t status_uptime_s(json_t *st)
+/*
+ * The daemon's pid: SO_PEERCRED of a connection to its control socket names
+ * the process that listens there.  The connection is closed unused, which
+ * the daemon takes as a client gone.  0 when unknown.
+ */
+static pid_t ctl_listener_pid(const char *path)
+{
+	struct sock_peer peer;
+	int fd = sock_connect(path, SOCK_STREAM);
+	pid_t pid = 0;
+
+	if (fd < 0)
+		return 0;
+	if (sock_peer(fd, &peer) == 0)
+		pid = peer.pid;
+	close(fd);
+	return pid;
+}
+
+/* Seconds since pid started: /proc/<pid>/stat field 22 against /proc/uptime. */
+static json_int_t proc_uptime_s(pid_t pid)
+{
+	char path[64], buf[1024];
+	unsigned long long start_ticks;
+	double up_s;
+	FILE *f;
+	char *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (!p || !(p = strrchr(buf, ')')))
+		return -1;
+	/* after ") ": state is field 3; starttime is field 22, 19 fields on */
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+			  "%*d %*d %llu", &start_ticks) != 1)
+		return -1;
+	if (!(f = fopen("/proc/uptime", "r")))
+		return -1;
+	if (fscanf(f, "%lf", &up_s) != 1)
+		up_s = -1;
+	fclose(f);
+	if (up_s < 0)
+		return -1;
+	return (json_int_t)(up_s - (double)start_ticks / (double)sysconf(_SC_CLK_TCK));
+}
+
+/* Seconds up, from the daemon's status when it says, else from /proc. */
+static json_int_t status_uptime_s(json_t *st, pid_t pid)
 {
 	json_t *v;
 
@@ -107,7 +158,7 @@ static json_int_t status_uptime_s(json_t *st)
 		return (json_int_t)json_number_value(v);
 	if ((v = json_object_get(st, "uptime_ms")) && json_is_number(v))
 		return (json_int_t)json_number_value(v) / 1000;
-	return -1;
+	return pid > 0 ? proc_uptime_s(pid) : -1;
 }
 
 static bool key_is_header(const char *key)
@@ -134,6 +185,10 @@ static void print_figures(json_t *obj, const char *prefix, int depth)
 			char sub[256];
 			snprintf(sub, sizeof(sub), "%s%s.", prefix, key);
 			print_figures(v, sub, depth + 1);
+			continue;
+		}
+		if (json_is_real(v)) {
+			printf("    %s%s: %.6g\n", prefix, key, json_real_value(v));
 			continue;
 		}
 		char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
@@ -167,17 +222,24 @@ static bool status_row(const struct answer *a, bool table, json_t *ret_array)
 		st = json_pack("{s:s}", "text", a->text ? a->text : "");
 	}
 	json_t *v = json_object_get(st, "pid");
-	if (json_is_integer(v))
-		snprintf(pid, sizeof(pid), "%lld", (long long)json_integer_value(v));
+	pid_t daemon_pid = json_is_integer(v) ? (pid_t)json_integer_value(v) : ctl_listener_pid(a->path);
+	if (daemon_pid > 0)
+		snprintf(pid, sizeof(pid), "%d", (int)daemon_pid);
 	if (json_is_string(json_object_get(st, "version")))
 		version = json_string_value(json_object_get(st, "version"));
-	if (status_uptime_s(st) >= 0)
-		format_uptime(status_uptime_s(st), uptime, sizeof(uptime));
+	json_int_t up_s = status_uptime_s(st, daemon_pid);
+	if (up_s >= 0)
+		format_uptime(up_s, uptime, sizeof(uptime));
 	if (table) {
 		printf("%-14s %-5s %-8s %-9s %-8s\n", a->daemon, "up", pid, uptime, version);
 		print_figures(st, "", 0);
 	}
 	json_object_set_new(row, "up", json_true());
+	if (daemon_pid > 0)
+		json_object_set_new(row, "pid", json_integer(daemon_pid));
+	if (up_s >= 0)
+		json_object_set_new(row, "uptime_s", json_integer(up_s));
+	json_object_set_new(row, "version", json_string(strcmp(version, "-") ? version : ""));
 	json_object_set(row, "status", st);
 	json_array_append_new(ret_array, row);
 	json_decref(st);
