@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,7 @@ struct client {
 	uint64_t first_unacked;  /* resend from here after a reconnect */
 	int timeout_s;
 	const char *bad;         /* NULL, "rows", "partial" */
+	unsigned pace_ms;        /* pause between batches (a poll interval), 0 none */
 };
 
 static double now_s(void)
@@ -238,6 +240,8 @@ static int session(struct client *c, int fd)
 			if (send_batch(c, fd, next) < 0)
 				return -1;
 			next++;
+			if (c->pace_ms)
+				usleep(c->pace_ms * 1000);
 		}
 		if (poll(&pfd, 1, can_send ? 0 : 1000) > 0 && record_ack(c, fd) < 0)
 			return -1;
@@ -245,11 +249,28 @@ static int session(struct client *c, int fd)
 	return 0;
 }
 
+/* Everything this client will send, in order: what the dataset must equal. */
+static void dump_batches(const struct client *c, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		perror(path);
+		exit(2);
+	}
+	for (size_t i = 0; i < c->nbatches; i++)
+		fwrite(c->batches[i].lines, 1, c->batches[i].len, f);
+	if (fclose(f) != 0) {
+		perror(path);
+		exit(2);
+	}
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: wclient --socket PATH [--epoch E] (--batches N [--rows R] [--pad B] |"
 			" --rows-file FILE) [--window W] [--acks FILE] [--reconnect] [--timeout S]"
-			" [--bad rows|partial]\n");
+			" [--bad rows|partial] [--dump FILE] [--pace-ms MS]\n");
 	exit(2);
 }
 
@@ -259,9 +280,11 @@ static void parse(struct client *c, int argc, char **argv)
 		{ "socket", 1, NULL, 's' }, { "epoch", 1, NULL, 'e' }, { "batches", 1, NULL, 'n' },
 		{ "rows", 1, NULL, 'r' }, { "pad", 1, NULL, 'p' }, { "rows-file", 1, NULL, 'f' },
 		{ "window", 1, NULL, 'w' }, { "acks", 1, NULL, 'a' }, { "reconnect", 0, NULL, 'R' },
-		{ "timeout", 1, NULL, 't' }, { "bad", 1, NULL, 'b' }, { NULL, 0, NULL, 0 },
+		{ "timeout", 1, NULL, 't' }, { "bad", 1, NULL, 'b' }, { "dump", 1, NULL, 'd' },
+		{ "pace-ms", 1, NULL, 'P' },
+		{ NULL, 0, NULL, 0 },
 	};
-	const char *rows_file = NULL;
+	const char *rows_file = NULL, *dump = NULL;
 	uint32_t rows = 10;
 	size_t pad = 40;
 	int o;
@@ -285,6 +308,8 @@ static void parse(struct client *c, int argc, char **argv)
 		case 'R': c->reconnect = true; break;
 		case 't': c->timeout_s = atoi(optarg); break;
 		case 'b': c->bad = optarg; break;
+		case 'd': dump = optarg; break;
+		case 'P': c->pace_ms = (unsigned)strtoul(optarg, NULL, 10); break;
 		default: usage();
 		}
 	}
@@ -294,6 +319,8 @@ static void parse(struct client *c, int argc, char **argv)
 		file_batches(c, rows_file);
 	else
 		synth_batches(c, rows, pad);
+	if (dump)
+		dump_batches(c, dump);
 }
 
 int main(int argc, char **argv)
@@ -302,6 +329,7 @@ int main(int argc, char **argv)
 	uint64_t bytes = 0, rows = 0;
 	double t0, deadline;
 
+	signal(SIGPIPE, SIG_IGN); /* a killed writer is a broken connection, not our end */
 	parse(&c, argc, argv);
 	for (size_t i = 0; i < c.nbatches; i++) {
 		bytes += c.batches[i].len;
