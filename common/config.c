@@ -466,7 +466,7 @@ static int config_read_file(const char *path, char **ret_buf, size_t *ret_len, c
 {
 	struct stat st;
 	char *buf = NULL;
-	size_t len = 0;
+	size_t len = 0, cap;
 	ssize_t n;
 	int fd, r;
 
@@ -486,14 +486,30 @@ static int config_read_file(const char *path, char **ret_buf, size_t *ret_len, c
 		snprintf(why, why_len, "not a regular file");
 		goto out;
 	}
-	buf = malloc(CONFIG_FILE_MAX + 1);
+	/* Sized by st_size, grown if the file grows, never past the limit. */
+	cap = st.st_size < CONFIG_FILE_MAX ? (size_t)st.st_size + 1 : CONFIG_FILE_MAX + 1;
+	buf = malloc(cap);
 	if (!buf) {
 		r = -ENOMEM;
 		snprintf(why, why_len, "out of memory");
 		goto out;
 	}
-	while (len <= CONFIG_FILE_MAX) {
-		n = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len);
+	for (;;) {
+		if (len == cap) {
+			char *grown;
+
+			if (cap > CONFIG_FILE_MAX)
+				break;
+			cap = cap * 2 < CONFIG_FILE_MAX + 1 ? cap * 2 : CONFIG_FILE_MAX + 1;
+			grown = realloc(buf, cap);
+			if (!grown) {
+				r = -ENOMEM;
+				snprintf(why, why_len, "out of memory");
+				goto out;
+			}
+			buf = grown;
+		}
+		n = read(fd, buf + len, cap - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {

@@ -45,8 +45,11 @@ bool msg_type_known(uint32_t type)
 
 void msg_cursor_init(struct msg_cursor *cur, const void *payload, size_t len)
 {
-	cur->pos = payload;
-	cur->left = len;
+	static const uint8_t empty[1];
+
+	/* An empty payload arrives as NULL; pointer arithmetic on NULL is undefined. */
+	cur->pos = payload ? payload : empty;
+	cur->left = payload ? len : 0;
 }
 
 int msg_get(struct msg_cursor *cur, void *ret, size_t len)

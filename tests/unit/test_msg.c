@@ -39,6 +39,15 @@ START_TEST(test_cursor)
 
 	msg_cursor_init(&cur, "toolong\0", 8);
 	ck_assert_int_eq(msg_get_str(&cur, &str, 3), -EBADMSG);  /* longer than max */
+
+	/* An empty payload is NULL (msg_pull): every read fails cleanly. */
+	msg_cursor_init(&cur, NULL, 0);
+	ck_assert_int_eq(msg_get(&cur, &v, sizeof(v)), -EBADMSG);
+	ck_assert_int_eq(msg_get_str(&cur, &str, 8), -EBADMSG);
+	msg_get_rest(&cur, &tail, &len);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_ptr_nonnull(tail);
+	ck_assert_int_eq(msg_end(&cur), 0);
 }
 END_TEST
 
