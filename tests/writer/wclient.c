@@ -44,6 +44,7 @@ struct client {
 	int timeout_s;
 	const char *bad;         /* NULL, "rows", "partial" */
 	unsigned pace_ms;        /* pause between batches (a poll interval), 0 none */
+	bool resend_all;         /* ignore the writer's HELLO: resend from seq 1 */
 };
 
 static double now_s(void)
@@ -180,7 +181,7 @@ static int hello(struct client *c, int fd)
 	    full_read(fd, &reply, sizeof(reply)) < 0)
 		return -1;
 	/* what the writer has committed is on disk: never sent again */
-	if (reply.epoch == c->epoch && reply.seq >= c->first_unacked)
+	if (!c->resend_all && reply.epoch == c->epoch && reply.seq >= c->first_unacked)
 		c->first_unacked = reply.seq + 1;
 	return 0;
 }
@@ -270,7 +271,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: wclient --socket PATH [--epoch E] (--batches N [--rows R] [--pad B] |"
 			" --rows-file FILE) [--window W] [--acks FILE] [--reconnect] [--timeout S]"
-			" [--bad rows|partial] [--dump FILE] [--pace-ms MS]\n");
+			" [--bad rows|partial] [--dump FILE] [--pace-ms MS] [--resend-all]\n");
 	exit(2);
 }
 
@@ -281,7 +282,7 @@ static void parse(struct client *c, int argc, char **argv)
 		{ "rows", 1, NULL, 'r' }, { "pad", 1, NULL, 'p' }, { "rows-file", 1, NULL, 'f' },
 		{ "window", 1, NULL, 'w' }, { "acks", 1, NULL, 'a' }, { "reconnect", 0, NULL, 'R' },
 		{ "timeout", 1, NULL, 't' }, { "bad", 1, NULL, 'b' }, { "dump", 1, NULL, 'd' },
-		{ "pace-ms", 1, NULL, 'P' },
+		{ "pace-ms", 1, NULL, 'P' }, { "resend-all", 0, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *rows_file = NULL, *dump = NULL;
@@ -309,6 +310,7 @@ static void parse(struct client *c, int argc, char **argv)
 		case 't': c->timeout_s = atoi(optarg); break;
 		case 'b': c->bad = optarg; break;
 		case 'd': dump = optarg; break;
+		case 'A': c->resend_all = true; break;
 		case 'P': c->pace_ms = (unsigned)strtoul(optarg, NULL, 10); break;
 		default: usage();
 		}

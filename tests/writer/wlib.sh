@@ -12,6 +12,9 @@ wl_setup() {
 	WPID=
 	mkdir -p "$RUN"
 	: > "$CONF"
+	# the writer re-reads croft.conf at reload as its drop user
+	chmod 0755 "$TEST_TMP"
+	chmod 0644 "$CONF"
 	trap 'wl_cleanup' EXIT
 }
 
