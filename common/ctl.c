@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -41,6 +43,7 @@ struct ctl_conn {
 struct ctl_server {
 	struct event_base *base;
 	struct evconnlistener *listener;
+	struct event *resume;  /* re-enables accepting after an accept error */
 	gid_t croft_gid;
 	ctl_handler_fn handler;
 	void *ctx;
@@ -248,6 +251,24 @@ static void ctl_accept_cb(struct evconnlistener *listener, evutil_socket_t fd,
 	bufferevent_enable(conn->bev, EV_READ | EV_WRITE);
 }
 
+static void ctl_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ctl_server *server = arg;
+
+	evconnlistener_enable(server->listener);
+}
+
+/* accept() failing (EMFILE...) would fire again at once: pause for a second. */
+static void ctl_accept_error_cb(struct evconnlistener *listener, void *arg)
+{
+	struct ctl_server *server = arg;
+	struct timeval pause = { 1, 0 };
+
+	log_warn("control: accept");
+	evconnlistener_disable(listener);
+	evtimer_add(server->resume, &pause);
+}
+
 struct ctl_server *ctl_server_new(struct event_base *base, const char *path, gid_t croft_gid,
 	ctl_handler_fn handler, void *ctx)
 {
@@ -267,14 +288,21 @@ struct ctl_server *ctl_server_new(struct event_base *base, const char *path, gid
 	server->handler = handler;
 	server->ctx = ctx;
 	LIST_INIT(&server->conns);
+	server->resume = evtimer_new(base, ctl_resume_cb, server);
 	server->listener = evconnlistener_new(base, ctl_accept_cb, server,
 		LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
-	if (!server->listener) {
-		close(fd);
+	if (!server->listener || !server->resume) {
+		if (server->listener)
+			evconnlistener_free(server->listener);
+		else
+			close(fd);
+		if (server->resume)
+			event_free(server->resume);
 		free(server);
 		errno = ENOMEM;
 		return NULL;
 	}
+	evconnlistener_set_error_cb(server->listener, ctl_accept_error_cb);
 	return server;
 }
 
@@ -285,6 +313,7 @@ void ctl_server_free(struct ctl_server *server)
 	while (!LIST_EMPTY(&server->conns))
 		ctl_conn_free(LIST_FIRST(&server->conns));
 	evconnlistener_free(server->listener);
+	event_free(server->resume);
 	free(server);
 }
 
@@ -376,13 +405,43 @@ static int ctl_read_reply(int fd, uint64_t deadline_ms, int *ret_status, char **
 	return r;
 }
 
+/*
+ * A daemon that stopped accepting leaves a full backlog, and a blocking
+ * connect() would wait forever: connect without blocking (a Unix socket
+ * answers EAGAIN then) and retry until the deadline.
+ */
+static int ctl_connect(const char *path, uint64_t deadline_ms)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct timespec step = { 0, 10 * 1000 * 1000 };
+	int fd, r;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(addr.sun_path, path);
+	for (;;) {
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -errno;
+		if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0)
+			return fd;
+		r = -errno;
+		close(fd);
+		if (r != -EAGAIN && r != -EINTR)
+			return r;
+		if (clock_mono_ms() >= deadline_ms)
+			return -ETIMEDOUT;
+		nanosleep(&step, NULL);
+	}
+}
+
 int ctl_request(const char *path, uint32_t type, const void *payload, size_t len,
 	int timeout_ms, int *ret_status, char **ret_text)
 {
 	uint64_t deadline_ms = clock_mono_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
 	int fd, r;
 
-	fd = sock_connect(path, SOCK_STREAM);
+	fd = ctl_connect(path, deadline_ms);
 	if (fd < 0)
 		return fd;
 	r = ctl_send_request(fd, type, payload, len, deadline_ms);

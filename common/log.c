@@ -73,10 +73,34 @@ static void log_prefix(int priority, char *buf, size_t len)
 	strncat(buf, ": ", len - strlen(buf) - 1);
 }
 
+/* One message is one line: a newline or escape from a process name or a
+ * path must not forge a second line (or a journal priority). */
+static void log_sanitize(char *text)
+{
+	for (unsigned char *p = (unsigned char *)text; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			*p = '?';
+}
+
+static void log_write(const char *line, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(STDERR_FILENO, line, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		line += n;
+		len -= (size_t)n;
+	}
+}
+
 void log_vmsg(int priority, bool with_errno, const char *fmt, va_list ap)
 {
 	int saved_errno = errno;
-	char prefix[128], msg[LOG_LINE_MAX];
+	char prefix[128], msg[LOG_LINE_MAX], line[LOG_LINE_MAX + 256];
+	int n;
 
 	if (priority == LOG_DEBUG && !log_verbose) {
 		errno = saved_errno;
@@ -84,11 +108,18 @@ void log_vmsg(int priority, bool with_errno, const char *fmt, va_list ap)
 	}
 	log_prefix(priority, prefix, sizeof(prefix));
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	log_sanitize(msg);
 	if (with_errno)
-		fprintf(stderr, "%s%s: %s\n", prefix, msg, strerror(saved_errno));
+		n = snprintf(line, sizeof(line) - 1, "%s%s: %s", prefix, msg, strerror(saved_errno));
 	else
-		fprintf(stderr, "%s%s\n", prefix, msg);
-	fflush(stderr);
+		n = snprintf(line, sizeof(line) - 1, "%s%s", prefix, msg);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n > sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	/* One write(2) per line: lines of several processes sharing a pipe stay whole. */
+	log_write(line, (size_t)n);
 	errno = saved_errno;
 }
 

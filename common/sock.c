@@ -26,6 +26,32 @@ static int sock_addr(const char *path, struct sockaddr_un *ret_addr)
 	return 0;
 }
 
+/*
+ * A file at path may be left by a crashed daemon: removed when it is a
+ * socket nobody answers on.  A live socket (another instance running) or a
+ * file that is not a socket is never removed.
+ */
+static int sock_remove_stale(const char *path, const struct sockaddr_un *addr, int type)
+{
+	struct stat st;
+	int fd, r;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	r = connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0 ? 0 : errno;
+	close(fd);
+	if (r == 0 || r == EAGAIN || r == EINPROGRESS)
+		return -EADDRINUSE;
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
 int sock_listen(const char *path, int type, gid_t gid)
 {
 	struct sockaddr_un addr;
@@ -33,11 +59,12 @@ int sock_listen(const char *path, int type, gid_t gid)
 
 	if (r < 0)
 		return r;
+	r = sock_remove_stale(path, &addr, type);
+	if (r < 0)
+		return r;
 	fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (unlink(path) < 0 && errno != ENOENT)
-		goto fail;
 	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
 		goto fail;
 	if (chmod(path, 0660) < 0)

@@ -19,8 +19,10 @@ struct sock_peer {
 
 /*
  * Binds a fresh socket of type (SOCK_STREAM or SOCK_SEQPACKET) at path,
- * replacing a stale file, mode 0660 and group gid (gid (gid_t)-1: unchanged),
- * non-blocking and close-on-exec.  Returns the fd or -errno.
+ * replacing a stale socket file, mode 0660 and group gid (gid (gid_t)-1:
+ * unchanged), non-blocking and close-on-exec.  Returns the fd or -errno:
+ * -EADDRINUSE when a live socket answers at path, -EEXIST when path is not
+ * a socket.
  */
 int sock_listen(const char *path, int type, gid_t gid);
 /* Connects (blocking, close-on-exec); returns the fd or -errno. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <grp.h>
@@ -265,6 +266,22 @@ START_TEST(test_client_timeout)
 	snprintf(p, sizeof(p), "%s/mute.ctl", dir2);
 	lfd = sock_listen(p, SOCK_STREAM, (gid_t)-1);  /* accepts (backlog), never answers */
 	ck_assert_int_ge(lfd, 0);
+	start = tl_now_ms();
+	ck_assert_int_eq(ctl_request(p, MT_CTL_STATUS, NULL, 0, 300, &status, &text), -ETIMEDOUT);
+	ck_assert_int_lt(tl_now_ms() - start, 2000);
+
+	/* Backlog full (a daemon that stopped accepting): connect must not block. */
+	for (int i = 0; i < 200; i++) {
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		struct sockaddr_un addr = { .sun_family = AF_UNIX };
+
+		strcpy(addr.sun_path, p);
+		if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+			ck_assert_int_eq(errno, EAGAIN);
+			close(fd);
+			break;
+		}
+	}
 	start = tl_now_ms();
 	ck_assert_int_eq(ctl_request(p, MT_CTL_STATUS, NULL, 0, 300, &status, &text), -ETIMEDOUT);
 	ck_assert_int_lt(tl_now_ms() - start, 2000);

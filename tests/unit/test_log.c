@@ -143,6 +143,17 @@ START_TEST(test_huge_message)
 }
 END_TEST
 
+/* A newline in logged data (a process name, a path) cannot forge a line. */
+START_TEST(test_no_forged_lines)
+{
+	capture();
+	set_journal_stream_to_stderr();
+	log_init("croft-test", false);
+	log_info("comm %s", "evil\n<0>root compromised\x1b[2J");
+	ck_assert_str_eq(captured(), "<6>comm evil?<0>root compromised?[2J\n");
+}
+END_TEST
+
 START_TEST(test_fatalx_exits)
 {
 	capture();
@@ -162,6 +173,7 @@ static Suite *log_suite(void)
 	tcase_add_test(tc, test_errno_kept);
 	tcase_add_test(tc, test_debug_gated);
 	tcase_add_test(tc, test_huge_message);
+	tcase_add_test(tc, test_no_forged_lines);
 	tcase_add_exit_test(tc, test_fatalx_exits, 1);
 	suite_add_tcase(s, tc);
 	return s;

@@ -30,8 +30,14 @@ START_TEST(test_listen_connect_peer)
 
 	make_dir();
 	snprintf(path, sizeof(path), "%s/x.sock", dir);
-	/* A stale file from a crashed daemon is replaced. */
+	/* A file that is not a socket is never removed. */
 	ck_assert_int_ge(close(open(path, O_CREAT | O_WRONLY, 0600)), 0);
+	ck_assert_int_eq(sock_listen(path, SOCK_STREAM, (gid_t)-1), -EEXIST);
+	unlink(path);
+	/* A stale socket (its daemon gone) is replaced. */
+	lfd = sock_listen(path, SOCK_STREAM, (gid_t)-1);
+	ck_assert_int_ge(lfd, 0);
+	close(lfd);
 	lfd = sock_listen(path, SOCK_STREAM, (gid_t)-1);
 	ck_assert_int_ge(lfd, 0);
 	ck_assert_int_eq(stat(path, &st), 0);
@@ -39,6 +45,12 @@ START_TEST(test_listen_connect_peer)
 	ck_assert_int_eq(st.st_mode & 0777, 0660);
 	ck_assert(fcntl(lfd, F_GETFL) & O_NONBLOCK);
 	ck_assert(fcntl(lfd, F_GETFD) & FD_CLOEXEC);
+
+	/* A live one (a second instance starting) is left alone. */
+	ck_assert_int_eq(sock_listen(path, SOCK_STREAM, (gid_t)-1), -EADDRINUSE);
+	afd = accept(lfd, NULL, NULL);  /* the probe connection */
+	ck_assert_int_ge(afd, 0);
+	close(afd);
 
 	cfd = sock_connect(path, SOCK_STREAM);
 	ck_assert_int_ge(cfd, 0);
