@@ -1,0 +1,166 @@
+/*
+ * test_daemon.c: the daemons' shared options (with bad ones), the runtime
+ * directory (nested, existing, blocked by a file), and notify calls being
+ * harmless outside systemd.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "testlib.h"
+
+static const struct option long_options[] = {
+	DAEMON_LONG_OPTIONS,
+	{ "data-dir", required_argument, NULL, 'D' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Parses argv like a daemon's main() does; returns the --data-dir value. */
+static const char *parse(struct daemon_opts *opts, int argc, char **argv)
+{
+	const char *data_dir = NULL;
+	int opt;
+
+	optind = 1;
+	daemon_opts_init(opts, "croft-test", "  -D, --data-dir DIR\n");
+	while ((opt = getopt_long(argc, argv, DAEMON_SHORT_OPTIONS "D:", long_options, NULL)) != -1) {
+		if (daemon_option(opts, opt, optarg))
+			continue;
+		if (opt == 'D')
+			data_dir = optarg;
+	}
+	return data_dir;
+}
+
+START_TEST(test_options)
+{
+	char *argv[] = { "croft-test", "--config", "/x.conf", "-r", "/tmp/rt", "--user", "nobody",
+		"-n", "-v", "--data-dir", "/d", NULL };
+	struct daemon_opts opts;
+
+	ck_assert_str_eq(parse(&opts, 11, argv), "/d");
+	ck_assert_str_eq(opts.config_path, "/x.conf");
+	ck_assert_str_eq(opts.runtime_dir, "/tmp/rt");
+	ck_assert_str_eq(opts.user, "nobody");
+	ck_assert(opts.check_only);
+	ck_assert(opts.verbose);
+
+	char *none[] = { "croft-test", NULL };
+	ck_assert_ptr_null(parse(&opts, 1, none));
+	ck_assert_str_eq(opts.config_path, CROFT_CONF_PATH);
+	ck_assert_str_eq(opts.runtime_dir, CROFT_RUNTIME_DIR);
+	ck_assert_ptr_null(opts.user);
+	ck_assert(!opts.check_only);
+}
+END_TEST
+
+START_TEST(test_help_exits_0)
+{
+	char *argv[] = { "croft-test", "--help", NULL };
+	struct daemon_opts opts;
+
+	freopen("/dev/null", "w", stdout);
+	parse(&opts, 2, argv);
+}
+END_TEST
+
+START_TEST(test_version_exits_0)
+{
+	char *argv[] = { "croft-test", "--version", NULL };
+	struct daemon_opts opts;
+
+	freopen("/dev/null", "w", stdout);
+	parse(&opts, 2, argv);
+}
+END_TEST
+
+START_TEST(test_unknown_option_exits_2)
+{
+	char *argv[] = { "croft-test", "--bogus", NULL };
+	struct daemon_opts opts;
+
+	freopen("/dev/null", "w", stderr);
+	parse(&opts, 2, argv);
+}
+END_TEST
+
+START_TEST(test_missing_argument_exits_2)
+{
+	char *argv[] = { "croft-test", "--config", NULL };
+	struct daemon_opts opts;
+
+	freopen("/dev/null", "w", stderr);
+	parse(&opts, 2, argv);
+}
+END_TEST
+
+START_TEST(test_runtime_dir)
+{
+	char base[] = "/tmp/croft-test-rt.XXXXXX", path[128], file[160];
+	struct stat st;
+
+	ck_assert_ptr_nonnull(mkdtemp(base));
+	snprintf(path, sizeof(path), "%s/a/b/run", base);
+	ck_assert_int_eq(daemon_runtime_dir(path, getegid()), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_int_eq(st.st_mode & 0777, 0750);
+	ck_assert_int_eq(daemon_runtime_dir(path, (gid_t)-1), 0);  /* exists: fine */
+	snprintf(file, sizeof(file), "%s/file", base);
+	ck_assert_int_ge(close(open(file, O_CREAT | O_WRONLY, 0600)), 0);
+	ck_assert_int_eq(daemon_runtime_dir(file, (gid_t)-1), -ENOTDIR);
+	snprintf(path, sizeof(path), "%s/file/sub", base);
+	ck_assert_int_eq(daemon_runtime_dir(path, (gid_t)-1), -ENOTDIR);
+	ck_assert_int_eq(daemon_runtime_dir("", (gid_t)-1), -ENAMETOOLONG);
+	unlink(file);
+	snprintf(path, sizeof(path), "rm -rf %s", base);
+	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
+START_TEST(test_notify_outside_systemd)
+{
+	struct event_base *base = event_base_new();
+	struct daemon_notify *notify;
+
+	unsetenv("NOTIFY_SOCKET");
+	unsetenv("WATCHDOG_USEC");
+	notify = daemon_notify_new(base);
+	ck_assert_ptr_nonnull(notify);
+	daemon_notify_ready("ready");
+	daemon_notify_status("%d rows", 3);
+	daemon_notify_stopping();
+	daemon_notify_free(notify);
+	daemon_notify_free(NULL);
+	event_base_free(base);
+}
+END_TEST
+
+static Suite *daemon_suite(void)
+{
+	Suite *s = suite_create("daemon");
+	TCase *tc = tcase_create("daemon");
+
+	tcase_add_test(tc, test_options);
+	tcase_add_exit_test(tc, test_help_exits_0, 0);
+	tcase_add_exit_test(tc, test_version_exits_0, 0);
+	tcase_add_exit_test(tc, test_unknown_option_exits_2, 2);
+	tcase_add_exit_test(tc, test_missing_argument_exits_2, 2);
+	tcase_add_test(tc, test_runtime_dir);
+	tcase_add_test(tc, test_notify_outside_systemd);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tl_run(daemon_suite());
+}
