@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+# test-lifecycle.py: croft-probe as a daemon: status JSON, the permit table
+# and peer checks on probe.sock (an unprivileged user cannot connect), drops
+# counted with tiny maps, and nothing of croft left attached after SIGKILL
+# or SIGTERM (checked with bpftool), then a restart that serves again.
+# Root, real eBPF.
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+
+from probetest import Probe, Tap, drain, require_bpf, wait_for
+from probeclient import MT_HELLO, MT_PROBE_POLL, packet
+
+STRANGER_UID = 48123  # no passwd entry: neither root nor the croft user
+
+
+CROFT_PROGS = {'sys_enter_btf', 'sys_enter_raw', 'ioctl_btf', 'ioctl_raw', 'switch_btf',
+               'switch_raw', 'wakeup_btf', 'wakeup_raw', 'wakeup_new_btf', 'wakeup_new_raw',
+               'fork_btf', 'fork_raw', 'exec_btf', 'exec_raw', 'exit_btf', 'exit_raw',
+               'send_btf', 'send_raw', 'recv_btf', 'recv_raw'}
+
+
+def croft_prog_ids(before):
+    """croft's program ids loaded since `before` (bpftool shows no pids without
+    its pid iterator, so: the programs with croft's names that are new)."""
+    out = subprocess.run(['bpftool', '-j', 'prog', 'show'], capture_output=True, text=True)
+    progs = json.loads(out.stdout or '[]')
+    return {p['id'] for p in progs if p.get('name') in CROFT_PROGS and p['id'] not in before}
+
+
+def live_prog_ids():
+    out = subprocess.run(['bpftool', '-j', 'prog', 'show'], capture_output=True, text=True)
+    return {p['id'] for p in json.loads(out.stdout or '[]')}
+
+
+def stranger_connect(path):
+    """Connects as an unprivileged uid; returns 'refused:<errno>', 'dropped' or 'answered'."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        res = 'answered'
+        try:
+            os.setgroups([])
+            os.setgid(STRANGER_UID)
+            os.setuid(STRANGER_UID)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            s.settimeout(5)
+            s.connect(path)
+            s.send(packet(MT_HELLO, struct.pack('<IIQQ', 1, 1, 0, 0)))
+            if not s.recv(1 << 16):
+                res = 'dropped'
+        except OSError as e:
+            res = 'dropped' if e.errno in (104, 32) else 'refused:%d' % e.errno
+        os.write(w, res.encode())
+        os._exit(0)
+    os.close(w)
+    os.waitpid(pid, 0)
+    res = os.read(r, 100).decode()
+    os.close(r)
+    return res
+
+
+def bad_peer(path, first, second=None):
+    """Sends first (and second); True when croft-probe closes the connection."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(5)
+    s.connect(path)
+    try:
+        s.send(first)
+        if second is not None:
+            s.recv(1 << 16)
+            s.send(second)
+        while True:
+            if not s.recv(1 << 16):
+                return True
+    except OSError:
+        return True
+    except socket.timeout:
+        return False
+
+
+def hello():
+    return packet(MT_HELLO, struct.pack('<IIQQ', 1, 1, 0, 0))
+
+
+def test_peers(tap, probe):
+    st = probe.status()
+    tap.ok(st['programs']['syscalls'] in ('tp_btf', 'raw_tp') and 'drops' in st and
+           'maps' in st and 'net' in st and 'peers' in st, 'status JSON has programs, maps, '
+           'drops, net, peers', json.dumps(st)[:200])
+    res = stranger_connect(probe.sock)
+    tap.ok(res.startswith('refused:13'), 'an unprivileged user cannot reach probe.sock', res)
+    os.chmod(probe.runtime, 0o755)
+    os.chmod(probe.sock, 0o666)
+    res = stranger_connect(probe.sock)
+    tap.ok(res == 'dropped', 'even with open modes, SO_PEERCRED refuses it', res)
+    wait_for(lambda: 'refused pid' in probe.logtext(), 5, 'the refusal in the log')
+    tap.ok(bad_peer(probe.sock, packet(MT_PROBE_POLL, struct.pack('<Q', 0))),
+           'POLL before HELLO drops the peer')
+    tap.ok(bad_peer(probe.sock, hello(), packet(0x0500)), 'a request outside the permit '
+           'table drops the peer')
+    tap.ok(bad_peer(probe.sock, hello(), packet(MT_PROBE_POLL, b'\0' * 9)),
+           'a POLL of the wrong size drops the peer')
+    c = probe.client()
+    tap.ok(bad_peer(probe.sock, hello()), 'a second sampler is refused while one is connected')
+    tap.ok(c.poll()['end']['seq'] >= 1, 'the first sampler still gets answers')
+
+
+def test_kill(tap, probe, work, before):
+    ids = croft_prog_ids(before)
+    tap.ok(len(ids) >= 8, 'bpftool shows croft-probe\'s programs', '%d programs' % len(ids))
+    probe.kill(signal.SIGKILL)
+    try:
+        wait_for(lambda: not (ids & live_prog_ids()), 10, 'programs to go')
+        gone = True
+    except TimeoutError:
+        gone = False
+    tap.ok(gone, 'SIGKILL: nothing of croft stays attached', str(ids & live_prog_ids()))
+    before = live_prog_ids()
+    probe.start()
+    c = probe.client()
+    w = subprocess.Popen([work, 'getppid', '1000', '0'])
+    totals, _, _ = drain(c, {w.pid}, {w.pid})
+    tap.ok(sum(totals.get(w.pid, {}).get('syscalls', {}).values()) >= 1000,
+           'restarted croft-probe serves again')
+    ids = croft_prog_ids(before)
+    tap.ok(len(ids) >= 8, 'the restarted croft-probe attached again', '%d programs' % len(ids))
+    probe.kill(signal.SIGTERM)
+    wait_for(lambda: not (ids & live_prog_ids()), 10, 'programs to go')
+    tap.ok(not (ids & live_prog_ids()), 'SIGTERM: nothing of croft stays attached')
+
+
+def test_drops(tap, probe_bin, work):
+    probe = Probe(probe_bin, args=['--map-entries', '4'])
+    try:
+        c = probe.client()
+        ws = [subprocess.Popen([work, 'getppid', '100', '0']) for _ in range(8)]
+        _, _, answers = drain(c, {w.pid for w in ws}, {w.pid for w in ws})
+        drops = probe.status()['drops']
+        tap.ok(drops['syscall_map_full'] > 0, 'tiny maps: drops counted in status',
+               json.dumps(drops))
+        tap.ok(answers[-1]['end']['drops_total']['syscall_map_full'] > 0,
+               'tiny maps: drops sent with the answers')
+        tap.ok(probe.proc.poll() is None and c.poll()['end']['seq'] > len(answers),
+               'tiny maps: croft-probe keeps answering')
+    finally:
+        probe.close()
+
+
+def main():
+    require_bpf()
+    probe_bin, work = sys.argv[1], sys.argv[2]
+    tap = Tap()
+    before = live_prog_ids()
+    probe = Probe(probe_bin)
+    try:
+        test_peers(tap, probe)
+        test_kill(tap, probe, work, before)
+    finally:
+        probe.close()
+    test_drops(tap, probe_bin, work)
+    tap.done()
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+# test-sched-net.py: croft-probe's scheduler and socket figures against
+# workloads that know their own: 1 000 sleeps a second are 1 000 voluntary
+# switches a second; two busy loops pinned to one CPU each wait about half
+# the time; a 1 MB/s loopback TCP stream is 1 MB/s sent and received.
+# Root, real eBPF.
+import os
+import subprocess
+import sys
+
+from probetest import Probe, Tap, drain, require_bpf
+
+SECS = 4.0
+
+
+def start(args):
+    """A workload that reports the kernel's own figures for itself on stderr at exit."""
+    return subprocess.Popen(args, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PROBE_WORK_REPORT='1'))
+
+
+def kernel_figures(p):
+    line = [x for x in p.stderr.read().splitlines() if x.startswith('report ')][-1]
+    return {k: int(v) for k, v in (f.split('=') for f in line.split()[1:])}
+
+
+def elapsed_s(e):
+    return (e['exit_boot_ns'] - e['start_boot_ns']) / 1e9
+
+
+def main():
+    require_bpf()
+    probe_bin, work = sys.argv[1], sys.argv[2]
+    tap = Tap()
+    probe = Probe(probe_bin)
+    try:
+        c = probe.client()
+        s = start([work, 'sleeps', '1000', str(SECS)])
+        totals, exits, _ = drain(c, {s.pid}, {s.pid})
+        n, k = totals[s.pid]['ctx_voluntary'], kernel_figures(s)
+        tap.ok(abs(n - 1000 * SECS) <= 50 * SECS, '1000 sleeps/s for %gs -> ~%d voluntary (5%%)'
+               % (SECS, 1000 * SECS), '%d' % n)
+        tap.ok(abs(n - k['nvcsw']) <= 3, 'voluntary switches agree with the kernel (getrusage)',
+               'probe %d kernel %d' % (n, k['nvcsw']))
+
+        a = start([work, 'spin', '0', str(SECS)])
+        b = start([work, 'spin', '0', str(SECS)])
+        totals, exits, _ = drain(c, {a.pid, b.pid}, {a.pid, b.pid})
+        for p in (a, b):
+            share = totals[p.pid]['runqueue_ns'] / 1e9 / elapsed_s(exits[p.pid])
+            k = kernel_figures(p)
+            tap.ok(abs(share - 0.5) <= 0.1, 'two loops on one CPU -> runqueue_s ~ 0.5 (0.1)',
+                   '%.3f, %d involuntary' % (share, totals[p.pid].get('ctx_involuntary', 0)))
+            tap.ok(abs(totals[p.pid]['runqueue_ns'] - k['wait_ns']) <= 0.05 * k['wait_ns'],
+                   'run-queue wait agrees with the kernel (schedstat, 5%)',
+                   'probe %d kernel %d ns' % (totals[p.pid]['runqueue_ns'], k['wait_ns']))
+
+        if not (c.poll()['end']['flags'] & 1):
+            tap.ok(probe.status()['net']['why'] != '', 'net off: status says why')
+        else:
+            r = subprocess.Popen([work, 'recv', '47311'], stdout=subprocess.PIPE, text=True)
+            r.stdout.readline()
+            w = subprocess.Popen([work, 'send', '47311', '1000000', str(SECS)])
+            totals, exits, _ = drain(c, {r.pid, w.pid}, {r.pid, w.pid})
+            tx = totals[w.pid]['net_tx_bytes']
+            rx = totals[r.pid]['net_rx_bytes']
+            tap.ok(tx == 1000000 * SECS, 'sender: every byte counted once', '%d' % tx)
+            tap.ok(rx == 1000000 * SECS, 'receiver: every byte counted once', '%d' % rx)
+            rate = tx / elapsed_s(exits[w.pid])
+            tap.ok(abs(rate - 1e6) <= 5e4, 'sender ~ 1 MB/s (5%)', '%.0f B/s' % rate)
+    finally:
+        probe.close()
+    tap.done()
+
+
+if __name__ == '__main__':
+    main()
