@@ -18,6 +18,7 @@ struct command {
 static const struct command commands[] = {
 	{ "run", cmd_run, "run the three daemons in the foreground" },
 	{ "stats", cmd_stats, "figures over the dataset: processes, GPU use, frameworks" },
+	{ "profile", cmd_profile, "one process, container, label or framework over time" },
 };
 
 static void usage(FILE *out)

@@ -25,7 +25,7 @@ struct file_reader {
 	bool jansson_only;
 	ZSTD_DCtx *dctx;
 	unsigned char *in;
-	char *out;               /* READ_OUT_BYTES + ROWSCAN_PAD */
+	char *out;               /* READ_OUT_BYTES + 2 x ROWSCAN_PAD */
 	struct row row;
 
 	/* the file being read */
@@ -50,7 +50,7 @@ int file_reader_new(const struct ds_sink *sink, void *ctx, struct ds_report *rep
 	fr->jansson_only = jansson_only;
 	fr->dctx = ZSTD_createDCtx();
 	fr->in = malloc(READ_IN_BYTES);
-	fr->out = calloc(1, READ_OUT_BYTES + ROWSCAN_PAD);
+	fr->out = calloc(1, READ_OUT_BYTES + 2 * ROWSCAN_PAD);
 	if (!fr->dctx || !fr->in || !fr->out) {
 		file_reader_free(fr);
 		return -ENOMEM;
@@ -72,18 +72,12 @@ void file_reader_free(struct file_reader *fr)
 #define SKIP(fr, kind, line, offset, ...) \
 	ds_report_skip((fr)->rep, (fr)->file, &(fr)->kept, (kind), (line), (offset), __VA_ARGS__)
 
-/* One line (p[len] is '\n' and ROWSCAN_PAD bytes are readable past it). */
-static void parse_line(struct file_reader *fr, const char *p, size_t len, bool cut)
+static void parse_fallback(struct file_reader *fr, const char *p, size_t len, bool cut)
 {
 	char err[160];
 	json_t *tree;
 
 	fr->line++;
-	if (!fr->jansson_only && rowscan_fast(p, len, &fr->row) == ROWSCAN_OK) {
-		fr->rows++;
-		fr->sink->row(fr->ctx, &fr->row);
-		return;
-	}
 	if (rowscan_jansson(p, len, &fr->row, &tree, err, sizeof(err)) == 0) {
 		fr->rows++;
 		fr->rows_jansson++;
@@ -98,20 +92,31 @@ static void parse_line(struct file_reader *fr, const char *p, size_t len, bool c
 		SKIP(fr, SKIP_BAD_LINE, fr->line, 0, "line %llu: %s", (unsigned long long)fr->line, err);
 }
 
-/* Parses the whole lines of out[0..len); returns the bytes used. */
+/*
+ * Parses the whole lines of out[0..len); returns the bytes used.  The
+ * scanner finds each line's end itself; memchr only for lines it declines.
+ */
 static size_t parse_lines(struct file_reader *fr, size_t len)
 {
 	char *p = fr->out, *end = fr->out + len;
+	const char *nl;
 
+	char *last = memrchr(p, '\n', len);
+
+	end = last ? last + 1 : p;
 	while (p < end) {
-		char *nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl)
-			break;
-		if (fr->discarding)
+		if (fr->discarding) {
+			nl = memchr(p, '\n', (size_t)(end - p));
 			fr->discarding = false;
-		else
-			parse_line(fr, p, (size_t)(nl - p), false);
-		p = nl + 1;
+		} else if (!fr->jansson_only && rowscan_fast(p, end, &fr->row, &nl) == ROWSCAN_OK) {
+			fr->line++;
+			fr->rows++;
+			fr->sink->row(fr->ctx, &fr->row);
+		} else {
+			nl = memchr(p, '\n', (size_t)(end - p));
+			parse_fallback(fr, p, (size_t)(nl - p), false);
+		}
+		p = (char *)nl + 1;
 	}
 	return (size_t)(p - fr->out);
 }
@@ -143,7 +148,14 @@ static void take_last_line(struct file_reader *fr)
 	}
 	memset(fr->out + fr->fill, 0, ROWSCAN_PAD);
 	fr->out[fr->fill] = '\n';
-	parse_line(fr, fr->out, fr->fill, true);
+	const char *nl;
+	if (!fr->jansson_only && rowscan_fast(fr->out, fr->out + fr->fill + 1, &fr->row, &nl) == ROWSCAN_OK) {
+		fr->line++;
+		fr->rows++;
+		fr->sink->row(fr->ctx, &fr->row);
+	} else {
+		parse_fallback(fr, fr->out, fr->fill, true);
+	}
 	fr->fill = 0;
 }
 

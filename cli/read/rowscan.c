@@ -28,8 +28,6 @@ struct num {
 	int64_t e4;              /* value x 1e4 */
 };
 
-static const int64_t pow10_e4[5] = { 10000, 1000, 100, 10, 1 };
-
 const char *workload_name(enum workload w)
 {
 	static const char *const names[WL_COUNT] = { "gpu-onset", "gpu-held", "no-gpu" };
@@ -52,7 +50,8 @@ static int workload_parse(const char *s, size_t len, enum workload *ret)
 
 static inline void skip_ws(struct scan *s)
 {
-	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\r' || *s->p == '\n'))
+	/* Not '\n': a row is one line, and the line's end is found here. */
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\r'))
 		s->p++;
 }
 
@@ -107,54 +106,78 @@ static inline bool scan_string(struct scan *s, struct strv *ret)
 	return true;
 }
 
+static const uint64_t pow10_u64[9] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000 };
+
+/*
+ * The digits at p, eight at a time: how many (0..8) and their value.  Reads
+ * 8 bytes; the line's '\n' and the padding stop a run at the end.
+ */
+static inline int swar_digits(const char *p, uint64_t *ret_value)
+{
+	uint64_t v, x, m;
+	int n;
+
+	memcpy(&v, p, sizeof(v));
+	x = v - 0x3030303030303030ull;
+	m = (x | (x + 0x7676767676767676ull)) & 0x8080808080808080ull;
+	n = m ? __builtin_ctzll(m) >> 3 : 8;
+	*ret_value = 0;
+	if (n == 0)
+		return 0;
+	x <<= (8 - n) * 8;
+	x = (x * 10 + (x >> 8)) & 0x00ff00ff00ff00ffull;
+	x = (x * 100 + (x >> 16)) & 0x0000ffff0000ffffull;
+	x = (x * 10000 + (x >> 32)) & 0xffffffffull;
+	*ret_value = x;
+	return n;
+}
+
 /* Strict JSON number without exponent; integers up to 18 digits. */
 static inline bool scan_number(struct scan *s, struct num *ret)
 {
 	const char *p = s->p;
-	bool neg = false, dot = false;
-	int64_t m = 0;
-	int digits = 0, frac = 0;
+	bool neg = false;
+	uint64_t m, v;
+	int n, digits;
 
-	if (p < s->end && *p == '-') {
+	if (*p == '-') {
 		neg = true;
 		p++;
 	}
-	if (p >= s->end || *p < '0' || *p > '9')
+	n = swar_digits(p, &m);
+	if (n == 0 || (*p == '0' && n > 1))
 		return false;
-	if (*p == '0' && p + 1 < s->end && p[1] >= '0' && p[1] <= '9')
-		return false;
-	while (p < s->end && *p >= '0' && *p <= '9') {
-		if (++digits > 18)
+	digits = n;
+	p += n;
+	while (n == 8) {
+		n = swar_digits(p, &v);
+		digits += n;
+		if (digits > 18)
 			return false;
-		m = m * 10 + (*p++ - '0');
+		m = m * pow10_u64[n] + v;
+		p += n;
 	}
-	if (p < s->end && *p == '.') {
-		dot = true;
-		p++;
-		while (p < s->end && *p >= '0' && *p <= '9') {
-			if (++frac > 4 || ++digits > 15)
-				return false;
-			m = m * 10 + (*p++ - '0');
-		}
-		if (frac == 0)
+	if (*p == '.') {
+		n = swar_digits(p + 1, &v);
+		if (n == 0 || n > 4 || digits + n > 15)
 			return false;
-	}
-	if (p < s->end && (*p == 'e' || *p == 'E'))
-		return false;
-	ret->is_int = !dot;
-	if (!dot) {
-		if (m > E4_ABS_MAX)
+		p += 1 + n;
+		if (*p == 'e' || *p == 'E')
 			return false;
-		ret->i = neg ? -m : m;
-		ret->e4 = ret->i * E4;
-	} else {
-		/* Below 2^50, m / 10^frac rounded by strtod then scaled by 1e4
-		 * and llround()ed gives back exactly this: both paths agree. */
-		int64_t scaled = m * pow10_e4[frac];
+		/* Below 2^50, m / 10^n rounded by strtod then scaled by 1e4 and
+		 * llround()ed gives back exactly this: both paths agree. */
+		int64_t scaled = (int64_t)((m * pow10_u64[n] + v) * pow10_u64[4 - n]);
 		if (scaled >= E4_EXACT_MAX)
 			return false;
+		ret->is_int = false;
 		ret->e4 = neg ? -scaled : scaled;
 		ret->i = 0;
+	} else {
+		if (*p == 'e' || *p == 'E' || m > (uint64_t)E4_ABS_MAX)
+			return false;
+		ret->is_int = true;
+		ret->i = neg ? -(int64_t)m : (int64_t)m;
+		ret->e4 = ret->i * E4;
 	}
 	s->p = p;
 	return true;
@@ -221,18 +244,66 @@ static bool skip_value(struct scan *s, int depth)
 	}
 }
 
-static inline bool key_is(const struct strv *k, const char *name, size_t len)
+/* A known key as it appears in croft's compact rows: "name": */
+struct key {
+	char quoted[32];         /* zero-padded: compared eight bytes at a time */
+	uint8_t len;
+};
+
+static inline bool key_matches(const char *p, const struct key *k)
 {
-	return k->len == len && !memcmp(k->ptr, name, len);
+	uint64_t a, b;
+	size_t i = 0;
+
+	for (; i + 8 <= k->len; i += 8) {
+		memcpy(&a, p + i, 8);
+		memcpy(&b, k->quoted + i, 8);
+		if (a != b)
+			return false;
+	}
+	if (i < k->len) {
+		memcpy(&a, p + i, 8);
+		memcpy(&b, k->quoted + i, 8);
+		if ((a ^ b) & (~0ull >> (64 - 8 * (k->len - i))))
+			return false;
+	}
+	return true;
 }
-#define KEY(k, lit) key_is((k), (lit), sizeof(lit) - 1)
+#define K(name) { "\"" name "\":", sizeof(name) + 2 }
+
+/*
+ * Reads a key and its ':'.  Rows list keys in a fixed order, so the next
+ * expected one is tried first, as bytes; then any order, any spacing.
+ * Returns the key's index, -1 for a key we skip, -2 for bad syntax.
+ */
+static inline int next_key(struct scan *s, const struct key *keys, int count, int *next)
+{
+	struct strv k;
+
+	if (*next < count) {
+		const struct key *e = &keys[*next];
+		if (key_matches(s->p, e)) {
+			s->p += e->len;
+			return (*next)++;
+		}
+	}
+	skip_ws(s);
+	if (!scan_string(s, &k) || !eat(s, ':'))
+		return -2;
+	for (int i = 0; i < count; i++)
+		if (keys[i].len - 3u == k.len && !memcmp(keys[i].quoted + 1, k.ptr, k.len)) {
+			*next = i + 1;
+			return i;
+		}
+	return -1;
+}
 
 /* Marks a known key seen; a second one means jansson's last-wins rule. */
-static inline bool first_time(uint32_t *seen, uint32_t bit)
+static inline bool first_time(uint32_t *seen, int index)
 {
-	if (*seen & bit)
+	if (*seen & (1u << index))
 		return false;
-	*seen |= bit;
+	*seen |= 1u << index;
 	return true;
 }
 
@@ -247,113 +318,112 @@ static bool scan_e4(struct scan *s, int64_t *ret, uint32_t *has, uint32_t bit)
 	return true;
 }
 
-static bool scan_int(struct scan *s, int64_t *ret)
+static bool scan_int(struct scan *s, int64_t *ret, uint32_t *has, uint32_t bit)
 {
 	struct num n;
 
 	if (!scan_number(s, &n) || !n.is_int)
 		return false;
 	*ret = n.i;
+	*has |= bit;
 	return true;
 }
 
+static const struct key process_keys[] = {
+	K("comm"), K("exe"), K("cgroup"), K("container_id"), K("cwd"), K("framework"),
+};
+
 static bool scan_process(struct scan *s, struct row *row)
 {
+	struct strv *fields[] = { &row->comm, &row->exe, NULL, &row->container_id, &row->cwd,
+				  &row->framework };
 	uint32_t seen = 0;
+	int next = 0, k;
 
 	if (!eat(s, '{'))
 		return false;
 	if (eat(s, '}'))
 		return true;
 	do {
-		struct strv key, *field = NULL;
-		uint32_t bit = 0;
-
 		skip_ws(s);
-		if (!scan_string(s, &key) || !eat(s, ':'))
+		k = next_key(s, process_keys, 6, &next);
+		if (k == -2)
 			return false;
-		if (KEY(&key, "comm"))
-			field = &row->comm, bit = 1;
-		else if (KEY(&key, "exe"))
-			field = &row->exe, bit = 2;
-		else if (KEY(&key, "container_id"))
-			field = &row->container_id, bit = 4;
-		else if (KEY(&key, "cwd"))
-			field = &row->cwd, bit = 8;
-		else if (KEY(&key, "framework"))
-			field = &row->framework, bit = 16;
-		if (!field) {
+		skip_ws(s);
+		if (k == -1 || fields[k] == NULL) {
 			if (!skip_value(s, 1))
 				return false;
-			continue;
-		}
-		skip_ws(s);
-		if (!first_time(&seen, bit) || !scan_string(s, field))
+		} else if (!first_time(&seen, k) || !scan_string(s, fields[k])) {
 			return false;
+		}
 	} while (eat(s, ','));
 	return eat(s, '}');
 }
 
+static const struct key usage_keys[] = {
+	K("cpu_cores"), K("rss_bytes"), K("threads"), K("ctx_voluntary_s"), K("ctx_involuntary_s"),
+	K("read_bytes_s"), K("write_bytes_s"), K("network_rx_bytes_s"), K("network_tx_bytes_s"),
+	K("runqueue_s"),
+};
+
 static bool scan_usage(struct scan *s, struct row *row)
 {
 	uint32_t seen = 0;
+	int next = 0;
 
 	if (!eat(s, '{'))
 		return false;
 	if (eat(s, '}'))
 		return true;
 	do {
-		struct strv key;
 		bool ok;
 
 		skip_ws(s);
-		if (!scan_string(s, &key) || !eat(s, ':'))
+		int k = next_key(s, usage_keys, 10, &next);
+		if (k == -2)
 			return false;
 		skip_ws(s);
-		if (KEY(&key, "cpu_cores"))
-			ok = first_time(&seen, HAS_CPU) && scan_e4(s, &row->cpu_e4, &row->has, HAS_CPU);
-		else if (KEY(&key, "rss_bytes"))
-			ok = first_time(&seen, HAS_RSS) && scan_int(s, &row->rss_bytes) &&
-			     (row->has |= HAS_RSS);
-		else if (KEY(&key, "threads"))
-			ok = first_time(&seen, HAS_THREADS) && scan_int(s, &row->threads) &&
-			     (row->has |= HAS_THREADS);
-		else if (KEY(&key, "read_bytes_s"))
-			ok = first_time(&seen, HAS_READ) && scan_e4(s, &row->read_e4, &row->has, HAS_READ);
-		else if (KEY(&key, "write_bytes_s"))
-			ok = first_time(&seen, HAS_WRITE) && scan_e4(s, &row->write_e4, &row->has, HAS_WRITE);
-		else if (KEY(&key, "network_rx_bytes_s"))
-			ok = first_time(&seen, HAS_RX) && scan_e4(s, &row->rx_e4, &row->has, HAS_RX);
-		else if (KEY(&key, "network_tx_bytes_s"))
-			ok = first_time(&seen, HAS_TX) && scan_e4(s, &row->tx_e4, &row->has, HAS_TX);
-		else
-			ok = skip_value(s, 1);
+		if (k >= 0 && !first_time(&seen, k))
+			return false;
+		switch (k) {
+		case 0: ok = scan_e4(s, &row->cpu_e4, &row->has, HAS_CPU); break;
+		case 1: ok = scan_int(s, &row->rss_bytes, &row->has, HAS_RSS); break;
+		case 2: ok = scan_int(s, &row->threads, &row->has, HAS_THREADS); break;
+		case 5: ok = scan_e4(s, &row->read_e4, &row->has, HAS_READ); break;
+		case 6: ok = scan_e4(s, &row->write_e4, &row->has, HAS_WRITE); break;
+		case 7: ok = scan_e4(s, &row->rx_e4, &row->has, HAS_RX); break;
+		case 8: ok = scan_e4(s, &row->tx_e4, &row->has, HAS_TX); break;
+		default: ok = skip_value(s, 1); break;
+		}
 		if (!ok)
 			return false;
 	} while (eat(s, ','));
 	return eat(s, '}');
 }
 
+static const struct key syscall_keys[] = { K("name"), K("rate_per_sec") };
+
 static bool scan_syscall(struct scan *s, struct row *row)
 {
 	struct row_syscall sc = { { NULL, 0 }, 0 };
 	uint32_t seen = 0, has = 0;
+	int next = 0;
 
 	if (!eat(s, '{'))
 		return false;
 	if (!eat(s, '}')) {
 		do {
-			struct strv key;
 			bool ok;
 
 			skip_ws(s);
-			if (!scan_string(s, &key) || !eat(s, ':'))
+			int k = next_key(s, syscall_keys, 2, &next);
+			if (k == -2)
 				return false;
 			skip_ws(s);
-			if (KEY(&key, "name"))
-				ok = first_time(&seen, 1) && scan_string(s, &sc.name);
-			else if (KEY(&key, "rate_per_sec"))
-				ok = first_time(&seen, 2) && scan_e4(s, &sc.rate_e4, &has, 2);
+			if (k == 0)
+				ok = first_time(&seen, 0) && scan_string(s, &sc.name);
+			else if (k == 1)
+				ok = first_time(&seen, 1) && scan_e4(s, &sc.rate_e4, &has, 1);
 			else
 				ok = skip_value(s, 2);
 			if (!ok)
@@ -381,36 +451,38 @@ static bool scan_syscalls(struct scan *s, struct row *row)
 	return eat(s, ']');
 }
 
-enum top_key {
-	TK_UNIX_MS = 1u << 0, TK_TGID = 1u << 1, TK_PROCESS = 1u << 2,
-	TK_WORKLOAD = 1u << 3, TK_IOCTL = 1u << 4, TK_USAGE = 1u << 5,
-	TK_SYSCALLS = 1u << 6, TK_LABEL = 1u << 7,
+static const struct key top_keys[] = {
+	K("unix_ms"), K("tgid"), K("process"), K("workload"), K("ioctl_count"),
+	K("since_last_gpu_ioctl_ms"), K("usage"), K("cgroup_usage"), K("syscalls"), K("label"),
 };
+enum { TK_UNIX_MS, TK_TGID, TK_PROCESS, TK_WORKLOAD, TK_IOCTL, TK_SINCE, TK_USAGE,
+       TK_CGROUP, TK_SYSCALLS, TK_LABEL };
 
-static bool scan_member(struct scan *s, const struct strv *key, struct row *row, uint32_t *seen)
+static bool scan_member(struct scan *s, int k, struct row *row)
 {
 	struct strv str;
+	uint32_t unused = 0;
 
-	skip_ws(s);
-	if (KEY(key, "unix_ms"))
-		return first_time(seen, TK_UNIX_MS) && scan_int(s, &row->unix_ms);
-	if (KEY(key, "tgid"))
-		return first_time(seen, TK_TGID) && scan_int(s, &row->tgid);
-	if (KEY(key, "process"))
-		return first_time(seen, TK_PROCESS) && scan_process(s, row);
-	if (KEY(key, "workload"))
-		return first_time(seen, TK_WORKLOAD) && scan_string(s, &str) &&
-		       workload_parse(str.ptr, str.len, &row->workload) == 0;
-	if (KEY(key, "ioctl_count"))
-		return first_time(seen, TK_IOCTL) && scan_int(s, &row->ioctl_count) &&
-		       (row->has |= HAS_IOCTL);
-	if (KEY(key, "usage"))
-		return first_time(seen, TK_USAGE) && scan_usage(s, row);
-	if (KEY(key, "syscalls"))
-		return first_time(seen, TK_SYSCALLS) && scan_syscalls(s, row);
-	if (KEY(key, "label"))
-		return first_time(seen, TK_LABEL) && scan_string(s, &row->label);
-	return skip_value(s, 1);
+	switch (k) {
+	case TK_UNIX_MS:
+		return scan_int(s, &row->unix_ms, &unused, 1);
+	case TK_TGID:
+		return scan_int(s, &row->tgid, &unused, 1);
+	case TK_PROCESS:
+		return scan_process(s, row);
+	case TK_WORKLOAD:
+		return scan_string(s, &str) && workload_parse(str.ptr, str.len, &row->workload) == 0;
+	case TK_IOCTL:
+		return scan_int(s, &row->ioctl_count, &row->has, HAS_IOCTL);
+	case TK_USAGE:
+		return scan_usage(s, row);
+	case TK_SYSCALLS:
+		return scan_syscalls(s, row);
+	case TK_LABEL:
+		return scan_string(s, &row->label);
+	default:
+		return skip_value(s, 1);
+	}
 }
 
 static void row_clear(struct row *row)
@@ -419,33 +491,39 @@ static void row_clear(struct row *row)
 	memset(row, 0, offsetof(struct row, syscalls));
 }
 
-enum rowscan_result rowscan_fast(const char *line, size_t len, struct row *row)
+enum rowscan_result rowscan_fast(const char *line, const char *end, struct row *row,
+				 const char **ret_newline)
 {
-	struct scan s = { line, line + len };
+	struct scan s = { line, end };
 	uint32_t seen = 0;
+	int next = 0;
 
 	row_clear(row);
 	if (!eat(&s, '{'))
 		return ROWSCAN_FALLBACK;
 	if (!eat(&s, '}')) {
 		do {
-			struct strv key;
-
 			skip_ws(&s);
-			if (!scan_string(&s, &key) || !eat(&s, ':'))
+			int k = next_key(&s, top_keys, 10, &next);
+			if (k == -2)
 				return ROWSCAN_FALLBACK;
-			if (!scan_member(&s, &key, row, &seen))
+			skip_ws(&s);
+			if (k >= 0 && !first_time(&seen, k))
+				return ROWSCAN_FALLBACK;
+			if (!scan_member(&s, k, row))
 				return ROWSCAN_FALLBACK;
 		} while (eat(&s, ','));
 		if (!eat(&s, '}'))
 			return ROWSCAN_FALLBACK;
 	}
 	skip_ws(&s);
-	if (s.p != s.end)
+	if (s.p >= s.end || *s.p != '\n')
 		return ROWSCAN_FALLBACK;
 	/* Not a row: let jansson's path word the reason. */
-	if ((seen & (TK_UNIX_MS | TK_TGID | TK_WORKLOAD)) != (TK_UNIX_MS | TK_TGID | TK_WORKLOAD))
+	uint32_t need = 1u << TK_UNIX_MS | 1u << TK_TGID | 1u << TK_WORKLOAD;
+	if ((seen & need) != need)
 		return ROWSCAN_FALLBACK;
+	*ret_newline = s.p;
 	return ROWSCAN_OK;
 }
 

@@ -13,7 +13,7 @@
 enum workload { WL_ONSET, WL_HELD, WL_NOGPU, WL_COUNT };
 
 #define ROW_SYSCALLS_MAX   512   /* syscalls kept per row; later ones ignored */
-#define ROWSCAN_PAD        16    /* readable bytes the scanner needs past a line */
+#define ROWSCAN_PAD        64    /* readable bytes the scanner needs past a line */
 #define E4                 10000 /* fixed point: figures are kept in 1e-4 units */
 
 /* A string in the line (scanner) or in the jansson tree; ptr NULL = absent. */
@@ -56,13 +56,15 @@ enum rowscan_result {
 };
 
 /*
- * Scans line[0..len) (no '\n'); needs ROWSCAN_PAD readable bytes after it.
+ * Scans the row at line, up to its '\n' (which must come before end; the
+ * scanner finds it: *ret_newline); needs ROWSCAN_PAD readable bytes past end.
  * Handles exactly the rows whose meaning is plain: strict JSON, ASCII
  * strings without escapes, no duplicate known keys, numbers without
  * exponent.  Anything else returns ROWSCAN_FALLBACK and leaves the verdict
  * to rowscan_jansson(), which gives the same row for every line both accept.
  */
-enum rowscan_result rowscan_fast(const char *line, size_t len, struct row *ret_row);
+enum rowscan_result rowscan_fast(const char *line, const char *end, struct row *ret_row,
+				 const char **ret_newline);
 
 /*
  * The reference: json_loadb + row_from_json.  Returns 0, or -EINVAL with a

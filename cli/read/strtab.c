@@ -8,28 +8,47 @@
 
 #include "readers.h"
 
-/* A multiply-xorshift hash, 8 bytes a step: strings here are short. */
+__extension__ typedef unsigned __int128 u128_t;
+
+static inline uint64_t mix(uint64_t a, uint64_t b)
+{
+	u128_t r = (u128_t)a * b;
+
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+static inline uint64_t load8(const char *s)
+{
+	uint64_t v;
+
+	memcpy(&v, s, 8);
+	return v;
+}
+
+/* A multiply-fold hash, 16 bytes a step: the strings here are short. */
 uint64_t str_hash(const char *s, size_t len)
 {
-	const uint64_t k = 0x9e3779b97f4a7c15ull;
-	uint64_t h = 0x243f6a8885a308d3ull ^ (len * k);
+	const uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull;
+	uint64_t a = 0, b = 0, seed = k0 ^ len;
 
-	while (len >= 8) {
-		uint64_t v;
-		memcpy(&v, s, 8);
-		h = (h ^ v) * k;
-		h ^= h >> 29;
-		s += 8;
-		len -= 8;
+	if (len > 16) {
+		const char *end = s + len;
+		for (; end - s > 16; s += 16)
+			seed = mix(load8(s) ^ k1, load8(s + 8) ^ seed);
+		a = load8(end - 16);     /* the last 16 bytes, maybe again */
+		b = load8(end - 8);
+	} else if (len >= 8) {
+		a = load8(s);
+		b = load8(s + len - 8);
+	} else if (len > 0) {
+		uint32_t lo = 0, hi = 0;
+		memcpy(&lo, s, len >= 4 ? 4 : len);
+		if (len > 4)
+			memcpy(&hi, s + len - 4, 4);
+		a = lo;
+		b = hi;
 	}
-	if (len) {
-		uint64_t v = 0;
-		memcpy(&v, s, len);
-		h = (h ^ v) * k;
-		h ^= h >> 29;
-	}
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 31);
+	return mix(a ^ k1, b ^ seed) ^ seed;
 }
 
 static int strtab_grow_slots(struct strtab *t)

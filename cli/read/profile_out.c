@@ -1,0 +1,243 @@
+/*
+ * profile_out.c: croft profile's table, its --json (stable shape, see
+ * croft(1)) and the --svg chart's data.  Invoking user, no privilege.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+
+const char *phase_name(enum phase_kind kind)
+{
+	static const char *const names[PH_KINDS] = { "onset", "active", "idle", "held" };
+
+	return kind < PH_KINDS ? names[kind] : "?";
+}
+
+static void selector_text(const struct read_opts *o, char *buf, size_t size)
+{
+	const struct filter *f = &o->filter;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (f->has_tgid)
+		n += (size_t)snprintf(buf + n, size - n, "tgid %" PRId64 " ", f->tgid);
+	if (f->container && n < size)
+		n += (size_t)snprintf(buf + n, size - n, "container %s ", f->container);
+	if (f->label && n < size)
+		n += (size_t)snprintf(buf + n, size - n, "label %s ", f->label);
+	if (f->framework && n < size)
+		n += (size_t)snprintf(buf + n, size - n, "framework %s ", f->framework);
+	if (n > 0 && n < size)
+		buf[n - 1] = '\0';
+}
+
+static void print_summary(const char *name, const struct summary *s, bool bytes)
+{
+	char v[4][32];
+	const double x[4] = { s->mean, s->p50, s->p95, s->max };
+
+	for (int i = 0; i < 4; i++) {
+		if (bytes)
+			format_bytes(x[i], v[i], sizeof(v[i]));
+		else
+			snprintf(v[i], sizeof(v[i]), "%.4f", x[i]);
+	}
+	printf("%-16s %14s %14s %14s %14s\n", name, v[0], v[1], v[2], v[3]);
+}
+
+static void print_rate(const char *name, const struct summary *s)
+{
+	char mean[32], max[32];
+
+	format_bytes(s->mean, mean, sizeof(mean));
+	format_bytes(s->max, max, sizeof(max));
+	printf("%-16s mean %s/s, max %s/s\n", name, mean, max);
+}
+
+static void print_phases(const struct profile_result *p)
+{
+	char a[40], b[40];
+
+	printf("\nGPU phases       %zu (onset %.1f s, active %.1f s, idle %.1f s, held without probe %.1f s)\n",
+	       p->phases_count, p->phase_ms[PH_ONSET] / 1000.0, p->phase_ms[PH_ACTIVE] / 1000.0,
+	       p->phase_ms[PH_IDLE] / 1000.0, p->phase_ms[PH_HELD] / 1000.0);
+	if (p->phases_count)
+		printf("%10s %-7s %-24s %-24s %12s\n", "tgid", "phase", "start", "end", "length s");
+	for (size_t i = 0; i < p->phases_count && i < PHASES_SHOWN; i++) {
+		const struct phase *ph = &p->phases[i];
+		format_time(ph->start_ms, a, sizeof(a));
+		format_time(ph->end_ms, b, sizeof(b));
+		printf("%10" PRId64 " %-7s %-24s %-24s %12.1f\n", ph->tgid, phase_name(ph->kind), a, b,
+		       (double)(ph->end_ms - ph->start_ms) / 1000.0);
+	}
+	if (p->phases_count > PHASES_SHOWN)
+		printf("(%zu more)\n", p->phases_count - PHASES_SHOWN);
+}
+
+void profile_print_table(const struct read_opts *o, const struct profile_result *p,
+			 const struct ds_files *files, const struct ds_report *rep)
+{
+	char sel[512], a[40], b[40];
+
+	selector_text(o, sel, sizeof(sel));
+	printf("profile          %s: %" PRIu64 " rows, %" PRIu64 " processes, %" PRIu64 " polls\n", sel,
+	       p->rows, p->processes, p->samples);
+	if (p->rows == 0) {
+		printf("(no rows match)\n\n");
+		report_table(stdout, files, rep);
+		return;
+	}
+	format_time(p->first_ms, a, sizeof(a));
+	format_time(p->last_ms, b, sizeof(b));
+	printf("time span        %s .. %s (%.1f s)\n\n", a, b, (double)(p->last_ms - p->first_ms) / 1000.0);
+	printf("%-16s %14s %14s %14s %14s\n", "per poll", "mean", "p50", "p95", "max");
+	print_summary("CPU cores", &p->cpu, false);
+	print_summary("RSS", &p->rss, true);
+	printf("%-16s %14.1f %14s %14s %14.0f\n", "threads", p->threads_mean, "", "", p->threads_max);
+	printf("\n");
+	print_rate("network rx", &p->rx);
+	print_rate("network tx", &p->tx);
+	print_rate("disk read", &p->rd);
+	print_rate("disk write", &p->wr);
+	print_phases(p);
+	printf("\n%-24s %16s %8s\n", "syscall", "calls", "share");
+	for (size_t i = 0; i < p->top_count; i++)
+		printf("%-24.24s %16.0f %7.1f%%\n", p->top[i].name, p->top[i].calls, 100 * p->top[i].share);
+	printf("\n");
+	report_table(stdout, files, rep);
+}
+
+static json_t *json_summary(const struct summary *s, int decimals, bool percentiles)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "mean", json_round(s->mean, decimals));
+	if (percentiles) {
+		json_object_set_new(o, "p50", json_round(s->p50, decimals));
+		json_object_set_new(o, "p95", json_round(s->p95, decimals));
+	}
+	json_object_set_new(o, "max", json_round(s->max, decimals));
+	return o;
+}
+
+static json_t *json_selector(const struct read_opts *o)
+{
+	const struct filter *f = &o->filter;
+	json_t *s = json_object();
+
+	if (f->has_tgid)
+		json_object_set_new(s, "tgid", json_integer(f->tgid));
+	if (f->container)
+		json_object_set_new(s, "container", json_string(f->container));
+	if (f->label)
+		json_object_set_new(s, "label", json_string(f->label));
+	if (f->framework)
+		json_object_set_new(s, "framework", json_string(f->framework));
+	if (f->has_since)
+		json_object_set_new(s, "since_ms", json_integer(f->since_ms));
+	if (f->has_until)
+		json_object_set_new(s, "until_ms", json_integer(f->until_ms));
+	return s;
+}
+
+static json_t *json_phases(const struct profile_result *p)
+{
+	json_t *arr = json_array();
+	char t[40];
+
+	for (size_t i = 0; i < p->phases_count && i < PHASES_SHOWN; i++) {
+		const struct phase *ph = &p->phases[i];
+		json_t *e = json_object();
+		json_object_set_new(e, "tgid", json_integer(ph->tgid));
+		json_object_set_new(e, "phase", json_string(phase_name(ph->kind)));
+		json_object_set_new(e, "start_ms", json_integer(ph->start_ms));
+		json_object_set_new(e, "end_ms", json_integer(ph->end_ms));
+		format_time(ph->start_ms, t, sizeof(t));
+		json_object_set_new(e, "start", json_string(t));
+		format_time(ph->end_ms, t, sizeof(t));
+		json_object_set_new(e, "end", json_string(t));
+		json_object_set_new(e, "length_s", json_round((double)(ph->end_ms - ph->start_ms) / 1000.0, 3));
+		json_array_append_new(arr, e);
+	}
+	return arr;
+}
+
+static json_t *json_span(const struct profile_result *p)
+{
+	json_t *o = json_object();
+	char t[40];
+
+	if (!p->rows)
+		return json_null();
+	json_object_set_new(o, "first_ms", json_integer(p->first_ms));
+	json_object_set_new(o, "last_ms", json_integer(p->last_ms));
+	format_time(p->first_ms, t, sizeof(t));
+	json_object_set_new(o, "first", json_string(t));
+	format_time(p->last_ms, t, sizeof(t));
+	json_object_set_new(o, "last", json_string(t));
+	json_object_set_new(o, "duration_s", json_round((double)(p->last_ms - p->first_ms) / 1000.0, 3));
+	return o;
+}
+
+void profile_print_json(const struct read_opts *o, const struct profile_result *p,
+			const struct ds_files *files, const struct ds_report *rep)
+{
+	json_t *root = json_object(), *net = json_object(), *disk = json_object();
+	json_t *threads = json_object(), *pm = json_object(), *sc = json_array();
+
+	json_object_set_new(root, "selector", json_selector(o));
+	json_object_set_new(root, "rows", json_integer((json_int_t)p->rows));
+	json_object_set_new(root, "processes", json_integer((json_int_t)p->processes));
+	json_object_set_new(root, "polls", json_integer((json_int_t)p->samples));
+	json_object_set_new(root, "time_span", json_span(p));
+	json_object_set_new(root, "cpu_cores", json_summary(&p->cpu, 4, true));
+	json_object_set_new(root, "rss_bytes", json_summary(&p->rss, 1, true));
+	json_object_set_new(threads, "mean", json_round(p->threads_mean, 2));
+	json_object_set_new(threads, "max", json_round(p->threads_max, 0));
+	json_object_set_new(root, "threads", threads);
+	json_object_set_new(net, "rx_bytes_s", json_summary(&p->rx, 2, false));
+	json_object_set_new(net, "tx_bytes_s", json_summary(&p->tx, 2, false));
+	json_object_set_new(root, "network", net);
+	json_object_set_new(disk, "read_bytes_s", json_summary(&p->rd, 2, false));
+	json_object_set_new(disk, "write_bytes_s", json_summary(&p->wr, 2, false));
+	json_object_set_new(root, "disk", disk);
+	for (int k = 0; k < PH_KINDS; k++)
+		json_object_set_new(pm, phase_name(k), json_round(p->phase_ms[k] / 1000.0, 3));
+	json_object_set_new(root, "gpu_phase_seconds", pm);
+	json_object_set_new(root, "gpu_phases", json_phases(p));
+	json_object_set_new(root, "gpu_phases_total", json_integer((json_int_t)p->phases_count));
+	for (size_t i = 0; i < p->top_count; i++) {
+		json_t *e = json_object();
+		json_object_set_new(e, "name", json_string(p->top[i].name));
+		json_object_set_new(e, "calls", json_integer((json_int_t)llround(p->top[i].calls)));
+		json_object_set_new(e, "share", json_round(p->top[i].share, 4));
+		json_array_append_new(sc, e);
+	}
+	json_object_set_new(root, "syscalls", sc);
+	json_object_set_new(root, "input", report_json(files, rep));
+	json_print(root);
+}
+
+int profile_write_svg(const struct read_opts *o, const struct profile_result *p)
+{
+	struct svg_point *pts = calloc(p->samples + 1, sizeof(*pts));
+	char sel[512];
+	int r;
+
+	if (!pts)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->samples; i++) {
+		const struct sample *s = &p->samples_v[i];
+		pts[i] = (struct svg_point){ s->ms, (double)s->cpu_e4 / E4, (double)s->rss, (double)s->ioctls };
+	}
+	selector_text(o, sel, sizeof(sel));
+	r = svg_write(o->svg_path, sel, pts, p->samples);
+	if (r < 0)
+		fprintf(stderr, "croft profile: %s: %s\n", o->svg_path, strerror(-r));
+	free(pts);
+	return r;
+}
