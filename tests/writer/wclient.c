@@ -43,6 +43,8 @@ struct client {
 	uint64_t first_unacked;  /* resend from here after a reconnect */
 	int timeout_s;
 	const char *bad;         /* NULL, "rows", "partial" */
+	uint32_t synth_rows;     /* rows per synthetic batch (no --rows-file) */
+	size_t synth_pad;
 	unsigned pace_ms;        /* pause between batches (a poll interval), 0 none */
 	bool resend_all;         /* ignore the writer's HELLO: resend from seq 1 */
 };
@@ -55,22 +57,35 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void synth_batches(struct client *c, uint32_t rows, size_t pad)
+/* Synthetic batches are made when sent (a million of them cost nothing). */
+static void synth_batch(struct client *c, uint64_t seq, struct batch *ret)
 {
-	c->batches = calloc(c->nbatches, sizeof(*c->batches));
-	for (size_t s = 0; s < c->nbatches; s++) {
-		size_t cap = rows * (pad + 160) + 1, len = 0;
-		char *buf = malloc(cap);
-		uint64_t ms = 1792504800000ull + s * 2000;
+	static char *buf;
+	static size_t cap;
+	size_t need = c->synth_rows * (c->synth_pad + 160) + 1, len = 0;
+	uint64_t ms = 1792504800000ull + (seq - 1) * 2000;
 
-		for (uint32_t r = 0; r < rows; r++)
-			len += (size_t)snprintf(buf + len, cap - len,
-				"{\"unix_ms\":%" PRIu64 ",\"tgid\":%u,\"epoch\":\"%016" PRIx64
-				"\",\"seq\":%zu,\"row\":%u,\"pad\":\"%.*s\"}\n",
-				ms, 1000 + r, c->epoch, s + 1, r, (int)pad,
-				"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
-		c->batches[s] = (struct batch){ buf, len, rows, ms };
+	if (need > cap) {
+		free(buf);
+		buf = malloc(need);
+		cap = need;
 	}
+	for (uint32_t r = 0; r < c->synth_rows; r++)
+		len += (size_t)snprintf(buf + len, cap - len,
+			"{\"unix_ms\":%" PRIu64 ",\"tgid\":%u,\"epoch\":\"%016" PRIx64
+			"\",\"seq\":%" PRIu64 ",\"row\":%u,\"pad\":\"%.*s\"}\n",
+			ms, 1000 + r, c->epoch, seq, r, (int)c->synth_pad,
+			"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+			"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+	*ret = (struct batch){ buf, len, c->synth_rows, ms };
+}
+
+static void get_batch(struct client *c, uint64_t seq, struct batch *ret)
+{
+	if (c->batches)
+		*ret = c->batches[seq - 1];
+	else
+		synth_batch(c, seq, ret);
 }
 
 /* A croft-gen-rows file: one batch per run of lines with the same unix_ms. */
@@ -152,9 +167,13 @@ static int full_read(int fd, void *buf, size_t len)
 
 static int send_batch(struct client *c, int fd, uint64_t seq)
 {
-	const struct batch *b = &c->batches[seq - 1];
-	struct msg_batch mb = { c->epoch, seq, b->unix_ms, b->rows, 0 };
-	size_t len = b->len;
+	struct batch bb, *b = &bb;
+	struct msg_batch mb;
+	size_t len;
+
+	get_batch(c, seq, b);
+	mb = (struct msg_batch){ c->epoch, seq, b->unix_ms, b->rows, 0 };
+	len = b->len;
 	struct msg_hdr hdr;
 
 	if (c->bad && seq == c->nbatches) {
@@ -259,8 +278,12 @@ static void dump_batches(const struct client *c, const char *path)
 		perror(path);
 		exit(2);
 	}
-	for (size_t i = 0; i < c->nbatches; i++)
-		fwrite(c->batches[i].lines, 1, c->batches[i].len, f);
+	for (size_t i = 0; i < c->nbatches; i++) {
+		struct batch b;
+
+		get_batch((struct client *)c, i + 1, &b);
+		fwrite(b.lines, 1, b.len, f);
+	}
 	if (fclose(f) != 0) {
 		perror(path);
 		exit(2);
@@ -319,8 +342,8 @@ static void parse(struct client *c, int argc, char **argv)
 		usage();
 	if (rows_file)
 		file_batches(c, rows_file);
-	else
-		synth_batches(c, rows, pad);
+	c->synth_rows = rows;
+	c->synth_pad = pad;
 	if (dump)
 		dump_batches(c, dump);
 }
@@ -333,7 +356,9 @@ int main(int argc, char **argv)
 
 	signal(SIGPIPE, SIG_IGN); /* a killed writer is a broken connection, not our end */
 	parse(&c, argc, argv);
-	for (size_t i = 0; i < c.nbatches; i++) {
+	if (!c.batches)
+		rows = c.nbatches * c.synth_rows;
+	for (size_t i = 0; c.batches && i < c.nbatches; i++) {
 		bytes += c.batches[i].len;
 		rows += c.batches[i].rows;
 	}
