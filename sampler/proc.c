@@ -206,6 +206,25 @@ static void proc_identity(struct proc *p, const struct proc_stat *st, const stru
 	free(buf);
 }
 
+/*
+ * comm changes at exec (and PR_SET_NAME): what was read between fork and
+ * exec named the parent's program, so the identity is read again.
+ */
+static void proc_reidentify(struct proc *p, const struct proc_stat *st, const struct poll_env *env)
+{
+	free(p->comm);
+	free(p->exe);
+	free(p->cwd);
+	free(p->label);
+	p->comm = p->exe = p->cwd = p->label = NULL;
+	p->comm_len = p->exe_len = p->cwd_len = p->label_len = 0;
+	cgroup_put(env->cgroups, p->cg);
+	p->cg = NULL;
+	proc_identity(p, st, env);
+	p->framework = SIZE_MAX;
+	p->framework_done = false;
+}
+
 static void proc_new(struct proc_table *table, const struct poll_env *env, pid_t tgid)
 {
 	char buf[STAT_BUF];
@@ -256,6 +275,9 @@ static void proc_visit(struct proc_table *table, const struct poll_env *env, pid
 		if (n > 0 && procfs_parse_stat(buf, (size_t)n, &st) == 0 &&
 		    st.start_ticks == p->start_ticks) {
 			p->seen_gen = env->gen;
+			if (!p->kthread && (st.comm_len != p->comm_len ||
+					    memcmp(st.comm, p->comm, st.comm_len)))
+				proc_reidentify(p, &st, env);
 			proc_sample(p, &st, env, now);
 			return;
 		}

@@ -1,0 +1,144 @@
+/*
+ * sampler_helper.c: workloads for croft-sampler's integration tests: a busy
+ * loop, a paced fsync writer, N threads, late dlopen, a renamed sleeper.
+ * Prints "ready" once set up, then runs until killed.  Test process.
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+static void ready(void)
+{
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* Writes rate bytes per second in 256 KiB chunks, each followed by fsync. */
+static int writer(const char *path, double rate)
+{
+	static char chunk[256 << 10];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	double start = now_s(), written = 0;
+
+	if (fd < 0) {
+		perror(path);
+		return 1;
+	}
+	memset(chunk, 'x', sizeof(chunk));
+	ready();
+	for (;;) {
+		double due = start + written / rate;
+		double wait = due - now_s();
+
+		if (wait > 0) {
+			struct timespec ts = { (time_t)wait, (long)((wait - (time_t)wait) * 1e9) };
+
+			nanosleep(&ts, NULL);
+		}
+		if (write(fd, chunk, sizeof(chunk)) != (ssize_t)sizeof(chunk) || fsync(fd)) {
+			perror("write");
+			return 1;
+		}
+		written += sizeof(chunk);
+		if (written >= 256.0 * (1 << 20)) { /* keep the file small */
+			if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET))
+				return 1;
+		}
+	}
+}
+
+/* Loads each comma-separated library after delay seconds. */
+static int late_dlopen(char *libs, double delay)
+{
+	ready();
+	if (delay > 0) {
+		struct timespec ts = { (time_t)delay, (long)((delay - (time_t)delay) * 1e9) };
+
+		nanosleep(&ts, NULL);
+	}
+	for (char *lib = strtok(libs, ","); lib; lib = strtok(NULL, ","))
+		if (!dlopen(lib, RTLD_NOW)) {
+			fprintf(stderr, "dlopen: %s\n", dlerror());
+			return 1;
+		}
+	printf("loaded\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+
+	if (!strcmp(mode, "busy")) {
+		if (argc > 2)
+			prctl(PR_SET_NAME, argv[2]);
+		ready();
+		for (volatile unsigned long i = 0;; i++)
+			;
+	}
+	if (!strcmp(mode, "write") && argc == 4)
+		return writer(argv[2], atof(argv[3]));
+	if (!strcmp(mode, "threads") && argc == 3) {
+		int n = atoi(argv[2]);
+		pthread_t t;
+
+		for (int i = 1; i < n; i++)
+			if (pthread_create(&t, NULL, sleeper, NULL))
+				return 1;
+		ready();
+		sleeper(NULL);
+	}
+	if (!strcmp(mode, "dlopen") && argc >= 3)
+		return late_dlopen(argv[2], argc > 3 ? atof(argv[3]) : 0);
+	if (!strcmp(mode, "mem") && argc == 3) {
+		size_t bytes = (size_t)atoi(argv[2]) << 20;
+		char line[16];
+		char *mem;
+
+		ready();
+		/* allocate only when told: after the test moved us into a cgroup */
+		if (!fgets(line, sizeof(line), stdin) || !(mem = malloc(bytes)))
+			return 1;
+		memset(mem, 1, bytes);
+		printf("touched\n");
+		fflush(stdout);
+		sleeper(NULL);
+	}
+	if (!strcmp(mode, "sleep")) {
+		if (argc > 2)
+			prctl(PR_SET_NAME, argv[2]);
+		if (argc > 3 && chdir(argv[3])) {
+			perror("chdir");
+			return 1;
+		}
+		ready();
+		sleeper(NULL);
+	}
+	fprintf(stderr, "usage: sampler_helper busy [NAME] | write FILE BYTES_PER_S | threads N |"
+		" dlopen LIB[,LIB] [DELAY_S] | mem MIB | sleep [NAME [DIR]] [ARGS...]\n");
+	return 2;
+}

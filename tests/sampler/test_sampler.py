@@ -1,0 +1,677 @@
+#!/usr/bin/env python3
+# test_sampler.py: croft-sampler against real processes and real cgroups
+# the test makes (needs root: cgroups, ns_last_pid, dropping to nobody).
+# Rows go through writer.sock to a fake writer (fakewriter.py); every row
+# written is checked to be one valid JSON line.  TAP on stdout.
+# usage: test_sampler.py SAMPLER HELPER LIBTORCH_CPU_SO BUILD_DIR
+import base64
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fakewriter import FakeWriter  # noqa: E402
+
+SAMPLER, HELPER, TORCH, BUILD_DIR = [os.path.abspath(a) for a in sys.argv[1:5]]
+POLL_MS = 250
+MT_HELLO, MT_CTL_STATUS, MT_CTL_RELOAD, MT_CTL_LABEL, MT_CTL_REPLY = 1, 0x500, 0x501, 0x502, 0x600
+CI = os.environ.get('CI') == 'true'
+
+
+def skip_all(reason):
+    if CI:
+        print('Bail out! skip not allowed under CI=true: %s' % reason)
+        sys.exit(1)
+    print('1..0 # SKIP %s' % reason)
+    sys.exit(0)
+
+
+class Rows:
+    """Reads the fake writer's output incrementally; every line must be JSON."""
+
+    def __init__(self, path):
+        self.path, self.offset, self.rows, self.bad = path, 0, [], []
+        self.by_tgid = {}
+
+    def refresh(self):
+        if not os.path.exists(self.path):
+            return
+        with open(self.path, 'rb') as f:
+            f.seek(self.offset)
+            data = f.read()
+        end = data.rfind(b'\n') + 1
+        self.offset += end
+        for line in data[:end].split(b'\n')[:-1]:
+            try:
+                row = json.loads(line.decode('utf-8'))
+            except (ValueError, UnicodeDecodeError) as e:
+                self.bad.append((line[:200], str(e)))
+                continue
+            self.rows.append(row)
+            self.by_tgid.setdefault(row['tgid'], []).append(row)
+
+    def of(self, p, comm=None):
+        """Rows of a process: a Popen (rows since it started) or a bare tgid."""
+        self.refresh()
+        pid, since = (p.pid, p.t0_ms - POLL_MS) if hasattr(p, 't0_ms') else (p, 0)
+        rows = self.by_tgid.get(pid, [])
+        return [r for r in rows if r['unix_ms'] >= since and
+                (comm is None or r['process'].get('comm') == comm)]
+
+    def ready(self, p, comm=None):
+        """Rows of polls that began after the helper said it was set up."""
+        return [r for r in self.of(p, comm) if r['unix_ms'] > p.ready_ms]
+
+    def wait(self, pred, timeout=15.0):
+        deadline = time.monotonic() + timeout
+        while True:
+            self.refresh()
+            got = pred()
+            if got or time.monotonic() > deadline:
+                return got
+            time.sleep(0.05)
+
+
+class Harness:
+    def __init__(self):
+        self.tmp = tempfile.mkdtemp(prefix='croft-sampler-test-', dir=BUILD_DIR)
+        os.chmod(self.tmp, 0o755)
+        self.rt = os.path.join(self.tmp, 'rt')
+        self.conf = os.path.join(self.tmp, 'croft.conf')
+        self.write_conf()
+        self.writer = FakeWriter(os.path.join(self.tmp, 'writer.sock'),
+                                 os.path.join(self.tmp, 'rows.jsonl'))
+        self.rows = Rows(os.path.join(self.tmp, 'rows.jsonl'))
+        self.children, self.cgroup_dirs = [], []
+        self.sampler = None
+
+    def write_conf(self, extra=''):
+        with open(self.conf, 'w') as f:
+            f.write('[sampler]\npoll_interval = %dms\nidle_every = 15\n%s' % (POLL_MS, extra))
+
+    def start_sampler(self, *extra):
+        self.sampler_log = open(os.path.join(self.tmp, 'sampler.log'), 'ab')
+        self.sampler = subprocess.Popen(
+            [SAMPLER, '-c', self.conf, '-r', self.rt, '-u', 'nobody',
+             '--writer-socket', self.writer.path] + list(extra),
+            stdout=self.sampler_log, stderr=subprocess.STDOUT)
+
+    def spawn(self, args, cwd=None, executable=None, nice=0, stdin=None):
+        t0_ms = int(time.time() * 1000)
+        p = subprocess.Popen([executable or HELPER] + args, stdout=subprocess.PIPE, cwd=cwd,
+                             stdin=stdin, preexec_fn=(lambda: os.nice(nice)) if nice else None)
+        p.t0_ms = t0_ms
+        line = p.stdout.readline()
+        if not line.startswith(b'ready'):
+            raise RuntimeError('helper %s did not start' % args)
+        p.ready_ms = int(time.time() * 1000)
+        self.children.append(p)
+        return p
+
+    def kill(self, p):
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+
+    def ctl(self, typ, payload=b''):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(5)
+        s.connect(os.path.join(self.rt, 'sampler.ctl'))
+        s.sendall(struct.pack('=II', MT_HELLO, 24) + struct.pack('=IIQQ', 1, 4, 0, 0) +
+                  struct.pack('=II', typ, len(payload)) + payload)
+        data = b''
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+            if len(data) >= 8 and len(data) >= 8 + struct.unpack('=II', data[:8])[1]:
+                break
+        s.close()
+        typ, ln = struct.unpack('=II', data[:8])
+        status, _ = struct.unpack('=iI', data[8:16])
+        return status, data[16:8 + ln].rstrip(b'\0').decode('utf-8', 'replace')
+
+    def cleanup(self):
+        for p in self.children:
+            self.kill(p)
+        if self.sampler and self.sampler.poll() is None:
+            self.sampler.terminate()
+            try:
+                self.sampler.wait(10)
+            except subprocess.TimeoutExpired:
+                self.sampler.kill()
+        for d in reversed(self.cgroup_dirs):
+            for _ in range(50):
+                try:
+                    os.rmdir(d)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.1)
+
+
+def cgroup_mounts():
+    v1, v2 = {}, None
+    with open('/proc/self/mountinfo') as f:
+        for line in f:
+            pre, post = line.split(' - ')
+            fields, post = pre.split(), post.split()
+            if fields[3] != '/':
+                continue
+            if post[0] == 'cgroup2':
+                v2 = fields[4]
+            elif post[0] == 'cgroup':
+                for opt in post[2].split(','):
+                    if opt in ('memory', 'cpu', 'cpuacct'):
+                        v1[opt] = fields[4]
+    return v1, v2
+
+
+def move(h, pid, mount, rel):
+    d = mount + rel
+    parent = os.path.dirname(d)
+    if not os.path.isdir(parent):
+        os.makedirs(parent)
+        h.cgroup_dirs.append(parent)
+    if not os.path.isdir(d):
+        os.mkdir(d)
+        h.cgroup_dirs.append(d)
+    with open(os.path.join(d, 'cgroup.procs'), 'w') as f:
+        f.write(str(pid))
+    return d
+
+
+def read_int(path):
+    with open(path) as f:
+        return int(f.read().split()[0])
+
+
+# ---- the tests; each returns None (pass) or a reason ----
+
+def t_docker_cgroup(h):
+    v1, v2 = cgroup_mounts()
+    if not v1.get('memory') and not v2:
+        return 'no cgroup hierarchy mounted'
+    problems = []
+    # one process in every hierarchy under the same docker-named path
+    cid = os.urandom(32).hex()
+    rel = '/system.slice/docker-%s.scope' % cid
+    p = h.spawn(['mem', '32'], stdin=subprocess.PIPE)
+    dirs = {}
+    for ctrl, mount in sorted(v1.items()):
+        dirs[ctrl] = move(h, p.pid, mount, rel)
+    if v2:
+        dirs['v2'] = move(h, p.pid, v2, rel)
+    p.stdin.write(b'go\n')
+    p.stdin.flush()
+    if p.stdout.readline() != b'touched\n':
+        return 'the helper did not allocate its memory'
+    t_alloc = int(time.time() * 1000)
+    # a second one in the unified hierarchy only (hybrid hosts)
+    cases = [(p, cid, rel, dirs.get('memory') and os.path.join(dirs['memory'], 'memory.usage_in_bytes'))]
+    if v1 and v2:
+        cid2 = os.urandom(32).hex()
+        rel2 = '/system.slice/docker-%s.scope' % cid2
+        p2 = h.spawn(['sleep', 'croft-docker2'])
+        t_alloc = int(time.time() * 1000)
+        d2 = move(h, p2.pid, v2, rel2)
+        mem = os.path.join(d2, 'memory.current')
+        cases.append((p2, cid2, rel2, mem if os.path.exists(mem) else None))
+    elif v2 and not v1.get('memory'):
+        cases[0] = (p, cid, rel, os.path.join(dirs['v2'], 'memory.current'))
+    for proc, want_id, want_rel, mem_file in cases:
+        rows = h.rows.wait(lambda: h.rows.of(proc) and
+                           [r for r in h.rows.of(proc) if r['unix_ms'] > t_alloc and
+                            r['process'].get('container_id') == want_id])
+        if not rows:
+            problems.append('pid %d: no row with container_id %s' % (proc.pid, want_id))
+            continue
+        r = rows[-1]
+        truth = read_int(mem_file) if mem_file and os.path.exists(mem_file) else None
+        if r['process'].get('cgroup') != want_rel:
+            problems.append('cgroup %r != %r' % (r['process'].get('cgroup'), want_rel))
+        got = r.get('cgroup_usage', {}).get('memory_bytes')
+        if truth is None and got is not None:
+            problems.append('memory_bytes %s where the cgroup has no memory file' % got)
+        if truth is not None and (got is None or abs(got - truth) > 0.05 * truth + 65536):
+            problems.append('memory_bytes %s vs %s in %s' % (got, truth, mem_file))
+        print('# %s: %s (file: %s)' % (want_rel[:40], json.dumps(r.get('cgroup_usage')), truth))
+    h.docker = (p, cid)
+    return '; '.join(problems) or None
+
+
+def observe(h, p, n, reader, timeout=30):
+    """Waits for n rows of p, reading the kernel's own counter as each row shows up."""
+    obs, seen = [], 0
+    deadline = time.monotonic() + timeout
+    while len(obs) < n and time.monotonic() < deadline:
+        rows = h.rows.of(p)
+        if len(rows) > seen:
+            seen = len(rows)
+            obs.append((rows[-1], reader(p.pid), time.monotonic()))
+        time.sleep(0.01)
+    return obs
+
+
+def compare(obs, key):
+    """Time-weighted mean of the rows' rate vs the counter's own rate, same span."""
+    rows = [o[0] for o in obs[1:]]
+    if len(rows) < 3 or any(key not in r['usage'] for r in rows):
+        return None, None, [r['usage'].get(key) for r in rows]
+    span = (rows[-1]['unix_ms'] - rows[0]['unix_ms']) / 1000.0
+    amount = sum(r['usage'][key] * (r['unix_ms'] - q['unix_ms']) / 1000.0
+                 for q, r in zip(rows, rows[1:]))
+    truth = (obs[-1][1] - obs[1][1]) / (obs[-1][2] - obs[1][2])
+    return amount / span, truth, [r['usage'][key] for r in rows]
+
+
+def schedstat_s(pid):
+    with open('/proc/%d/schedstat' % pid) as f:
+        return int(f.read().split()[0]) / 1e9
+
+
+def io_write_bytes(pid):
+    with open('/proc/%d/io' % pid) as f:
+        return int([ln for ln in f if ln.startswith('write_bytes:')][0].split()[1])
+
+
+def absolute_check(ok, truth_ok, what):
+    """The spec's absolute figure: enforced in CI (a dedicated VM) or when the
+    process really got its core / disk here; on a loaded shared box, a note."""
+    if ok:
+        return None
+    if truth_ok or CI:
+        return what
+    print('# not enforced (this machine is loaded, loadavg %s): %s' %
+          (open('/proc/loadavg').read().split()[0], what))
+    return None
+
+
+def t_busy(h):
+    p = h.spawn(['busy', 'croft-busy'], nice=-20)
+    h.busy = p
+    mean, truth, vals = compare(observe(h, p, 8, schedstat_s), 'cpu_cores')
+    if mean is None:
+        return 'cpu_cores missing: %s' % vals
+    med = statistics.median(vals)
+    print('# busy cpu_cores %s: mean %.3f, scheduler says %.3f' % (vals, mean, truth))
+    if abs(mean - truth) > 0.1:
+        return 'cpu_cores %.3f vs %.3f from schedstat' % (mean, truth)
+    return absolute_check(abs(med - 1.0) <= 0.1, truth >= 0.9,
+                          'median cpu_cores %.3f not 1.0 +- 0.1' % med)
+
+
+def t_writer_20mb(h):
+    rate = 20e6
+    p = h.spawn(['write', os.path.join(h.tmp, 'written'), str(rate)])
+    mean, truth, vals = compare(observe(h, p, 16, io_write_bytes), 'write_bytes_s')
+    h.kill(p)
+    if mean is None:
+        return 'write_bytes_s missing: %s' % vals
+    print('# write_bytes_s %s: mean %.0f, /proc io says %.0f' % ([round(v) for v in vals], mean, truth))
+    if abs(mean - truth) > 0.1 * truth:
+        return 'write_bytes_s %.0f vs %.0f from /proc/pid/io' % (mean, truth)
+    return absolute_check(abs(mean - rate) <= 0.1 * rate, truth >= 0.9 * rate,
+                          'write_bytes_s %.0f not within 10%% of %.0f' % (mean, rate))
+
+
+def t_threads(h):
+    p = h.spawn(['threads', '50'])
+    rows = h.rows.wait(lambda: h.rows.ready(p))
+    h.kill(p)
+    got = rows and rows[-1]['usage'].get('threads')
+    return None if got == 50 else 'threads %s' % got
+
+
+def framework_of(h, p, timeout=15):
+    rows = h.rows.wait(lambda: [r for r in h.rows.of(p) if 'framework' in r['process']], timeout)
+    return rows[-1]['process']['framework'] if rows else None
+
+
+def t_framework_pytorch(h):
+    p = h.spawn(['dlopen', TORCH])
+    got = framework_of(h, p)
+    h.kill(p)
+    return None if got == 'pytorch' else 'framework %s' % got
+
+
+def t_framework_vllm(h):
+    d = os.path.join(h.tmp, 'site', 'vllm')
+    os.makedirs(d)
+    shutil.copy(TORCH, os.path.join(d, '_C.so'))
+    p = h.spawn(['dlopen', os.path.join(d, '_C.so') + ',' + TORCH])
+    got = framework_of(h, p)
+    h.kill(p)
+    return None if got == 'vllm' else 'framework %s' % got
+
+
+def t_framework_spark(h):
+    p = h.spawn(['sleep', 'sparkdrv', '.', '--conf', 'pyspark-shell'])
+    got = framework_of(h, p)
+    h.kill(p)
+    return None if got == 'spark' else 'framework %s' % got
+
+
+def t_framework_late_start(h):
+    h.late = h.spawn(['dlopen', TORCH, '10'])
+    h.late_started = time.monotonic()
+
+
+def t_framework_late(h):
+    p = h.late
+    early = [r for r in h.rows.of(p) if 'framework' not in r['process']]
+    got = framework_of(h, p, timeout=max(1, 25 - (time.monotonic() - h.late_started)))
+    h.kill(p)
+    if not early:
+        return 'no row before the late dlopen'
+    return None if got == 'pytorch' else 'framework %s after the late dlopen' % got
+
+
+def t_bad_catalogs(h):
+    cases = [('dup.json', '[{"name":"a","cmdline":["x"]},{"name":"a","cmdline":["y"]}]',
+              'entry 2 ("a"): duplicate name'),
+             ('nopat.json', '[{"name":"a"}]', 'entry 1 ("a"): no pattern'),
+             ('broken.json', '[{"name":"a","cmdline":["x"]', 'broken JSON')]
+    problems = []
+    for i, (name, text, want) in enumerate(cases):
+        path = os.path.join(h.tmp, name)
+        with open(path, 'w') as f:
+            f.write(text)
+        env = dict(os.environ)
+        args = [SAMPLER, '-n', '-c', h.conf]
+        if i == 1:
+            env['CROFT_FRAMEWORKS'] = path  # the environment variable works too
+        else:
+            args += ['--frameworks', path]
+        r = subprocess.run(args, env=env, capture_output=True, text=True)
+        if r.returncode == 0 or path not in r.stderr or want not in r.stderr:
+            problems.append('%s: rc %d, stderr %r' % (name, r.returncode, r.stderr.strip()))
+    r = subprocess.run([SAMPLER, '-n', '-c', h.conf], capture_output=True, text=True)
+    if r.returncode != 0:
+        problems.append('built-in catalog refused: %s' % r.stderr)
+    return '; '.join(problems) or None
+
+
+def fork_with_pid(target, argv):
+    for _ in range(200):
+        with open('/proc/sys/kernel/ns_last_pid', 'w') as f:
+            f.write(str(target - 1))
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.nice(-20)
+                os.execv(argv[0], argv)
+            finally:
+                os._exit(127)
+        if pid == target:
+            return pid
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    return None
+
+
+def t_tgid_reuse(h):
+    a = h.spawn(['busy', 'croft-reuse-a'], nice=-20)
+    rows = h.rows.wait(lambda: len(h.rows.of(a)) >= 3 and h.rows.of(a))
+    if not rows:
+        return 'no rows for the first process'
+    # right after a poll: free the tgid and make a new process take it
+    n = len(h.rows.of(a))
+    h.rows.wait(lambda: len(h.rows.of(a)) > n, 5)
+    pid = a.pid
+    a.kill()
+    a.wait()
+    b = fork_with_pid(pid, [HELPER, 'busy', 'croft-reuse-b'])
+    t_kill = int(time.time() * 1000)
+    if b is None:
+        return 'could not make a process take tgid %d' % pid
+    try:
+        rows_b = h.rows.wait(lambda: len(h.rows.of(pid, 'croft-reuse-b')) >= 2 and
+                             h.rows.of(pid, 'croft-reuse-b'))
+    finally:
+        os.kill(b, signal.SIGKILL)
+        os.waitpid(b, 0)
+    if not rows_b:
+        return 'no rows with the new identity for tgid %d' % pid
+    # rows of polls after the switch never carry the old identity (a row read
+    # between fork and exec names the forking python, then exec is noticed)
+    after = [r for r in h.rows.of(pid) if r['unix_ms'] > t_kill]
+    if any(r['process']['comm'] == 'croft-reuse-a' for r in after):
+        return 'rows after the reuse carry the old identity'
+    first = rows_b[0]['usage']['cpu_cores']
+    print('# tgid %d reused; rows after: %s' %
+          (pid, [(r['process']['comm'], r['usage']['cpu_cores']) for r in after[:3]]))
+    # a rate spanning both would be (new ticks - old ticks): clamped to 0
+    return None if 0.1 < first <= 1.15 else 'first cpu_cores %s of the new process' % first
+
+
+def t_hostile(h):
+    problems = []
+    comm = b'q"u\no\x1b'
+    p1 = h.spawn([b'sleep', comm])
+    exe_dir = os.path.join(h.tmp.encode(), b'bad\xff\nexe"dir')
+    os.makedirs(exe_dir)
+    exe = os.path.join(exe_dir, b'hel\xfeper\n')
+    shutil.copy(HELPER, exe)
+    cwd = os.path.join(h.tmp.encode(), b'cwd\xfe\n"x\\')
+    os.makedirs(cwd)
+    p2 = h.spawn([b'sleep', b'hostile2', cwd], executable=exe)
+    deep = h.tmp.encode()
+    while len(deep) < 3900:
+        deep = os.path.join(deep, b'd' * min(200, 3990 - len(deep)))
+    os.makedirs(deep)
+    p3 = h.spawn([b'sleep', b'longcwd', deep])
+    r1 = h.rows.wait(lambda: h.rows.ready(p1))
+    r2 = h.rows.wait(lambda: h.rows.ready(p2))
+    r3 = h.rows.wait(lambda: h.rows.ready(p3))
+    if not r1 or r1[-1]['process']['comm'] != comm.decode('latin-1'):
+        problems.append('comm row %s' % (r1 and r1[-1]['process']))
+    if not r2:
+        problems.append('no row for the hostile exe')
+    else:
+        pr = r2[-1]['process']
+        if base64.b64decode(pr.get('exe_b64', '')) != exe:
+            problems.append('exe_b64 %r' % pr.get('exe_b64'))
+        if '\ufffd' not in pr.get('exe', ''):
+            problems.append('exe %r' % pr.get('exe'))
+        if base64.b64decode(pr.get('cwd_b64', '')) != cwd:
+            problems.append('cwd_b64 %r' % pr.get('cwd_b64'))
+    if not r3 or r3[-1]['process'].get('cwd', '').encode() != deep:
+        problems.append('long cwd %s' % (r3 and len(r3[-1]['process'].get('cwd', ''))))
+    for p in (p1, p2, p3):
+        h.kill(p)
+    if h.rows.bad:
+        problems.append('%d invalid lines, first %r' % (len(h.rows.bad), h.rows.bad[0]))
+    if h.writer.errors:
+        problems.append('writer saw: %s' % h.writer.errors)
+    return '; '.join(problems) or None
+
+
+def polls_between(h, t0, t1):
+    return sorted({r['unix_ms'] for r in h.rows.rows if t0 <= r['unix_ms'] <= t1})
+
+
+def t_idle_cadence(h):
+    idler = h.spawn(['sleep', 'croft-idler'])
+    busy = h.busy
+    rows = h.rows.wait(lambda: len(h.rows.of(idler)) >= 4 and h.rows.of(idler), 40)
+    h.kill(idler)
+    if not rows:
+        return 'fewer than 4 rows of the idle process in 40 s: %d' % len(h.rows.of(idler))
+    polls = polls_between(h, rows[0]['unix_ms'], rows[-1]['unix_ms'])
+    idx = [polls.index(r['unix_ms']) for r in rows]
+    gaps = [b - a for a, b in zip(idx, idx[1:])]
+    busy_polls = {r['unix_ms'] for r in h.rows.of(busy)}
+    missing = [t for t in polls if t not in busy_polls]
+    print('# idle rows every %s polls; busy rows missing in %d of %d polls' %
+          (gaps, len(missing), len(polls)))
+    # its start-up (exec, loading) is not idle: the cadence holds once it sleeps
+    if gaps[-2:] != [15, 15]:
+        return 'idle process rows every %s polls, not 15' % gaps
+    # a busy process that got under one clock tick (10 ms) in a poll is idle there
+    return absolute_check(not missing, False, 'busy process missing in %d polls' % len(missing))
+
+
+def delivery_problems(h):
+    """Every batch of an epoch committed once, in order, none missing; no row twice."""
+    problems = []
+    by_epoch = {}
+    for epoch, seq, rows in h.writer.batches:
+        by_epoch.setdefault(epoch, []).append(seq)
+    for epoch, seqs in by_epoch.items():
+        if seqs != list(range(seqs[0], seqs[-1] + 1)):
+            holes = sorted(set(range(seqs[0], seqs[-1] + 1)) - set(seqs))
+            problems.append('epoch %x: batches missing %s' % (epoch, holes[:10]))
+    h.rows.refresh()
+    keys = [(r['tgid'], r['unix_ms']) for r in h.rows.rows]
+    if len(keys) != len(set(keys)):
+        problems.append('%d duplicate rows' % (len(keys) - len(set(keys))))
+    if h.writer.errors:
+        problems.append('writer saw: %s' % h.writer.errors)
+    return problems
+
+
+def t_writer_restart(h):
+    busy = h.busy
+    h.rows.wait(lambda: len(h.rows.of(busy)) >= 2)
+    h.writer.stop()
+    t_stop = int(time.time() * 1000)
+    time.sleep(1.5)  # the writer stays away for ~6 polls: not a synchronisation
+    h.writer.start()
+    t_restart = int(time.time() * 1000)
+    rows = h.rows.wait(lambda: [r for r in h.rows.of(busy) if r['unix_ms'] > t_restart + 4 * POLL_MS])
+    away = [r for r in h.rows.of(busy) if t_stop < r['unix_ms'] < t_restart]
+    problems = delivery_problems(h)
+    if not rows or len(away) < 3:
+        problems.append('%d rows from the %d ms the writer was away' % (len(away), t_restart - t_stop))
+    print('# %d batches committed; %d rows of the busy process made while the writer was away' %
+          (len(h.writer.batches), len(away)))
+    return '; '.join(problems) or None
+
+
+def t_sampler_sigkill(h):
+    """Writer away, sampler SIGKILLed with batches unacked: the next sampler sends them."""
+    busy = h.busy
+    h.rows.wait(lambda: len(h.rows.of(busy)) >= 2)
+    epoch = h.writer.batches[-1][0]
+    h.writer.stop()
+    t_stop = int(time.time() * 1000)
+    time.sleep(1.5)
+    h.sampler.kill()
+    h.sampler.wait()
+    t_kill = int(time.time() * 1000)
+    h.start_sampler()
+    h.writer.start()
+    rows = h.rows.wait(lambda: [r for r in h.rows.of(busy) if r['unix_ms'] > t_kill + 4 * POLL_MS])
+    away = [r for r in h.rows.of(busy) if t_stop < r['unix_ms'] < t_kill]
+    problems = delivery_problems(h)
+    if not rows or not away:
+        problems.append('%d rows made between the writer stop and the kill' % len(away))
+    if h.writer.batches[-1][0] != epoch:
+        problems.append('the restarted sampler began a new epoch: its spool was lost')
+    print('# %d rows of the busy process made before the SIGKILL were delivered later' % len(away))
+    return '; '.join(problems) or None
+
+
+def t_control(h):
+    problems = []
+    st, text = h.ctl(MT_CTL_STATUS)
+    status = json.loads(text) if st == 0 else {}
+    for key in ('processes_tracked', 'containers', 'last_poll_ms', 'last_poll_cpu_ms',
+                'rows_last_poll', 'spool_bytes', 'batches_unacked', 'dropped_batches', 'probe'):
+        if key not in status:
+            problems.append('status lacks %s' % key)
+    print('# status %s' % text)
+    if status.get('writer') != 'connected' or 'not connected' not in status.get('probe', ''):
+        problems.append('writer/probe state %s / %s' % (status.get('writer'), status.get('probe')))
+    # a bad catalog at reload keeps the old one and says why
+    bad = os.path.join(h.tmp, 'dup.json')
+    h.write_conf('frameworks = %s\n' % bad)
+    st, text = h.ctl(MT_CTL_RELOAD)
+    if st == 0 or 'duplicate name' not in text:
+        problems.append('bad reload answered %d %r' % (st, text))
+    h.write_conf()
+    st, text = h.ctl(MT_CTL_RELOAD)
+    if st != 0:
+        problems.append('reload answered %d %r' % (st, text))
+    st, text = h.ctl(MT_CTL_STATUS)
+    if json.loads(text).get('catalog') != 'built-in':
+        problems.append('catalog after reloads: %s' % text)
+    # a container label, then cleared
+    if hasattr(h, 'docker'):
+        p, cid = h.docker
+        st, text = h.ctl(MT_CTL_LABEL, cid.encode() + b'\0run-42\0')
+        if st:
+            problems.append('label: %d %s' % (st, text))
+        t = int(time.time() * 1000)
+        rows = h.rows.wait(lambda: [r for r in h.rows.of(p) if r['unix_ms'] > t], 10)
+        if not rows or rows[-1].get('label') != 'run-42':
+            problems.append('labelled row %s' % (rows and rows[-1]))
+        h.ctl(MT_CTL_LABEL, cid.encode() + b'\0\0')
+        st, text = h.ctl(MT_CTL_LABEL, b'nothex\0x\0')
+        if st == 0:
+            problems.append('a bad container id was accepted')
+    return '; '.join(problems) or None
+
+
+def main():
+    if os.geteuid() != 0:
+        skip_all('needs root (cgroups, ns_last_pid, privilege drop)')
+    h = Harness()
+    h.writer.start()
+    h.start_sampler()
+    tests = [('bad catalog files are refused with file, entry and reason', t_bad_catalogs),
+             ('late dlopen: started', t_framework_late_start),
+             ('docker-named cgroups: cgroup, container id, memory_bytes', t_docker_cgroup),
+             ('busy loop: cpu_cores 1.0 +- 0.1', t_busy),
+             ('20 MB/s fsync writer: write_bytes_s within 10%', t_writer_20mb),
+             ('50 threads', t_threads),
+             ('libtorch_cpu.so via dlopen -> pytorch', t_framework_pytorch),
+             ('/vllm/ dir plus libtorch -> vllm', t_framework_vllm),
+             ('pyspark argument -> spark', t_framework_spark),
+             ('library loaded 10 s after start -> pytorch', t_framework_late),
+             ('tgid reuse: new identity, no rate across the two', t_tgid_reuse),
+             ('hostile names: one valid JSON line each, raw bytes in _b64', t_hostile),
+             ('idle process once every 15 polls, busy one every poll', t_idle_cadence),
+             ('sampler.ctl: status, reload (bad catalog kept old), label', t_control),
+             ('writer killed and restarted: no gap, no duplicate', t_writer_restart),
+             ('sampler SIGKILLed while the writer is away: spool resent', t_sampler_sigkill)]
+    numbered = [t for t in tests if not t[0].endswith('started')]
+    print('1..%d' % len(numbered))
+    n, failed = 0, 0
+    try:
+        for name, fn in tests:
+            try:
+                why = fn(h)
+            except Exception as e:  # a broken test is a failure, with the reason
+                why = '%s: %s' % (type(e).__name__, e)
+            if name.endswith('started'):
+                continue
+            n += 1
+            if why:
+                failed += 1
+                print('not ok %d - %s # %s' % (n, name, why))
+            else:
+                print('ok %d - %s' % (n, name))
+            sys.stdout.flush()
+    finally:
+        h.cleanup()
+        if failed:
+            print('# sampler log: %s/sampler.log' % h.tmp)
+        else:
+            shutil.rmtree(h.tmp, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
