@@ -27,6 +27,10 @@ deps:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
 	fi
+	@# DuckDB for the croft stats cross-check (tests/cli), pinned by its lock file
+	@if [ ! -d tests/cli/node_modules/@duckdb/node-api ]; then \
+		npm ci --prefix tests/cli --no-audit --no-fund; \
+	fi
 
 $(BUILD)/build.ninja:
 	meson setup $(BUILD) $(MESON_OPTS)

@@ -1,0 +1,53 @@
+// duckdb-check.mjs GLOB POLL_MS GAP_MS: the figures croft stats gives, computed
+// by DuckDB (an engine no one here wrote) straight from the .jsonl.zst files:
+// rows per workload, processes and CPU-hours per framework (croft's process
+// rule: a tgid with the same exe and comm and no gap over GAP_MS; a first row
+// stands for POLL_MS), and rows per host taken from the path (dir/HOST/file).
+// Prints one JSON object.
+import { DuckDBInstance } from '@duckdb/node-api';
+
+const [glob, pollMs, gapMs] = process.argv.slice(2);
+const inst = await DuckDBInstance.create(':memory:');
+const con = await inst.connect();
+const q = async (sql) => (await con.runAndReadAll(sql)).getRowObjects();
+const num = (v) => (typeof v === 'bigint' ? Number(v) : v);
+
+await con.run(`
+CREATE TABLE r AS
+SELECT unix_ms, tgid, process.exe AS exe, process.comm AS comm,
+       process.framework AS fw, workload, usage.cpu_cores AS cpu,
+       regexp_extract(filename, '/([^/]+)/[^/]+$', 1) AS host
+FROM read_json('${glob}', format = 'newline_delimited', filename = true,
+  columns = {unix_ms: 'BIGINT', tgid: 'BIGINT', workload: 'VARCHAR',
+             process: 'STRUCT(exe VARCHAR, comm VARCHAR, framework VARCHAR)',
+             usage: 'STRUCT(cpu_cores DOUBLE)'})`);
+await con.run(`
+CREATE TABLE p AS
+WITH o AS (
+  SELECT *, unix_ms - lag(unix_ms) OVER w AS gap,
+         lag(exe) OVER w AS pexe, lag(comm) OVER w AS pcomm
+  FROM r WINDOW w AS (PARTITION BY tgid ORDER BY unix_ms)
+), n AS (
+  SELECT *, CASE WHEN gap IS NULL OR gap > ${gapMs} OR exe IS DISTINCT FROM pexe
+                   OR comm IS DISTINCT FROM pcomm THEN 1 ELSE 0 END AS new_proc
+  FROM o
+)
+SELECT *, sum(new_proc) OVER (PARTITION BY tgid ORDER BY unix_ms
+                              ROWS UNBOUNDED PRECEDING) AS pno,
+       CASE WHEN new_proc = 1 THEN ${pollMs} ELSE gap END AS weight_ms
+FROM n`);
+
+const out = { rows_per_workload: {}, frameworks: {}, rows_per_host: {} };
+for (const row of await q(`SELECT workload, count(*) AS n FROM r GROUP BY workload`))
+  out.rows_per_workload[row.workload] = num(row.n);
+for (const row of await q(`
+  WITH procs AS (
+    SELECT tgid, pno, arg_min(fw, unix_ms) FILTER (WHERE fw IS NOT NULL AND fw <> '') AS fw,
+           sum(coalesce(cpu, 0) * weight_ms) AS cpu_ms
+    FROM p GROUP BY tgid, pno)
+  SELECT fw, count(*) AS processes, sum(cpu_ms) / 3600000.0 AS cpu_hours
+  FROM procs GROUP BY fw`))
+  out.frameworks[row.fw ?? '(none)'] = { processes: num(row.processes), cpu_hours: num(row.cpu_hours) };
+for (const row of await q(`SELECT host, count(*) AS n FROM r GROUP BY host`))
+  out.rows_per_host[row.host] = num(row.n);
+console.log(JSON.stringify(out));

@@ -1,0 +1,392 @@
+#!/usr/bin/env python3
+# test-readers.py CROFT: croft stats and croft profile on a small dataset
+# written here by hand, every figure computed by hand below; the same rows as
+# .jsonl, .jsonl.zst, multi-frame .zst and split across files and folders;
+# a corrupt frame, a truncated segment, garbage lines and an empty file; the
+# --svg chart parsed as XML.  Prints TAP.  Test process, no privilege.
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+CROFT = sys.argv[1]
+T0 = 1792504800000          # 2026-10-20T14:00:00Z
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+A = {"comm": "python", "exe": "/usr/bin/python3", "cgroup": "/system.slice/docker-aaaa1111.scope",
+     "container_id": "aaaa1111", "cwd": "/work", "framework": "pytorch"}
+# Not valid UTF-8 on the host: U+FFFD and the raw bytes (the scanner leaves such rows to jansson).
+B = {"comm": "sleep", "exe": "/usr/bin/sl\ufffdep", "exe_b64": "L3Vzci9iaW4vc2z/ZXA=",
+     "cgroup": "/user.slice", "cwd": "/home/u"}
+# An escaped quote: jansson again.
+C = {"comm": "tr\"ain", "exe": "/opt/train", "cgroup": "/system.slice/docker-bbbb2222.scope",
+     "container_id": "bbbb2222", "cwd": "/srv", "framework": "tensorflow"}
+
+
+def row(dt, tgid, proc, workload, cpu, rss, threads, ioctl=None, net=None, wr=0.0, sys_=None, label=None):
+    r = {"unix_ms": T0 + dt, "tgid": tgid, "process": proc, "workload": workload}
+    if ioctl is not None:
+        r["ioctl_count"] = ioctl
+    rx, tx = net or (0.0, 0.0)
+    r["usage"] = {"cpu_cores": cpu, "rss_bytes": rss, "threads": threads, "ctx_voluntary_s": 1.5,
+                  "ctx_involuntary_s": 0.0, "read_bytes_s": 0.0, "write_bytes_s": wr,
+                  "network_rx_bytes_s": rx, "network_tx_bytes_s": tx, "runqueue_s": 0.0}
+    r["cgroup_usage"] = {"cpu_cores": 0.5, "memory_bytes": 1 << 20, "oom_kills": 0}
+    r["syscalls"] = [{"name": n, "rate_per_sec": v} for n, v in (sys_ or [])]
+    if label:
+        r["label"] = label
+    return json.dumps(r, separators=(",", ":"), ensure_ascii=False)
+
+
+# A: tgid 100, onset then held (active, then idle); its last row is an idle
+# row 20 s after the one before.  B: idle host process (rows 30 s apart).
+# C: held and idle, then active.  D: tgid 100 again after 164 s: a new process.
+ROWS = [
+    row(0, 100, A, "gpu-onset", 1.5, 1000, 4, 10, (100.0, 50.0), 10.0, [("ioctl", 5.0), ("futex", 2.0)], "exp1"),
+    row(0, 200, B, "no-gpu", 0.0, 500, 1, None, None, 0.0, [("nanosleep", 1.0)]),
+    row(0, 300, C, "gpu-held", 0.0, 500, 8, 0),
+    row(2000, 100, A, "gpu-onset", 2.5, 2000, 4, 20, (100.0, 50.0), 0.0, [("ioctl", 10.0)], "exp1"),
+    row(4000, 100, A, "gpu-held", 1.0, 3000, 5, 30, (100.0, 50.0), 0.0, [("ioctl", 15.0), ("futex", 1.0)], "exp1"),
+    row(6000, 100, A, "gpu-held", 0.5, 3000, 5, 0, (100.0, 50.0), 0.0, None, "exp1"),
+    row(26000, 100, A, "gpu-held", 0.0, 3000, 5, 0, (100.0, 50.0), 0.0, [("futex", 0.5)], "exp1"),
+    row(30000, 200, B, "no-gpu", 0.0, 500, 1, None, None, 0.0, [("nanosleep", 1.0)]),
+    row(30000, 300, C, "gpu-held", 0.0, 500, 8, 0),
+    row(34000, 300, C, "gpu-held", 3.0, 600, 8, 5, None, 0.0, [("ioctl", 2.5)]),
+    row(200000, 100, A, "no-gpu", 0.25, 4000, 2, None, None, 0.0, None, "exp2"),
+    row(202000, 100, A, "no-gpu", 0.75, 4000, 2, None, None, 0.0, None, "exp2"),
+]
+
+H = 3600000.0
+EXPECTED_STATS = {
+    "time_span": {"first_ms": T0, "last_ms": T0 + 202000, "first": "2026-10-20T14:00:00Z",
+                  "last": "2026-10-20T14:03:22Z", "hours": round(202000 / H, 6)},
+    "rows": 12, "processes": 4, "containers": 2,
+    "workloads": [
+        {"workload": "gpu-onset", "rows": 2, "processes": 1, "process_hours": round(4000 / H, 6)},
+        {"workload": "gpu-held", "rows": 6, "processes": 2, "process_hours": round(60000 / H, 6)},
+        {"workload": "no-gpu", "rows": 4, "processes": 2, "process_hours": round(36000 / H, 6)},
+    ],
+    "gpu_held_by_container": [
+        {"container_id": "bbbb2222", "gpu_held_hours": round(36000 / H, 6), "idle_gpu_held_hours": round(32000 / H, 6)},
+        {"container_id": "aaaa1111", "gpu_held_hours": round(24000 / H, 6), "idle_gpu_held_hours": round(22000 / H, 6)},
+    ],
+    "gpu_held_by_cwd": [
+        {"cwd": "/srv", "gpu_held_hours": round(36000 / H, 6), "idle_gpu_held_hours": round(32000 / H, 6)},
+        {"cwd": "/work", "gpu_held_hours": round(24000 / H, 6), "idle_gpu_held_hours": round(22000 / H, 6)},
+    ],
+    "frameworks": [
+        {"framework": "pytorch", "processes": 2, "cpu_hours": round(13000 / H, 6)},
+        {"framework": "tensorflow", "processes": 1, "cpu_hours": round(12000 / H, 6)},
+        {"framework": None, "processes": 1, "cpu_hours": 0.0},
+    ],
+    "syscalls": [{"name": "ioctl", "calls": 70}, {"name": "nanosleep", "calls": 32}, {"name": "futex", "calls": 16}],
+}
+
+EXPECTED_PROFILE_TGID = {
+    "selector": {"tgid": 100}, "rows": 7, "processes": 2, "polls": 7,
+    "time_span": {"first_ms": T0, "last_ms": T0 + 202000, "first": "2026-10-20T14:00:00Z",
+                  "last": "2026-10-20T14:03:22Z", "duration_s": 202.0},
+    "cpu_cores": {"mean": round(6.5 / 7, 4), "p50": 0.75, "p95": 2.5, "max": 2.5},
+    "rss_bytes": {"mean": round(20000 / 7, 1), "p50": 3000.0, "p95": 4000.0, "max": 4000.0},
+    "threads": {"mean": round(27 / 7, 2), "max": 5.0},
+    "network": {"rx_bytes_s": {"mean": round(500 / 7, 2), "max": 100.0},
+                "tx_bytes_s": {"mean": round(250 / 7, 2), "max": 50.0}},
+    "disk": {"read_bytes_s": {"mean": 0.0, "max": 0.0},
+             "write_bytes_s": {"mean": round(10 / 7, 2), "max": 10.0}},
+    "gpu_phase_seconds": {"onset": 4.0, "active": 2.0, "idle": 22.0, "held": 0.0},
+    "gpu_phases": [
+        {"tgid": 100, "phase": "onset", "start_ms": T0 - 2000, "end_ms": T0 + 2000,
+         "start": "2026-10-20T13:59:58Z", "end": "2026-10-20T14:00:02Z", "length_s": 4.0},
+        {"tgid": 100, "phase": "active", "start_ms": T0 + 2000, "end_ms": T0 + 4000,
+         "start": "2026-10-20T14:00:02Z", "end": "2026-10-20T14:00:04Z", "length_s": 2.0},
+        {"tgid": 100, "phase": "idle", "start_ms": T0 + 4000, "end_ms": T0 + 26000,
+         "start": "2026-10-20T14:00:04Z", "end": "2026-10-20T14:00:26Z", "length_s": 22.0},
+    ],
+    "gpu_phases_total": 3,
+    "syscalls": [{"name": "ioctl", "calls": 60, "share": round(60 / 76, 4)},
+                 {"name": "futex", "calls": 16, "share": round(16 / 76, 4)}],
+}
+
+EXPECTED_PROFILE_CONTAINER = {
+    "rows": 3, "processes": 1, "polls": 3,
+    "cpu_cores": {"mean": 1.0, "p50": 0.0, "p95": 3.0, "max": 3.0},
+    "rss_bytes": {"mean": round(1600 / 3, 1), "p50": 500.0, "p95": 600.0, "max": 600.0},
+    "gpu_phase_seconds": {"onset": 0.0, "active": 4.0, "idle": 32.0, "held": 0.0},
+    "gpu_phases": [
+        {"tgid": 300, "phase": "idle", "start_ms": T0 - 2000, "end_ms": T0 + 30000,
+         "start": "2026-10-20T13:59:58Z", "end": "2026-10-20T14:00:30Z", "length_s": 32.0},
+        {"tgid": 300, "phase": "active", "start_ms": T0 + 30000, "end_ms": T0 + 34000,
+         "start": "2026-10-20T14:00:30Z", "end": "2026-10-20T14:00:34Z", "length_s": 4.0},
+    ],
+    "syscalls": [{"name": "ioctl", "calls": 10, "share": 1.0}],
+}
+
+TMP = tempfile.mkdtemp(prefix="croft-test-readers-")
+
+
+def path(*parts):
+    p = os.path.join(TMP, *parts)
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    return p
+
+
+def write_lines(p, lines, extra=b""):
+    with open(p, "wb") as f:
+        f.write("".join(l + "\n" for l in lines).encode() + extra)
+    return p
+
+
+def zstd_bytes(data):
+    return subprocess.run(["zstd", "-q", "-c", "-3"], input=data, stdout=subprocess.PIPE, check=True).stdout
+
+
+def frame(lines):
+    return zstd_bytes("".join(l + "\n" for l in lines).encode())
+
+
+def croft(*args, expect=None):
+    p = subprocess.run([CROFT, *args, "--config", "/nonexistent/croft.conf"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if expect is not None and p.returncode != expect:
+        raise AssertionError(f"croft {' '.join(args)}: exit {p.returncode}, wanted {expect}\n{p.stderr}")
+    return p
+
+
+def figures(*args, expect=0):
+    out = json.loads(croft(*args, "--json", expect=expect).stdout)
+    return out, out.pop("input")
+
+
+def subset(got, want):
+    """Every key of want has the same value in got."""
+    if isinstance(want, dict):
+        for k, v in want.items():
+            if k not in got:
+                raise AssertionError(f"missing key {k}")
+            try:
+                subset(got[k], v)
+            except AssertionError as e:
+                raise AssertionError(f"{k}: {e}")
+    elif isinstance(want, list):
+        if len(got) != len(want):
+            raise AssertionError(f"{len(got)} entries, wanted {len(want)}: {got}")
+        for i, (g, w) in enumerate(zip(got, want)):
+            subset(g, w)
+    elif got != want:
+        raise AssertionError(f"{got!r}, wanted {want!r}")
+
+
+def plain():
+    return write_lines(path("plain", "croft-dataset.jsonl"), ROWS)
+
+
+@test
+def stats_json_by_hand():
+    got, inp = figures("stats", plain())
+    subset(got, EXPECTED_STATS)
+    assert inp["rows_read"] == 12 and inp["bad_lines"] == 0 and inp["files"] == 1, inp
+
+
+@test
+def stats_table_by_hand():
+    out = croft("stats", plain(), expect=0).stdout
+    lines = {l.split()[0]: l.split() for l in out.splitlines() if l.strip()}
+    assert lines["rows"][1] == "12" and lines["processes"][1] == "4" and lines["containers"][1] == "2", out
+    assert lines["gpu-onset"][1:] == ["2", "1", "0.001"], lines["gpu-onset"]
+    assert lines["gpu-held"][1:] == ["6", "2", "0.017"], lines["gpu-held"]
+    assert lines["no-gpu"][1:] == ["4", "2", "0.010"], lines["no-gpu"]
+    assert lines["bbbb2222"][1:] == ["0.010", "0.009", "88.9%"], lines["bbbb2222"]
+    assert lines["aaaa1111"][1:] == ["0.007", "0.006", "91.7%"], lines["aaaa1111"]
+    assert lines["/srv"][1:] == ["0.010", "0.009", "88.9%"], lines["/srv"]
+    assert lines["pytorch"][1:] == ["2", "0.004"] and lines["tensorflow"][1:] == ["1", "0.003"], out
+    assert lines["(none)"][1:] == ["1", "0.000"], out
+    assert lines["ioctl"][1] == "70" and lines["nanosleep"][1] == "32" and lines["futex"][1] == "16", out
+    assert "2026-10-20T14:00:00Z .. 2026-10-20T14:03:22Z" in out, out
+    assert "skipped      nothing" in out, out
+
+
+@test
+def stats_filters():
+    p = plain()
+    for args, rows, procs in ((["--label", "exp1"], 5, 1), (["--tgid", "200"], 2, 1),
+                              (["--framework", "tensorflow"], 3, 1), (["--container", "aaaa"], 7, 2),
+                              (["--since", "2026-10-20T14:01:40Z"], 2, 1),
+                              (["--until", str(T0 + 30000)], 7, 3),
+                              (["--since", str(T0 + 2000), "--until", "2026-10-20T14:00:06Z"], 2, 1)):
+        got, _ = figures("stats", *args, p)
+        assert (got["rows"], got["processes"]) == (rows, procs), (args, got["rows"], got["processes"])
+
+
+@test
+def profile_tgid_json_by_hand():
+    got, _ = figures("profile", "--tgid", "100", plain())
+    subset(got, EXPECTED_PROFILE_TGID)
+
+
+@test
+def profile_container_json_by_hand():
+    got, _ = figures("profile", "--container", "bbbb2222", plain())
+    subset(got, EXPECTED_PROFILE_CONTAINER)
+
+
+@test
+def profile_table_by_hand():
+    out = croft("profile", "--tgid", "100", plain(), expect=0).stdout
+    lines = {" ".join(l.split()[:2]): l.split() for l in out.splitlines() if l.strip()}
+    assert lines["CPU cores"][2:] == ["0.9286", "0.7500", "2.5000", "2.5000"], lines["CPU cores"]
+    assert "7 rows, 2 processes, 7 polls" in out, out
+    assert "(202.0 s)" in out, out
+    phases = [l.split() for l in out.splitlines() if l.split()[:1] == ["100"]]
+    assert [(p[1], p[2], p[3], p[4]) for p in phases] == [
+        ("onset", "2026-10-20T13:59:58Z", "2026-10-20T14:00:02Z", "4.0"),
+        ("active", "2026-10-20T14:00:02Z", "2026-10-20T14:00:04Z", "2.0"),
+        ("idle", "2026-10-20T14:00:04Z", "2026-10-20T14:00:26Z", "22.0")], phases
+    assert lines["ioctl 60"][2] == "78.9%", lines["ioctl 60"]
+
+
+def layouts():
+    """The same rows, stored five ways: (name, paths)."""
+    out = [("plain", [plain()])]
+    zst = path("zst", "croft-dataset-20261020T140000Z.jsonl.zst")
+    with open(zst, "wb") as f:
+        f.write(frame(ROWS))
+    out.append(("zst", [zst]))
+    multi = path("multi", "croft-dataset-20261020T140000Z.jsonl.zst")
+    with open(multi, "wb") as f:
+        f.write(frame(ROWS[:4]) + frame(ROWS[4:8]) + frame(ROWS[8:]))
+    out.append(("multi-frame", [multi]))
+    # split mid-process (A's rows at 4 s / 6 s and B's idle row) over files and folders
+    write_lines(path("split", "d1", "croft-dataset-20261020T140000Z.jsonl"), ROWS[:5])
+    with open(path("split", "d2", "sub", "croft-dataset-20261020T140005Z.jsonl.zst"), "wb") as f:
+        f.write(frame(ROWS[5:9]))
+    write_lines(path("split", "d2", "croft-dataset.jsonl"), ROWS[9:])
+    out.append(("split", [os.path.join(TMP, "split", "d1"), os.path.join(TMP, "split", "d2")]))
+    return out
+
+
+@test
+def same_figures_whatever_the_layout():
+    ref, _ = figures("stats", plain())
+    pref, _ = figures("profile", "--tgid", "100", plain())
+    for name, paths in layouts():
+        for extra in ([], ["--jansson"], ["--threads", "1"], ["--threads", "3"]):
+            got, inp = figures("stats", *extra, *paths)
+            assert got == ref, (name, extra, got)
+            assert inp["rows_read"] == 12 and sum(inp["skipped"].values()) == 0, (name, inp)
+            pgot, _ = figures("profile", "--tgid", "100", *extra, *paths)
+            assert pgot == pref, (name, extra, pgot)
+
+
+def clean_run_of(rows):
+    p = write_lines(path("clean-" + str(len(rows)), "croft-dataset.jsonl"), rows)
+    return figures("stats", p)[0], figures("profile", "--tgid", "100", p)[0]
+
+
+def damaged_run(paths, parser):
+    return (figures("stats", *parser, *paths, expect=3), figures("profile", "--tgid", "100", *parser, *paths, expect=3))
+
+
+@test
+def corrupt_frame_in_the_middle():
+    f1, f2, f3 = frame(ROWS[:4]), bytearray(frame(ROWS[4:8])), frame(ROWS[8:])
+    for i in range(len(f2) // 2, len(f2) // 2 + 6):
+        f2[i] ^= 0x5a
+    p = path("corrupt", "croft-dataset-20261020T140000Z.jsonl.zst")
+    with open(p, "wb") as f:
+        f.write(f1 + bytes(f2) + f3)
+    want = clean_run_of(ROWS[:4] + ROWS[8:])
+    for parser in ([], ["--jansson"]):
+        (got, inp), (pgot, _) = damaged_run([p], parser)
+        assert got == want[0] and pgot == want[1], (got, want[0])
+        assert inp["skipped"]["corrupt frame"] == 1, inp
+        assert inp["skips"][0]["offset"] == len(f1) and inp["skips"][0]["file"] == p, inp["skips"]
+
+
+@test
+def truncated_segment():
+    f1, f2, f3 = frame(ROWS[:4]), frame(ROWS[4:8]), frame(ROWS[8:])
+    p = path("truncated", "croft-dataset-20261020T140000Z.jsonl.zst")
+    with open(p, "wb") as f:
+        f.write(f1 + f2 + f3[: len(f3) // 2])
+    want = clean_run_of(ROWS[:8])
+    (got, inp), (pgot, _) = damaged_run([p], [])
+    assert got == want[0] and pgot == want[1], got
+    assert inp["skipped"]["truncated"] == 1 and inp["skips"][0]["offset"] == len(f1) + len(f2), inp
+
+
+@test
+def garbage_lines_and_an_empty_file():
+    lines = ROWS[:6] + ["this is not JSON", '{"unix_ms":1,"tgid":2}', ""] + ROWS[6:]
+    d = os.path.join(TMP, "garbage")
+    write_lines(path("garbage", "croft-dataset-20261020T140000Z.jsonl"), lines)
+    open(path("garbage", "croft-dataset-20261020T150000Z.jsonl"), "wb").close()
+    ref = figures("stats", plain())[0], figures("profile", "--tgid", "100", plain())[0]
+    for parser in ([], ["--jansson"]):
+        (got, inp), (pgot, _) = damaged_run([d], parser)
+        assert got == ref[0] and pgot == ref[1], got
+        assert inp["bad_lines"] == 3 and inp["skipped"]["empty file"] == 1, inp
+        assert [s.get("line") for s in inp["skips"] if s["kind"] == "bad line"] == [7, 8, 9], inp["skips"]
+    err = croft("stats", d).stderr
+    assert "line 7: not JSON" in err and "line 8: not a croft row" in err and "empty file" in err, err
+
+
+@test
+def exit_status_and_errors():
+    assert croft("stats", os.path.join(TMP, "no-such-dir")).returncode == 1
+    assert croft("stats", "--bogus").returncode == 2
+    assert croft("profile", plain()).returncode == 2       # no selector
+    assert croft("stats", "--help").returncode == 0
+
+
+@test
+def svg_is_xml_with_three_series():
+    out = path("svg", "tgid100.svg")
+    croft("profile", "--tgid", "100", "--svg", out, plain(), expect=0)
+    root = ET.parse(out).getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    assert root.tag == ns + "svg", root.tag
+    lines = {e.get("id"): e for e in root.iter(ns + "polyline")}
+    assert set(lines) == {"cpu", "rss", "gpu-ioctls"}, lines.keys()
+    for name, e in lines.items():
+        pts = [tuple(map(float, p.split(","))) for p in e.get("points").split()]
+        assert len(pts) == 7, (name, pts)
+        assert pts == sorted(pts), (name, "x must grow with time")
+    # cpu: the highest point (2.5 cores) is the 2nd poll, ioctls: the 3rd (30)
+    ys = [p[1] for p in (tuple(map(float, p.split(","))) for p in lines["cpu"].get("points").split())]
+    assert ys.index(min(ys)) == 1, ys
+    ys = [p[1] for p in (tuple(map(float, p.split(","))) for p in lines["gpu-ioctls"].get("points").split())]
+    assert ys.index(min(ys)) == 2, ys
+    texts = " ".join(t.text or "" for t in root.iter(ns + "text"))
+    for label in ("CPU (cores)", "RSS (MiB)", "GPU ioctls (per poll)", "time (UTC)", "14:00:00"):
+        assert label in texts, (label, texts)
+    if shutil.which("xmllint"):
+        subprocess.run(["xmllint", "--noout", out], check=True)
+
+
+def main():
+    print(f"1..{len(TESTS)}")
+    failed = 0
+    for i, fn in enumerate(TESTS, 1):
+        try:
+            fn()
+            print(f"ok {i} - {fn.__name__}")
+        except Exception as e:     # a failed check or a crash: both fail the test
+            failed += 1
+            print(f"not ok {i} - {fn.__name__}")
+            for line in str(e).splitlines() or [repr(e)]:
+                print(f"# {line}")
+    shutil.rmtree(TMP, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
