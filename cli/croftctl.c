@@ -302,6 +302,9 @@ static int cmd_reload(int argc, char **argv)
 			fprintf(stderr, "%s: %s\n", a.daemon,
 				no_answer_reason(&a, "reload needs root", reason, sizeof(reason)));
 			failed++;
+		} else if (a.status == EACCES || a.status == EPERM) {
+			fprintf(stderr, "%s: %s\n", a.daemon, a.text ? a.text : "reload needs root");
+			failed++;
 		} else if (a.status != 0) {
 			/* the daemon's text names the file, line and reason */
 			fprintf(stderr, "%s: reload refused, still on the old configuration:\n%s%s",

@@ -1,0 +1,93 @@
+#!/bin/bash
+# test-ctl.sh: croftctl against daemons started by `croft run`: a killed
+# daemon is shown down (non-zero) and croft run restarts it; reload with a
+# broken croft.conf fails with file and line and leaves every daemon on the
+# old configuration, a good one is taken; a user the test creates is refused
+# status and reload, and gets status (not reload) once in the daemons' group.
+# usage: test-ctl.sh CROFT CROFTCTL PROBE_BINARY
+set -u
+. "$(dirname "$0")/../lib/testlib.sh"
+. "$(dirname "$0")/opslib.sh"
+CROFT=$1 CROFTCTL=$2 PROBE_BIN=$3
+require_root
+require_cmd jq useradd userdel usermod setpriv
+ops_probe_expected; probe=$?
+[ $probe = 2 ] && fail "the probe cannot run on this CI host"
+ops_setup
+
+# Under CI the daemons' group is the real croft group: make the croft user
+# from our sysusers.d snippet when missing (removed again at the end).
+made_croft=
+if [ "${CI:-}" = true ] && ! getent passwd croft >/dev/null; then
+	src_sysusers=$(dirname "$0")/../../systemd/sysusers.d/croft.conf
+	systemd-sysusers "$src_sysusers" >/dev/null 2>&1 && made_croft=1
+fi
+user=crofttest$$
+useradd -M -N -s /usr/sbin/nologin "$user" || fail "useradd $user"
+OPS_CLEANUP_EXTRA="userdel $user 2>/dev/null; [ -n \"$made_croft\" ] && userdel croft 2>/dev/null"
+cp "$CROFTCTL" "$TEST_TMP/croftctl" && chmod 755 "$TEST_TMP/croftctl"
+
+printf '[sampler]\npoll_interval = 1s\n\n[writer]\nzstd_level = 5\n' >"$C"
+ops_start
+want="ops_up croft-writer && ops_up croft-sampler"
+[ $probe = 0 ] && want="$want && ops_up croft-probe"
+check "croft run: every daemon up" wait_for "$want" 30
+if [ $probe = 0 ]; then check "croftctl status exits 0" quiet ctl status; fi
+
+# A killed daemon: down, non-zero, then restarted by croft run.
+wpid=$(ops_field croft-writer .pid)
+kill -9 "$wpid"
+wait_for "! kill -0 $wpid 2>/dev/null" 10
+out=$(ctl status); rc=$?
+check "croftctl status exits non-zero with the writer killed" [ $rc != 0 ]
+check "the writer is shown down, and why" \
+	grep -Eq '^croft-writer +down +.*not running' <<<"$out"
+check "croft run logged the death and restarts the writer" \
+	wait_for "grep -q 'restarting croft-writer in' '$LOG' && ops_up croft-writer" 30
+check "the restarted writer has a new pid" [ "$(ops_field croft-writer .pid)" != "$wpid" ]
+
+# reload: a broken file is refused by every daemon, which stay on the old one.
+printf '[sampler]\npoll_interval = 1s\nidle_every = often\n\n[writer]\nzstd_level = 7\n' >"$C"
+out=$(ctl reload 2>&1); rc=$?
+echo "$out" | sed 's/^/# /'
+check "croftctl reload with a broken croft.conf exits non-zero" [ $rc != 0 ]
+check "the message names the file and line" grep -q "$C:3: idle_every" <<<"$out"
+check "the sampler refused it" grep -q '^croft-sampler: reload refused' <<<"$out"
+check "the writer refused it" grep -q '^croft-writer: reload refused' <<<"$out"
+check "the daemons still run" wait_for "$want" 5
+check "the sampler is still on the old poll_interval (1000 ms)" \
+	[ "$(ops_field croft-sampler .status.poll_interval_ms)" = 1000 ]
+check "the writer is still on the old zstd_level (5)" \
+	[ "$(ops_field croft-writer .status.compression.level)" = 5 ]
+printf '[sampler]\npoll_interval = 500ms\n\n[writer]\nzstd_level = 7\n' >"$C"
+check "croftctl reload of a good file exits 0" quiet ctl reload
+check "the sampler took the new poll_interval (500 ms)" \
+	[ "$(ops_field croft-sampler .status.poll_interval_ms)" = 500 ]
+check "the writer took the new zstd_level (7)" \
+	[ "$(ops_field croft-writer .status.compression.level)" = 7 ]
+
+# An unprivileged user: refused; in the daemons' group, status only.
+as_user() { setpriv --reuid "$user" --regid "$(id -g "$user")" --init-groups \
+	"$TEST_TMP/croftctl" --runtime-dir "$R" "$@"; }
+out=$(as_user status 2>&1); rc=$?
+check "status as $user (not in the group): non-zero" [ $rc != 0 ]
+check "... and says permission denied" grep -q 'permission denied' <<<"$out"
+out=$(as_user reload 2>&1); rc=$?
+check "reload as $user: non-zero, refused" \
+	bash -c "[ $rc != 0 ] && grep -q 'reload needs root\|refused' <<<'$out'"
+group=$(stat -c %G "$R")
+echo "# the daemons' group is $group"
+usermod -a -G "$group" "$user"
+out=$(as_user status 2>&1); rc=$?
+check "status as $user in group $group: answered" grep -Eq '^croft-writer +up' <<<"$out"
+check "status as $user in group $group: exit 0 when all are up" \
+	bash -c "[ $probe != 0 ] || [ $rc = 0 ]"
+out=$(as_user reload 2>&1); rc=$?
+echo "$out" | sed 's/^/# /'
+check "reload as $user in group $group: still refused, non-zero" \
+	bash -c "[ $rc != 0 ] && grep -q 'refused\|needs root' <<<'$out'"
+check "the daemon logged the refusal" grep -q 'control: refused uid' "$LOG"
+
+ops_stop
+check "croft run exits 0 after SIGINT" [ "$RUN_RC" = 0 ]
+finish

@@ -1,0 +1,74 @@
+#!/bin/bash
+# test-run.sh: `croft run` end to end for ~30 s in temporary directories:
+# every daemon starts and reports ready, rows carry fields from the sampler
+# and (root with BPF) the probe, and after SIGINT every daemon exits 0, the
+# live file ends with a whole line and every poll the sampler reported is
+# on disk.
+# usage: test-run.sh CROFT CROFTCTL PROBE_BINARY
+set -u
+. "$(dirname "$0")/../lib/testlib.sh"
+. "$(dirname "$0")/opslib.sh"
+CROFT=$1 CROFTCTL=$2 PROBE_BIN=$3
+require_root
+require_cmd jq zstd
+ops_probe_expected; probe=$?
+[ $probe = 2 ] && fail "the probe cannot run on this CI host"
+ops_setup
+printf '[sampler]\npoll_interval = 1s\n' >"$C"
+
+# A busy process: CPU, read/write syscalls and context switches every poll.
+dd if=/dev/zero of=/dev/null bs=64 count=2000000000 2>/dev/null &
+busy=$!
+OPS_CLEANUP_EXTRA="kill $busy 2>/dev/null"
+
+ops_start
+check "croft run starts writer and sampler; croftctl sees them up" \
+	wait_for 'ops_up croft-writer && ops_up croft-sampler' 30
+if [ $probe = 0 ]; then
+	check "croft-probe up" wait_for 'ops_up croft-probe' 30
+	check "croftctl status exits 0 with all three up" ctl status >/dev/null
+	check "the sampler is connected to the probe" \
+		wait_for '[ "$(ops_field croft-sampler .status.probe)" = connected ]' 30
+else
+	check "without the probe, croft run said which fields are missing" \
+		grep -q 'not starting croft-probe: .*rows will leave out .*syscalls' "$LOG"
+fi
+if ! wait_for '[ "$(ops_field croft-sampler .status.polls)" -ge 30 ] 2>/dev/null' 90; then
+	not_ok "~30 polls"
+	ls -la "$TEST_TMP" "$R" 2>&1 | sed 's/^/# /'
+	ctl status 2>&1 | sed 's/^/# /'
+else
+	ok "~30 polls"
+fi
+polls=$(ops_field croft-sampler .status.polls)
+rows=$(ops_field croft-sampler .status.rows_total)
+echo "# sampler reported $polls polls, $rows rows before SIGINT"
+
+ops_stop
+check "croft run exits 0 after SIGINT (every daemon exited 0)" [ "$RUN_RC" = 0 ]
+check "stopped in order sampler, probe, writer" \
+	bash -c "grep -o 'croft-[a-z]* stopped' '$LOG' | tr '\n' ' ' | grep -q \
+	'^croft-sampler stopped $([ $probe = 0 ] && echo 'croft-probe stopped ')croft-writer stopped \$'"
+live=$D/croft-dataset.jsonl
+check "the live file ends with a whole line" [ "$(tail -c 1 "$live" | od -An -c | tr -d ' ')" = '\n' ]
+all=$TEST_TMP/all.jsonl
+{ for z in "$D"/croft-dataset-*.jsonl.zst; do [ -e "$z" ] && zstd -dcq "$z"; done
+  for s in "$D"/croft-dataset-*.jsonl; do [ -e "$s" ] && cat "$s"; done
+  cat "$live"; } >"$all"
+check "every line is one JSON object" quiet jq -e -c 'type == "object"' "$all"
+on_disk=$(wc -l <"$all")
+check "every row the sampler reported is on disk ($on_disk >= $rows)" [ "$on_disk" -ge "$rows" ]
+disk_polls=$(jq -r .unix_ms "$all" | sort -u | wc -l)
+# the first poll has no rows: processes already running get theirs at their second poll
+check "every poll the sampler reported is on disk ($disk_polls >= $polls - 1)" \
+	[ "$disk_polls" -ge $((polls - 1)) ]
+row=$(jq -c --argjson p "$busy" 'select(.tgid == $p)' "$all" | tail -n 1)
+check "the busy process has rows" [ -n "$row" ]
+check "... with the sampler's fields" \
+	quiet jq -e '.process.comm == "dd" and .usage.cpu_cores > 0 and .usage.rss_bytes > 0' <<<"$row"
+if [ $probe = 0 ]; then
+	check "its rows carry the probe's fields (syscalls, context switches)" \
+		quiet jq -e '(.syscalls | map(.name) | index("read")) != null and
+			(.usage | has("ctx_voluntary_s") and has("runqueue_s"))' <<<"$row"
+fi
+finish
