@@ -18,8 +18,8 @@
 
 #include "config.h"
 
-#define CONFIG_FILE_MAX   (1u << 20) /* bytes; a real croft.conf is < 2 KiB */
-#define CONFIG_LINE_MAX   1024       /* bytes of one line we hand to inih */
+#define CONFIG_FILE_MAX (1u << 20) /* bytes; a real croft.conf is < 2 KiB */
+#define CONFIG_LINE_MAX 1024       /* bytes of one line we hand to inih */
 
 #define MS_S   1000ull
 #define MS_MIN (60 * MS_S)
@@ -35,13 +35,13 @@
 enum key_kind { KEY_DURATION, KEY_SIZE, KEY_U32, KEY_INT, KEY_STRING };
 
 struct key_spec {
-	int section;        /* index into config_sections */
+	int section; /* index into config_sections */
 	const char *name;
 	enum key_kind kind;
-	size_t offset;      /* in struct croft_config */
-	size_t size;        /* of the field (strings: buffer bytes) */
-	uint64_t min, max;  /* inclusive; strings: max is checked by size */
-	const char *range;  /* the range as the user writes it */
+	size_t offset;     /* in struct croft_config */
+	size_t size;       /* of the field (strings: buffer bytes) */
+	uint64_t min, max; /* inclusive; strings: max is checked by size */
+	const char *range; /* the range as the user writes it */
 };
 
 static const char *const config_sections[] = { "sampler", "probe", "writer" };
@@ -70,11 +70,11 @@ struct config_parse {
 	const char *buf;
 	size_t len, pos;
 	int lineno;
-	int section;                       /* current; -1 none, -2 unknown */
-	int section_line[SECTIONS_COUNT];  /* 0: not seen yet */
-	int key_line[KEYS_COUNT];          /* 0: not set yet */
+	int section;                      /* current; -1 none, -2 unknown */
+	int section_line[SECTIONS_COUNT]; /* 0: not seen yet */
+	int key_line[KEYS_COUNT];         /* 0: not set yet */
 	struct croft_config cfg;
-	char *errors;                      /* "file:line: key: reason\n"... */
+	char *errors; /* "file:line: key: reason\n"... */
 	size_t errors_len;
 	int errors_count;
 	char line[CONFIG_LINE_MAX + 2];
@@ -111,11 +111,13 @@ static void config_error(struct config_parse *p, int lineno, const char *key, co
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
 	if (p->errors_count == CONFIG_ERRORS_MAX)
-		n = snprintf(entry, sizeof(entry), "%s: too many errors, stopped listing\n", p->path);
+		n = snprintf(
+			entry, sizeof(entry), "%s: too many errors, stopped listing\n", p->path);
 	else if (lineno == 0)
 		n = snprintf(entry, sizeof(entry), "%s: %s\n", p->path, reason);
 	else if (key)
-		n = snprintf(entry, sizeof(entry), "%s:%d: %.64s: %s\n", p->path, lineno, key, reason);
+		n = snprintf(
+			entry, sizeof(entry), "%s:%d: %.64s: %s\n", p->path, lineno, key, reason);
 	else
 		n = snprintf(entry, sizeof(entry), "%s:%d: %s\n", p->path, lineno, reason);
 	if (n < 0)
@@ -162,7 +164,7 @@ static bool utf8_valid(const unsigned char *s, size_t len)
 			cp = (cp << 6) | (s[i + k] & 0x3f);
 		}
 		if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-		    (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+			(n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
 			return false;
 		i += n + 1;
 	}
@@ -192,8 +194,9 @@ static void config_section_line(struct config_parse *p, const char *line)
 		if (strlen(config_sections[i]) != len || strncmp(line + 1, config_sections[i], len))
 			continue;
 		if (p->section_line[i]) {
-			config_error(p, p->lineno, NULL, "duplicate section [%s] (first at line %d)",
-				config_sections[i], p->section_line[i]);
+			config_error(p, p->lineno, NULL,
+				"duplicate section [%s] (first at line %d)", config_sections[i],
+				p->section_line[i]);
 			p->section = -2;
 			return;
 		}
@@ -246,7 +249,7 @@ static char *config_reader(char *str, int num, void *stream)
 		line = "";
 	}
 	if (*line == '[')
-		line = "";  /* handled above; inih need not see it */
+		line = ""; /* handled above; inih need not see it */
 	snprintf(str, (size_t)num, "%s\n", line);
 	return str;
 }
@@ -272,17 +275,38 @@ struct unit {
 };
 
 static const struct unit duration_units[] = {
-	{ "ms", 1 }, { "s", MS_S }, { "sec", MS_S }, { "m", MS_MIN }, { "min", MS_MIN },
-	{ "h", MS_H }, { "d", MS_D }, { "w", 7 * MS_D }, { "y", MS_Y }, { NULL, 0 },
+	{ "ms", 1 },
+	{ "s", MS_S },
+	{ "sec", MS_S },
+	{ "m", MS_MIN },
+	{ "min", MS_MIN },
+	{ "h", MS_H },
+	{ "d", MS_D },
+	{ "w", 7 * MS_D },
+	{ "y", MS_Y },
+	{ NULL, 0 },
 };
 
 static const struct unit size_units[] = {
-	{ "", 1 }, { "B", 1 },
-	{ "k", KIB }, { "K", KIB }, { "KiB", KIB }, { "kB", 1000 }, { "KB", 1000 },
-	{ "M", MIB }, { "MiB", MIB }, { "MB", 1000000 },
-	{ "G", GIB }, { "GiB", GIB }, { "GB", 1000000000 },
-	{ "T", TIB }, { "TiB", TIB }, { "TB", 1000000000000ull },
-	{ "P", PIB }, { "PiB", PIB }, { "PB", 1000000000000000ull },
+	{ "", 1 },
+	{ "B", 1 },
+	{ "k", KIB },
+	{ "K", KIB },
+	{ "KiB", KIB },
+	{ "kB", 1000 },
+	{ "KB", 1000 },
+	{ "M", MIB },
+	{ "MiB", MIB },
+	{ "MB", 1000000 },
+	{ "G", GIB },
+	{ "GiB", GIB },
+	{ "GB", 1000000000 },
+	{ "T", TIB },
+	{ "TiB", TIB },
+	{ "TB", 1000000000000ull },
+	{ "P", PIB },
+	{ "PiB", PIB },
+	{ "PB", 1000000000000000ull },
 	{ NULL, 0 },
 };
 
@@ -421,8 +445,9 @@ static void config_set(struct config_parse *p, const struct key_spec *k, const c
 	}
 	if (r == -EINVAL) {
 		config_error(p, p->lineno, k->name, "'%.64s' is not a %s", value,
-			k->kind == KEY_DURATION ? "duration (e.g. 500ms, 2s, 1h, 30d)" :
-			k->kind == KEY_SIZE ? "size (e.g. 4096, 512MiB, 1GiB)" : "whole number");
+			k->kind == KEY_DURATION ? "duration (e.g. 500ms, 2s, 1h, 30d)"
+			: k->kind == KEY_SIZE   ? "size (e.g. 4096, 512MiB, 1GiB)"
+						: "whole number");
 		return;
 	}
 	if (r < 0 || v < k->min || v > k->max) {
@@ -436,9 +461,9 @@ static int config_handler(void *user, const char *section, const char *name, con
 {
 	struct config_parse *p = user;
 
-	(void)section;  /* p->section, kept by the reader, also knows unknown and duplicate ones */
+	(void)section; /* p->section, kept by the reader, also knows unknown and duplicate ones */
 	if (p->section == -2)
-		return 1;  /* already reported at the header */
+		return 1; /* already reported at the header */
 	if (p->section == -1) {
 		config_error(p, p->lineno, name, "outside of a section");
 		return 1;
@@ -449,7 +474,8 @@ static int config_handler(void *user, const char *section, const char *name, con
 		if (k->section != p->section || strcmp(k->name, name))
 			continue;
 		if (p->key_line[i]) {
-			config_error(p, p->lineno, name, "set twice (first at line %d)", p->key_line[i]);
+			config_error(
+				p, p->lineno, name, "set twice (first at line %d)", p->key_line[i]);
 			return 1;
 		}
 		p->key_line[i] = p->lineno;
@@ -461,8 +487,8 @@ static int config_handler(void *user, const char *section, const char *name, con
 }
 
 /* Reads at most CONFIG_FILE_MAX bytes of a regular file; never blocks on a FIFO. */
-static int config_read_file(const char *path, char **ret_buf, size_t *ret_len, char *why,
-	size_t why_len)
+static int config_read_file(
+	const char *path, char **ret_buf, size_t *ret_len, char *why, size_t why_len)
 {
 	struct stat st;
 	char *buf = NULL;

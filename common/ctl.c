@@ -27,9 +27,9 @@
 #include "msg.h"
 #include "sock.h"
 
-#define CTL_REQUEST_MAX  (16u << 10) /* bytes of a request payload (a label is < 1 KiB) */
-#define CTL_INPUT_MAX    (64u << 10) /* bytes buffered from one client */
-#define CTL_CONNS_MAX    32          /* clients served at once; more are closed */
+#define CTL_REQUEST_MAX (16u << 10) /* bytes of a request payload (a label is < 1 KiB) */
+#define CTL_INPUT_MAX   (64u << 10) /* bytes buffered from one client */
+#define CTL_CONNS_MAX   32          /* clients served at once; more are closed */
 
 struct ctl_conn {
 	struct ctl_server *server;
@@ -43,7 +43,7 @@ struct ctl_conn {
 struct ctl_server {
 	struct event_base *base;
 	struct evconnlistener *listener;
-	struct event *resume;  /* re-enables accepting after an accept error */
+	struct event *resume; /* re-enables accepting after an accept error */
 	gid_t croft_gid;
 	ctl_handler_fn handler;
 	void *ctx;
@@ -94,13 +94,14 @@ static void ctl_refuse(struct ctl_conn *conn, int status, const char *why)
 }
 
 /* status: root, the daemon's own user, the croft group; the rest: root only. */
-static const char *ctl_policy(const struct ctl_server *server, const struct sock_peer *peer,
-	uint32_t type)
+static const char *ctl_policy(
+	const struct ctl_server *server, const struct sock_peer *peer, uint32_t type)
 {
 	switch (type) {
 	case MT_CTL_STATUS:
 		if (sock_peer_is(peer, geteuid()) ||
-		    (server->croft_gid != (gid_t)-1 && sock_peer_in_group(peer, server->croft_gid)))
+			(server->croft_gid != (gid_t)-1 &&
+				sock_peer_in_group(peer, server->croft_gid)))
 			return NULL;
 		return "permission denied: status needs root, the daemon's user or the croft group";
 	case MT_CTL_RELOAD:
@@ -136,8 +137,9 @@ static void ctl_dispatch(struct ctl_conn *conn, const struct msg_hdr *hdr, uint8
 	int r;
 
 	if (refusal) {
-		ctl_refuse(conn, hdr->type == MT_CTL_STATUS || hdr->type == MT_CTL_RELOAD ||
-			hdr->type == MT_CTL_LABEL ? EACCES : EPROTO, refusal);
+		bool is_ctl = hdr->type >= MT_CTL_STATUS && hdr->type <= MT_CTL_LABEL;
+
+		ctl_refuse(conn, is_ctl ? EACCES : EPROTO, refusal);
 		return;
 	}
 	if (hdr->type != MT_CTL_LABEL && hdr->len != 0) {
@@ -170,16 +172,19 @@ static int ctl_read_one(struct ctl_conn *conn)
 	if (r == 0)
 		return 0;
 	if (r < 0) {
-		ctl_refuse(conn, -r, r == -EMSGSIZE ? "bad request: too large" :
-			r == -EPROTO ? "bad request: unknown message type" : "bad request");
+		ctl_refuse(conn, -r,
+			r == -EMSGSIZE ? "bad request: too large"
+			: r == -EPROTO ? "bad request: unknown message type"
+				       : "bad request");
 		return 0;
 	}
 	if (!conn->hello_seen) {
 		r = ctl_check_hello(&hdr, payload);
 		if (r < 0)
-			ctl_refuse(conn, -r, r == -EPROTONOSUPPORT ?
-				"bad request: protocol version or role not supported" :
-				"bad request: expected HELLO first");
+			ctl_refuse(conn, -r,
+				r == -EPROTONOSUPPORT
+					? "bad request: protocol version or role not supported"
+					: "bad request: expected HELLO first");
 		conn->hello_seen = r == 0;
 	} else if (evbuffer_get_length(in) > 0) {
 		ctl_refuse(conn, EBADMSG, "bad request: one request per connection");
@@ -197,7 +202,7 @@ static void ctl_read_cb(struct bufferevent *bev, void *arg)
 	while (!conn->replied && ctl_read_one(conn) == 1)
 		;
 	if (conn->replied && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
-		ctl_conn_free(conn);  /* nothing could be queued */
+		ctl_conn_free(conn); /* nothing could be queued */
 }
 
 static void ctl_write_cb(struct bufferevent *bev, void *arg)
@@ -289,8 +294,8 @@ struct ctl_server *ctl_server_new(struct event_base *base, const char *path, gid
 	server->ctx = ctx;
 	LIST_INIT(&server->conns);
 	server->resume = evtimer_new(base, ctl_resume_cb, server);
-	server->listener = evconnlistener_new(base, ctl_accept_cb, server,
-		LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
+	server->listener = evconnlistener_new(
+		base, ctl_accept_cb, server, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
 	if (!server->listener || !server->resume) {
 		if (server->listener)
 			evconnlistener_free(server->listener);
@@ -337,8 +342,8 @@ static int ctl_io(int fd, void *buf, size_t len, bool writing, uint64_t deadline
 			return -errno;
 		if (r == 0)
 			return -ETIMEDOUT;
-		n = writing ? send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT) :
-			      recv(fd, p, len, MSG_DONTWAIT);
+		n = writing ? send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT)
+			    : recv(fd, p, len, MSG_DONTWAIT);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n < 0)
@@ -351,8 +356,8 @@ static int ctl_io(int fd, void *buf, size_t len, bool writing, uint64_t deadline
 	return 0;
 }
 
-static int ctl_send_request(int fd, uint32_t type, const void *payload, size_t len,
-	uint64_t deadline_ms)
+static int ctl_send_request(
+	int fd, uint32_t type, const void *payload, size_t len, uint64_t deadline_ms)
 {
 	struct msg_hello hello = { .version = CROFT_PROTO_VERSION, .role = ROLE_CTL };
 	struct evbuffer *out = evbuffer_new();
@@ -364,7 +369,8 @@ static int ctl_send_request(int fd, uint32_t type, const void *payload, size_t l
 	if (r == 0)
 		r = msg_compose(out, type, payload, len, NULL, 0);
 	if (r == 0)
-		r = ctl_io(fd, evbuffer_pullup(out, -1), evbuffer_get_length(out), true, deadline_ms);
+		r = ctl_io(
+			fd, evbuffer_pullup(out, -1), evbuffer_get_length(out), true, deadline_ms);
 	evbuffer_free(out);
 	return r;
 }
@@ -381,7 +387,7 @@ static int ctl_read_reply(int fd, uint64_t deadline_ms, int *ret_status, char **
 	if (r < 0)
 		return r;
 	if (hdr.type != MT_CTL_REPLY || hdr.len < sizeof(reply) + 1 ||
-	    hdr.len > sizeof(reply) + MSG_CTL_TEXT_MAX)
+		hdr.len > sizeof(reply) + MSG_CTL_TEXT_MAX)
 		return -EBADMSG;
 	payload = malloc(hdr.len);
 	if (!payload)
@@ -435,8 +441,8 @@ static int ctl_connect(const char *path, uint64_t deadline_ms)
 	}
 }
 
-int ctl_request(const char *path, uint32_t type, const void *payload, size_t len,
-	int timeout_ms, int *ret_status, char **ret_text)
+int ctl_request(const char *path, uint32_t type, const void *payload, size_t len, int timeout_ms,
+	int *ret_status, char **ret_text)
 {
 	uint64_t deadline_ms = clock_mono_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
 	int fd, r;
@@ -446,7 +452,8 @@ int ctl_request(const char *path, uint32_t type, const void *payload, size_t len
 		return fd;
 	r = ctl_send_request(fd, type, payload, len, deadline_ms);
 	if (r == 0 || r == -EPIPE || r == -ECONNRESET)
-		r = ctl_read_reply(fd, deadline_ms, ret_status, ret_text);  /* a refusal may already be there */
+		r = ctl_read_reply(
+			fd, deadline_ms, ret_status, ret_text); /* a refusal may already be there */
 	close(fd);
 	return r;
 }

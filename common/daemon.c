@@ -88,7 +88,7 @@ int daemon_runtime_dir(const char *dir, gid_t gid)
 	if (len == 0 || len >= sizeof(path))
 		return -ENAMETOOLONG;
 	memcpy(path, dir, len + 1);
-	for (char *p = path + 1; ; p++) {
+	for (char *p = path + 1;; p++) {
 		if (*p != '/' && *p != '\0')
 			continue;
 		char saved = *p;
@@ -121,7 +121,8 @@ struct daemon_notify *daemon_notify_new(struct event_base *base)
 	if (!notify)
 		return NULL;
 	if (sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {
-		struct timeval half = { (time_t)(usec / 2 / 1000000), (suseconds_t)(usec / 2 % 1000000) };
+		struct timeval half = { (time_t)(usec / 2 / 1000000),
+			(suseconds_t)(usec / 2 % 1000000) };
 
 		notify->watchdog = event_new(base, -1, EV_PERSIST, daemon_watchdog_cb, NULL);
 		if (notify->watchdog)

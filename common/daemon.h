@@ -27,12 +27,13 @@ struct daemon_opts {
 
 /* Short and long options to put in front of a daemon's own. */
 #define DAEMON_SHORT_OPTIONS "c:r:u:nvhV"
-#define DAEMON_LONG_OPTIONS                                     \
-	{ "config", required_argument, NULL, 'c' },             \
-	{ "runtime-dir", required_argument, NULL, 'r' },        \
-	{ "user", required_argument, NULL, 'u' },               \
-	{ "help", no_argument, NULL, 'h' },                     \
-	{ "version", no_argument, NULL, 'V' }
+#define DAEMON_LONG_OPTIONS                                                                        \
+	{ "config", required_argument, NULL, 'c' },                                                \
+		{ "runtime-dir", required_argument, NULL, 'r' },                                   \
+		{ "user", required_argument, NULL, 'u' }, { "help", no_argument, NULL, 'h' },      \
+	{                                                                                          \
+		"version", no_argument, NULL, 'V'                                                  \
+	}
 
 void daemon_opts_init(struct daemon_opts *opts, const char *name, const char *extra_usage);
 /*

@@ -15,11 +15,11 @@
 
 #include "gpudev.h"
 
-#define GPUDEV_DEFAULT_SPEC  "nvidia*, kfd, accel, 226:128-255"
-#define GPUDEV_FILE_MAX      (64u << 10)  /* bytes of /proc/devices we read */
-#define GPUDEV_NAME_MAX      64
-#define GPUDEV_MAJOR_MAX     4095u        /* 12 bits, MAJOR() */
-#define GPUDEV_MINOR_MAX     ((1u << 20) - 1)
+#define GPUDEV_DEFAULT_SPEC "nvidia*, kfd, accel, 226:128-255"
+#define GPUDEV_FILE_MAX     (64u << 10) /* bytes of /proc/devices we read */
+#define GPUDEV_NAME_MAX     64
+#define GPUDEV_MAJOR_MAX    4095u /* 12 bits, MAJOR() */
+#define GPUDEV_MINOR_MAX    ((1u << 20) - 1)
 
 static int gpudev_fail(char *err, size_t err_len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -91,9 +91,9 @@ static bool name_valid(const char *name)
 		char c = name[i];
 
 		if (c == '*' && i == len - 1 && i > 0)
-			continue;  /* trailing wildcard: "nvidia*" */
+			continue; /* trailing wildcard: "nvidia*" */
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '-' || c == '_' || c == '.' || c == '/'))
+			    c == '-' || c == '_' || c == '.' || c == '/'))
 			return false;
 	}
 	return true;
@@ -169,7 +169,8 @@ int gpudev_resolve(const char *spec, const char *proc_devices, struct gpudev_set
 	if (!spec || !*spec)
 		spec = GPUDEV_DEFAULT_SPEC;
 	if (strlen(spec) >= sizeof(copy))
-		return gpudev_fail(err, err_len, "gpu_devices: longer than %zu bytes", sizeof(copy) - 1);
+		return gpudev_fail(
+			err, err_len, "gpu_devices: longer than %zu bytes", sizeof(copy) - 1);
 	strcpy(copy, spec);
 	devices = malloc(GPUDEV_FILE_MAX);
 	if (!devices)
@@ -180,16 +181,19 @@ int gpudev_resolve(const char *spec, const char *proc_devices, struct gpudev_set
 			snprintf(err, err_len, "%s: %s", proc_devices, strerror(-r));
 		goto out;
 	}
-	for (entry = strtok_r(copy, ", \t\n", &save); entry; entry = strtok_r(NULL, ", \t\n", &save)) {
+	for (entry = strtok_r(copy, ", \t\n", &save); entry;
+		entry = strtok_r(NULL, ", \t\n", &save)) {
 		r = gpudev_entry(&set, entry, devices);
 		if (r == -E2BIG) {
-			r = gpudev_fail(err, err_len, "gpu_devices: more than %d rules", GPUDEV_RULES_MAX);
+			r = gpudev_fail(
+				err, err_len, "gpu_devices: more than %d rules", GPUDEV_RULES_MAX);
 			goto out;
 		}
 		if (r < 0) {
 			r = gpudev_fail(err, err_len,
 				"gpu_devices: bad entry '%.64s' (expected a /proc/devices name, "
-				"MAJOR:MINOR, MAJOR:FIRST-LAST or MAJOR:*)", entry);
+				"MAJOR:MINOR, MAJOR:FIRST-LAST or MAJOR:*)",
+				entry);
 			goto out;
 		}
 	}

@@ -110,7 +110,8 @@ void log_vmsg(int priority, bool with_errno, const char *fmt, va_list ap)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	log_sanitize(msg);
 	if (with_errno)
-		n = snprintf(line, sizeof(line) - 1, "%s%s: %s", prefix, msg, strerror(saved_errno));
+		n = snprintf(
+			line, sizeof(line) - 1, "%s%s: %s", prefix, msg, strerror(saved_errno));
 	else
 		n = snprintf(line, sizeof(line) - 1, "%s%s", prefix, msg);
 	if (n < 0)
@@ -123,13 +124,13 @@ void log_vmsg(int priority, bool with_errno, const char *fmt, va_list ap)
 	errno = saved_errno;
 }
 
-#define LOG_FN(fn, priority, with_errno)                                       \
-	void fn(const char *fmt, ...)                                          \
-	{                                                                      \
-		va_list ap;                                                    \
-		va_start(ap, fmt);                                             \
-		log_vmsg(priority, with_errno, fmt, ap);                       \
-		va_end(ap);                                                    \
+#define LOG_FN(fn, priority, with_errno)                                                           \
+	void fn(const char *fmt, ...)                                                              \
+	{                                                                                          \
+		va_list ap;                                                                        \
+		va_start(ap, fmt);                                                                 \
+		log_vmsg(priority, with_errno, fmt, ap);                                           \
+		va_end(ap);                                                                        \
 	}
 
 LOG_FN(log_warn, LOG_WARNING, true)

@@ -56,9 +56,9 @@ static int priv_reduce_bounding(const cap_value_t *caps, size_t ncaps)
 		int in = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
 
 		if (in < 0)
-			break;  /* past the kernel's last capability */
+			break; /* past the kernel's last capability */
 		if (in == 1 && !cap_wanted(cap, caps, ncaps) &&
-		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+			prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
 			return -errno;
 	}
 	return 0;
@@ -73,7 +73,7 @@ static int priv_set_caps(const cap_value_t *caps, size_t ncaps)
 	if (!set)
 		return -ENOMEM;
 	if (ncaps > 0 && (cap_set_flag(set, CAP_PERMITTED, (int)ncaps, caps, CAP_SET) < 0 ||
-			  cap_set_flag(set, CAP_EFFECTIVE, (int)ncaps, caps, CAP_SET) < 0))
+				 cap_set_flag(set, CAP_EFFECTIVE, (int)ncaps, caps, CAP_SET) < 0))
 		r = -EINVAL;
 	else if (cap_set_proc(set) < 0)
 		r = -errno;
@@ -129,14 +129,14 @@ static int priv_drop_root(const struct priv_user *user, const cap_value_t *caps,
 	int r;
 
 	if (user->uid == 0)
-		return -EINVAL;  /* dropping "to root" drops nothing */
+		return -EINVAL; /* dropping "to root" drops nothing */
 	r = priv_reduce_bounding(caps, ncaps);
 	if (r < 0)
 		return r;
 	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
 		return -errno;
 	if (setgroups(1, &user->gid) < 0 || setresgid(user->gid, user->gid, user->gid) < 0 ||
-	    setresuid(user->uid, user->uid, user->uid) < 0)
+		setresuid(user->uid, user->uid, user->uid) < 0)
 		return -errno;
 	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
 		return -errno;

@@ -12,7 +12,12 @@
 #define SANDBOX_NR_MAX 1024 /* syscall numbers we cache names for */
 
 static const char *const sandbox_denied[] = {
-	"ptrace", "process_vm_readv", "process_vm_writev", "execve", "execveat", NULL,
+	"ptrace",
+	"process_vm_readv",
+	"process_vm_writev",
+	"execve",
+	"execveat",
+	NULL,
 };
 
 static int sandbox_deny(scmp_filter_ctx ctx, const char *name)

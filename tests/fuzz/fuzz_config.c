@@ -42,10 +42,11 @@ static void fuzz_file(const uint8_t *data, size_t size)
 		abort();
 	r = config_load(conf_path, &cfg, &errors);
 	if ((r == 0) != (errors == NULL))
-		abort();  /* errors text exactly when it failed */
+		abort(); /* errors text exactly when it failed */
 	if (r == 0 && (cfg.zstd_level < 1 || cfg.zstd_level > 19 || cfg.poll_interval_ms < 100 ||
-		       cfg.data_dir[0] == '\0' || memchr(cfg.data_dir, '\0', sizeof(cfg.data_dir)) == NULL))
-		abort();  /* a loaded config is always within its ranges */
+			      cfg.data_dir[0] == '\0' ||
+			      memchr(cfg.data_dir, '\0', sizeof(cfg.data_dir)) == NULL))
+		abort(); /* a loaded config is always within its ranges */
 	if (errors && (strlen(errors) == 0 || errors[strlen(errors) - 1] != '\n'))
 		abort();
 	free(errors);
@@ -76,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char err[256];
 
 		if (gpudev_resolve(text, "/proc/devices", &set, err, sizeof(err)) == 0 &&
-		    set.rules_count > GPUDEV_RULES_MAX)
+			set.rules_count > GPUDEV_RULES_MAX)
 			abort();
 	}
 	free(text);

@@ -86,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (data[0] & 1)
 		fuzz_stream(data + 1, size - 1);
-	else if (size > 1)  /* an empty packet reads as an orderly close */
+	else if (size > 1) /* an empty packet reads as an orderly close */
 		fuzz_packet(data + 1, size - 1);
 	return 0;
 }

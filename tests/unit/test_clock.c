@@ -27,10 +27,10 @@ START_TEST(test_boot_and_real)
 	uint64_t boot = clock_boot_ns(), mono = clock_mono_ns();
 	uint64_t real = clock_real_ms(), now = (uint64_t)time(NULL) * 1000;
 
-	ck_assert_uint_ge(boot + 1000000, mono);  /* boottime = monotonic + suspended time */
+	ck_assert_uint_ge(boot + 1000000, mono); /* boottime = monotonic + suspended time */
 	ck_assert_uint_ge(real + 1000, now);
 	ck_assert_uint_le(real, now + 2000);
-	ck_assert_uint_gt(real, 1600000000000ull);   /* 2020: a sane wall clock in ms */
+	ck_assert_uint_gt(real, 1600000000000ull); /* 2020: a sane wall clock in ms */
 }
 END_TEST
 

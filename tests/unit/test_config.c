@@ -85,7 +85,8 @@ START_TEST(test_full_file)
 			    "rotate_size = 100MB\n"
 			    "retention_age = 7d\n"
 			    "retention_size = 2TiB\n"
-			    "zstd_level = 9\n", &cfg);
+			    "zstd_level = 9\n",
+		&cfg);
 
 	ck_assert_ptr_null(errors);
 	ck_assert_uint_eq(cfg.poll_interval_ms, 500);
@@ -116,11 +117,12 @@ START_TEST(test_all_errors_at_once)
 		      "[writer]\n"
 		      "zstd_level = 3\n"
 		      "[sampler]\n"
-		      "idle_every = 2\n", &cfg);
+		      "idle_every = 2\n",
+		&cfg);
 	assert_has(errors, ":2: poll_interval: '2 parsecs' is not a duration");
 	assert_has(errors, ":3: polling: unknown key in [sampler]");
 	assert_has(errors, ":6: duplicate section [sampler] (first at line 1)");
-	ck_assert_uint_eq(cfg.zstd_level, 0x5a5a5a5a);  /* untouched on error */
+	ck_assert_uint_eq(cfg.zstd_level, 0x5a5a5a5a); /* untouched on error */
 	free(errors);
 }
 END_TEST
@@ -132,7 +134,8 @@ START_TEST(test_ranges)
 			    "onset_window = 2d\nspool_size = 1KiB\n"
 			    "[writer]\nrotate_interval = 31d\nrotate_size = 2TiB\n"
 			    "retention_age = 11y\nretention_size = 2PiB\nzstd_level = 20\n"
-			    "data_dir =\n", &cfg);
+			    "data_dir =\n",
+		&cfg);
 
 	assert_has(errors, ":2: poll_interval: '50ms' is out of range 100ms..1h");
 	assert_has(errors, ":3: idle_every: '0' is out of range 1..100000");
@@ -153,12 +156,13 @@ START_TEST(test_syntax_errors)
 	struct croft_config cfg;
 	char *errors = load("stray = 1\n[sampler\n[nonsense]\nfoo = bar\n[probe]\njust words\n"
 			    "[writer]\nzstd_level = -3\nzstd_level = 3\nrotate_size = 12 parsecs\n"
-			    "rotate_interval = 99999999999999999999999h\n", &cfg);
+			    "rotate_interval = 99999999999999999999999h\n",
+		&cfg);
 
 	assert_has(errors, ":1: stray: outside of a section");
 	assert_has(errors, ":2: section header without ']'");
 	assert_has(errors, ":3: unknown section [nonsense]");
-	ck_assert_ptr_null(strstr(errors, "foo"));  /* keys of an unknown section: reported once */
+	ck_assert_ptr_null(strstr(errors, "foo")); /* keys of an unknown section: reported once */
 	assert_has(errors, ":6: expected 'key = value'");
 	assert_has(errors, ":8: zstd_level: '-3' is not a whole number");
 	assert_has(errors, ":9: zstd_level: set twice (first at line 8)");
@@ -178,7 +182,8 @@ START_TEST(test_special_files)
 	ck_assert_int_eq(config_load("/dev/zero", &cfg, &errors), -EINVAL);
 	assert_has(errors, "/dev/zero: cannot read: not a regular file");
 	free(errors);
-	ck_assert_int_eq(symlink("/dev/zero", "/tmp/croft-test-zero.conf") == 0 || errno == EEXIST, 1);
+	ck_assert_int_eq(
+		symlink("/dev/zero", "/tmp/croft-test-zero.conf") == 0 || errno == EEXIST, 1);
 	ck_assert_int_eq(config_load("/tmp/croft-test-zero.conf", &cfg, &errors), -EINVAL);
 	assert_has(errors, "not a regular file");
 	free(errors);

@@ -44,7 +44,7 @@ static int handler(void *ctx, uint32_t type, struct msg_cursor *payload, struct 
 		return -EINVAL;
 	case MT_CTL_LABEL:
 		if (msg_get_str(payload, &id, 128) < 0 || msg_get_str(payload, &label, 256) < 0 ||
-		    msg_end(payload) < 0)
+			msg_end(payload) < 0)
 			return -EBADMSG;
 		evbuffer_add_printf(reply, "%s=%s", id, label);
 		return 0;
@@ -90,14 +90,14 @@ static void stop_server(void)
 
 	/* Still alive after everything the test threw at it. */
 	ck_assert_int_eq(waitpid(server_pid, &status, WNOHANG), 0);
-	kill(server_pid, SIGKILL);  /* Check forwards SIGTERM to the whole group */
+	kill(server_pid, SIGKILL); /* Check forwards SIGTERM to the whole group */
 	waitpid(server_pid, &status, 0);
 	unlink(path);
 	rmdir(dir);
 }
 
-static void request(uint32_t type, const void *payload, size_t len, int want_status,
-	const char *want_text)
+static void request(
+	uint32_t type, const void *payload, size_t len, int want_status, const char *want_text)
 {
 	char *text = NULL;
 	int status = -1;
@@ -117,14 +117,15 @@ START_TEST(test_requests)
 	if (geteuid() == 0) {
 		request(MT_CTL_RELOAD, NULL, 0, EINVAL, "poll_interval: bad");
 		request(MT_CTL_LABEL, label, sizeof(label), 0, "abc123=run-7");
-		request(MT_CTL_LABEL, "abc", 3, EBADMSG, "");       /* no NUL */
+		request(MT_CTL_LABEL, "abc", 3, EBADMSG, ""); /* no NUL */
 		request(MT_CTL_STATUS, "x", 1, EBADMSG, "unexpected payload");
 	} else {
 		request(MT_CTL_RELOAD, NULL, 0, EACCES, "reload needs root");
 	}
 	request(MT_BATCH, NULL, 0, EPROTO, "not a control request");
 	ck_assert_int_eq(ctl_request("/nonexistent/x.ctl", MT_CTL_STATUS, NULL, 0, 1000,
-				 &(int){ 0 }, &(char *){ NULL }), -ENOENT);
+				 &(int){ 0 }, &(char *){ NULL }),
+		-ENOENT);
 	stop_server();
 }
 END_TEST
@@ -147,14 +148,14 @@ START_TEST(test_policy)
 			int st = -1;
 
 			if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
-			    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+				setresuid(NOBODY, NOBODY, NOBODY) < 0)
 				_exit(10);
 			if (ctl_request(path, MT_CTL_RELOAD, NULL, 0, 5000, &st, &text) < 0 ||
-			    st != EACCES || !strstr(text, "reload needs root"))
+				st != EACCES || !strstr(text, "reload needs root"))
 				_exit(11);
 			free(text);
 			if (ctl_request(path, MT_CTL_LABEL, "a\0b", 4, 5000, &st, &text) < 0 ||
-			    st != EACCES)
+				st != EACCES)
 				_exit(12);
 			free(text);
 			if (ctl_request(path, MT_CTL_STATUS, NULL, 0, 5000, &st, &text) < 0)
@@ -264,7 +265,7 @@ START_TEST(test_client_timeout)
 
 	ck_assert_ptr_nonnull(mkdtemp(dir2));
 	snprintf(p, sizeof(p), "%s/mute.ctl", dir2);
-	lfd = sock_listen(p, SOCK_STREAM, (gid_t)-1);  /* accepts (backlog), never answers */
+	lfd = sock_listen(p, SOCK_STREAM, (gid_t)-1); /* accepts (backlog), never answers */
 	ck_assert_int_ge(lfd, 0);
 	start = tl_now_ms();
 	ck_assert_int_eq(ctl_request(p, MT_CTL_STATUS, NULL, 0, 300, &status, &text), -ETIMEDOUT);

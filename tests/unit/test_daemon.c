@@ -31,7 +31,8 @@ static const char *parse(struct daemon_opts *opts, int argc, char **argv)
 
 	optind = 1;
 	daemon_opts_init(opts, "croft-test", "  -D, --data-dir DIR\n");
-	while ((opt = getopt_long(argc, argv, DAEMON_SHORT_OPTIONS "D:", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, DAEMON_SHORT_OPTIONS "D:", long_options, NULL)) !=
+		-1) {
 		if (daemon_option(opts, opt, optarg))
 			continue;
 		if (opt == 'D')
@@ -113,7 +114,7 @@ START_TEST(test_runtime_dir)
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert(S_ISDIR(st.st_mode));
 	ck_assert_int_eq(st.st_mode & 0777, 0750);
-	ck_assert_int_eq(daemon_runtime_dir(path, (gid_t)-1), 0);  /* exists: fine */
+	ck_assert_int_eq(daemon_runtime_dir(path, (gid_t)-1), 0); /* exists: fine */
 	snprintf(file, sizeof(file), "%s/file", base);
 	ck_assert_int_ge(close(open(file, O_CREAT | O_WRONLY, 0600)), 0);
 	ck_assert_int_eq(daemon_runtime_dir(file, (gid_t)-1), -ENOTDIR);

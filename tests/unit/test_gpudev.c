@@ -55,10 +55,10 @@ START_TEST(test_default_set)
 	ck_assert(gpudev_match(&set, makedev(261, 3)));
 	ck_assert(gpudev_match(&set, makedev(226, 128)));
 	ck_assert(gpudev_match(&set, makedev(226, 255)));
-	ck_assert(!gpudev_match(&set, makedev(226, 0)));   /* card0: display, not compute */
+	ck_assert(!gpudev_match(&set, makedev(226, 0))); /* card0: display, not compute */
 	ck_assert(!gpudev_match(&set, makedev(226, 256)));
-	ck_assert(!gpudev_match(&set, makedev(1, 3)));     /* /dev/null */
-	ck_assert(!gpudev_match(&set, makedev(240, 0)));   /* a block major */
+	ck_assert(!gpudev_match(&set, makedev(1, 3)));   /* /dev/null */
+	ck_assert(!gpudev_match(&set, makedev(240, 0))); /* a block major */
 }
 END_TEST
 
@@ -67,8 +67,9 @@ START_TEST(test_explicit_spec)
 	struct gpudev_set set;
 	char err[256] = "";
 
-	ck_assert_int_eq(gpudev_resolve("kfd 300:7,301:*  absent-driver", fake_devices(), &set,
-				 err, sizeof(err)), 0);
+	ck_assert_int_eq(gpudev_resolve("kfd 300:7,301:*  absent-driver", fake_devices(), &set, err,
+				 sizeof(err)),
+		0);
 	unlink(devices_path);
 	ck_assert_uint_eq(set.rules_count, 3);
 	ck_assert(gpudev_match(&set, makedev(234, 9)));
@@ -82,8 +83,18 @@ END_TEST
 START_TEST(test_bad_specs)
 {
 	static const char *const bad[] = {
-		"abc:1", "1:x", "5000:1", "1:5-3", "bad name!", "12:", ":3", "*", "1:2-",
-		"1:99999999", "nv*idia", "1:2:3",
+		"abc:1",
+		"1:x",
+		"5000:1",
+		"1:5-3",
+		"bad name!",
+		"12:",
+		":3",
+		"*",
+		"1:2-",
+		"1:99999999",
+		"nv*idia",
+		"1:2:3",
 	};
 	struct gpudev_set set = { .rules_count = 7 };
 	char err[256];
@@ -91,10 +102,11 @@ START_TEST(test_bad_specs)
 	fake_devices();
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
-		ck_assert_msg(gpudev_resolve(bad[i], devices_path, &set, err, sizeof(err)) == -EINVAL,
+		ck_assert_msg(
+			gpudev_resolve(bad[i], devices_path, &set, err, sizeof(err)) == -EINVAL,
 			"'%s' accepted", bad[i]);
 		ck_assert_ptr_nonnull(strstr(err, "gpu_devices: bad entry"));
-		ck_assert_uint_eq(set.rules_count, 7);  /* untouched */
+		ck_assert_uint_eq(set.rules_count, 7); /* untouched */
 	}
 	unlink(devices_path);
 }
@@ -113,7 +125,8 @@ START_TEST(test_limits)
 	spec[sizeof(spec) - 1] = '\0';
 	ck_assert_int_eq(gpudev_resolve(spec, devices_path, &set, err, sizeof(err)), -EINVAL);
 	unlink(devices_path);
-	ck_assert_int_eq(gpudev_resolve("", "/nonexistent/devices", &set, err, sizeof(err)), -ENOENT);
+	ck_assert_int_eq(
+		gpudev_resolve("", "/nonexistent/devices", &set, err, sizeof(err)), -ENOENT);
 	ck_assert_int_eq(gpudev_resolve("1:1", "/proc/devices", &set, NULL, 0), 0);
 }
 END_TEST

@@ -43,8 +43,8 @@ static void assert_matches(const char *text, const char *pattern)
 	regex_t re;
 
 	ck_assert_int_eq(regcomp(&re, pattern, REG_EXTENDED | REG_NEWLINE), 0);
-	ck_assert_msg(regexec(&re, text, 0, NULL, 0) == 0, "'%s' does not match /%s/", text,
-		pattern);
+	ck_assert_msg(
+		regexec(&re, text, 0, NULL, 0) == 0, "'%s' does not match /%s/", text, pattern);
 	regfree(&re);
 }
 
@@ -66,8 +66,8 @@ START_TEST(test_terminal_format)
 	log_init("croft-writer", false);
 	ck_assert(!log_to_journal());
 	log_info("rotated %d files", 3);
-	assert_matches(captured(),
-		"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z croft-writer: rotated 3 files$");
+	assert_matches(captured(), "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z "
+				   "croft-writer: rotated 3 files$");
 }
 END_TEST
 
@@ -94,7 +94,8 @@ START_TEST(test_journal_stream_mismatch)
 	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
 		setenv("JOURNAL_STREAM", values[i], 1);
 		log_init("croft-test", false);
-		ck_assert_msg(!log_to_journal(), "JOURNAL_STREAM=%s taken for the journal", values[i]);
+		ck_assert_msg(
+			!log_to_journal(), "JOURNAL_STREAM=%s taken for the journal", values[i]);
 	}
 }
 END_TEST

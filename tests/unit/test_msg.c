@@ -28,7 +28,7 @@ START_TEST(test_cursor)
 	ck_assert_uint_eq(v, 1);
 	ck_assert_int_eq(msg_get_str(&cur, &str, 8), 0);
 	ck_assert_str_eq(str, "ab");
-	ck_assert_int_eq(msg_end(&cur), -EBADMSG);  /* bytes left over */
+	ck_assert_int_eq(msg_end(&cur), -EBADMSG);               /* bytes left over */
 	ck_assert_int_eq(msg_get_str(&cur, &str, 64), -EBADMSG); /* no NUL before the end */
 	ck_assert_int_eq(msg_get(&cur, &v, 8), -EBADMSG);        /* past the end */
 	msg_get_rest(&cur, &tail, &len);
@@ -38,7 +38,7 @@ START_TEST(test_cursor)
 	ck_assert_int_eq(msg_get(&cur, &v, 1), -EBADMSG);
 
 	msg_cursor_init(&cur, "toolong\0", 8);
-	ck_assert_int_eq(msg_get_str(&cur, &str, 3), -EBADMSG);  /* longer than max */
+	ck_assert_int_eq(msg_get_str(&cur, &str, 3), -EBADMSG); /* longer than max */
 
 	/* An empty payload is NULL (msg_pull): every read fails cleanly. */
 	msg_cursor_init(&cur, NULL, 0);
@@ -123,8 +123,8 @@ START_TEST(test_pull_bad)
 	evbuffer_free(buf);
 	/* Composing more than the maximum fails too. */
 	buf = evbuffer_new();
-	ck_assert_int_eq(msg_compose(buf, MT_BATCH, NULL, 0, "", (size_t)MSG_PAYLOAD_MAX + 1),
-		-EMSGSIZE);
+	ck_assert_int_eq(
+		msg_compose(buf, MT_BATCH, NULL, 0, "", (size_t)MSG_PAYLOAD_MAX + 1), -EMSGSIZE);
 	ck_assert_uint_eq(evbuffer_get_length(buf), 0);
 	evbuffer_free(buf);
 }

@@ -106,7 +106,7 @@ START_TEST(test_bad_users)
 
 	ck_assert_int_eq(priv_lookup_user("no-such-user-croft-test", &user), -ENOENT);
 	ck_assert_int_eq(priv_lookup_user("", &user), -ENOENT);
-	ck_assert_int_eq(priv_lookup_user(NULL, &user), 0);  /* croft, else nobody */
+	ck_assert_int_eq(priv_lookup_user(NULL, &user), 0); /* croft, else nobody */
 	ck_assert(!strcmp(user.name, "croft") || !strcmp(user.name, "nobody"));
 	user = (struct priv_user){ 0, 0, "root" };
 	ck_assert_int_eq(priv_drop(&user, NULL, 0), -EINVAL);

@@ -43,7 +43,7 @@ START_TEST(test_unknown_name)
 	char *argv[] = { "/bin/true", NULL };
 
 	ck_assert_int_eq(sandbox_apply(extra), -EINVAL);
-	ck_assert_int_eq(prctl(PR_GET_SECCOMP, 0, 0, 0, 0), 0);  /* nothing loaded */
+	ck_assert_int_eq(prctl(PR_GET_SECCOMP, 0, 0, 0, 0), 0); /* nothing loaded */
 	(void)argv;
 }
 END_TEST

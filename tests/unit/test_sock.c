@@ -48,7 +48,7 @@ START_TEST(test_listen_connect_peer)
 
 	/* A live one (a second instance starting) is left alone. */
 	ck_assert_int_eq(sock_listen(path, SOCK_STREAM, (gid_t)-1), -EADDRINUSE);
-	afd = accept(lfd, NULL, NULL);  /* the probe connection */
+	afd = accept(lfd, NULL, NULL); /* the probe connection */
 	ck_assert_int_ge(afd, 0);
 	close(afd);
 
@@ -60,7 +60,7 @@ START_TEST(test_listen_connect_peer)
 	ck_assert_int_eq(peer.pid, getpid());
 	ck_assert_uint_eq(peer.uid, geteuid());
 	ck_assert_uint_eq(peer.gid, getegid());
-	ck_assert(sock_peer_is(&peer, 12345));          /* own uid */
+	ck_assert(sock_peer_is(&peer, 12345)); /* own uid */
 	ck_assert(sock_peer_in_group(&peer, getegid()));
 	close(afd);
 	close(cfd);
