@@ -3,12 +3,14 @@
 // rows per workload, processes and CPU-hours per framework (croft's process
 // rule: a tgid with the same exe and comm and no gap over GAP_MS; a first row
 // stands for POLL_MS), and rows per host taken from the path (dir/HOST/file).
-// Prints one JSON object.
+// Prints one JSON object.  DUCKDB_THREADS=N limits DuckDB's threads (bench).
 import { DuckDBInstance } from '@duckdb/node-api';
 
 const [glob, pollMs, gapMs] = process.argv.slice(2);
 const inst = await DuckDBInstance.create(':memory:');
 const con = await inst.connect();
+if (process.env.DUCKDB_THREADS)
+  await con.run(`SET threads = ${Number(process.env.DUCKDB_THREADS)}`);
 const q = async (sql) => (await con.runAndReadAll(sql)).getRowObjects();
 const num = (v) => (typeof v === 'bigint' ? Number(v) : v);
 

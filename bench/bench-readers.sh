@@ -1,0 +1,101 @@
+#!/bin/sh
+# bench-readers.sh: croft stats' reading speed on a generated ~1 GiB dataset
+# (JSON size) stored as .jsonl.zst segments, beside zstd -dc, jq and DuckDB in
+# the same run, with 1 and 2 threads.  Prints MB/s of JSON (1 MB = 1e6 B)
+# and the ratios the readers issue asks for.  Environment: BUILD (build dir,
+# default build), BENCH_BYTES (default 1G), BENCH_DIR (dataset cache),
+# BENCH_RUNS (best of, default 3).
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+BYTES=${BENCH_BYTES:-1G}
+RUNS=${BENCH_RUNS:-3}
+DIR=${BENCH_DIR:-${TMPDIR:-/tmp}/croft-bench-readers-$BYTES}
+CROFT=$BUILD/cli/croft
+GEN=$BUILD/bench/croft-gen-rows
+[ -x "$CROFT" ] && [ -x "$GEN" ] || { echo "bench-readers: build first ($CROFT, $GEN)"; exit 1; }
+
+# The dataset: one host's rows cut into 8 segments, zstd -3 like the writer.
+if [ ! -f "$DIR/.done" ]; then
+	rm -rf "$DIR"
+	mkdir -p "$DIR/host"
+	echo "generating $BYTES of rows into $DIR ..."
+	"$GEN" --bytes "$BYTES" --processes 300 > "$DIR/all.jsonl"
+	split -n l/8 -d "$DIR/all.jsonl" "$DIR/host/croft-dataset-20261020T1"
+	for f in "$DIR"/host/croft-dataset-*; do
+		zstd -q -3 --rm "$f" -o "$f.jsonl.zst"
+	done
+	rm "$DIR/all.jsonl"
+	touch "$DIR/.done"
+fi
+SEGS=$(ls "$DIR"/host/*.jsonl.zst | tr "\n" " ")
+FIRST=${SEGS%% *}
+JSON_BYTES=$(zstd -dc $SEGS | wc -c)
+FIRST_BYTES=$(zstd -dc "$FIRST" | wc -c)
+ZST_BYTES=$(cat $SEGS | wc -c)
+
+# best "WALL_US CPU_US" of RUNS runs of "$@" (CPU: user + system of the children)
+best() {
+	python3 - "$RUNS" "$@" <<'PY'
+import resource, subprocess, sys, time
+runs, cmd = int(sys.argv[1]), sys.argv[2:]
+wall = cpu = None
+for _ in range(runs):
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
+    t1 = time.monotonic()
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    w = (t1 - t0) * 1e6
+    c = (r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) * 1e6
+    wall = w if wall is None else min(wall, w)
+    cpu = c if cpu is None else min(cpu, c)
+print(f"{wall:.0f} {cpu:.0f}")
+PY
+}
+wall() { echo "${1% *}"; }
+cpu() { echo "${1#* }"; }
+mbs() { echo "$1 $2" | awk '{ printf "%.0f", $1 / $2 }'; }   # bytes, us -> MB/s
+
+zstd_t=$(best sh -c "zstd -dc $SEGS > /dev/null")
+c1_t=$(best "$CROFT" stats --config /nonexistent --threads 1 "$DIR/host")
+c2_t=$(best "$CROFT" stats --config /nonexistent --threads 2 "$DIR/host")
+cj_t=$(RUNS=1 best "$CROFT" stats --config /nonexistent --threads 1 --jansson "$FIRST")
+jq_t=$(RUNS=1 best sh -c "zstd -dc '$FIRST' | jq -c 'select(.workload==\"gpu-held\")' | wc -l")
+d1_t= d2_t=
+if command -v node >/dev/null 2>&1 && [ -d tests/cli/node_modules/@duckdb/node-api ]; then
+	d1_t=$(DUCKDB_THREADS=1 best node tests/cli/duckdb-check.mjs "$DIR/host/*.jsonl.zst" 2000 60000)
+	d2_t=$(DUCKDB_THREADS=2 best node tests/cli/duckdb-check.mjs "$DIR/host/*.jsonl.zst" 2000 60000)
+fi
+
+# per core: JSON bytes over CPU time; elapsed: over wall-clock time
+line() {  # name bytes times
+	printf "%-46s %7s MB/s per core %7s MB/s elapsed\n" "$1" "$(mbs "$2" "$(cpu "$3")")" "$(mbs "$2" "$(wall "$3")")"
+}
+echo "dataset: $(echo $SEGS | wc -w) segments, $JSON_BYTES bytes of JSON, $ZST_BYTES bytes of zstd;" \
+	"$(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); best of $RUNS"
+line "zstd -dc > /dev/null" "$JSON_BYTES" "$zstd_t"
+line "croft stats, 1 thread" "$JSON_BYTES" "$c1_t"
+line "croft stats, 2 threads" "$JSON_BYTES" "$c2_t"
+line "croft stats --jansson, 1 segment" "$FIRST_BYTES" "$cj_t"
+line "zstd -dc | jq select(gpu-held) | wc, 1 segment" "$FIRST_BYTES" "$jq_t"
+if [ -n "$d1_t" ]; then
+	line "DuckDB (node) same figures, 1 thread" "$JSON_BYTES" "$d1_t"
+	line "DuckDB (node) same figures, 2 threads" "$JSON_BYTES" "$d2_t"
+else
+	echo "DuckDB: not installed (make deps), left out"
+fi
+zc=$(mbs "$JSON_BYTES" "$(cpu "$zstd_t")")
+c1c=$(mbs "$JSON_BYTES" "$(cpu "$c1_t")")
+c1w=$(mbs "$JSON_BYTES" "$(wall "$c1_t")")
+c2w=$(mbs "$JSON_BYTES" "$(wall "$c2_t")")
+jqc=$(mbs "$FIRST_BYTES" "$(cpu "$jq_t")")
+echo "ratios:"
+echo "$c1c $zc" | awk '{ printf "  croft / zstd -dc, per core            %.2f  (goal >= 0.50)\n", $1 / $2 }'
+echo "$c1c $jqc" | awk '{ printf "  croft / jq, per core                  %.1fx (goal >= 10)\n", $1 / $2 }'
+if [ -n "$d1_t" ]; then
+	d1w=$(mbs "$JSON_BYTES" "$(wall "$d1_t")")
+	d2w=$(mbs "$JSON_BYTES" "$(wall "$d2_t")")
+	echo "$c1w $d1w $c2w $d2w" | awk '{ printf "  croft / DuckDB, elapsed, 1 thread     %.1fx (goal > 1)\n  croft / DuckDB, elapsed, 2 threads    %.1fx (goal > 1)\n", $1 / $2, $3 / $4 }'
+fi
+echo "$c2w $c1w" | awk '{ printf "  2 threads / 1 thread, elapsed         %.2f  (goal near 2; needs 2 idle CPUs)\n", $1 / $2 }'
