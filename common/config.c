@@ -5,7 +5,6 @@
  * Any process, any privilege.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <ini.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -13,10 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "config.h"
+#include "fileio.h"
 
 #define CONFIG_FILE_MAX (1u << 20) /* bytes; a real croft.conf is < 2 KiB */
 #define CONFIG_LINE_MAX 1024       /* bytes of one line we hand to inih */
@@ -486,85 +484,10 @@ static int config_handler(void *user, const char *section, const char *name, con
 	return 1;
 }
 
-/* Reads at most CONFIG_FILE_MAX bytes of a regular file; never blocks on a FIFO. */
-static int config_read_file(
-	const char *path, char **ret_buf, size_t *ret_len, char *why, size_t why_len)
-{
-	struct stat st;
-	char *buf = NULL;
-	size_t len = 0, cap;
-	ssize_t n;
-	int fd, r;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0) {
-		r = -errno;
-		snprintf(why, why_len, "%s", strerror(-r));
-		return r;
-	}
-	r = -EINVAL;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		snprintf(why, why_len, "%s", strerror(-r));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(why, why_len, "not a regular file");
-		goto out;
-	}
-	/* Sized by st_size, grown if the file grows, never past the limit. */
-	cap = st.st_size < CONFIG_FILE_MAX ? (size_t)st.st_size + 1 : CONFIG_FILE_MAX + 1;
-	buf = malloc(cap);
-	if (!buf) {
-		r = -ENOMEM;
-		snprintf(why, why_len, "out of memory");
-		goto out;
-	}
-	for (;;) {
-		if (len == cap) {
-			char *grown;
-
-			if (cap > CONFIG_FILE_MAX)
-				break;
-			cap = cap * 2 < CONFIG_FILE_MAX + 1 ? cap * 2 : CONFIG_FILE_MAX + 1;
-			grown = realloc(buf, cap);
-			if (!grown) {
-				r = -ENOMEM;
-				snprintf(why, why_len, "out of memory");
-				goto out;
-			}
-			buf = grown;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			snprintf(why, why_len, "%s", strerror(-r));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	if (len > CONFIG_FILE_MAX) {
-		snprintf(why, why_len, "larger than %u bytes", CONFIG_FILE_MAX);
-		goto out;
-	}
-	*ret_buf = buf;
-	*ret_len = len;
-	buf = NULL;
-	r = 0;
-out:
-	free(buf);
-	close(fd);
-	return r;
-}
-
 int config_load(const char *path, struct croft_config *ret_cfg, char **ret_errors)
 {
 	struct config_parse *p;
-	char why[128], *buf = NULL;
+	char *buf = NULL;
 	size_t len = 0;
 	int r;
 
@@ -575,14 +498,16 @@ int config_load(const char *path, struct croft_config *ret_cfg, char **ret_error
 	p->path = path;
 	p->section = -1;
 	config_defaults(&p->cfg);
-	r = config_read_file(path, &buf, &len, why, sizeof(why));
+	r = file_read_bounded(path, CONFIG_FILE_MAX, &buf, &len);
 	if (r == -ENOENT) {
 		*ret_cfg = p->cfg;
 		free(p);
 		return 0;
 	}
-	if (r < 0) {
-		config_error(p, 0, NULL, "cannot read: %s", why);
+	if (r == -EFBIG) {
+		config_error(p, 0, NULL, "cannot read: larger than %u bytes", CONFIG_FILE_MAX);
+	} else if (r < 0) {
+		config_error(p, 0, NULL, "cannot read: %s", file_read_strerror(r));
 	} else {
 		p->buf = buf;
 		p->len = len;

@@ -5,14 +5,13 @@
  * privilege.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
-#include <unistd.h>
 
+#include "fileio.h"
 #include "gpudev.h"
 
 #define GPUDEV_DEFAULT_SPEC "nvidia*, kfd, accel, 226:128-255"
@@ -135,21 +134,6 @@ static int gpudev_named(struct gpudev_set *set, const char *pattern, const char 
 	return 0;
 }
 
-static int read_devices(const char *path, char *buf, size_t len)
-{
-	size_t got = 0;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-
-	if (fd < 0)
-		return -errno;
-	while (got < len - 1 && (n = read(fd, buf + got, len - 1 - got)) > 0)
-		got += (size_t)n;
-	close(fd);
-	buf[got] = '\0';
-	return 0;
-}
-
 static int gpudev_entry(struct gpudev_set *set, const char *entry, const char *devices)
 {
 	if (entry[0] >= '0' && entry[0] <= '9')
@@ -164,6 +148,7 @@ int gpudev_resolve(const char *spec, const char *proc_devices, struct gpudev_set
 {
 	struct gpudev_set set = { 0 };
 	char copy[1024], *save = NULL, *entry, *devices;
+	size_t devices_len;
 	int r;
 
 	if (!spec || !*spec)
@@ -172,14 +157,11 @@ int gpudev_resolve(const char *spec, const char *proc_devices, struct gpudev_set
 		return gpudev_fail(
 			err, err_len, "gpu_devices: longer than %zu bytes", sizeof(copy) - 1);
 	strcpy(copy, spec);
-	devices = malloc(GPUDEV_FILE_MAX);
-	if (!devices)
-		return -ENOMEM;
-	r = read_devices(proc_devices, devices, GPUDEV_FILE_MAX);
+	r = file_read_bounded(proc_devices, GPUDEV_FILE_MAX, &devices, &devices_len);
 	if (r < 0) {
 		if (err && err_len)
-			snprintf(err, err_len, "%s: %s", proc_devices, strerror(-r));
-		goto out;
+			snprintf(err, err_len, "%s: %s", proc_devices, file_read_strerror(r));
+		return r;
 	}
 	for (entry = strtok_r(copy, ", \t\n", &save); entry;
 		entry = strtok_r(NULL, ", \t\n", &save)) {

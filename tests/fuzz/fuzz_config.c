@@ -2,7 +2,7 @@
  * fuzz_config.c: libFuzzer harness for croft.conf parsing.  The first byte
  * picks the target: the whole file through config_load, or one value
  * through the duration / size parsers, or a gpu_devices spec.
- * sources: common/config.c common/gpudev.c
+ * sources: common/config.c common/gpudev.c common/fileio.c
  * libs: -linih
  */
 #include <errno.h>
