@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -418,23 +417,13 @@ static int ctl_read_reply(int fd, uint64_t deadline_ms, int *ret_status, char **
  */
 static int ctl_connect(const char *path, uint64_t deadline_ms)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	struct timespec step = { 0, 10 * 1000 * 1000 };
-	int fd, r;
+	int fd;
 
-	if (strlen(path) >= sizeof(addr.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(addr.sun_path, path);
 	for (;;) {
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			return -errno;
-		if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0)
+		fd = sock_try_connect(path, SOCK_STREAM);
+		if (fd != -EAGAIN && fd != -EINTR)
 			return fd;
-		r = -errno;
-		close(fd);
-		if (r != -EAGAIN && r != -EINTR)
-			return r;
 		if (clock_mono_ms() >= deadline_ms)
 			return -ETIMEDOUT;
 		nanosleep(&step, NULL);

@@ -31,21 +31,19 @@ static int sock_addr(const char *path, struct sockaddr_un *ret_addr)
  * socket nobody answers on.  A live socket (another instance running) or a
  * file that is not a socket is never removed.
  */
-static int sock_remove_stale(const char *path, const struct sockaddr_un *addr, int type)
+static int sock_remove_stale(const char *path, int type)
 {
 	struct stat st;
-	int fd, r;
+	int fd;
 
 	if (lstat(path, &st) < 0)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISSOCK(st.st_mode))
 		return -EEXIST;
-	fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	r = connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0 ? 0 : errno;
-	close(fd);
-	if (r == 0 || r == EAGAIN || r == EINPROGRESS)
+	fd = sock_try_connect(path, type);
+	if (fd >= 0)
+		close(fd);
+	if (fd >= 0 || fd == -EAGAIN)
 		return -EADDRINUSE;
 	if (unlink(path) < 0 && errno != ENOENT)
 		return -errno;
@@ -59,7 +57,7 @@ int sock_listen(const char *path, int type, gid_t gid)
 
 	if (r < 0)
 		return r;
-	r = sock_remove_stale(path, &addr, type);
+	r = sock_remove_stale(path, type);
 	if (r < 0)
 		return r;
 	fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -88,6 +86,24 @@ int sock_connect(const char *path, int type)
 	if (r < 0)
 		return r;
 	fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int sock_try_connect(const char *path, int type)
+{
+	struct sockaddr_un addr;
+	int fd, r = sock_addr(path, &addr);
+
+	if (r < 0)
+		return r;
+	fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {

@@ -27,6 +27,11 @@ struct sock_peer {
 int sock_listen(const char *path, int type, gid_t gid);
 /* Connects (blocking, close-on-exec); returns the fd or -errno. */
 int sock_connect(const char *path, int type);
+/*
+ * Connects without blocking: returns a non-blocking fd, -EAGAIN when the
+ * listener's backlog is full (it stopped accepting), or another -errno.
+ */
+int sock_try_connect(const char *path, int type);
 int sock_peer(int fd, struct sock_peer *ret_peer);
 /* True when uid is root, is this process's own uid, or is uid. */
 bool sock_peer_is(const struct sock_peer *peer, uid_t uid);
