@@ -3,7 +3,7 @@
 // rows per workload, processes and CPU-hours per framework (croft's process
 // rule: a tgid with the same exe and comm and no gap over GAP_MS; a first row
 // stands for POLL_MS), and rows per host taken from the path (dir/HOST/file).
-// Prints one JSON object.  DUCKDB_THREADS=N limits DuckDB's threads (bench).
+// Prints one JSON object.  With --sql: runs the query on stdin instead.  DUCKDB_THREADS=N limits DuckDB's threads (bench).
 import { DuckDBInstance } from '@duckdb/node-api';
 
 const [glob, pollMs, gapMs] = process.argv.slice(2);
@@ -13,6 +13,15 @@ if (process.env.DUCKDB_THREADS)
   await con.run(`SET threads = ${Number(process.env.DUCKDB_THREADS)}`);
 const q = async (sql) => (await con.runAndReadAll(sql)).getRowObjects();
 const num = (v) => (typeof v === 'bigint' ? Number(v) : v);
+
+// duckdb-check.mjs --sql: run the query on stdin (the README's), print its rows.
+if (glob === '--sql') {
+  let sql = '';
+  for await (const chunk of process.stdin) sql += chunk;
+  const rows = (await q(sql)).map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, num(v)])));
+  console.log(JSON.stringify(rows));
+  process.exit(0);
+}
 
 await con.run(`
 CREATE TABLE r AS

@@ -26,12 +26,20 @@ for f in "$tmp"/data/host-a/croft-dataset-part*; do
 done
 "$GEN" --processes 30 --polls 200 --seed 7 | zstd -q -o "$tmp/data/host-b/croft-dataset-20261020T140000Z.jsonl.zst"
 
-echo "1..4"
+echo "1..5"
 # Processes are told apart per host: the check runs on host-a's folder.
 node "$HERE/duckdb-check.mjs" "$tmp/data/host-a/*.jsonl.zst" 2000 60000 > "$tmp/duck-a.json"
 node "$HERE/duckdb-check.mjs" "$tmp/data/*/*.jsonl.zst" 2000 60000 > "$tmp/duck-all.json"
 "$CROFT" stats --json --config /nonexistent "$tmp/data/host-a" > "$tmp/croft-a.json"
 "$CROFT" stats --json --config /nonexistent "$tmp/data/host-b" > "$tmp/croft-b.json"
+# README "Many hosts": the sql block after the "tested" marker, on these folders
+python3 - "$HERE/../../README.md" "$tmp/data/*/*.jsonl.zst" > "$tmp/readme.sql" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+m = re.search(r"<!-- tested: tests/cli/test-duckdb.sh runs the sql block below -->\s*```sql\n(.*?)```", text, re.S)
+print(m.group(1).replace("/srv/croft/*/*.jsonl.zst", sys.argv[2]) if m else "")
+PY
+node "$HERE/duckdb-check.mjs" --sql < "$tmp/readme.sql" > "$tmp/readme.json"
 
 python3 - "$tmp" <<'PY'
 import json, sys
@@ -58,5 +66,10 @@ bad = {k: (cpu.get(k), v["cpu_hours"]) for k, v in duck["frameworks"].items()
 check(not bad and len(cpu) == len(duck["frameworks"]), "CPU-hours per framework", bad)
 hosts = {"host-a": ca["rows"], "host-b": cb["rows"]}
 check(hosts == alld["rows_per_host"], "rows per host from the path", [hosts, alld["rows_per_host"]])
+readme = json.load(open(f"{tmp}/readme.json"))
+want = {(h, w["workload"]): w["rows"] for h, c in (("host-a", ca), ("host-b", cb))
+        for w in c["workloads"] if w["rows"]}
+got = {(r["host"], r["workload"]): r["rows"] for r in readme}
+check(got == want, "README Many hosts query: rows per host and workload", [str(got), str(want)])
 sys.exit(0)
 PY
