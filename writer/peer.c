@@ -308,6 +308,8 @@ static void peer_accept_cb(struct evconnlistener *listener, evutil_socket_t fd, 
 	}
 	/* bounded input: one whole message at most is buffered beyond what was taken */
 	bufferevent_setwatermark(p->bev, EV_READ, 0, MSG_PAYLOAD_MAX + 2 * sizeof(struct msg_hdr));
+	/* a poll of a large host is megabytes: read it in few large steps */
+	bufferevent_set_max_single_read(p->bev, PEER_READ_STEP);
 	bufferevent_setcb(p->bev, peer_read_cb, NULL, peer_event_cb, p);
 	bufferevent_enable(p->bev, EV_READ | EV_WRITE);
 	p->next = w->peers;

@@ -25,6 +25,7 @@
 #define GROUP_BATCHES_MAX  64          /* batches appended under one fdatasync */
 #define GROUP_BYTES_MAX    (16u << 20) /* bytes appended under one fdatasync */
 #define PEERS_MAX          8           /* sampler connections at once */
+#define PEER_READ_STEP     (1u << 20)  /* bytes read from a peer per loop turn */
 #define COMPRESS_CHUNK     (1u << 20)  /* bytes read per compression step */
 #define SEGMENTS_MAX       100000      /* segments considered by retention */
 

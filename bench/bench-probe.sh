@@ -1,0 +1,118 @@
+#!/bin/sh
+# bench-probe.sh: what croft-probe adds to a syscall and to a context switch,
+# beside bpftrace and a minimal per-CPU-hash raw_tp counter, in one run:
+# a getppid() loop and a pipe ping-pong, both pinned to CPU 0, best of
+# ROUNDS.  Needs root, BPF and bpftrace; BUILD names the build directory.
+set -eu
+
+BUILD=${BUILD:-build}
+N=${N:-3000000}          # getppid() calls per round
+PP=${PP:-200000}         # ping-pong round trips per round
+ROUNDS=${ROUNDS:-5}
+PROBE=$BUILD/probe/croft-probe
+LOOP=$BUILD/bench/probe-bench
+MINCOUNT=$BUILD/bench/probe-mincount
+
+[ "$(id -u)" = 0 ] || { echo "bench-probe: needs root (eBPF)"; exit 0; }
+[ -x "$PROBE" ] && [ -x "$MINCOUNT" ] || { echo "bench-probe: croft-probe not built"; exit 0; }
+command -v bpftrace >/dev/null || { echo "bench-probe: needs bpftrace (apt-get install bpftrace)"; exit 0; }
+# bpftrace's tracepoint: probes need tracefs
+[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
+
+TMP=$(mktemp -d /tmp/croft-bench-probe.XXXXXX)
+TOOL_PID=
+cleanup() {
+	[ -n "$TOOL_PID" ] && kill "$TOOL_PID" 2>/dev/null && wait "$TOOL_PID" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+
+# best MODE COUNT: the lowest ns of ROUNDS runs (noise on a shared VM only adds)
+best() {
+	b=
+	i=0
+	while [ $i -lt "$ROUNDS" ]; do
+		v=$("$LOOP" "$1" "$2")
+		b=$(echo "$v ${b:-$v}" | awk '{ print ($1 < $2) ? $1 : $2 }')
+		i=$((i + 1))
+	done
+	echo "$b"
+}
+
+# wait_line FILE TEXT: until FILE holds TEXT (the tool attached), 30 s at most
+wait_line() {
+	i=0
+	until grep -q "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 600 ] || { echo "bench-probe: no '$2' in $1"; cat "$1"; exit 1; }
+		sleep 0.05
+	done
+}
+
+start_tool() {
+	case $1 in
+	nothing) TOOL_PID= ;;
+	croft)
+		: >"$TMP/croft.conf"
+		"$PROBE" -c "$TMP/croft.conf" -r "$TMP/run" >"$TMP/out" 2>&1 &
+		TOOL_PID=$!
+		wait_line "$TMP/out" attached ;;
+	mincount)
+		sleep 1000000 | "$MINCOUNT" >"$TMP/out" 2>&1 &
+		TOOL_PID=$!
+		wait_line "$TMP/out" ready ;;
+	bpftrace-syscalls)
+		bpftrace -e 'tracepoint:raw_syscalls:sys_enter { @[pid, args->id] = count(); }' \
+			>"$TMP/out" 2>&1 &
+		TOOL_PID=$!
+		wait_line "$TMP/out" Attaching ;;
+	bpftrace-switch)
+		bpftrace -e 'tracepoint:sched:sched_switch { @[pid] = count(); }' >"$TMP/out" 2>&1 &
+		TOOL_PID=$!
+		wait_line "$TMP/out" Attaching ;;
+	esac
+	sleep 0.5
+}
+
+stop_tool() {
+	if [ -n "$TOOL_PID" ]; then
+		kill "$TOOL_PID" 2>/dev/null || true
+		wait "$TOOL_PID" 2>/dev/null || true
+		TOOL_PID=
+	fi
+}
+
+echo "bench-probe: getppid x $N and ping-pong x $PP, pinned to CPU 0, best of $ROUNDS"
+for tool in nothing croft bpftrace-syscalls mincount; do
+	start_tool $tool
+	echo "$tool $(best getppid "$N")" >>"$TMP/syscall"
+	stop_tool
+done
+for tool in nothing croft bpftrace-switch; do
+	start_tool $tool
+	echo "$tool $(best pingpong "$PP")" >>"$TMP/switch"
+	stop_tool
+done
+
+awk '
+	{ ns[$1] = $2 }
+	END {
+		base = ns["nothing"]
+		printf "syscall  getppid bare                  %7.1f ns\n", base
+		for (t in ns) if (t != "nothing") add[t] = ns[t] - base
+		printf "syscall  + croft-probe                 %+7.1f ns\n", add["croft"]
+		printf "syscall  + bpftrace @[pid,id]=count()  %+7.1f ns\n", add["bpftrace-syscalls"]
+		printf "syscall  + minimal per-CPU-hash raw_tp %+7.1f ns\n", add["mincount"]
+		printf "syscall  croft / bpftrace  %.2f (goal <= 1)\n", add["croft"] / add["bpftrace-syscalls"]
+		printf "syscall  croft / minimal   %.2f (goal <= 1.3)\n", add["croft"] / add["mincount"]
+	}' "$TMP/syscall"
+awk -v sys_add="$(awk '$1=="croft"{c=$2} $1=="nothing"{n=$2} END{print c-n}' "$TMP/syscall")" '
+	{ ns[$1] = $2 }
+	END {
+		base = ns["nothing"]
+		printf "switch   pipe ping-pong bare           %7.1f ns per switch\n", base
+		printf "switch   + croft-probe (all programs)  %+7.1f ns\n", ns["croft"] - base
+		printf "switch   + croft, less its 2 syscalls  %+7.1f ns (sched programs alone)\n", ns["croft"] - base - 2 * sys_add
+		printf "switch   + bpftrace sched_switch count %+7.1f ns\n", ns["bpftrace-switch"] - base
+		printf "switch   croft / bpftrace  %.2f (goal <= 1)\n", (ns["croft"] - base) / (ns["bpftrace-switch"] - base)
+	}' "$TMP/switch"

@@ -1,0 +1,87 @@
+/*
+ * probe-bench.c: the timed loops of bench-probe.sh, pinned to one CPU:
+ * "getppid N" prints ns per getppid(); "pingpong N" bounces a byte N times
+ * between two processes over pipes and prints ns per context switch.
+ * Runs as any user.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static double getppid_ns(long n)
+{
+	double t;
+
+	for (long i = 0; i < n / 10; i++) /* warm up */
+		syscall(SYS_getppid);
+	t = now_ns();
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getppid);
+	return (now_ns() - t) / (double)n;
+}
+
+/* Both ends on one CPU: each round trip is two context switches. */
+static double pingpong_ns(long n)
+{
+	int ab[2], ba[2];
+	char c = 0;
+	double t;
+	pid_t pid;
+
+	if (pipe(ab) < 0 || pipe(ba) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		for (long i = 0; i < n; i++)
+			if (read(ab[0], &c, 1) != 1 || write(ba[1], &c, 1) != 1)
+				_exit(1);
+		_exit(0);
+	}
+	t = now_ns();
+	for (long i = 0; i < n; i++)
+		if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1)
+			return -1;
+	t = now_ns() - t;
+	waitpid(pid, NULL, 0);
+	return t / (double)(2 * n);
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 2 ? atol(argv[2]) : 0;
+
+	if (argc != 3 || n <= 0) {
+		fprintf(stderr, "usage: probe-bench getppid|pingpong N\n");
+		return 2;
+	}
+	pin(0);
+	if (!strcmp(argv[1], "getppid"))
+		printf("%.1f\n", getppid_ns(n));
+	else if (!strcmp(argv[1], "pingpong"))
+		printf("%.1f\n", pingpong_ns(n));
+	else
+		return 2;
+	return 0;
+}
