@@ -17,12 +17,15 @@
 #include "dataset.h"
 #include "readfile.h"
 
-#define WALK_DEPTH_MAX  16
+#define WALK_DEPTH_MAX 16
 
 struct collect {
 	struct ds_files files;
 	size_t cap;
-	struct { dev_t dev; ino_t ino; } *seen;
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} * seen;
 	char *err;
 	size_t err_size;
 };
@@ -59,7 +62,8 @@ static int collect_add(struct collect *c, const char *path, const struct stat *s
 	char *copy = strdup(path);
 	if (!copy)
 		return -ENOMEM;
-	c->files.v[c->files.n] = (struct ds_file){ copy, (uint64_t)st->st_size, has_suffix(path, ".zst") };
+	c->files.v[c->files.n] =
+		(struct ds_file){ copy, (uint64_t)st->st_size, has_suffix(path, ".zst") };
 	c->seen[c->files.n].dev = st->st_dev;
 	c->seen[c->files.n].ino = st->st_ino;
 	c->files.n++;
@@ -105,7 +109,8 @@ static int cmp_path(const void *a, const void *b)
 	return strcmp(((const struct ds_file *)a)->path, ((const struct ds_file *)b)->path);
 }
 
-int ds_collect(char *const *paths, int count, struct ds_files *ret_files, char *err, size_t err_size)
+int ds_collect(
+	char *const *paths, int count, struct ds_files *ret_files, char *err, size_t err_size)
 {
 	struct collect c = { .err = err, .err_size = err_size };
 	int r = 0;
@@ -167,7 +172,12 @@ uint64_t ds_report_skipped(const struct ds_report *rep)
 const char *ds_skip_kind_name(enum ds_skip_kind kind)
 {
 	static const char *const names[SKIP_KINDS] = {
-		"bad line", "line too long", "corrupt frame", "truncated", "empty file", "unreadable",
+		"bad line",
+		"line too long",
+		"corrupt frame",
+		"truncated",
+		"empty file",
+		"unreadable",
 	};
 
 	return kind < SKIP_KINDS ? names[kind] : "?";
@@ -194,7 +204,7 @@ void ds_report_sort(struct ds_report *rep)
 
 /* Called by file readers; keeps at most DS_SKIPS_PER_FILE messages per file. */
 void ds_report_skip(struct ds_report *rep, uint32_t file, uint64_t *kept_in_file,
-		    enum ds_skip_kind kind, uint64_t line, uint64_t offset, const char *fmt, ...)
+	enum ds_skip_kind kind, uint64_t line, uint64_t offset, const char *fmt, ...)
 {
 	char text[256];
 	va_list ap;
@@ -229,8 +239,8 @@ struct pool {
 	struct ds_report *rep;
 	bool jansson_only;
 	pthread_mutex_t lock;
-	size_t next;             /* next file to hand out */
-	size_t *order;           /* biggest files first: the last one ends soonest */
+	size_t next;   /* next file to hand out */
+	size_t *order; /* biggest files first: the last one ends soonest */
 };
 
 struct worker {
@@ -274,7 +284,7 @@ static int cmp_size_desc(const void *a, const void *b)
 }
 
 int ds_read(const struct ds_files *files, int threads, bool jansson_only,
-	    const struct ds_sink *sink, void *const *ctxs, struct ds_report *rep)
+	const struct ds_sink *sink, void *const *ctxs, struct ds_report *rep)
 {
 	struct pool p = { files, sink, rep, jansson_only, PTHREAD_MUTEX_INITIALIZER, 0, NULL };
 	struct worker w[DS_THREADS_MAX];

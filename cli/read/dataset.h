@@ -13,10 +13,10 @@
 
 #include "rowscan.h"
 
-#define DS_FILES_MAX        1000000   /* files one command reads */
-#define DS_SKIPS_PER_FILE   100       /* skip messages kept per file */
-#define DS_LINE_MAX         (1u << 20) /* longer lines are skipped */
-#define DS_THREADS_MAX      256
+#define DS_FILES_MAX      1000000    /* files one command reads */
+#define DS_SKIPS_PER_FILE 100        /* skip messages kept per file */
+#define DS_LINE_MAX       (1u << 20) /* longer lines are skipped */
+#define DS_THREADS_MAX    256
 
 struct ds_file {
 	char *path;
@@ -30,20 +30,20 @@ struct ds_files {
 };
 
 enum ds_skip_kind {
-	SKIP_BAD_LINE,           /* not JSON, or JSON that is not a row */
-	SKIP_LONG_LINE,          /* over DS_LINE_MAX */
-	SKIP_CORRUPT_FRAME,      /* zstd error: the frame's rows are dropped */
-	SKIP_TRUNCATED,          /* file ends inside a frame or a line */
+	SKIP_BAD_LINE,      /* not JSON, or JSON that is not a row */
+	SKIP_LONG_LINE,     /* over DS_LINE_MAX */
+	SKIP_CORRUPT_FRAME, /* zstd error: the frame's rows are dropped */
+	SKIP_TRUNCATED,     /* file ends inside a frame or a line */
 	SKIP_EMPTY_FILE,
-	SKIP_UNREADABLE,         /* open/read failed */
+	SKIP_UNREADABLE, /* open/read failed */
 	SKIP_KINDS,
 };
 
 struct ds_skip {
 	uint32_t file;
 	enum ds_skip_kind kind;
-	uint64_t line;           /* 1-based line of the decompressed text; 0 = none */
-	uint64_t offset;         /* byte offset in the file as stored, for frames */
+	uint64_t line;   /* 1-based line of the decompressed text; 0 = none */
+	uint64_t offset; /* byte offset in the file as stored, for frames */
 	char *reason;
 };
 
@@ -69,7 +69,8 @@ struct ds_sink {
  * file once.  A path that does not exist is an error: -errno and a message
  * in err.
  */
-int ds_collect(char *const *paths, int count, struct ds_files *ret_files, char *err, size_t err_size);
+int ds_collect(
+	char *const *paths, int count, struct ds_files *ret_files, char *err, size_t err_size);
 void ds_files_free(struct ds_files *files);
 
 void ds_report_init(struct ds_report *rep);
@@ -85,7 +86,7 @@ const char *ds_skip_kind_name(enum ds_skip_kind kind);
  * Returns 0 or -errno on a failure to start (memory, threads).
  */
 int ds_read(const struct ds_files *files, int threads, bool jansson_only,
-	    const struct ds_sink *sink, void *const *ctxs, struct ds_report *rep);
+	const struct ds_sink *sink, void *const *ctxs, struct ds_report *rep);
 
 /* Worker threads to use: the CPUs this process may run on. */
 int ds_default_threads(void);

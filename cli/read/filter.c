@@ -16,27 +16,30 @@
 static void usage(FILE *out, bool profile)
 {
 	if (profile)
-		fprintf(out,
-"usage: croft profile (--tgid N | --container ID | --label L | --framework F)\n"
-"                     [--since T] [--until T] [--json] [--svg FILE] [PATH...]\n"
-"One process (tgid), container, label or framework over time: duration, CPU\n"
-"and RSS (mean, p50, p95, max), threads, GPU phases, network and disk rates,\n"
-"syscall mix; --svg draws CPU, RSS and GPU ioctls against time.\n");
+		fprintf(out, "usage: croft profile (--tgid N | --container ID | --label L | "
+			     "--framework F)\n"
+			     "                     [--since T] [--until T] [--json] [--svg FILE] "
+			     "[PATH...]\n"
+			     "One process (tgid), container, label or framework over time: "
+			     "duration, CPU\n"
+			     "and RSS (mean, p50, p95, max), threads, GPU phases, network and disk "
+			     "rates,\n"
+			     "syscall mix; --svg draws CPU, RSS and GPU ioctls against time.\n");
 	else
 		fprintf(out,
-"usage: croft stats [--since T] [--until T] [--container ID] [--label L]\n"
-"                   [--framework F] [--tgid N] [--json] [PATH...]\n"
-"Time span, rows, processes, containers; rows, processes and process-hours per\n"
-"workload state; GPU-held and idle GPU-held hours per container and cwd;\n"
-"processes and CPU-hours per framework; top syscalls; what was skipped.\n");
-	fprintf(out,
-"\nPATH: .jsonl and .jsonl.zst files and directories of them (default: the\n"
-"data_dir of the configuration).  T: ISO 8601 UTC (2026-10-20T14:00:00Z) or\n"
-"unix milliseconds; --since is inclusive, --until exclusive.  --container\n"
-"takes an id or a prefix of one.  Other options: --config FILE, --threads N\n"
-"(default: one per CPU), --jansson (parse with the reference parser only).\n"
-"Exit status: 0 all read, 3 results printed but something was skipped,\n"
-"1 error, 2 usage.\n");
+			"usage: croft stats [--since T] [--until T] [--container ID] [--label L]\n"
+			"                   [--framework F] [--tgid N] [--json] [PATH...]\n"
+			"Time span, rows, processes, containers; rows, processes and process-hours "
+			"per\n"
+			"workload state; GPU-held and idle GPU-held hours per container and cwd;\n"
+			"processes and CPU-hours per framework; top syscalls; what was skipped.\n");
+	fprintf(out, "\nPATH: .jsonl and .jsonl.zst files and directories of them (default: the\n"
+		     "data_dir of the configuration).  T: ISO 8601 UTC (2026-10-20T14:00:00Z) or\n"
+		     "unix milliseconds; --since is inclusive, --until exclusive.  --container\n"
+		     "takes an id or a prefix of one.  Other options: --config FILE, --threads N\n"
+		     "(default: one per CPU), --jansson (parse with the reference parser only).\n"
+		     "Exit status: 0 all read, 3 results printed but something was skipped,\n"
+		     "1 error, 2 usage.\n");
 }
 
 int parse_time_ms(const char *text, int64_t *ret_ms)
@@ -83,7 +86,7 @@ int parse_time_ms(const char *text, int64_t *ret_ms)
 	if (*text)
 		return -EINVAL;
 	if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
-	    tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
+		tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
 		return -EINVAL;
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;
@@ -107,8 +110,17 @@ void format_time(int64_t ms, char *buf, size_t size)
 }
 
 enum {
-	OPT_SINCE = 256, OPT_UNTIL, OPT_CONTAINER, OPT_LABEL, OPT_FRAMEWORK, OPT_TGID,
-	OPT_JSON, OPT_THREADS, OPT_CONFIG, OPT_SVG, OPT_JANSSON,
+	OPT_SINCE = 256,
+	OPT_UNTIL,
+	OPT_CONTAINER,
+	OPT_LABEL,
+	OPT_FRAMEWORK,
+	OPT_TGID,
+	OPT_JSON,
+	OPT_THREADS,
+	OPT_CONFIG,
+	OPT_SVG,
+	OPT_JANSSON,
 };
 
 static const struct option long_options[] = {
@@ -212,14 +224,16 @@ int read_opts_parse(int argc, char **argv, bool profile, struct read_opts *o)
 		}
 		if ((c == OPT_SVG && !profile) || parse_opt(o, c, &config) < 0) {
 			if (c != '?')
-				fprintf(stderr, "croft %s: bad value for %s\n", o->cmd, argv[optind - 1]);
+				fprintf(stderr, "croft %s: bad value for %s\n", o->cmd,
+					argv[optind - 1]);
 			usage(stderr, profile);
 			return -EINVAL;
 		}
 	}
 	if (profile && !o->filter.has_tgid && !o->filter.container && !o->filter.label &&
-	    !o->filter.framework) {
-		fprintf(stderr, "croft profile: give --tgid, --container, --label or --framework\n");
+		!o->filter.framework) {
+		fprintf(stderr,
+			"croft profile: give --tgid, --container, --label or --framework\n");
 		usage(stderr, profile);
 		return -EINVAL;
 	}
@@ -243,13 +257,13 @@ bool filter_match(const struct filter *f, const struct row *row)
 	if (f->has_tgid && row->tgid != f->tgid)
 		return false;
 	if (f->container && (!row->container_id.ptr || row->container_id.len < f->container_len ||
-			     memcmp(row->container_id.ptr, f->container, f->container_len)))
+				    memcmp(row->container_id.ptr, f->container, f->container_len)))
 		return false;
 	if (f->label && (!row->label.ptr || row->label.len != strlen(f->label) ||
-			 memcmp(row->label.ptr, f->label, row->label.len)))
+				memcmp(row->label.ptr, f->label, row->label.len)))
 		return false;
 	if (f->framework && (!row->framework.ptr || row->framework.len != strlen(f->framework) ||
-			     memcmp(row->framework.ptr, f->framework, row->framework.len)))
+				    memcmp(row->framework.ptr, f->framework, row->framework.len)))
 		return false;
 	return true;
 }
@@ -263,7 +277,7 @@ uint64_t row_ident(const struct row *row)
 }
 
 int read_dataset(const struct read_opts *o, const struct ds_sink *sink, void *const *ctxs,
-		 int threads, struct ds_files *ret_files, struct ds_report *rep)
+	int threads, struct ds_files *ret_files, struct ds_report *rep)
 {
 	char err[PATH_MAX + 64];
 	int r = ds_collect(o->paths, o->paths_count, ret_files, err, sizeof(err));

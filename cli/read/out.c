@@ -31,10 +31,12 @@ json_t *report_json(const struct ds_files *files, const struct ds_report *rep)
 	json_object_set_new(o, "bytes_read", json_integer((json_int_t)rep->bytes_read));
 	json_object_set_new(o, "text_bytes", json_integer((json_int_t)rep->text_bytes));
 	json_object_set_new(o, "rows_read", json_integer((json_int_t)rep->rows));
-	json_object_set_new(o, "bad_lines", json_integer((json_int_t)rep->skipped[SKIP_BAD_LINE] +
-							  (json_int_t)rep->skipped[SKIP_LONG_LINE]));
+	json_object_set_new(o, "bad_lines",
+		json_integer((json_int_t)rep->skipped[SKIP_BAD_LINE] +
+			     (json_int_t)rep->skipped[SKIP_LONG_LINE]));
 	for (int k = 0; k < SKIP_KINDS; k++)
-		json_object_set_new(skipped, ds_skip_kind_name(k), json_integer((json_int_t)rep->skipped[k]));
+		json_object_set_new(
+			skipped, ds_skip_kind_name(k), json_integer((json_int_t)rep->skipped[k]));
 	json_object_set_new(o, "skipped", skipped);
 	for (size_t i = 0; i < rep->skips_count; i++) {
 		const struct ds_skip *s = &rep->skips[i];
@@ -42,9 +44,12 @@ json_t *report_json(const struct ds_files *files, const struct ds_report *rep)
 
 		json_object_set_new(e, "file", json_string(files->v[s->file].path));
 		json_object_set_new(e, "kind", json_string(ds_skip_kind_name(s->kind)));
-		json_object_set_new(e, "line", s->line ? json_integer((json_int_t)s->line) : json_null());
-		json_object_set_new(e, "offset", s->kind == SKIP_CORRUPT_FRAME || s->kind == SKIP_TRUNCATED ?
-			json_integer((json_int_t)s->offset) : json_null());
+		json_object_set_new(
+			e, "line", s->line ? json_integer((json_int_t)s->line) : json_null());
+		json_object_set_new(e, "offset",
+			s->kind == SKIP_CORRUPT_FRAME || s->kind == SKIP_TRUNCATED
+				? json_integer((json_int_t)s->offset)
+				: json_null());
 		json_object_set_new(e, "reason", json_string(s->reason));
 		json_array_append_new(list, e);
 	}
@@ -58,8 +63,8 @@ void report_table(FILE *out, const struct ds_files *files, const struct ds_repor
 
 	format_bytes((double)rep->bytes_read, in, sizeof(in));
 	format_bytes((double)rep->text_bytes, text, sizeof(text));
-	fprintf(out, "files        %zu (%s read, %s of JSON), %" PRIu64 " rows\n", files->n, in, text,
-		rep->rows);
+	fprintf(out, "files        %zu (%s read, %s of JSON), %" PRIu64 " rows\n", files->n, in,
+		text, rep->rows);
 	uint64_t total = ds_report_skipped(rep);
 	if (total == 0) {
 		fprintf(out, "skipped      nothing\n");
@@ -74,7 +79,8 @@ void report_table(FILE *out, const struct ds_files *files, const struct ds_repor
 
 int json_print(json_t *root)
 {
-	int r = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+	int r = json_dumpf(
+		root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 
 	fputc('\n', stdout);
 	json_decref(root);

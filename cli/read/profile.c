@@ -28,7 +28,7 @@ struct pworker {
 	size_t recs_count, recs_cap;
 	struct sys_ref *sys;
 	size_t sys_count, sys_cap;
-	atomic_size_t *total;    /* rows kept by all workers */
+	atomic_size_t *total; /* rows kept by all workers */
 	bool full, oom;
 };
 
@@ -69,12 +69,22 @@ static void profile_row(void *ctx, const struct row *row)
 	}
 	struct prec *r = &w->recs[w->recs_count++];
 	*r = (struct prec){
-		.ms = row->unix_ms, .tgid = row->tgid, .ident = row_ident(row),
+		.ms = row->unix_ms,
+		.tgid = row->tgid,
+		.ident = row_ident(row),
 		.seq = w->file << 40 | w->row_in_file,
-		.cpu_e4 = row->cpu_e4, .rss = row->rss_bytes, .threads = row->threads,
-		.ioctls = row->ioctl_count, .rx_e4 = row->rx_e4, .tx_e4 = row->tx_e4,
-		.read_e4 = row->read_e4, .write_e4 = row->write_e4, .has = row->has,
-		.sys_off = (uint32_t)w->sys_count, .workload = (uint8_t)row->workload, .worker = w->index,
+		.cpu_e4 = row->cpu_e4,
+		.rss = row->rss_bytes,
+		.threads = row->threads,
+		.ioctls = row->ioctl_count,
+		.rx_e4 = row->rx_e4,
+		.tx_e4 = row->tx_e4,
+		.read_e4 = row->read_e4,
+		.write_e4 = row->write_e4,
+		.has = row->has,
+		.sys_off = (uint32_t)w->sys_count,
+		.workload = (uint8_t)row->workload,
+		.worker = w->index,
 	};
 	for (uint32_t i = 0; i < row->syscalls_count; i++) {
 		const struct row_syscall *sc = &row->syscalls[i];
@@ -108,10 +118,10 @@ static int cmp_prec(const void *a, const void *b)
 
 /* ---- the walk in time order ---- */
 
-struct pstate {                  /* one tgid's current process */
+struct pstate { /* one tgid's current process */
 	int64_t tgid, last_ms, start_ms, end_ms;
 	uint64_t ident;
-	int kind;                    /* open phase, -1 none */
+	int kind; /* open phase, -1 none */
 	bool used;
 };
 
@@ -121,7 +131,7 @@ struct walk {
 	struct pstate *map;
 	size_t map_cap, map_count;
 	size_t phases_cap;
-	u128 *calls;                 /* per global syscall id: rate x 1e4 x ms */
+	u128 *calls; /* per global syscall id: rate x 1e4 x ms */
 	bool oom;
 };
 
@@ -135,7 +145,8 @@ static struct pstate *pmap_get(struct walk *w, int64_t tgid)
 		for (size_t i = 0; i < w->map_cap; i++) {
 			if (!w->map[i].used)
 				continue;
-			size_t j = (uint64_t)w->map[i].tgid * 0x9e3779b97f4a7c15ull >> 20 & (cap - 1);
+			size_t j =
+				(uint64_t)w->map[i].tgid * 0x9e3779b97f4a7c15ull >> 20 & (cap - 1);
 			while (map[j].used)
 				j = (j + 1) & (cap - 1);
 			map[j] = w->map[i];
@@ -177,7 +188,8 @@ static void phase_close(struct walk *w, struct pstate *p)
 		res->phases = v;
 		w->phases_cap = cap;
 	}
-	res->phases[res->phases_count++] = (struct phase){ p->tgid, p->start_ms, p->end_ms, p->kind };
+	res->phases[res->phases_count++] =
+		(struct phase){ p->tgid, p->start_ms, p->end_ms, p->kind };
 	p->kind = -1;
 }
 
@@ -187,7 +199,7 @@ static uint64_t walk_process(struct walk *w, struct pstate *p, const struct prec
 	uint64_t weight = w->o->poll_ms;
 
 	if (p->used && p->ident == r->ident && r->ms >= p->last_ms &&
-	    (uint64_t)(r->ms - p->last_ms) <= w->o->gap_ms) {
+		(uint64_t)(r->ms - p->last_ms) <= w->o->gap_ms) {
 		weight = (uint64_t)(r->ms - p->last_ms);
 	} else {
 		if (p->used)
@@ -255,8 +267,8 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Mean, p50, p95 and max of one sample field, scaled by `scale`. */
-static int summarize(const struct profile_result *res, size_t field_off, double scale,
-		     struct summary *ret)
+static int summarize(
+	const struct profile_result *res, size_t field_off, double scale, struct summary *ret)
 {
 	size_t n = res->samples;
 	double *v = malloc((n + 1) * sizeof(*v)), sum = 0;
@@ -272,7 +284,8 @@ static int summarize(const struct profile_result *res, size_t field_off, double 
 	*ret = (struct summary){ 0, 0, 0, 0 };
 	if (n) {
 		qsort(v, n, sizeof(*v), cmp_double);
-		*ret = (struct summary){ sum / (double)n, percentile(v, n, 50), percentile(v, n, 95), v[n - 1] };
+		*ret = (struct summary){ sum / (double)n, percentile(v, n, 50),
+			percentile(v, n, 95), v[n - 1] };
 	}
 	free(v);
 	return 0;
@@ -318,14 +331,14 @@ static int syscall_mix(struct walk *w, const struct strtab *names)
 	qsort(v, names->count, sizeof(*v), cmp_share);
 	res->syscalls_total = (double)total / 1e7;
 	for (size_t i = 0; i < names->count && i < TOP_SYSCALLS_PROF && v[i].calls; i++)
-		res->top[res->top_count++] = (struct syscall_share){
-			v[i].name, (double)v[i].calls / 1e7, (double)v[i].calls / (double)total };
+		res->top[res->top_count++] = (struct syscall_share){ v[i].name,
+			(double)v[i].calls / 1e7, (double)v[i].calls / (double)total };
 	free(v);
 	return 0;
 }
 
 static void walk_syscalls(struct walk *w, const struct pworker *pw, uint32_t *const *remap,
-			  const struct prec *r, uint64_t weight)
+	const struct prec *r, uint64_t weight)
 {
 	for (uint32_t i = 0; i < r->sys_n; i++) {
 		const struct sys_ref *s = &pw[r->worker].sys[r->sys_off + i];
@@ -335,7 +348,7 @@ static void walk_syscalls(struct walk *w, const struct pworker *pw, uint32_t *co
 }
 
 static int profile_walk(struct walk *w, struct prec *recs, size_t n, const struct pworker *pw,
-			uint32_t *const *remap, const struct strtab *names)
+	uint32_t *const *remap, const struct strtab *names)
 {
 	struct profile_result *res = w->res;
 
@@ -373,12 +386,12 @@ static int profile_figures(struct profile_result *res)
 	struct summary threads;
 
 	if (summarize(res, offsetof(struct sample, cpu_e4), E4, &res->cpu) < 0 ||
-	    summarize(res, offsetof(struct sample, rss), 1, &res->rss) < 0 ||
-	    summarize(res, offsetof(struct sample, threads), 1, &threads) < 0 ||
-	    summarize(res, offsetof(struct sample, rx_e4), E4, &res->rx) < 0 ||
-	    summarize(res, offsetof(struct sample, tx_e4), E4, &res->tx) < 0 ||
-	    summarize(res, offsetof(struct sample, read_e4), E4, &res->rd) < 0 ||
-	    summarize(res, offsetof(struct sample, write_e4), E4, &res->wr) < 0)
+		summarize(res, offsetof(struct sample, rss), 1, &res->rss) < 0 ||
+		summarize(res, offsetof(struct sample, threads), 1, &threads) < 0 ||
+		summarize(res, offsetof(struct sample, rx_e4), E4, &res->rx) < 0 ||
+		summarize(res, offsetof(struct sample, tx_e4), E4, &res->tx) < 0 ||
+		summarize(res, offsetof(struct sample, read_e4), E4, &res->rd) < 0 ||
+		summarize(res, offsetof(struct sample, write_e4), E4, &res->wr) < 0)
 		return -ENOMEM;
 	res->threads_mean = threads.mean;
 	res->threads_max = threads.max;
@@ -387,7 +400,7 @@ static int profile_figures(struct profile_result *res)
 
 /* Joins the workers' rows into one array and their syscall names into one table. */
 static int profile_merge(struct pworker *pw, int workers, struct strtab *names, uint32_t **remap,
-			 struct prec **ret_recs, size_t *ret_n)
+	struct prec **ret_recs, size_t *ret_n)
 {
 	size_t n = 0;
 
@@ -421,8 +434,8 @@ static int profile_merge(struct pworker *pw, int workers, struct strtab *names, 
 	return 0;
 }
 
-static int profile_compute(const struct read_opts *o, struct pworker *pw, int workers,
-			   struct profile_result *res)
+static int profile_compute(
+	const struct read_opts *o, struct pworker *pw, int workers, struct profile_result *res)
 {
 	struct strtab names = { 0 };
 	uint32_t *remap[DS_THREADS_MAX] = { 0 };
@@ -479,8 +492,10 @@ int cmd_profile(int argc, char **argv)
 	if (read_dataset(&o, &sink, ctxs, o.threads, &files, &rep) < 0)
 		goto out;
 	if (atomic_load(&total) > PROFILE_ROWS_MAX) {
-		fprintf(stderr, "croft profile: the selection has more than %u rows; narrow it "
-			"(--since/--until, --tgid)\n", PROFILE_ROWS_MAX);
+		fprintf(stderr,
+			"croft profile: the selection has more than %u rows; narrow it "
+			"(--since/--until, --tgid)\n",
+			PROFILE_ROWS_MAX);
 		goto out;
 	}
 	if (profile_compute(&o, pw, o.threads, &res) < 0) {

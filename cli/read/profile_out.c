@@ -62,30 +62,31 @@ static void print_phases(const struct profile_result *p)
 {
 	char a[40], b[40];
 
-	printf("\nGPU phases       %zu (onset %.1f s, active %.1f s, idle %.1f s, held without probe %.1f s)\n",
-	       p->phases_count, p->phase_ms[PH_ONSET] / 1000.0, p->phase_ms[PH_ACTIVE] / 1000.0,
-	       p->phase_ms[PH_IDLE] / 1000.0, p->phase_ms[PH_HELD] / 1000.0);
+	printf("\nGPU phases       %zu (onset %.1f s, active %.1f s, idle %.1f s, held without "
+	       "probe %.1f s)\n",
+		p->phases_count, p->phase_ms[PH_ONSET] / 1000.0, p->phase_ms[PH_ACTIVE] / 1000.0,
+		p->phase_ms[PH_IDLE] / 1000.0, p->phase_ms[PH_HELD] / 1000.0);
 	if (p->phases_count)
 		printf("%10s %-7s %-24s %-24s %12s\n", "tgid", "phase", "start", "end", "length s");
 	for (size_t i = 0; i < p->phases_count && i < PHASES_SHOWN; i++) {
 		const struct phase *ph = &p->phases[i];
 		format_time(ph->start_ms, a, sizeof(a));
 		format_time(ph->end_ms, b, sizeof(b));
-		printf("%10" PRId64 " %-7s %-24s %-24s %12.1f\n", ph->tgid, phase_name(ph->kind), a, b,
-		       (double)(ph->end_ms - ph->start_ms) / 1000.0);
+		printf("%10" PRId64 " %-7s %-24s %-24s %12.1f\n", ph->tgid, phase_name(ph->kind), a,
+			b, (double)(ph->end_ms - ph->start_ms) / 1000.0);
 	}
 	if (p->phases_count > PHASES_SHOWN)
 		printf("(%zu more)\n", p->phases_count - PHASES_SHOWN);
 }
 
 void profile_print_table(const struct read_opts *o, const struct profile_result *p,
-			 const struct ds_files *files, const struct ds_report *rep)
+	const struct ds_files *files, const struct ds_report *rep)
 {
 	char sel[512], a[40], b[40];
 
 	selector_text(o, sel, sizeof(sel));
-	printf("profile          %s: %" PRIu64 " rows, %" PRIu64 " processes, %" PRIu64 " polls\n", sel,
-	       p->rows, p->processes, p->samples);
+	printf("profile          %s: %" PRIu64 " rows, %" PRIu64 " processes, %" PRIu64 " polls\n",
+		sel, p->rows, p->processes, p->samples);
 	if (p->rows == 0) {
 		printf("(no rows match)\n\n");
 		report_table(stdout, files, rep);
@@ -93,11 +94,13 @@ void profile_print_table(const struct read_opts *o, const struct profile_result 
 	}
 	format_time(p->first_ms, a, sizeof(a));
 	format_time(p->last_ms, b, sizeof(b));
-	printf("time span        %s .. %s (%.1f s)\n\n", a, b, (double)(p->last_ms - p->first_ms) / 1000.0);
+	printf("time span        %s .. %s (%.1f s)\n\n", a, b,
+		(double)(p->last_ms - p->first_ms) / 1000.0);
 	printf("%-16s %14s %14s %14s %14s\n", "per poll", "mean", "p50", "p95", "max");
 	print_summary("CPU cores", &p->cpu, false);
 	print_summary("RSS", &p->rss, true);
-	printf("%-16s %14.1f %14s %14s %14.0f\n", "threads", p->threads_mean, "", "", p->threads_max);
+	printf("%-16s %14.1f %14s %14s %14.0f\n", "threads", p->threads_mean, "", "",
+		p->threads_max);
 	printf("\n");
 	print_rate("network rx", &p->rx);
 	print_rate("network tx", &p->tx);
@@ -106,7 +109,8 @@ void profile_print_table(const struct read_opts *o, const struct profile_result 
 	print_phases(p);
 	printf("\n%-24s %16s %8s\n", "syscall", "calls", "share");
 	for (size_t i = 0; i < p->top_count; i++)
-		printf("%-24.24s %16.0f %7.1f%%\n", p->top[i].name, p->top[i].calls, 100 * p->top[i].share);
+		printf("%-24.24s %16.0f %7.1f%%\n", p->top[i].name, p->top[i].calls,
+			100 * p->top[i].share);
 	printf("\n");
 	report_table(stdout, files, rep);
 }
@@ -160,7 +164,8 @@ static json_t *json_phases(const struct profile_result *p)
 		json_object_set_new(e, "start", json_string(t));
 		format_time(ph->end_ms, t, sizeof(t));
 		json_object_set_new(e, "end", json_string(t));
-		json_object_set_new(e, "length_s", json_round((double)(ph->end_ms - ph->start_ms) / 1000.0, 3));
+		json_object_set_new(
+			e, "length_s", json_round((double)(ph->end_ms - ph->start_ms) / 1000.0, 3));
 		json_array_append_new(arr, e);
 	}
 	return arr;
@@ -179,12 +184,13 @@ static json_t *json_span(const struct profile_result *p)
 	json_object_set_new(o, "first", json_string(t));
 	format_time(p->last_ms, t, sizeof(t));
 	json_object_set_new(o, "last", json_string(t));
-	json_object_set_new(o, "duration_s", json_round((double)(p->last_ms - p->first_ms) / 1000.0, 3));
+	json_object_set_new(
+		o, "duration_s", json_round((double)(p->last_ms - p->first_ms) / 1000.0, 3));
 	return o;
 }
 
 void profile_print_json(const struct read_opts *o, const struct profile_result *p,
-			const struct ds_files *files, const struct ds_report *rep)
+	const struct ds_files *files, const struct ds_report *rep)
 {
 	json_t *root = json_object(), *net = json_object(), *disk = json_object();
 	json_t *threads = json_object(), *pm = json_object(), *sc = json_array();
@@ -232,7 +238,8 @@ int profile_write_svg(const struct read_opts *o, const struct profile_result *p)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->samples; i++) {
 		const struct sample *s = &p->samples_v[i];
-		pts[i] = (struct svg_point){ s->ms, (double)s->cpu_e4 / E4, (double)s->rss, (double)s->ioctls };
+		pts[i] = (struct svg_point){ s->ms, (double)s->cpu_e4 / E4, (double)s->rss,
+			(double)s->ioctls };
 	}
 	selector_text(o, sel, sizeof(sel));
 	r = svg_write(o->svg_path, sel, pts, p->samples);

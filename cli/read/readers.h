@@ -17,32 +17,32 @@
 #include "rowscan.h"
 
 #define NONE_ID            UINT32_MAX
-#define TOP_TABLE          10      /* entries per ranking in the table */
-#define TOP_JSON           100     /* entries per ranking in --json */
+#define TOP_TABLE          10  /* entries per ranking in the table */
+#define TOP_JSON           100 /* entries per ranking in --json */
 #define TOP_SYSCALLS_STATS 20
 #define TOP_SYSCALLS_PROF  15
-#define GAP_POLLS          2       /* x idle_every polls: a longer gap is a new process */
+#define GAP_POLLS          2 /* x idle_every polls: a longer gap is a new process */
 #define MS_PER_HOUR        3600000.0
 
 /* filter.c: the options both commands share */
 struct filter {
 	bool has_since, has_until, has_tgid;
 	int64_t since_ms, until_ms, tgid;
-	const char *container, *label, *framework;   /* NULL = any */
+	const char *container, *label, *framework; /* NULL = any */
 	size_t container_len;
 };
 
 struct read_opts {
-	const char *cmd;         /* "stats" or "profile" */
+	const char *cmd; /* "stats" or "profile" */
 	struct filter filter;
 	bool json, jansson_only, verbose;
 	int threads;
-	const char *svg_path;    /* profile only */
+	const char *svg_path; /* profile only */
 	char **paths;
 	int paths_count;
 	char *default_path[1];
-	uint64_t poll_ms;        /* from the config: what a first row stands for */
-	uint64_t gap_ms;         /* rows of a tgid further apart: another process */
+	uint64_t poll_ms; /* from the config: what a first row stands for */
+	uint64_t gap_ms;  /* rows of a tgid further apart: another process */
 };
 
 /* Returns 0, 1 after --help (exit 0), or -EINVAL after printing why. */
@@ -53,15 +53,18 @@ int parse_time_ms(const char *text, int64_t *ret_ms);
 void format_time(int64_t ms, char *buf, size_t size);
 /* Collects the files and runs the workers; prints skips to stderr. */
 int read_dataset(const struct read_opts *o, const struct ds_sink *sink, void *const *ctxs,
-		 int threads, struct ds_files *ret_files, struct ds_report *rep);
+	int threads, struct ds_files *ret_files, struct ds_report *rep);
 /* exe and comm: what stays the same for the life of a process */
 uint64_t row_ident(const struct row *row);
 
 /* strtab.c: interned strings, ids dense from 0 */
 struct strtab {
-	struct st_slot { uint64_t hash; uint32_t id; } *slots;
+	struct st_slot {
+		uint64_t hash;
+		uint32_t id;
+	} * slots;
 	size_t slots_cap, count;
-	uint32_t *off, *len;     /* per id */
+	uint32_t *off, *len; /* per id */
 	size_t ids_cap;
 	char *arena;
 	size_t arena_len, arena_cap;

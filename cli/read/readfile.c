@@ -25,7 +25,7 @@ struct file_reader {
 	bool jansson_only;
 	ZSTD_DCtx *dctx;
 	unsigned char *in;
-	char *out;               /* READ_OUT_BYTES + 2 x ROWSCAN_PAD */
+	char *out; /* READ_OUT_BYTES + 2 x ROWSCAN_PAD */
 	struct row row;
 
 	/* the file being read */
@@ -33,12 +33,12 @@ struct file_reader {
 	const struct ds_file *f;
 	uint32_t file;
 	uint64_t line, kept, rows, rows_jansson, text_bytes, bytes_read;
-	bool discarding;         /* inside an over-long line: drop up to '\n' */
-	size_t fill;             /* text bytes in out */
+	bool discarding; /* inside an over-long line: drop up to '\n' */
+	size_t fill;     /* text bytes in out */
 };
 
-int file_reader_new(const struct ds_sink *sink, void *ctx, struct ds_report *rep,
-		    bool jansson_only, struct file_reader **ret_fr)
+int file_reader_new(const struct ds_sink *sink, void *ctx, struct ds_report *rep, bool jansson_only,
+	struct file_reader **ret_fr)
 {
 	struct file_reader *fr = calloc(1, sizeof(*fr));
 
@@ -69,7 +69,7 @@ void file_reader_free(struct file_reader *fr)
 	free(fr);
 }
 
-#define SKIP(fr, kind, line, offset, ...) \
+#define SKIP(fr, kind, line, offset, ...)                                                          \
 	ds_report_skip((fr)->rep, (fr)->file, &(fr)->kept, (kind), (line), (offset), __VA_ARGS__)
 
 static void parse_fallback(struct file_reader *fr, const char *p, size_t len, bool cut)
@@ -87,9 +87,10 @@ static void parse_fallback(struct file_reader *fr, const char *p, size_t len, bo
 	}
 	if (cut)
 		SKIP(fr, SKIP_TRUNCATED, fr->line, 0, "line %llu: the file ends inside this line",
-		     (unsigned long long)fr->line);
+			(unsigned long long)fr->line);
 	else
-		SKIP(fr, SKIP_BAD_LINE, fr->line, 0, "line %llu: %s", (unsigned long long)fr->line, err);
+		SKIP(fr, SKIP_BAD_LINE, fr->line, 0, "line %llu: %s", (unsigned long long)fr->line,
+			err);
 }
 
 /*
@@ -130,7 +131,7 @@ static void take_lines(struct file_reader *fr, size_t upto)
 		if (!fr->discarding) {
 			fr->line++;
 			SKIP(fr, SKIP_LONG_LINE, fr->line, 0, "line %llu: longer than %u bytes",
-			     (unsigned long long)fr->line, READ_OUT_BYTES);
+				(unsigned long long)fr->line, READ_OUT_BYTES);
 			fr->discarding = true;
 		}
 		used = fr->fill;
@@ -149,7 +150,8 @@ static void take_last_line(struct file_reader *fr)
 	memset(fr->out + fr->fill, 0, ROWSCAN_PAD);
 	fr->out[fr->fill] = '\n';
 	const char *nl;
-	if (!fr->jansson_only && rowscan_fast(fr->out, fr->out + fr->fill + 1, &fr->row, &nl) == ROWSCAN_OK) {
+	if (!fr->jansson_only &&
+		rowscan_fast(fr->out, fr->out + fr->fill + 1, &fr->row, &nl) == ROWSCAN_OK) {
 		fr->line++;
 		fr->rows++;
 		fr->sink->row(fr->ctx, &fr->row);
@@ -167,7 +169,7 @@ static void read_plain(struct file_reader *fr)
 			continue;
 		if (n < 0) {
 			SKIP(fr, SKIP_UNREADABLE, 0, fr->bytes_read, "read at offset %llu: %s",
-			     (unsigned long long)fr->bytes_read, strerror(errno));
+				(unsigned long long)fr->bytes_read, strerror(errno));
 			break;
 		}
 		if (n == 0)
@@ -195,22 +197,22 @@ static int64_t find_magic(struct file_reader *fr, uint64_t from)
 }
 
 struct zread {
-	uint64_t in_base;        /* file offset of in[0] */
+	uint64_t in_base; /* file offset of in[0] */
 	ZSTD_inBuffer ib;
-	uint64_t frame_start;    /* file offset where the current frame began */
-	size_t committed;        /* out[0..committed) passed its frame's checks */
-	bool in_frame;           /* bytes of an unfinished frame consumed */
+	uint64_t frame_start; /* file offset where the current frame began */
+	size_t committed;     /* out[0..committed) passed its frame's checks */
+	bool in_frame;        /* bytes of an unfinished frame consumed */
 };
 
 /* A corrupt frame: drop its text (and the line it cut), find the next one. */
 static void zstd_corrupt(struct file_reader *fr, struct zread *z, size_t err)
 {
 	SKIP(fr, SKIP_CORRUPT_FRAME, 0, z->frame_start,
-	     "corrupt zstd frame at offset %llu (%s): its rows are skipped",
-	     (unsigned long long)z->frame_start, ZSTD_getErrorName(err));
+		"corrupt zstd frame at offset %llu (%s): its rows are skipped",
+		(unsigned long long)z->frame_start, ZSTD_getErrorName(err));
 	fr->fill = z->committed;
 	take_lines(fr, fr->fill);
-	fr->fill = 0;            /* the line the corruption cut */
+	fr->fill = 0; /* the line the corruption cut */
 	z->committed = 0;
 	ZSTD_DCtx_reset(fr->dctx, ZSTD_reset_session_only);
 	int64_t next = find_magic(fr, z->frame_start + 1);
@@ -230,7 +232,7 @@ static bool zstd_fill_input(struct file_reader *fr, struct zread *z)
 			continue;
 		if (n < 0)
 			SKIP(fr, SKIP_UNREADABLE, 0, z->in_base, "read at offset %llu: %s",
-			     (unsigned long long)z->in_base, strerror(errno));
+				(unsigned long long)z->in_base, strerror(errno));
 		if (n <= 0)
 			return false;
 		fr->bytes_read += (uint64_t)n;
@@ -258,12 +260,12 @@ static void read_zstd(struct file_reader *fr)
 			continue;
 		}
 		z.in_frame = true;
-		if (ret == 0) {  /* frame done, checksum passed */
+		if (ret == 0) { /* frame done, checksum passed */
 			z.committed = fr->fill;
 			z.frame_start = z.in_base + z.ib.pos;
 			z.in_frame = false;
 		} else if (fr->fill == READ_OUT_BYTES) {
-			z.committed = fr->fill;   /* too big to hold: stream it */
+			z.committed = fr->fill; /* too big to hold: stream it */
 		}
 		if (z.committed > 0 && (ret == 0 || fr->fill == READ_OUT_BYTES)) {
 			size_t before = fr->fill;
@@ -273,8 +275,8 @@ static void read_zstd(struct file_reader *fr)
 	}
 	if (z.in_frame) {
 		SKIP(fr, SKIP_TRUNCATED, 0, z.frame_start,
-		     "the file ends inside the zstd frame at offset %llu",
-		     (unsigned long long)z.frame_start);
+			"the file ends inside the zstd frame at offset %llu",
+			(unsigned long long)z.frame_start);
 		/* What was decoded is sound; only its checksum is missing. */
 		take_lines(fr, fr->fill);
 		fr->discarding = true;

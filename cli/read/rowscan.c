@@ -14,9 +14,9 @@
 
 #include "rowscan.h"
 
-#define SKIP_DEPTH_MAX   32          /* nesting the scanner skips; deeper: jansson */
-#define E4_ABS_MAX       900000000000000LL   /* |value| kept in 1e-4 units: 9e14 */
-#define E4_EXACT_MAX     (1LL << 50) /* scaled reals beyond this go to strtod */
+#define SKIP_DEPTH_MAX 32                /* nesting the scanner skips; deeper: jansson */
+#define E4_ABS_MAX     900000000000000LL /* |value| kept in 1e-4 units: 9e14 */
+#define E4_EXACT_MAX   (1LL << 50)       /* scaled reals beyond this go to strtod */
 
 struct scan {
 	const char *p, *end;
@@ -24,8 +24,8 @@ struct scan {
 
 struct num {
 	bool is_int;
-	int64_t i;               /* integer value (is_int) */
-	int64_t e4;              /* value x 1e4 */
+	int64_t i;  /* integer value (is_int) */
+	int64_t e4; /* value x 1e4 */
 };
 
 const char *workload_name(enum workload w)
@@ -106,7 +106,8 @@ static inline bool scan_string(struct scan *s, struct strv *ret)
 	return true;
 }
 
-static const uint64_t pow10_u64[9] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000 };
+static const uint64_t pow10_u64[9] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+	100000000 };
 
 /*
  * The digits at p, eight at a time: how many (0..8) and their value.  Reads
@@ -246,7 +247,7 @@ static bool skip_value(struct scan *s, int depth)
 
 /* A known key as it appears in croft's compact rows: "name": */
 struct key {
-	char quoted[32];         /* zero-padded: compared eight bytes at a time */
+	char quoted[32]; /* zero-padded: compared eight bytes at a time */
 	uint8_t len;
 };
 
@@ -269,7 +270,10 @@ static inline bool key_matches(const char *p, const struct key *k)
 	}
 	return true;
 }
-#define K(name) { "\"" name "\":", sizeof(name) + 2 }
+#define K(name)                                                                                    \
+	{                                                                                          \
+		"\"" name "\":", sizeof(name) + 2                                                  \
+	}
 
 /*
  * Reads a key and its ':'.  Rows list keys in a fixed order, so the next
@@ -330,13 +334,18 @@ static bool scan_int(struct scan *s, int64_t *ret, uint32_t *has, uint32_t bit)
 }
 
 static const struct key process_keys[] = {
-	K("comm"), K("exe"), K("cgroup"), K("container_id"), K("cwd"), K("framework"),
+	K("comm"),
+	K("exe"),
+	K("cgroup"),
+	K("container_id"),
+	K("cwd"),
+	K("framework"),
 };
 
 static bool scan_process(struct scan *s, struct row *row)
 {
 	struct strv *fields[] = { &row->comm, &row->exe, NULL, &row->container_id, &row->cwd,
-				  &row->framework };
+		&row->framework };
 	uint32_t seen = 0;
 	int next = 0, k;
 
@@ -361,8 +370,15 @@ static bool scan_process(struct scan *s, struct row *row)
 }
 
 static const struct key usage_keys[] = {
-	K("cpu_cores"), K("rss_bytes"), K("threads"), K("ctx_voluntary_s"), K("ctx_involuntary_s"),
-	K("read_bytes_s"), K("write_bytes_s"), K("network_rx_bytes_s"), K("network_tx_bytes_s"),
+	K("cpu_cores"),
+	K("rss_bytes"),
+	K("threads"),
+	K("ctx_voluntary_s"),
+	K("ctx_involuntary_s"),
+	K("read_bytes_s"),
+	K("write_bytes_s"),
+	K("network_rx_bytes_s"),
+	K("network_tx_bytes_s"),
 	K("runqueue_s"),
 };
 
@@ -386,14 +402,30 @@ static bool scan_usage(struct scan *s, struct row *row)
 		if (k >= 0 && !first_time(&seen, k))
 			return false;
 		switch (k) {
-		case 0: ok = scan_e4(s, &row->cpu_e4, &row->has, HAS_CPU); break;
-		case 1: ok = scan_int(s, &row->rss_bytes, &row->has, HAS_RSS); break;
-		case 2: ok = scan_int(s, &row->threads, &row->has, HAS_THREADS); break;
-		case 5: ok = scan_e4(s, &row->read_e4, &row->has, HAS_READ); break;
-		case 6: ok = scan_e4(s, &row->write_e4, &row->has, HAS_WRITE); break;
-		case 7: ok = scan_e4(s, &row->rx_e4, &row->has, HAS_RX); break;
-		case 8: ok = scan_e4(s, &row->tx_e4, &row->has, HAS_TX); break;
-		default: ok = skip_value(s, 1); break;
+		case 0:
+			ok = scan_e4(s, &row->cpu_e4, &row->has, HAS_CPU);
+			break;
+		case 1:
+			ok = scan_int(s, &row->rss_bytes, &row->has, HAS_RSS);
+			break;
+		case 2:
+			ok = scan_int(s, &row->threads, &row->has, HAS_THREADS);
+			break;
+		case 5:
+			ok = scan_e4(s, &row->read_e4, &row->has, HAS_READ);
+			break;
+		case 6:
+			ok = scan_e4(s, &row->write_e4, &row->has, HAS_WRITE);
+			break;
+		case 7:
+			ok = scan_e4(s, &row->rx_e4, &row->has, HAS_RX);
+			break;
+		case 8:
+			ok = scan_e4(s, &row->tx_e4, &row->has, HAS_TX);
+			break;
+		default:
+			ok = skip_value(s, 1);
+			break;
 		}
 		if (!ok)
 			return false;
@@ -452,11 +484,29 @@ static bool scan_syscalls(struct scan *s, struct row *row)
 }
 
 static const struct key top_keys[] = {
-	K("unix_ms"), K("tgid"), K("process"), K("workload"), K("ioctl_count"),
-	K("since_last_gpu_ioctl_ms"), K("usage"), K("cgroup_usage"), K("syscalls"), K("label"),
+	K("unix_ms"),
+	K("tgid"),
+	K("process"),
+	K("workload"),
+	K("ioctl_count"),
+	K("since_last_gpu_ioctl_ms"),
+	K("usage"),
+	K("cgroup_usage"),
+	K("syscalls"),
+	K("label"),
 };
-enum { TK_UNIX_MS, TK_TGID, TK_PROCESS, TK_WORKLOAD, TK_IOCTL, TK_SINCE, TK_USAGE,
-       TK_CGROUP, TK_SYSCALLS, TK_LABEL };
+enum {
+	TK_UNIX_MS,
+	TK_TGID,
+	TK_PROCESS,
+	TK_WORKLOAD,
+	TK_IOCTL,
+	TK_SINCE,
+	TK_USAGE,
+	TK_CGROUP,
+	TK_SYSCALLS,
+	TK_LABEL
+};
 
 static bool scan_member(struct scan *s, int k, struct row *row)
 {
@@ -471,7 +521,8 @@ static bool scan_member(struct scan *s, int k, struct row *row)
 	case TK_PROCESS:
 		return scan_process(s, row);
 	case TK_WORKLOAD:
-		return scan_string(s, &str) && workload_parse(str.ptr, str.len, &row->workload) == 0;
+		return scan_string(s, &str) &&
+		       workload_parse(str.ptr, str.len, &row->workload) == 0;
 	case TK_IOCTL:
 		return scan_int(s, &row->ioctl_count, &row->has, HAS_IOCTL);
 	case TK_USAGE:
@@ -491,8 +542,8 @@ static void row_clear(struct row *row)
 	memset(row, 0, offsetof(struct row, syscalls));
 }
 
-enum rowscan_result rowscan_fast(const char *line, const char *end, struct row *row,
-				 const char **ret_newline)
+enum rowscan_result rowscan_fast(
+	const char *line, const char *end, struct row *row, const char **ret_newline)
 {
 	struct scan s = { line, end };
 	uint32_t seen = 0;
@@ -582,12 +633,14 @@ static void row_from_syscalls(json_t *arr, struct row *row)
 	size_t i;
 	json_t *el;
 
-	json_array_foreach(arr, i, el) {
+	json_array_foreach(arr, i, el)
+	{
 		struct row_syscall sc;
 		json_t *name = json_object_get(el, "name");
 
 		/* An entry needs a string name and a rate in range. */
-		if (!json_is_string(name) || !json_e4(json_object_get(el, "rate_per_sec"), &sc.rate_e4))
+		if (!json_is_string(name) ||
+			!json_e4(json_object_get(el, "rate_per_sec"), &sc.rate_e4))
 			continue;
 		if (row->syscalls_count >= ROW_SYSCALLS_MAX)
 			break;
@@ -605,9 +658,10 @@ static int row_from_json(json_t *root, struct row *row, char *err, size_t err_si
 
 	row_clear(row);
 	if (!json_is_object(root) || !json_is_integer(ms) || !json_is_integer(tgid) ||
-	    !json_is_string(wl) ||
-	    workload_parse(json_string_value(wl), json_string_length(wl), &row->workload) < 0) {
-		snprintf(err, err_size, "not a croft row (needs integer unix_ms and tgid and a known workload)");
+		!json_is_string(wl) ||
+		workload_parse(json_string_value(wl), json_string_length(wl), &row->workload) < 0) {
+		snprintf(err, err_size,
+			"not a croft row (needs integer unix_ms and tgid and a known workload)");
 		return -EINVAL;
 	}
 	row->unix_ms = json_integer_value(ms);
@@ -636,7 +690,7 @@ static int row_from_json(json_t *root, struct row *row, char *err, size_t err_si
 }
 
 int rowscan_jansson(const char *line, size_t len, struct row *row, struct json_t **ret_tree,
-		    char *err, size_t err_size)
+	char *err, size_t err_size)
 {
 	json_error_t jerr;
 	json_t *root = json_loadb(line, len, 0, &jerr);

@@ -12,9 +12,9 @@
 
 enum workload { WL_ONSET, WL_HELD, WL_NOGPU, WL_COUNT };
 
-#define ROW_SYSCALLS_MAX   512   /* syscalls kept per row; later ones ignored */
-#define ROWSCAN_PAD        64    /* readable bytes the scanner needs past a line */
-#define E4                 10000 /* fixed point: figures are kept in 1e-4 units */
+#define ROW_SYSCALLS_MAX 512   /* syscalls kept per row; later ones ignored */
+#define ROWSCAN_PAD      64    /* readable bytes the scanner needs past a line */
+#define E4               10000 /* fixed point: figures are kept in 1e-4 units */
 
 /* A string in the line (scanner) or in the jansson tree; ptr NULL = absent. */
 struct strv {
@@ -24,35 +24,35 @@ struct strv {
 
 struct row_syscall {
 	struct strv name;
-	int64_t rate_e4;         /* calls per second x 1e4 */
+	int64_t rate_e4; /* calls per second x 1e4 */
 };
 
 enum row_has {
-	HAS_IOCTL   = 1u << 0,
-	HAS_CPU     = 1u << 1,
-	HAS_RSS     = 1u << 2,
+	HAS_IOCTL = 1u << 0,
+	HAS_CPU = 1u << 1,
+	HAS_RSS = 1u << 2,
 	HAS_THREADS = 1u << 3,
-	HAS_READ    = 1u << 4,
-	HAS_WRITE   = 1u << 5,
-	HAS_RX      = 1u << 6,
-	HAS_TX      = 1u << 7,
+	HAS_READ = 1u << 4,
+	HAS_WRITE = 1u << 5,
+	HAS_RX = 1u << 6,
+	HAS_TX = 1u << 7,
 };
 
 struct row {
 	int64_t unix_ms, tgid;
 	struct strv comm, exe, container_id, cwd, framework, label;
 	enum workload workload;
-	uint32_t has;            /* enum row_has */
+	uint32_t has; /* enum row_has */
 	int64_t ioctl_count;
 	int64_t cpu_e4, rss_bytes, threads;
-	int64_t read_e4, write_e4, rx_e4, tx_e4;   /* bytes per second x 1e4 */
+	int64_t read_e4, write_e4, rx_e4, tx_e4; /* bytes per second x 1e4 */
 	uint32_t syscalls_count;
 	struct row_syscall syscalls[ROW_SYSCALLS_MAX];
 };
 
 enum rowscan_result {
 	ROWSCAN_OK = 0,
-	ROWSCAN_FALLBACK = 1,    /* not handled here: ask jansson */
+	ROWSCAN_FALLBACK = 1, /* not handled here: ask jansson */
 };
 
 /*
@@ -63,8 +63,8 @@ enum rowscan_result {
  * exponent.  Anything else returns ROWSCAN_FALLBACK and leaves the verdict
  * to rowscan_jansson(), which gives the same row for every line both accept.
  */
-enum rowscan_result rowscan_fast(const char *line, const char *end, struct row *ret_row,
-				 const char **ret_newline);
+enum rowscan_result rowscan_fast(
+	const char *line, const char *end, struct row *ret_row, const char **ret_newline);
 
 /*
  * The reference: json_loadb + row_from_json.  Returns 0, or -EINVAL with a
@@ -73,8 +73,8 @@ enum rowscan_result rowscan_fast(const char *line, const char *end, struct row *
  * into it); it is NULL on error.
  */
 struct json_t;
-int rowscan_jansson(const char *line, size_t len, struct row *ret_row,
-		    struct json_t **ret_tree, char *err, size_t err_size);
+int rowscan_jansson(const char *line, size_t len, struct row *ret_row, struct json_t **ret_tree,
+	char *err, size_t err_size);
 
 /* "gpu-onset", "gpu-held", "no-gpu" */
 const char *workload_name(enum workload w);

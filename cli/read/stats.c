@@ -21,7 +21,7 @@ struct sys_ref {
 struct seg {
 	int64_t tgid, first_ms, last_ms;
 	uint64_t ident;
-	u128 cpu_e4ms;           /* rows after the first */
+	u128 cpu_e4ms; /* rows after the first */
 	int64_t first_cpu_e4;
 	uint32_t framework, first_container, first_cwd, first_sys_off, first_sys_n, file;
 	uint8_t states, first_state, first_idle, worker;
@@ -144,13 +144,15 @@ static void add_syscalls(struct worker *w, const struct row *row, uint64_t weigh
 	for (uint32_t i = 0; i < row->syscalls_count; i++) {
 		uint32_t id = intern_sv(w, &w->syscalls, &row->syscalls[i].name);
 		int64_t rate = row->syscalls[i].rate_e4;
-		if (id == NONE_ID || rate <= 0 || !grow((void **)&w->calls, &w->calls_cap, sizeof(u128), id))
+		if (id == NONE_ID || rate <= 0 ||
+			!grow((void **)&w->calls, &w->calls_cap, sizeof(u128), id))
 			continue;
 		w->calls[id] += (u128)rate * weight_ms;
 	}
 }
 
-static void row_continues(struct worker *w, struct seg *seg, const struct row *row, uint32_t container)
+static void row_continues(
+	struct worker *w, struct seg *seg, const struct row *row, uint32_t container)
 {
 	uint64_t weight = (uint64_t)(row->unix_ms - seg->last_ms);
 
@@ -166,7 +168,8 @@ static void row_continues(struct worker *w, struct seg *seg, const struct row *r
 	add_syscalls(w, row, weight);
 }
 
-static struct seg *seg_start(struct worker *w, const struct row *row, uint64_t ident, uint32_t container)
+static struct seg *seg_start(
+	struct worker *w, const struct row *row, uint64_t ident, uint32_t container)
 {
 	if (w->segs_count == w->segs_cap) {
 		size_t cap = w->segs_cap ? w->segs_cap * 2 : 1024;
@@ -178,11 +181,18 @@ static struct seg *seg_start(struct worker *w, const struct row *row, uint64_t i
 	}
 	struct seg *seg = &w->segs[w->segs_count++];
 	*seg = (struct seg){
-		.tgid = row->tgid, .first_ms = row->unix_ms, .last_ms = row->unix_ms, .ident = ident,
+		.tgid = row->tgid,
+		.first_ms = row->unix_ms,
+		.last_ms = row->unix_ms,
+		.ident = ident,
 		.first_cpu_e4 = (row->has & HAS_CPU) && row->cpu_e4 > 0 ? row->cpu_e4 : 0,
-		.framework = NONE_ID, .first_container = container, .first_cwd = NONE_ID,
-		.first_sys_off = (uint32_t)w->sys_count, .file = w->file,
-		.first_state = (uint8_t)row->workload, .first_idle = row_idle_held(row),
+		.framework = NONE_ID,
+		.first_container = container,
+		.first_cwd = NONE_ID,
+		.first_sys_off = (uint32_t)w->sys_count,
+		.file = w->file,
+		.first_state = (uint8_t)row->workload,
+		.first_idle = row_idle_held(row),
 		.worker = w->index,
 	};
 	if (row->workload == WL_HELD)
@@ -231,7 +241,7 @@ static void stats_row(void *ctx, const struct row *row)
 	if (slot->gen == w->gen) {
 		seg = &w->segs[slot->seg];
 		if (seg->ident != ident || row->unix_ms < seg->last_ms ||
-		    (uint64_t)(row->unix_ms - seg->last_ms) > w->o->gap_ms)
+			(uint64_t)(row->unix_ms - seg->last_ms) > w->o->gap_ms)
 			seg = NULL;
 	}
 	if (seg) {
@@ -267,7 +277,7 @@ struct merge {
 	struct stats_result *s;
 	const struct read_opts *o;
 	struct worker *workers;
-	uint32_t *remap[4][DS_THREADS_MAX];   /* containers, cwds, frameworks, syscalls */
+	uint32_t *remap[4][DS_THREADS_MAX]; /* containers, cwds, frameworks, syscalls */
 	size_t cap_container, cap_cwd, cap_calls, cap_framework;
 	bool oom;
 };
@@ -312,15 +322,19 @@ static void merge_worker_sums(struct merge *m, struct worker *w)
 	m->remap[T_CWDS][k] = remap_table(m, &s->cwds_tab, &w->cwds);
 	m->remap[T_FRAMEWORKS][k] = remap_table(m, &s->frameworks_tab, &w->frameworks);
 	m->remap[T_SYSCALLS][k] = remap_table(m, &s->syscalls_tab, &w->syscalls);
-	if (m->oom || !grow((void **)&s->by_container, &m->cap_container, sizeof(struct gpu_acc),
-			    (uint32_t)s->containers_tab.count) ||
-	    !grow((void **)&s->by_cwd, &m->cap_cwd, sizeof(struct gpu_acc), (uint32_t)s->cwds_tab.count) ||
-	    !grow((void **)&s->syscall_calls_e7, &m->cap_calls, sizeof(u128), (uint32_t)s->syscalls_tab.count)) {
+	if (m->oom ||
+		!grow((void **)&s->by_container, &m->cap_container, sizeof(struct gpu_acc),
+			(uint32_t)s->containers_tab.count) ||
+		!grow((void **)&s->by_cwd, &m->cap_cwd, sizeof(struct gpu_acc),
+			(uint32_t)s->cwds_tab.count) ||
+		!grow((void **)&s->syscall_calls_e7, &m->cap_calls, sizeof(u128),
+			(uint32_t)s->syscalls_tab.count)) {
 		m->oom = true;
 		return;
 	}
 	for (size_t i = 0; i < w->by_container_cap && i < w->containers.count; i++)
-		add_acc(&s->by_container[remap(m, T_CONTAINERS, k, (uint32_t)i)], &w->by_container[i]);
+		add_acc(&s->by_container[remap(m, T_CONTAINERS, k, (uint32_t)i)],
+			&w->by_container[i]);
 	for (size_t i = 0; i < w->by_cwd_cap && i < w->cwds.count; i++)
 		add_acc(&s->by_cwd[remap(m, T_CWDS, k, (uint32_t)i)], &w->by_cwd[i]);
 	for (size_t i = 0; i < w->calls_cap && i < w->syscalls.count; i++)
@@ -377,7 +391,8 @@ static void proc_finish(struct stats_result *s, struct proc *p)
 }
 
 /* A segment's first row, now that we know what it stands for. */
-static void settle_first_row(struct merge *m, const struct seg *seg, uint64_t weight, struct proc *p)
+static void settle_first_row(
+	struct merge *m, const struct seg *seg, uint64_t weight, struct proc *p)
 {
 	struct stats_result *s = m->s;
 	const struct worker *w = &m->workers[seg->worker];
@@ -409,7 +424,7 @@ static int settle_segments(struct merge *m, int workers)
 		total += m->workers[k].segs_count;
 	const struct seg **v = malloc((total + 1) * sizeof(*v));
 	if (!v || !grow((void **)&s->by_framework, &m->cap_framework, sizeof(struct fw_acc),
-			(uint32_t)s->frameworks_tab.count)) {
+			  (uint32_t)s->frameworks_tab.count)) {
 		free(v);
 		return -ENOMEM;
 	}
@@ -421,12 +436,14 @@ static int settle_segments(struct merge *m, int workers)
 		const struct seg *seg = v[i];
 		uint64_t weight = m->o->poll_ms;
 
-		if (p.active && p.tgid == seg->tgid && p.ident == seg->ident && seg->first_ms >= p.last_ms &&
-		    (uint64_t)(seg->first_ms - p.last_ms) <= m->o->gap_ms) {
+		if (p.active && p.tgid == seg->tgid && p.ident == seg->ident &&
+			seg->first_ms >= p.last_ms &&
+			(uint64_t)(seg->first_ms - p.last_ms) <= m->o->gap_ms) {
 			weight = (uint64_t)(seg->first_ms - p.last_ms);
 		} else {
 			proc_finish(s, &p);
-			p = (struct proc){ true, seg->tgid, seg->first_ms, seg->ident, 0, 0, NONE_ID };
+			p = (struct proc){ true, seg->tgid, seg->first_ms, seg->ident, 0, 0,
+				NONE_ID };
 		}
 		settle_first_row(m, seg, weight, &p);
 		p.states |= seg->states;

@@ -10,13 +10,13 @@
 
 #include "stats.h"
 
-#define HOST_ID   (NONE_ID - 1)  /* ranking entry for rows with no container/cwd */
+#define HOST_ID (NONE_ID - 1) /* ranking entry for rows with no container/cwd */
 
 struct rank {
 	uint32_t id;
-	const char *name;            /* NULL: host / unknown / none */
-	uint64_t a, b;               /* sort keys, descending */
-	u128 big;                    /* first key where the figure is wide */
+	const char *name; /* NULL: host / unknown / none */
+	uint64_t a, b;    /* sort keys, descending */
+	u128 big;         /* first key where the figure is wide */
 };
 
 static int cmp_rank(const void *x, const void *y)
@@ -36,7 +36,7 @@ static int cmp_rank(const void *x, const void *y)
 
 /* GPU rankings: entries that held a GPU, the most idle first. */
 static struct rank *rank_gpu(const struct strtab *t, const struct gpu_acc *acc,
-			     const struct gpu_acc *other, size_t *ret_n)
+	const struct gpu_acc *other, size_t *ret_n)
 {
 	struct rank *v = calloc(t->count + 1, sizeof(*v));
 	size_t n = 0;
@@ -48,8 +48,8 @@ static struct rank *rank_gpu(const struct strtab *t, const struct gpu_acc *acc,
 		if (a->held_ms == 0)
 			continue;
 		v[n++] = (struct rank){ i < t->count ? (uint32_t)i : HOST_ID,
-					i < t->count ? strtab_str(t, (uint32_t)i, NULL) : NULL,
-					a->idle_ms, a->held_ms, 0 };
+			i < t->count ? strtab_str(t, (uint32_t)i, NULL) : NULL, a->idle_ms,
+			a->held_ms, 0 };
 	}
 	qsort(v, n, sizeof(*v), cmp_rank);
 	*ret_n = n;
@@ -69,8 +69,8 @@ static struct rank *rank_frameworks(const struct stats_result *s, size_t *ret_n)
 		if (f->processes == 0)
 			continue;
 		v[n++] = (struct rank){ i < t->count ? (uint32_t)i : HOST_ID,
-					i < t->count ? strtab_str(t, (uint32_t)i, NULL) : NULL,
-					f->processes, 0, f->cpu_e4ms };
+			i < t->count ? strtab_str(t, (uint32_t)i, NULL) : NULL, f->processes, 0,
+			f->cpu_e4ms };
 	}
 	qsort(v, n, sizeof(*v), cmp_rank);
 	*ret_n = n;
@@ -86,7 +86,7 @@ static struct rank *rank_syscalls(const struct stats_result *s, size_t *ret_n)
 		return NULL;
 	for (size_t i = 0; i < t->count; i++)
 		v[i] = (struct rank){ (uint32_t)i, strtab_str(t, (uint32_t)i, NULL), 0, 0,
-				      s->syscall_calls_e7[i] };
+			s->syscall_calls_e7[i] };
 	qsort(v, t->count, sizeof(*v), cmp_rank);
 	*ret_n = t->count;
 	return v;
@@ -104,7 +104,7 @@ static double cpu_hours(u128 e4ms)
 
 static uint64_t calls(u128 e7)
 {
-	return (uint64_t)((e7 + 5000000) / 10000000);   /* rate x 1e4 x ms -> calls */
+	return (uint64_t)((e7 + 5000000) / 10000000); /* rate x 1e4 x ms -> calls */
 }
 
 static void table_gpu(const char *title, const char *none, struct rank *v, size_t n)
@@ -113,14 +113,14 @@ static void table_gpu(const char *title, const char *none, struct rank *v, size_
 	if (n == 0)
 		printf("(no GPU held)\n");
 	for (size_t i = 0; i < n && i < TOP_TABLE; i++)
-		printf("%-40.40s %12.3f %12.3f %6.1f%%\n", v[i].name ? v[i].name : none, hours(v[i].b),
-		       hours(v[i].a), 100.0 * (double)v[i].a / (double)v[i].b);
+		printf("%-40.40s %12.3f %12.3f %6.1f%%\n", v[i].name ? v[i].name : none,
+			hours(v[i].b), hours(v[i].a), 100.0 * (double)v[i].a / (double)v[i].b);
 	if (n > TOP_TABLE)
 		printf("(%zu more)\n", n - TOP_TABLE);
 }
 
-void stats_print_table(const struct stats_result *s, const struct ds_files *files,
-		       const struct ds_report *rep)
+void stats_print_table(
+	const struct stats_result *s, const struct ds_files *files, const struct ds_report *rep)
 {
 	char a[40], b[40];
 	size_t nc = 0, nw = 0, nf = 0, ns = 0;
@@ -131,24 +131,25 @@ void stats_print_table(const struct stats_result *s, const struct ds_files *file
 	if (s->rows) {
 		format_time(s->first_ms, a, sizeof(a));
 		format_time(s->last_ms, b, sizeof(b));
-		printf("time span    %s .. %s (%.3f h)\n", a, b, hours((uint64_t)(s->last_ms - s->first_ms)));
+		printf("time span    %s .. %s (%.3f h)\n", a, b,
+			hours((uint64_t)(s->last_ms - s->first_ms)));
 	} else {
 		printf("time span    (no rows)\n");
 	}
 	printf("rows         %" PRIu64 "\nprocesses    %" PRIu64 "\ncontainers   %" PRIu64 "\n",
-	       s->rows, s->processes, s->containers);
+		s->rows, s->processes, s->containers);
 	printf("\n%-12s %12s %10s %14s\n", "workload", "rows", "processes", "process-hours");
 	for (int k = 0; k < WL_COUNT; k++)
-		printf("%-12s %12" PRIu64 " %10" PRIu64 " %14.3f\n", workload_name(k), s->wl_rows[k],
-		       s->wl_processes[k], hours(s->wl_ms[k]));
+		printf("%-12s %12" PRIu64 " %10" PRIu64 " %14.3f\n", workload_name(k),
+			s->wl_rows[k], s->wl_processes[k], hours(s->wl_ms[k]));
 	if (vc)
 		table_gpu("GPU-held hours by container", "(host)", vc, nc);
 	if (vw)
 		table_gpu("GPU-held hours by cwd", "(unknown)", vw, nw);
 	printf("\n%-24s %10s %12s\n", "framework", "processes", "CPU-hours");
 	for (size_t i = 0; vf && i < nf && i < TOP_TABLE; i++)
-		printf("%-24.24s %10" PRIu64 " %12.3f\n", vf[i].name ? vf[i].name : "(none)", vf[i].a,
-		       cpu_hours(vf[i].big));
+		printf("%-24.24s %10" PRIu64 " %12.3f\n", vf[i].name ? vf[i].name : "(none)",
+			vf[i].a, cpu_hours(vf[i].big));
 	printf("\n%-24s %16s\n", "syscall", "calls");
 	for (size_t i = 0; vs && i < ns && i < TOP_SYSCALLS_STATS; i++)
 		printf("%-24.24s %16" PRIu64 "\n", vs[i].name, calls(vs[i].big));
@@ -191,8 +192,8 @@ static json_t *json_span(const struct stats_result *s)
 	return o;
 }
 
-void stats_print_json(const struct stats_result *s, const struct ds_files *files,
-		      const struct ds_report *rep)
+void stats_print_json(
+	const struct stats_result *s, const struct ds_files *files, const struct ds_report *rep)
 {
 	json_t *root = json_object(), *wl = json_array(), *fw = json_array(), *sc = json_array();
 	size_t nc = 0, nw = 0, nf = 0, ns = 0;

@@ -35,7 +35,7 @@ uint64_t str_hash(const char *s, size_t len)
 		const char *end = s + len;
 		for (; end - s > 16; s += 16)
 			seed = mix(load8(s) ^ k1, load8(s + 8) ^ seed);
-		a = load8(end - 16);     /* the last 16 bytes, maybe again */
+		a = load8(end - 16); /* the last 16 bytes, maybe again */
 		b = load8(end - 8);
 	} else if (len >= 8) {
 		a = load8(s);
@@ -115,7 +115,8 @@ uint32_t strtab_intern(struct strtab *t, const char *s, size_t len)
 
 	for (; t->slots[j].id != NONE_ID; j = (j + 1) & mask) {
 		uint32_t id = t->slots[j].id;
-		if (t->slots[j].hash == h && t->len[id] == len && !memcmp(t->arena + t->off[id], s, len))
+		if (t->slots[j].hash == h && t->len[id] == len &&
+			!memcmp(t->arena + t->off[id], s, len))
 			return id;
 	}
 	uint32_t id = strtab_add(t, s, len);

@@ -11,30 +11,38 @@
 
 #include "readers.h"
 
-#define SVG_POINTS_MAX  2000     /* points per series; more are bucketed (max) */
-#define SVG_W           960
-#define PLOT_X0         100
-#define PLOT_X1         930
-#define PANEL_H         170
-#define PANEL_GAP       70
-#define TOP             70
-#define Y_TICKS         4
-#define X_TICKS         6
+#define SVG_POINTS_MAX 2000 /* points per series; more are bucketed (max) */
+#define SVG_W          960
+#define PLOT_X0        100
+#define PLOT_X1        930
+#define PANEL_H        170
+#define PANEL_GAP      70
+#define TOP            70
+#define Y_TICKS        4
+#define X_TICKS        6
 
 struct series {
 	const char *id, *title, *unit, *color;
-	double scale;                /* value / scale is what the axis shows */
-	size_t field;                /* offset in struct svg_point */
+	double scale; /* value / scale is what the axis shows */
+	size_t field; /* offset in struct svg_point */
 };
 
 static void xml_text(FILE *f, const char *s)
 {
 	for (; *s; s++) {
 		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
 		default:
 			/* Control bytes are not allowed in XML 1.0. */
 			fputc((unsigned char)*s < 0x20 ? '?' : *s, f);
@@ -74,7 +82,7 @@ static void time_label(int64_t ms, bool with_date, char *buf, size_t size)
 }
 
 static void panel(FILE *f, const struct series *se, int y0, const struct svg_point *pts, size_t n,
-		  int64_t t0, int64_t t1)
+	int64_t t0, int64_t t1)
 {
 	double max = 0;
 	char label[40];
@@ -85,30 +93,39 @@ static void panel(FILE *f, const struct series *se, int y0, const struct svg_poi
 	double top = nice_top(max);
 	int y1 = y0 + PANEL_H;
 
-	fprintf(f, "<g class=\"panel\">\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888\"/>\n",
+	fprintf(f,
+		"<g class=\"panel\">\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+		"fill=\"none\" stroke=\"#888\"/>\n",
 		PLOT_X0, y0, PLOT_X1 - PLOT_X0, PANEL_H);
-	fprintf(f, "<text x=\"20\" y=\"%d\" transform=\"rotate(-90 20 %d)\" text-anchor=\"middle\" class=\"axis-label\">%s (%s)</text>\n",
+	fprintf(f,
+		"<text x=\"20\" y=\"%d\" transform=\"rotate(-90 20 %d)\" text-anchor=\"middle\" "
+		"class=\"axis-label\">%s (%s)</text>\n",
 		y0 + PANEL_H / 2, y0 + PANEL_H / 2, se->title, se->unit);
 	for (int i = 0; i <= Y_TICKS; i++) {
 		int y = y1 - i * PANEL_H / Y_TICKS;
-		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>"
+		fprintf(f,
+			"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>"
 			"<text x=\"%d\" y=\"%d\" text-anchor=\"end\" class=\"tick\">%g</text>\n",
 			PLOT_X0, y, PLOT_X1, y, PLOT_X0 - 6, y + 4, top * i / Y_TICKS);
 	}
 	for (int i = 0; i <= X_TICKS; i++) {
 		int x = PLOT_X0 + i * (PLOT_X1 - PLOT_X0) / X_TICKS;
 		time_label(t0 + (t1 - t0) * i / X_TICKS, false, label, sizeof(label));
-		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#eee\"/>"
+		fprintf(f,
+			"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#eee\"/>"
 			"<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" class=\"tick\">%s</text>\n",
 			x, y0, x, y1, x, y1 + 16, label);
 	}
-	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" class=\"axis-label\">time (UTC)</text>\n",
+	fprintf(f,
+		"<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" class=\"axis-label\">time "
+		"(UTC)</text>\n",
 		(PLOT_X0 + PLOT_X1) / 2, y1 + 34);
 	fprintf(f, "<polyline id=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
 		se->id, se->color);
 	for (size_t i = 0; i < n; i++) {
-		double x = PLOT_X0 + (t1 > t0 ? (double)(pts[i].ms - t0) / (double)(t1 - t0) : 0.5) *
-			   (PLOT_X1 - PLOT_X0);
+		double x =
+			PLOT_X0 + (t1 > t0 ? (double)(pts[i].ms - t0) / (double)(t1 - t0) : 0.5) *
+					  (PLOT_X1 - PLOT_X0);
 		double y = y1 - value(&pts[i], se->field) / se->scale / top * PANEL_H;
 		fprintf(f, "%s%.1f,%.1f", i ? " " : "", x, y);
 	}
@@ -136,7 +153,8 @@ static size_t bucket(const struct svg_point *pts, size_t n, struct svg_point *ou
 
 int svg_write(const char *path, const char *title, const struct svg_point *pts, size_t count)
 {
-	struct svg_point *v = calloc(count < SVG_POINTS_MAX ? count + 1 : SVG_POINTS_MAX, sizeof(*v));
+	struct svg_point *v =
+		calloc(count < SVG_POINTS_MAX ? count + 1 : SVG_POINTS_MAX, sizeof(*v));
 	double rss_max = 0;
 	char a[40], b[40];
 	int height = TOP + 3 * (PANEL_H + PANEL_GAP);
@@ -150,8 +168,9 @@ int svg_write(const char *path, const char *title, const struct svg_point *pts, 
 	const struct series series[3] = {
 		{ "cpu", "CPU", "cores", "#1f77b4", 1, offsetof(struct svg_point, cpu_cores) },
 		{ "rss", "RSS", gib ? "GiB" : "MiB", "#2ca02c", gib ? 1073741824.0 : 1048576.0,
-		  offsetof(struct svg_point, rss_bytes) },
-		{ "gpu-ioctls", "GPU ioctls", "per poll", "#d62728", 1, offsetof(struct svg_point, gpu_ioctls) },
+			offsetof(struct svg_point, rss_bytes) },
+		{ "gpu-ioctls", "GPU ioctls", "per poll", "#d62728", 1,
+			offsetof(struct svg_point, gpu_ioctls) },
 	};
 	FILE *f = fopen(path, "w");
 	if (!f) {
@@ -162,14 +181,19 @@ int svg_write(const char *path, const char *title, const struct svg_point *pts, 
 	int64_t t0 = n ? v[0].ms : 0, t1 = n ? v[n - 1].ms : 0;
 	time_label(t0, true, a, sizeof(a));
 	time_label(t1, true, b, sizeof(b));
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 "
+		"0 %d %d\" "
 		"font-family=\"sans-serif\" font-size=\"12\">\n"
-		"<style>.tick{font-size:11px;fill:#444}.axis-label{font-size:12px;fill:#000}</style>\n"
-		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"%d\" y=\"30\" font-size=\"16\">croft profile: ",
+		"<style>.tick{font-size:11px;fill:#444}.axis-label{font-size:12px;fill:#000}</"
+		"style>\n"
+		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"%d\" y=\"30\" "
+		"font-size=\"16\">croft profile: ",
 		SVG_W, height, SVG_W, height, PLOT_X0);
 	xml_text(f, title);
-	fprintf(f, "</text>\n<text x=\"%d\" y=\"50\" class=\"tick\">%s .. %s UTC, %zu polls</text>\n",
+	fprintf(f,
+		"</text>\n<text x=\"%d\" y=\"50\" class=\"tick\">%s .. %s UTC, %zu polls</text>\n",
 		PLOT_X0, a, b, count);
 	for (int i = 0; i < 3; i++)
 		panel(f, &series[i], TOP + i * (PANEL_H + PANEL_GAP), v, n, t0, t1);

@@ -12,28 +12,52 @@
 #define MUTATIONS 300000
 
 static const char *const good_rows[] = {
-	"{\"unix_ms\":1792504800000,\"tgid\":1071,\"process\":{\"comm\":\"python\",\"exe\":\"/usr/local/bin/python3.12\",\"cgroup\":\"/system.slice/docker-e33e.scope\",\"container_id\":\"e33e5d9172919ec08e2be8102113b25bf6cba6e272f42b2ef003d458d6005623\",\"cwd\":\"/srv/model\",\"framework\":\"transformers\"},\"workload\":\"gpu-held\",\"ioctl_count\":12818,\"since_last_gpu_ioctl_ms\":1417,\"usage\":{\"cpu_cores\":0.9955,\"rss_bytes\":8084520960,\"threads\":92,\"ctx_voluntary_s\":6214.6073,\"ctx_involuntary_s\":13.0065,\"read_bytes_s\":0.0,\"write_bytes_s\":0.0,\"network_rx_bytes_s\":0.0,\"network_tx_bytes_s\":0.0,\"runqueue_s\":0.0158},\"cgroup_usage\":{\"cpu_cores\":2.8924,\"cpu_throttled_fraction\":0.0,\"memory_bytes\":5905580032,\"oom_kills\":0,\"cpu_pressure_avg10\":0.0,\"memory_pressure_avg10\":0.0,\"io_pressure_avg10\":0.0},\"syscalls\":[{\"name\":\"rt_sigaction\",\"rate_per_sec\":116.5583},{\"name\":\"recvfrom\",\"rate_per_sec\":24.012}],\"label\":\"exp-7\"}",
+	"{\"unix_ms\":1792504800000,\"tgid\":1071,\"process\":{\"comm\":\"python\",\"exe\":\"/usr/"
+	"local/bin/python3.12\",\"cgroup\":\"/system.slice/"
+	"docker-e33e.scope\",\"container_id\":"
+	"\"e33e5d9172919ec08e2be8102113b25bf6cba6e272f42b2ef003d458d6005623\",\"cwd\":\"/srv/"
+	"model\",\"framework\":\"transformers\"},\"workload\":\"gpu-held\",\"ioctl_count\":12818,"
+	"\"since_last_gpu_ioctl_ms\":1417,\"usage\":{\"cpu_cores\":0.9955,\"rss_bytes\":8084520960,"
+	"\"threads\":92,\"ctx_voluntary_s\":6214.6073,\"ctx_involuntary_s\":13.0065,\"read_bytes_"
+	"s\":0.0,\"write_bytes_s\":0.0,\"network_rx_bytes_s\":0.0,\"network_tx_bytes_s\":0.0,"
+	"\"runqueue_s\":0.0158},\"cgroup_usage\":{\"cpu_cores\":2.8924,\"cpu_throttled_fraction\":"
+	"0.0,\"memory_bytes\":5905580032,\"oom_kills\":0,\"cpu_pressure_avg10\":0.0,\"memory_"
+	"pressure_avg10\":0.0,\"io_pressure_avg10\":0.0},\"syscalls\":[{\"name\":\"rt_sigaction\","
+	"\"rate_per_sec\":116.5583},{\"name\":\"recvfrom\",\"rate_per_sec\":24.012}],\"label\":"
+	"\"exp-7\"}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\"}",
-	"{\"unix_ms\":1792504800000,\"tgid\":1000,\"process\":{\"comm\":\"kubelet\",\"exe\":\"/usr/bin/kubelet\",\"cwd\":\"/\"},\"workload\":\"no-gpu\",\"usage\":{\"cpu_cores\":0.0499,\"rss_bytes\":18804736,\"threads\":7},\"syscalls\":[]}",
+	"{\"unix_ms\":1792504800000,\"tgid\":1000,\"process\":{\"comm\":\"kubelet\",\"exe\":\"/usr/"
+	"bin/kubelet\",\"cwd\":\"/"
+	"\"},\"workload\":\"no-gpu\",\"usage\":{\"cpu_cores\":0.0499,\"rss_bytes\":18804736,"
+	"\"threads\":7},\"syscalls\":[]}",
 	/* any order, spaces, unknown keys and values of every kind */
-	" { \"workload\" : \"gpu-onset\" , \"tgid\" : 5 , \"x\" : [1, -2.5, true, false, null, {\"a\": []}], \"unix_ms\" : -0, \"usage\": {\"cpu_cores\": 12, \"zz\": \"q\"} } \r",
-	"{\"unix_ms\":3,\"tgid\":4,\"workload\":\"gpu-held\",\"syscalls\":[{\"name\":\"read\"},{\"rate_per_sec\":1.5},{\"name\":\"write\",\"rate_per_sec\":-0.25,\"extra\":1}]}",
+	" { \"workload\" : \"gpu-onset\" , \"tgid\" : 5 , \"x\" : [1, -2.5, true, false, null, "
+	"{\"a\": []}], \"unix_ms\" : -0, \"usage\": {\"cpu_cores\": 12, \"zz\": \"q\"} } \r",
+	"{\"unix_ms\":3,\"tgid\":4,\"workload\":\"gpu-held\",\"syscalls\":[{\"name\":\"read\"},{"
+	"\"rate_per_sec\":1.5},{\"name\":\"write\",\"rate_per_sec\":-0.25,\"extra\":1}]}",
 };
 
 /* Lines the scanner must decline or get exactly right. */
 static const char *const odd_rows[] = {
-	"", " ", "[]", "{}", "null", "{\"unix_ms\":1}",
+	"",
+	" ",
+	"[]",
+	"{}",
+	"null",
+	"{\"unix_ms\":1}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"busy\"}",
 	"{\"unix_ms\":1.0,\"tgid\":2,\"workload\":\"no-gpu\"}",
 	"{\"unix_ms\":1,\"tgid\":2,\"tgid\":3,\"workload\":\"no-gpu\"}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"usage\":{\"cpu_cores\":1e3}}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"usage\":{\"cpu_cores\":0.00001}}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"usage\":{\"rss_bytes\":1.5}}",
-	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"usage\":{\"rss_bytes\":123456789012345678901}}",
+	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"usage\":{\"rss_bytes\":"
+	"123456789012345678901}}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"x\":123456789012345678901}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"x\":1e999}",
 	"{\"unix_ms\":01,\"tgid\":2,\"workload\":\"no-gpu\"}",
-	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"process\":{\"comm\":\"a\\\"b\",\"exe\":\"/tmp/a\\ufffd\",\"exe_b64\":\"L3RtcC9h/w==\"}}",
+	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"process\":{\"comm\":\"a\\\"b\","
+	"\"exe\":\"/tmp/a\\ufffd\",\"exe_b64\":\"L3RtcC9h/w==\"}}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"process\":{\"comm\":\"caf\xc3\xa9\"}}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"process\":{\"comm\":\"bad\xff\"}}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"process\":{\"comm\":\"nul\\u0000\"}}",
@@ -42,10 +66,12 @@ static const char *const odd_rows[] = {
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"process\":[]}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"label\":7}",
-	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"usage\":{\"cpu_cores\":99999999999.9999}}",
+	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"usage\":{\"cpu_cores\":99999999999."
+	"9999}}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"usage\":{\"cpu_cores\":-}}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"usage\":{\"cpu_cores\":1.}}",
-	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"x\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
+	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"x\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+	"[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
 };
 
 static bool strv_eq(struct strv a, struct strv b)
@@ -58,20 +84,20 @@ static bool strv_eq(struct strv a, struct strv b)
 static bool rows_equal(const struct row *a, const struct row *b)
 {
 	if (a->unix_ms != b->unix_ms || a->tgid != b->tgid || a->workload != b->workload ||
-	    a->has != b->has || a->syscalls_count != b->syscalls_count)
+		a->has != b->has || a->syscalls_count != b->syscalls_count)
 		return false;
 	if (!strv_eq(a->comm, b->comm) || !strv_eq(a->exe, b->exe) ||
-	    !strv_eq(a->container_id, b->container_id) || !strv_eq(a->cwd, b->cwd) ||
-	    !strv_eq(a->framework, b->framework) || !strv_eq(a->label, b->label))
+		!strv_eq(a->container_id, b->container_id) || !strv_eq(a->cwd, b->cwd) ||
+		!strv_eq(a->framework, b->framework) || !strv_eq(a->label, b->label))
 		return false;
 #define SAME(f, bit) (!(a->has & (bit)) || a->f == b->f)
 	if (!SAME(ioctl_count, HAS_IOCTL) || !SAME(cpu_e4, HAS_CPU) || !SAME(rss_bytes, HAS_RSS) ||
-	    !SAME(threads, HAS_THREADS) || !SAME(read_e4, HAS_READ) || !SAME(write_e4, HAS_WRITE) ||
-	    !SAME(rx_e4, HAS_RX) || !SAME(tx_e4, HAS_TX))
+		!SAME(threads, HAS_THREADS) || !SAME(read_e4, HAS_READ) ||
+		!SAME(write_e4, HAS_WRITE) || !SAME(rx_e4, HAS_RX) || !SAME(tx_e4, HAS_TX))
 		return false;
 	for (uint32_t i = 0; i < a->syscalls_count; i++)
 		if (!strv_eq(a->syscalls[i].name, b->syscalls[i].name) ||
-		    a->syscalls[i].rate_e4 != b->syscalls[i].rate_e4)
+			a->syscalls[i].rate_e4 != b->syscalls[i].rate_e4)
 			return false;
 	return true;
 }
@@ -116,7 +142,7 @@ START_TEST(test_good_rows_take_the_fast_path)
 
 	for (size_t i = 0; i < sizeof(good_rows) / sizeof(good_rows[0]); i++)
 		ck_assert_msg(check_line(good_rows[i], strlen(good_rows[i]), why, sizeof(why)) == 1,
-			      "good row %zu: %s", i, why);
+			"good row %zu: %s", i, why);
 	/* spot-check the figures of the first one */
 	check_line(good_rows[0], strlen(good_rows[0]), why, sizeof(why));
 	ck_assert_int_eq(fast_row.cpu_e4, 9955);
@@ -133,7 +159,7 @@ START_TEST(test_odd_rows_agree_or_fall_back)
 
 	for (size_t i = 0; i < sizeof(odd_rows) / sizeof(odd_rows[0]); i++)
 		ck_assert_msg(check_line(odd_rows[i], strlen(odd_rows[i]), why, sizeof(why)) >= 0,
-			      "odd row %zu (%s): %s", i, odd_rows[i], why);
+			"odd row %zu (%s): %s", i, odd_rows[i], why);
 }
 END_TEST
 
@@ -161,14 +187,14 @@ START_TEST(test_mutations_agree_or_fall_back)
 		for (int m = 1 + (int)(rng() % 3); m > 0; m--) {
 			size_t at = rng() % len;
 			switch (rng() % 3) {
-			case 0:     /* replace */
+			case 0: /* replace */
 				line[at] = bytes[rng() % (sizeof(bytes) - 1)];
 				break;
-			case 1:     /* delete */
+			case 1: /* delete */
 				memmove(line + at, line + at + 1, len - at - 1);
 				len--;
 				break;
-			default:    /* insert */
+			default: /* insert */
 				if (len + 1 >= sizeof(line))
 					break;
 				memmove(line + at + 1, line + at, len - at);
