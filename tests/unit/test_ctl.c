@@ -292,6 +292,44 @@ START_TEST(test_client_timeout)
 }
 END_TEST
 
+/* Returns true when the server closed fd (EOF) within timeout_ms. */
+static bool closed_within(int fd, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char byte;
+
+	return poll(&pfd, 1, timeout_ms) == 1 && recv(fd, &byte, 1, 0) <= 0;
+}
+
+/* Silent clients are dropped after CTL_TIMEOUT_MS; past the connection limit
+ * new ones are closed at once; others are served meanwhile. */
+START_TEST(test_slow_clients)
+{
+	int idle[40], extra;
+	long long start;
+
+	start_server((gid_t)-1);
+	for (int i = 0; i < 32; i++) {
+		idle[i] = sock_connect(path, SOCK_STREAM);
+		ck_assert_int_ge(idle[i], 0);
+	}
+	extra = sock_connect(path, SOCK_STREAM);
+	ck_assert_int_ge(extra, 0);
+	ck_assert_msg(closed_within(extra, 2000), "connection over the limit not closed");
+	close(extra);
+
+	start = tl_now_ms();
+	for (int i = 0; i < 32; i++) {
+		ck_assert_msg(closed_within(idle[i], CTL_TIMEOUT_MS + 3000),
+			"silent client %d not dropped", i);
+		close(idle[i]);
+	}
+	ck_assert_int_ge(tl_now_ms() - start, CTL_TIMEOUT_MS - 1500);
+	request(MT_CTL_STATUS, NULL, 0, 0, "ok");
+	stop_server();
+}
+END_TEST
+
 static Suite *ctl_suite(void)
 {
 	Suite *s = suite_create("ctl");
@@ -302,6 +340,7 @@ static Suite *ctl_suite(void)
 	tcase_add_test(tc, test_policy);
 	tcase_add_test(tc, test_bad_streams);
 	tcase_add_test(tc, test_client_timeout);
+	tcase_add_test(tc, test_slow_clients);
 	suite_add_tcase(s, tc);
 	return s;
 }
