@@ -15,6 +15,7 @@
 #include <event2/event.h>
 
 #include "clock.h"
+#include "daemon.h"
 #include "log.h"
 #include "writer.h"
 
@@ -98,6 +99,13 @@ void service_after_append(struct writer *w)
 		rotate(w, clock_real_ms(), 0, "size");
 }
 
+static void resubmit_failed(struct writer *w)
+{
+	for (size_t i = 0; i < w->pending_count; i++)
+		if (w->pending[i].failed && compressor_submit(w->comp, w->pending[i].name) == 0)
+			w->pending[i].failed = false;
+}
+
 static enum disk_state disk_state_of(int err)
 {
 	switch (err) {
@@ -119,11 +127,15 @@ void service_disk_result(struct writer *w, int err)
 
 	if (next == w->disk)
 		return;
-	if (next == DISK_OK)
+	if (next == DISK_OK) {
 		log_notice("%s: writing again; pending batches land in order", LIVE_NAME);
-	else
+		daemon_notify_status("writing");
+		resubmit_failed(w); /* space is back: compression too */
+	} else {
 		log_warnx("%s: cannot append (%s): batches stay unacked, retrying every %" PRIu64 " ms",
 			LIVE_NAME, strerror(-err), w->cfg.poll_interval_ms);
+		daemon_notify_status("cannot append: %s; retrying", strerror(-err));
+	}
 	if (next != DISK_OK)
 		set_error(w, "append: %s: %s", LIVE_NAME, -err);
 	w->disk = next;
@@ -183,11 +195,18 @@ static void compress_done(struct writer *w, const struct compress_result *r)
 	if (r->error == -ECANCELED)
 		return;
 	if (r->error < 0) {
+		bool logged = false;
+
 		w->compress_failures++;
 		for (size_t i = 0; i < w->pending_count; i++)
-			if (!strcmp(w->pending[i].name, r->name))
+			if (!strcmp(w->pending[i].name, r->name)) {
 				w->pending[i].failed = true;
-		log_warnx("%s: compression failed: %s (retried)", r->name, strerror(-r->error));
+				logged = w->pending[i].failure_logged;
+				w->pending[i].failure_logged = true;
+			}
+		if (!logged)
+			log_warnx("%s: compression failed: %s (retried every %d s, the .jsonl stays meanwhile)",
+				r->name, strerror(-r->error), TICK_MAX_MS / 1000);
 		set_error(w, "compression: %s: %s", r->name, -r->error);
 		return;
 	}
@@ -218,9 +237,7 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 		rotate(w, now_ms, seg_boundary_floor_ms(now_ms, w->cfg.rotate_interval_ms), "interval");
 	else if (now_ms + w->cfg.rotate_interval_ms < w->live_boundary_ms)
 		w->live_boundary_ms = seg_next_boundary_ms(now_ms, w->cfg.rotate_interval_ms); /* clock went back */
-	for (size_t i = 0; i < w->pending_count; i++)
-		if (w->pending[i].failed && compressor_submit(w->comp, w->pending[i].name) == 0)
-			w->pending[i].failed = false;
+	resubmit_failed(w);
 	service_rearm(w);
 }
 

@@ -139,6 +139,7 @@ enum disk_state { DISK_OK, DISK_FULL, DISK_READ_ONLY, DISK_ERROR };
 struct pending_seg {
 	char name[SEG_NAME_MAX];
 	bool failed;             /* compression failed; resubmitted on the next tick */
+	bool failure_logged;     /* one log line per segment until it succeeds */
 };
 
 struct writer {

@@ -6,14 +6,15 @@
 # space is freed.
 . "$(dirname "$0")/wlib.sh"
 require_root
-require_cmd mount umount
+require_cmd mount umount zstd
 wl_setup
 MNT=$TEST_TMP/mnt
 mkdir -p "$MNT"
 mount -t tmpfs -o size=4m,mode=0755 croft-test "$MNT" || skip "cannot mount a tmpfs"
 WL_UMOUNT=$MNT
 DATA=$MNT/data
-printf '[sampler]\npoll_interval = 200ms\n[writer]\nrotate_size = 1GiB\n' > "$CONF"
+# segments rotate and compress while the disk fills: compression fails too
+printf '[sampler]\npoll_interval = 200ms\n[writer]\nrotate_size = 256KiB\n' > "$CONF"
 wl_start
 # leave about 300 KiB free
 avail=$(df -B1 --output=avail "$MNT" | tail -1)
@@ -27,7 +28,8 @@ wl_status | grep -q 'No space left on device' || fail "last_error does not say w
 acked_full=$(wc -l < "$TEST_TMP/acks")
 [ "$acked_full" -lt 600 ] || fail "everything acked on a full disk"
 # stays unacked while full: nothing moves over a few retry periods
-"$WCHECK" "$TEST_TMP/acks" 10 < "$DATA/croft-dataset.jsonl" || fail "dataset on a full disk"
+wl_dataset > "$TEST_TMP/got-full" || fail "reading the dataset on a full disk"
+"$WCHECK" "$TEST_TMP/acks" 10 < "$TEST_TMP/got-full" || fail "dataset on a full disk"
 n1=$(wc -l < "$TEST_TMP/acks")
 wait_for '[ "$(grep -c "cannot append" "$WLOG")" -ge 1 ]' 5 || fail "full disk not logged"
 sleep 1   # an observation window (five retries), not a synchronisation
@@ -38,7 +40,11 @@ wait "$CPID" || fail "client did not finish after space returned: $(cat "$TEST_T
 CPID=
 grep -q 'writing again' "$WLOG" || fail "recovery from a full disk not logged"
 wl_status | grep -q '"state":"ok"' || fail "status still not ok: $(wl_status)"
-cmp "$TEST_TMP/sent" "$DATA/croft-dataset.jsonl" || fail "dataset differs from what was sent"
-"$WCHECK" "$TEST_TMP/acks" 10 600 < "$DATA/croft-dataset.jsonl" || fail "dataset after the full disk"
+wait_for wl_no_jsonl_segments 30 || fail "segments not compressed after space returned: $(ls "$DATA")"
+for f in $(wl_segments); do zstd -t -q "$DATA/$f" || fail "zstd -t $f"; done
+ls "$DATA" | grep -q '\.tmp$' && fail "a .zst.tmp left behind"
+wl_dataset > "$TEST_TMP/got" || fail "reading the dataset"
+cmp "$TEST_TMP/sent" "$TEST_TMP/got" || fail "dataset differs from what was sent"
+"$WCHECK" "$TEST_TMP/acks" 10 600 < "$TEST_TMP/got" || fail "dataset after the full disk"
 wl_stop
 echo "ok full disk: $acked_full acked before it filled, all 600 in order after"
