@@ -151,6 +151,68 @@ def cmd_gaps(data, interval_ms, kills_file):
         fail('%d polls lost' % lost)
 
 
+def cmd_complete(data, pids_file):
+    """Every poll that wrote rows wrote one for each watched process (all
+    alive throughout, idle_every 1): a partly lost batch shows here."""
+    rows = parse_all(data)
+    check_unique(rows)
+    with open(pids_file) as f:
+        pids = {int(x) for x in f.read().split()}
+    per = {}
+    for r in rows:
+        if r['tgid'] in pids:
+            per[r['unix_ms']] = per.get(r['unix_ms'], 0) + 1
+    short = {ms: n for ms, n in per.items() if n != len(pids)}
+    print('rows=%d polls_with_watched=%d watched=%d partial_polls=%d' %
+          (len(rows), len(per), len(pids), len(short)))
+    if short:
+        ms = sorted(short)[0]
+        fail('%d polls lack watched rows (first: unix_ms %d has %d of %d)' %
+             (len(short), ms, short[ms], len(pids)))
+
+
+def cmd_sent(data, proxy_log):
+    """Every batch the sampler sent (relproxy.py's log) is in the dataset
+    whole: its poll's unix_ms carries exactly its row count; each epoch's
+    seqs have no hole; nothing twice."""
+    rows = parse_all(data)
+    check_unique(rows)
+    per_ms = {}
+    for r in rows:
+        per_ms[r['unix_ms']] = per_ms.get(r['unix_ms'], 0) + 1
+    batches, sends, acks = {}, 0, set()
+    with open(proxy_log) as f:
+        for line in f:
+            w = line.split()
+            if w[0] == 'batch':
+                sends += 1
+                batches[(w[1], int(w[2]))] = (int(w[3]), int(w[4]))
+            elif w[0] == 'ack':
+                acks.add((w[1], int(w[2])))
+    lost = []
+    want_ms = {}
+    for key, (ms, n) in batches.items():
+        want_ms[ms] = want_ms.get(ms, 0) + n
+    for ms, n in want_ms.items():
+        if per_ms.get(ms, 0) != n:
+            lost.append((ms, n, per_ms.get(ms, 0)))
+    holes = 0
+    epochs = sorted({e for e, _ in batches})
+    for e in epochs:
+        seqs = sorted(s for ee, s in batches if ee == e)
+        holes += (seqs[-1] - seqs[0] + 1) - len(seqs)
+    unsent = sorted(ms for ms in per_ms if ms not in want_ms)
+    print('batches=%d sends=%d resends=%d acked=%d epochs=%d rows=%d' %
+          (len(batches), sends, sends - len(batches), len(acks), len(epochs), len(rows)))
+    if lost:
+        fail('%d sent batches not in the dataset whole (first: unix_ms %d, %d rows sent, %d kept)' %
+             (len(lost), *sorted(lost)[0]))
+    if holes:
+        fail('%d holes in the sampler\'s batch numbering' % holes)
+    if unsent:
+        fail('%d polls in the dataset were never sent' % len(unsent))
+
+
 def cmd_synthetic(data, acks_file):
     """wclient's synthetic rows (seq, row): each at most once, batches whole,
     present seqs one contiguous run (retention only cuts the oldest), every
@@ -196,6 +258,10 @@ def main(argv):
         cmd_cadence(data, argv[3], int(argv[4]), int(argv[5]), int(argv[6]))
     elif cmd == 'gaps':
         cmd_gaps(data, int(argv[3]), argv[4])
+    elif cmd == 'complete':
+        cmd_complete(data, argv[3])
+    elif cmd == 'sent':
+        cmd_sent(data, argv[3])
     elif cmd == 'synthetic':
         cmd_synthetic(data, argv[3])
     else:
