@@ -208,7 +208,7 @@ struct zread {
 static void zstd_corrupt(struct file_reader *fr, struct zread *z, size_t err)
 {
 	SKIP(fr, SKIP_CORRUPT_FRAME, 0, z->frame_start,
-		"corrupt zstd frame at offset %llu (%s): its rows are skipped",
+		"corrupt zstd frame at offset %llu (%s): the rest of that frame is skipped",
 		(unsigned long long)z->frame_start, ZSTD_getErrorName(err));
 	fr->fill = z->committed;
 	take_lines(fr, fr->fill);
