@@ -286,6 +286,8 @@ int read_dataset(const struct read_opts *o, const struct ds_sink *sink, void *co
 		fprintf(stderr, "croft %s: %s\n", o->cmd, err[0] ? err : strerror(-r));
 		return r;
 	}
+	if (ret_files->n == 0)
+		fprintf(stderr, "croft %s: no .jsonl or .jsonl.zst files under the given paths\n", o->cmd);
 	r = ds_read(ret_files, threads, o->jansson_only, sink, ctxs, rep);
 	if (r < 0) {
 		fprintf(stderr, "croft %s: cannot read: %s\n", o->cmd, strerror(-r));
