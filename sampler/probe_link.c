@@ -1,39 +1,377 @@
 /*
- * probe_link.c: placeholder client of croft-probe.  Until the probe part
- * lands it reports why it is not connected and leaves every process's
- * probe rates invalid, so rows leave the probe-only fields out.
- * croft-sampler, croft user.
+ * probe_link.c: croft-sampler's client of croft-probe on probe.sock
+ * (SOCK_SEQPACKET).  Each poll: connect when needed (HELLO), send
+ * MT_PROBE_POLL, read the answer until MT_PROBE_END within a short timeout,
+ * match records to tracked processes by tgid and start time, and turn the
+ * counts into rates over each process's own elapsed time.  An answer that
+ * covers time before this connection's first poll only sets the baseline,
+ * so no rate spans a gap.  croft-sampler, croft user.
  */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include "clock.h"
+#include "log.h"
+#include "msg.h"
 #include "probe_link.h"
+#include "probe_proto.h"
 #include "sampler.h"
+#include "sandbox.h"
+#include "sock.h"
+
+#define PROBE_LINK_TIMEOUT_MS   1000        /* for HELLO and for a whole answer */
+#define PROBE_LINK_ANSWER_MAX   (64u << 20) /* bytes of one answer kept */
+#define PROBE_LINK_GHOSTS       256         /* unmatched GPU users remembered for their exit */
+
+struct probe_link_gpu_ghost {
+	uint32_t tgid;
+	uint64_t start_boot_ns;
+};
 
 struct probe_link {
-	int unused;
+	char path[256];
+	int fd;                      /* -1: not connected */
+	char state[384];
+	uint64_t answers;            /* on this connection */
+	uint8_t packet[MSG_PACKET_MAX];
+	uint8_t *procs;              /* the PROCS payloads of this answer, batch headers stripped */
+	size_t procs_len, procs_cap;
+	struct probe_exit *exits;
+	size_t exits_count, exits_cap;
+	struct probe_end end;
+	struct probe_link_gpu_ghost ghosts[PROBE_LINK_GHOSTS];
+	size_t ghosts_next;
+	struct probe_link_stats stats;
 };
 
 struct probe_link *probe_link_new(const char *socket_path)
 {
-	(void)socket_path;
-	return calloc(1, sizeof(struct probe_link));
+	struct probe_link *link = calloc(1, sizeof(*link));
+
+	if (!link)
+		return NULL;
+	snprintf(link->path, sizeof(link->path), "%s", socket_path);
+	link->fd = -1;
+	snprintf(link->state, sizeof(link->state), "probe not connected yet");
+	return link;
 }
 
 void probe_link_free(struct probe_link *link)
 {
+	if (!link)
+		return;
+	if (link->fd >= 0)
+		close(link->fd);
+	free(link->procs);
+	free(link->exits);
 	free(link);
-}
-
-void probe_link_poll(struct probe_link *link, struct proc_table *table, uint64_t now_boot_ns)
-{
-	(void)link;
-	(void)now_boot_ns;
-	for (struct proc *p = table->list_head; p; p = p->list_next)
-		p->probe.valid = false;
 }
 
 const char *probe_link_state(const struct probe_link *link)
 {
-	(void)link;
-	return "probe not connected: probe support not built yet";
+	return link->state;
+}
+
+void probe_link_get_stats(const struct probe_link *link, struct probe_link_stats *ret_stats)
+{
+	*ret_stats = link->stats;
+}
+
+static void link_down(struct probe_link *link, const char *what, int err)
+{
+	if (link->fd >= 0)
+		close(link->fd);
+	link->fd = -1;
+	link->answers = 0;
+	snprintf(link->state, sizeof(link->state), "probe not connected: %s: %s", what,
+		strerror(err));
+}
+
+/* One packet before deadline_ms; 1 with *ret_hdr, or -errno. */
+static int recv_packet(struct probe_link *link, uint64_t deadline_ms, struct msg_hdr *ret_hdr)
+{
+	struct pollfd pfd = {.fd = link->fd, .events = POLLIN};
+	uint64_t now = clock_mono_ms();
+	int r;
+
+	if (now >= deadline_ms)
+		return -ETIMEDOUT;
+	r = poll(&pfd, 1, (int)(deadline_ms - now));
+	if (r == 0)
+		return -ETIMEDOUT;
+	if (r < 0)
+		return -errno;
+	r = msg_recv_packet(link->fd, link->packet, sizeof(link->packet), ret_hdr);
+	return r == 0 ? -ECONNRESET : r;
+}
+
+static int link_connect(struct probe_link *link)
+{
+	struct msg_hello hello = {CROFT_PROTO_VERSION, ROLE_SAMPLER, 0, 0};
+	struct msg_cursor cur;
+	struct msg_hdr hdr;
+	int fd = sock_connect(link->path, SOCK_SEQPACKET), r;
+
+	if (fd < 0)
+		return fd;
+	link->fd = fd;
+	link->answers = 0;
+	r = msg_send_packet(fd, MT_HELLO, &hello, sizeof(hello), NULL, 0);
+	if (r == 0)
+		r = recv_packet(link, clock_mono_ms() + PROBE_LINK_TIMEOUT_MS, &hdr);
+	if (r < 0)
+		return r;
+	msg_cursor_init(&cur, link->packet + sizeof(hdr), hdr.len);
+	if (hdr.type != MT_HELLO || msg_get(&cur, &hello, sizeof(hello)) < 0 ||
+	    msg_end(&cur) < 0 || hello.role != ROLE_PROBE)
+		return -EPROTO;
+	if (hello.version != CROFT_PROTO_VERSION)
+		return -EPROTONOSUPPORT;
+	log_info("probe: connected to %s", link->path);
+	return 0;
+}
+
+/* A PROCS packet: whole records, each syscall tail within its bound, read to the end. */
+static int take_procs(struct probe_link *link, struct msg_cursor *cur)
+{
+	struct probe_batch batch;
+	const uint8_t *start = cur->pos;
+	size_t len = cur->left;
+	uint8_t *grown;
+
+	if (msg_get(cur, &batch, sizeof(batch)) < 0)
+		return -EBADMSG;
+	start = cur->pos;
+	len = cur->left;
+	for (uint32_t i = 0; i < batch.count; i++) {
+		struct probe_proc rec;
+		struct probe_syscall sys;
+
+		if (msg_get(cur, &rec, sizeof(rec)) < 0 || rec.syscalls_count > PROBE_PROC_SYSCALLS_MAX)
+			return -EBADMSG;
+		for (uint32_t j = 0; j < rec.syscalls_count; j++)
+			if (msg_get(cur, &sys, sizeof(sys)) < 0)
+				return -EBADMSG;
+	}
+	if (msg_end(cur) < 0)
+		return -EBADMSG;
+	if (link->procs_len + len > PROBE_LINK_ANSWER_MAX)
+		return -EMSGSIZE;
+	if (link->procs_len + len > link->procs_cap) {
+		size_t cap = (link->procs_len + len) * 2;
+
+		if (!(grown = realloc(link->procs, cap)))
+			return -ENOMEM;
+		link->procs = grown;
+		link->procs_cap = cap;
+	}
+	memcpy(link->procs + link->procs_len, start, len);
+	link->procs_len += len;
+	link->stats.records_last += batch.count;
+	return 0;
+}
+
+static int take_exits(struct probe_link *link, struct msg_cursor *cur)
+{
+	struct probe_batch batch;
+	struct probe_exit *grown;
+
+	if (msg_get(cur, &batch, sizeof(batch)) < 0 ||
+	    (size_t)batch.count * sizeof(struct probe_exit) != cur->left)
+		return -EBADMSG;
+	if (link->exits_count + batch.count > link->exits_cap) {
+		size_t cap = (link->exits_count + batch.count) * 2;
+
+		if (cap * sizeof(*grown) > PROBE_LINK_ANSWER_MAX ||
+		    !(grown = realloc(link->exits, cap * sizeof(*grown))))
+			return -ENOMEM;
+		link->exits = grown;
+		link->exits_cap = cap;
+	}
+	for (uint32_t i = 0; i < batch.count; i++)
+		msg_get(cur, &link->exits[link->exits_count++], sizeof(struct probe_exit));
+	return 0;
+}
+
+/* Sends POLL and reads the whole answer; 0, or -errno (the link is then dropped). */
+static int fetch_answer(struct probe_link *link)
+{
+	struct probe_poll req = {0};
+	uint64_t deadline = clock_mono_ms() + PROBE_LINK_TIMEOUT_MS;
+	struct msg_cursor cur;
+	struct msg_hdr hdr;
+	int r;
+
+	link->procs_len = link->exits_count = 0;
+	link->stats.records_last = 0;
+	if ((r = msg_send_packet(link->fd, MT_PROBE_POLL, &req, sizeof(req), NULL, 0)) < 0)
+		return r;
+	for (;;) {
+		if ((r = recv_packet(link, deadline, &hdr)) < 0)
+			return r;
+		msg_cursor_init(&cur, link->packet + sizeof(hdr), hdr.len);
+		if (hdr.type == MT_PROBE_PROCS)
+			r = take_procs(link, &cur);
+		else if (hdr.type == MT_PROBE_EXITS)
+			r = take_exits(link, &cur);
+		else if (hdr.type == MT_PROBE_END)
+			r = msg_get(&cur, &link->end, sizeof(link->end)) < 0 || msg_end(&cur) < 0 ?
+				-EBADMSG : 1;
+		else
+			r = -EPROTO;
+		if (r < 0)
+			return r;
+		if (r == 1)
+			return link->end.exits == link->exits_count ? 0 : -EBADMSG;
+	}
+}
+
+/* Every tracked process: an answer came, nothing counted unless a record says so. */
+static void reset_rates(struct proc_table *table, bool answered, bool net)
+{
+	for (struct proc *p = table->list_head; p; p = p->list_next) {
+		uint64_t last = p->probe.last_gpu_ioctl_boot_ns;
+
+		free(p->probe.syscalls);
+		memset(&p->probe, 0, sizeof(p->probe));
+		p->probe.last_gpu_ioctl_boot_ns = last; /* "ever seen" outlives a probe restart */
+		/* rates need the process's own elapsed time of this poll */
+		p->probe.valid = answered && p->rates_valid && p->sample_boot_ns > p->prev_sample_boot_ns;
+		p->probe.net_valid = p->probe.valid && net;
+	}
+}
+
+static void apply_syscalls(struct proc *p, const struct probe_syscall *sys, uint32_t n, double dt)
+{
+	struct syscall_rate *rates = n ? calloc(n, sizeof(*rates)) : NULL;
+
+	if (!rates)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		rates[i].name = sandbox_syscall_name((int)sys[i].nr);
+		rates[i].rate_per_sec = (double)sys[i].count / dt;
+	}
+	p->probe.syscalls = rates; /* the probe sends them highest count first */
+	p->probe.syscalls_count = n;
+}
+
+static void apply_record(struct proc *p, const struct probe_proc *rec,
+	const struct probe_syscall *sys)
+{
+	struct proc_probe_rates *pr = &p->probe;
+	double dt = (double)(p->sample_boot_ns - p->prev_sample_boot_ns) / 1e9;
+
+	if (rec->last_gpu_ioctl_boot_ns > pr->last_gpu_ioctl_boot_ns)
+		pr->last_gpu_ioctl_boot_ns = rec->last_gpu_ioctl_boot_ns;
+	if (!pr->valid)
+		return;
+	pr->gpu_ioctls = rec->gpu_ioctls;
+	pr->ctx_voluntary_s = (double)rec->ctx_voluntary / dt;
+	pr->ctx_involuntary_s = (double)rec->ctx_involuntary / dt;
+	pr->runqueue_s = (double)rec->runqueue_ns / 1e9 / dt;
+	pr->net_rx_bytes_s = (double)rec->net_rx_bytes / dt;
+	pr->net_tx_bytes_s = (double)rec->net_tx_bytes / dt;
+	apply_syscalls(p, sys, rec->syscalls_count, dt);
+}
+
+/* The tracked process a record is about: same tgid and same start (in clock ticks). */
+static struct proc *match(struct proc_table *table, const struct probe_proc *rec,
+	uint64_t tick_ns)
+{
+	struct proc *p = proc_table_find(table, (pid_t)rec->tgid);
+
+	if (!p || !rec->start_boot_ns || rec->start_boot_ns / tick_ns != p->start_ticks)
+		return NULL;
+	return p;
+}
+
+/* Remembers an unmatched record with GPU ioctls, for the exit that may follow. */
+static void note_unmatched_gpu(struct probe_link *link, const struct probe_proc *rec)
+{
+	struct probe_link_gpu_ghost *g = &link->ghosts[link->ghosts_next++ % PROBE_LINK_GHOSTS];
+
+	g->tgid = rec->tgid;
+	g->start_boot_ns = rec->start_boot_ns;
+	link->stats.gpu_records_unmatched++;
+}
+
+/*
+ * A process that used the GPU and exited between two polls was never in
+ * /proc for us: its exit is counted, so it does not vanish without trace.
+ */
+static void count_exits(struct probe_link *link)
+{
+	for (size_t i = 0; i < link->exits_count; i++) {
+		const struct probe_exit *x = &link->exits[i];
+
+		link->stats.exits_seen++;
+		for (size_t g = 0; g < PROBE_LINK_GHOSTS; g++) {
+			if (link->ghosts[g].tgid == x->tgid &&
+			    link->ghosts[g].start_boot_ns == x->start_boot_ns) {
+				link->stats.gpu_exits_between_polls++;
+				link->ghosts[g].tgid = 0;
+				log_info("probe: GPU process %u (%.16s) started and exited between "
+					 "two polls", x->tgid, x->comm);
+				break;
+			}
+		}
+	}
+}
+
+static void apply_answer(struct probe_link *link, struct proc_table *table)
+{
+	uint64_t tick_ns = 1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
+	const uint8_t *pos = link->procs, *end = link->procs + link->procs_len;
+
+	while (pos < end) {
+		struct probe_proc rec;
+		struct proc *p;
+
+		memcpy(&rec, pos, sizeof(rec));
+		pos += sizeof(rec);
+		p = match(table, &rec, tick_ns);
+		if (p)
+			apply_record(p, &rec, (const struct probe_syscall *)pos);
+		else if (rec.gpu_ioctls)
+			note_unmatched_gpu(link, &rec);
+		pos += rec.syscalls_count * sizeof(struct probe_syscall);
+	}
+	count_exits(link);
+}
+
+void probe_link_poll(struct probe_link *link, struct proc_table *table, uint64_t now_boot_ns)
+{
+	bool usable;
+	int r;
+
+	(void)now_boot_ns;
+	if (link->fd < 0 && (r = link_connect(link)) < 0) {
+		link_down(link, link->path, -r);
+		reset_rates(table, false, false);
+		return;
+	}
+	if ((r = fetch_answer(link)) < 0) {
+		link_down(link, "answer", -r);
+		reset_rates(table, false, false);
+		return;
+	}
+	link->answers++;
+	link->stats.answers++;
+	link->stats.probe_drops_total = 0;
+	for (int i = 0; i < PROBE_WIRE_DROPS; i++)
+		link->stats.probe_drops_total += link->end.drops_total[i];
+	/* the first answer on a connection covers time before we asked: baseline only */
+	usable = link->answers > 1 && !(link->end.flags & PROBE_END_FIRST);
+	reset_rates(table, usable, link->end.flags & PROBE_END_NET);
+	if (usable)
+		apply_answer(link, table);
+	else
+		link->stats.exits_seen += link->exits_count;
+	snprintf(link->state, sizeof(link->state), usable ? "connected" :
+		"connected, first answer is the baseline");
 }

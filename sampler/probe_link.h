@@ -27,4 +27,15 @@ void probe_link_poll(struct probe_link *link, struct proc_table *table, uint64_t
 /* "connected", or why not (for status and the once-per-change log line). */
 const char *probe_link_state(const struct probe_link *link);
 
+/* Figures for sampler.ctl status (probe engineer's addition to the seam). */
+struct probe_link_stats {
+	uint64_t answers;                 /* answers received, all connections */
+	uint64_t records_last;            /* per-tgid records in the last answer */
+	uint64_t exits_seen;              /* whole thread groups that exited */
+	uint64_t gpu_exits_between_polls; /* GPU users born and gone between two polls */
+	uint64_t gpu_records_unmatched;   /* GPU records for processes we do not track */
+	uint64_t probe_drops_total;       /* croft-probe's drops, all reasons (its status has them) */
+};
+void probe_link_get_stats(const struct probe_link *link, struct probe_link_stats *ret_stats);
+
 #endif
