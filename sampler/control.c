@@ -38,6 +38,20 @@ int sampler_arm_timer(struct sampler *s)
 	return evtimer_add(s->poll_timer, &tv) ? -EINVAL : 0;
 }
 
+/* The probe link's figures (added by the probe engineer, seam.md). */
+static void probe_status(const struct sampler *s, json_t *o)
+{
+	struct probe_link_stats ps;
+
+	probe_link_get_stats(s->probe, &ps);
+	json_object_set_new(o, "probe_link", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
+		"answers", (json_int_t)ps.answers, "records_last", (json_int_t)ps.records_last,
+		"exits_seen", (json_int_t)ps.exits_seen,
+		"gpu_exits_between_polls", (json_int_t)ps.gpu_exits_between_polls,
+		"gpu_records_unmatched", (json_int_t)ps.gpu_records_unmatched,
+		"probe_drops_total", (json_int_t)ps.probe_drops_total));
+}
+
 static int status_json(struct sampler *s, struct evbuffer *reply)
 {
 	struct spool_stats sp;
@@ -70,6 +84,7 @@ static int status_json(struct sampler *s, struct evbuffer *reply)
 		"fds_open", (json_int_t)s->procs.fds_open);
 	if (!o)
 		return -ENOMEM;
+	probe_status(s, o);
 	text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	if (!text)
