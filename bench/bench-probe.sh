@@ -58,7 +58,7 @@ start_tool() {
 		TOOL_PID=$!
 		wait_line "$TMP/out" attached ;;
 	mincount)
-		sleep 1000000 | "$MINCOUNT" >"$TMP/out" 2>&1 &
+		"$MINCOUNT" >"$TMP/out" 2>&1 &
 		TOOL_PID=$!
 		wait_line "$TMP/out" ready ;;
 	bpftrace-syscalls)

@@ -1,10 +1,10 @@
 /*
  * probe-mincount.c: loads and attaches probe-mincount.bpf.c, prints
- * "ready", and keeps it attached until stdin closes or a signal comes.
+ * "ready", and keeps it attached until SIGTERM or SIGINT.
  * bench-probe.sh's reference counter; runs as root.
  */
+#include <signal.h>
 #include <stdio.h>
-#include <unistd.h>
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverlength-strings"
@@ -14,7 +14,13 @@
 int main(void)
 {
 	struct probe_mincount_bpf *skel = probe_mincount_bpf__open_and_load();
-	char c;
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigprocmask(SIG_BLOCK, &set, NULL);
 
 	if (!skel || probe_mincount_bpf__attach(skel) < 0) {
 		fprintf(stderr, "probe-mincount: cannot load or attach\n");
@@ -22,8 +28,7 @@ int main(void)
 	}
 	printf("ready\n");
 	fflush(stdout);
-	while (read(0, &c, 1) > 0)
-		;
+	sigwait(&set, &sig);
 	probe_mincount_bpf__destroy(skel);
 	return 0;
 }
