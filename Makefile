@@ -16,12 +16,13 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 all: build
 
 deps:
-	@pkgs=$$(sed 's/#.*//' .ci/debian-packages | tr -s ' \t' '\n\n' | grep -v '^$$'); \
-	missing=; \
-	for p in $$pkgs; do \
+	@# A line is "PACKAGE [COMMAND]": with COMMAND on the PATH the package counts as present.
+	@missing=$$(sed 's/#.*//' .ci/debian-packages | while read -r p c; do \
+		[ -n "$$p" ] || continue; \
+		if [ -n "$$c" ] && command -v "$$c" >/dev/null 2>&1; then continue; fi; \
 		dpkg-query -W -f='$${Status}\n' "$$p" 2>/dev/null | grep -q '^install ok installed$$' || \
-			missing="$$missing $$p"; \
-	done; \
+			printf ' %s' "$$p"; \
+	done); \
 	if [ -n "$$missing" ]; then \
 		echo "make deps: installing$$missing"; \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
