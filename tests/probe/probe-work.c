@@ -35,6 +35,12 @@ static void sleep_until(unsigned long long t)
 		;
 }
 
+static void pause_s(double secs)
+{
+	if (secs > 0)
+		sleep_until(now_ns() + (unsigned long long)(secs * 1e9));
+}
+
 /* n calls of syscall nr spread evenly over secs (100 slices), then exit. */
 static int do_calls(long nr, unsigned long n, double secs)
 {
@@ -190,10 +196,17 @@ int main(int argc, char **argv)
 
 	atexit(report);
 
-	if (!strcmp(mode, "getppid") && argc == 4)
-		return do_calls(SYS_getppid, strtoul(argv[2], NULL, 10), atof(argv[3]));
-	if (!strcmp(mode, "ioctl") && argc == 5)
+	/* optional trailing DELAY: seconds asleep first, so the sampler sees us before */
+	if (!strcmp(mode, "getppid") && argc >= 4 && argc <= 6) {
+		pause_s(argc > 4 ? atof(argv[4]) : 0);
+		do_calls(SYS_getppid, strtoul(argv[2], NULL, 10), atof(argv[3]));
+		pause_s(argc > 5 ? atof(argv[5]) : 0); /* HOLD: alive after the calls */
+		return 0;
+	}
+	if (!strcmp(mode, "ioctl") && (argc == 5 || argc == 6)) {
+		pause_s(argc > 5 ? atof(argv[5]) : 0);
 		return do_ioctls(argv[2], strtoul(argv[3], NULL, 10), atof(argv[4]));
+	}
 	if (!strcmp(mode, "sleeps") && argc == 4)
 		return do_sleeps(strtoul(argv[2], NULL, 10), atof(argv[3]));
 	if (!strcmp(mode, "spin") && argc == 4)
@@ -202,7 +215,7 @@ int main(int argc, char **argv)
 		return do_send(atoi(argv[2]), strtoul(argv[3], NULL, 10), atof(argv[4]));
 	if (!strcmp(mode, "recv") && argc == 3)
 		return do_recv(atoi(argv[2]));
-	fprintf(stderr, "usage: probe-work getppid N SECS | ioctl PATH N HOLD_SECS | sleeps PER_S SECS"
+	fprintf(stderr, "usage: probe-work getppid N SECS [DELAY [HOLD]] | ioctl PATH N HOLD [DELAY] | sleeps PER_S SECS"
 		" | spin CPU SECS | send PORT BYTES_PER_S SECS | recv PORT\n");
 	return 2;
 }

@@ -1,0 +1,109 @@
+# rowtest.py: croft-probe + croft-sampler + a fake writer in a temporary
+# directory, for the tests that check finished rows (tests/probe/test-rows*.py).
+# The sampler's own test helpers (fakewriter.py) are reused.  Runs as root.
+import json
+import os
+import struct
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, '..', 'sampler'))
+from fakewriter import FakeWriter  # noqa: E402
+from probetest import Probe, wait_for  # noqa: E402
+
+POLL_MS = 500
+
+
+class Rows:
+    """The fake writer's output, read incrementally; every line must be JSON."""
+
+    def __init__(self, path):
+        self.path, self.offset, self.rows = path, 0, []
+
+    def refresh(self):
+        if os.path.exists(self.path):
+            with open(self.path, 'rb') as f:
+                f.seek(self.offset)
+                data = f.read()
+            end = data.rfind(b'\n') + 1
+            self.offset += end
+            self.rows += [json.loads(x) for x in data[:end].split(b'\n')[:-1]]
+        return self.rows
+
+    def of(self, pid):
+        return [r for r in self.refresh() if r['tgid'] == pid]
+
+
+class Stack:
+    def __init__(self, probe_bin, sampler_bin, conf=''):
+        self.conf_text = '[sampler]\npoll_interval = %dms\n' % POLL_MS + conf
+        self.probe = Probe(probe_bin, conf=self.conf_text)
+        self.sampler_bin = sampler_bin
+        self.writer = FakeWriter(os.path.join(self.probe.dir, 'writer.sock'),
+                                 os.path.join(self.probe.dir, 'rows.jsonl'))
+        self.writer.start()
+        self.rows = Rows(self.writer.out_path)
+        self.sampler = None
+        self.children = []
+
+    def start_sampler(self):
+        self.slog = open(os.path.join(self.probe.dir, 'sampler.log'), 'ab')
+        self.sampler = subprocess.Popen(
+            [self.sampler_bin, '-c', self.probe.conf, '-r', self.probe.runtime, '-u', 'nobody',
+             '--writer-socket', self.writer.path, '--probe-socket', self.probe.sock],
+            stdout=self.slog, stderr=subprocess.STDOUT)
+        wait_for(lambda: os.path.exists(os.path.join(self.probe.runtime, 'sampler.ctl')), 20,
+                 'sampler.ctl')
+
+    def spawn(self, args, **kw):
+        p = subprocess.Popen(args, **kw)
+        self.children.append(p)
+        return p
+
+    def sampler_status(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(5)
+        s.connect(os.path.join(self.probe.runtime, 'sampler.ctl'))
+        hello = struct.pack('<IIQQ', 1, 4, 0, 0)
+        s.sendall(struct.pack('<II', 1, len(hello)) + hello + struct.pack('<II', 0x0500, 0))
+        data = b''
+        while True:
+            chunk = s.recv(1 << 16)
+            if not chunk:
+                break
+            data += chunk
+        return json.loads(data[16:].rstrip(b'\0').decode())
+
+    def wait_rows(self, pid, pred, timeout=30):
+        wait_for(lambda: pred(self.rows.of(pid)), timeout, 'rows of %d' % pid)
+        return self.rows.of(pid)
+
+    def close(self):
+        for p in self.children:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+        if self.sampler and self.sampler.poll() is None:
+            self.sampler.terminate()
+            self.sampler.wait(20)
+        self.writer.stop()
+        self.probe.close()
+
+
+def row_elapsed_s(rows, born_ms=None):
+    """Each row's interval: since the previous row (or the process's birth)."""
+    out, prev = [], born_ms
+    for r in rows:
+        out.append((r['unix_ms'] - prev) / 1000.0 if prev is not None else None)
+        prev = r['unix_ms']
+    return out
+
+
+def syscall_rate(row, name):
+    for s in row.get('syscalls', []):
+        if s['name'] == name:
+            return s['rate_per_sec']
+    return 0.0

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+# test-rows.py: croft-probe's fields in croft-sampler's finished rows.
+# Exact getppid counts (rate x elapsed sums to K within 0.5%); GPU ioctls on
+# a device node made here (ioctl_count, no-gpu -> gpu-onset -> gpu-held,
+# since_last_gpu_ioctl_ms, /dev/null not counted, a holder gpu-held from its
+# first row, GPU users gone between polls counted); voluntary switches,
+# run-queue wait and loopback TCP rates; the probe SIGKILLed and restarted
+# mid-run.  Root, real eBPF.
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from probetest import Tap, require_bpf, wait_for
+from rowtest import POLL_MS, Stack, syscall_rate
+
+ONSET_S = 2.0
+
+
+def poll_elapsed(rows):
+    """(row, seconds since the previous row of the process) for every row but the first."""
+    return [(r, (r['unix_ms'] - p['unix_ms']) / 1000.0) for p, r in zip(rows, rows[1:])]
+
+
+def t_getppid(tap, st, work):
+    k = 100000
+    w = st.spawn([work, 'getppid', str(k), '8', '1.5', '2'])
+    w.wait()
+    rows = st.wait_rows(w.pid, lambda rs: len(rs) > 0 and time.sleep(1.0) is None)
+    total = sum(syscall_rate(r, 'getppid') * dt for r, dt in poll_elapsed(rows))
+    tap.ok(abs(total - k) <= 0.005 * k, 'rows: getppid rate x elapsed sums to K (0.5%)',
+           '%.0f of %d over %d rows' % (total, k, len(rows)))
+    top = [r['syscalls'][0]['name'] for r in rows if r.get('syscalls') and
+           syscall_rate(r, 'getppid') > 1000]
+    tap.ok(top and all(n == 'getppid' for n in top), 'syscalls are named and sorted by rate')
+
+
+def t_gpu(tap, st, work, node, holder):
+    m = 777
+    g = st.spawn([work, 'ioctl', node, str(m), '5', '1.2'])
+    n = st.spawn([work, 'ioctl', '/dev/null', '500', '3', '1.2'])
+    g.wait()
+    n.wait()
+    rows = st.wait_rows(g.pid, lambda rs: len(rs) > 0)
+    states = [r['workload'] for r in rows]
+    got = sum(r.get('ioctl_count', 0) for r in rows)
+    tap.ok(got == m, 'rows: ioctl_count sums to M', '%d of %d' % (got, m))
+    order = [s for i, s in enumerate(states) if i == 0 or states[i - 1] != s]
+    tap.ok(order == ['no-gpu', 'gpu-onset', 'gpu-held'], 'no-gpu -> gpu-onset -> gpu-held',
+           ' '.join(order))
+    onset = [r['unix_ms'] for r in rows if r['workload'] == 'gpu-onset']
+    held = [r['unix_ms'] for r in rows if r['workload'] == 'gpu-held']
+    span = (held[0] - onset[0]) / 1000.0 if onset and held else 0
+    tap.ok(abs(span - ONSET_S) <= POLL_MS / 1000 + 0.05, 'gpu-held comes onset_window after '
+           'gpu-onset (to a poll: the first ioctl is known to its poll interval)', '%.2fs' % span)
+    since = [r['since_last_gpu_ioctl_ms'] for r in rows if 'since_last_gpu_ioctl_ms' in r]
+    steps = [b - a for a, b in zip(since, since[1:])][1:]
+    tap.ok(len(steps) >= 4 and all(abs(s - POLL_MS) <= 60 for s in steps),
+           'since_last_gpu_ioctl_ms grows by the poll interval', str(steps))
+    nrows = st.rows.of(n.pid)
+    tap.ok(nrows and all(r['workload'] == 'no-gpu' and 'ioctl_count' not in r for r in nrows),
+           '/dev/null ioctls: no-gpu, no ioctl_count')
+    hrows = st.rows.of(holder.pid)
+    tap.ok(hrows and hrows[0]['workload'] == 'gpu-held', 'a holder from before start is '
+           'gpu-held in its first row', hrows and hrows[0]['workload'])
+    ghosts = [st.spawn([work, 'ioctl', node, '10', '0']) for _ in range(5)]
+    for p in ghosts:
+        p.wait()
+    time.sleep(3 * POLL_MS / 1000)
+    unseen = [p for p in ghosts if not st.rows.of(p.pid)]
+    count = st.sampler_status()['probe_link']['gpu_exits_between_polls']
+    tap.ok(count == len(unseen) and count > 0, 'GPU users gone between polls are counted in '
+           'status', '%d counted, %d without rows' % (count, len(unseen)))
+
+
+def steady(rows, key, sub='usage'):
+    """Mean of a figure over the rows of a workload's middle (first two and last dropped)."""
+    vals = [r[sub][key] for r in rows[2:-1] if key in r.get(sub, {})]
+    return sum(vals) / len(vals) if vals else float('nan')
+
+
+def t_sched_net(tap, st, work):
+    s = st.spawn([work, 'sleeps', '1000', '5'])
+    a = st.spawn([work, 'spin', '0', '5'])
+    b = st.spawn([work, 'spin', '0', '5'])
+    r = st.spawn([work, 'recv', '47312'], stdout=subprocess.PIPE, text=True)
+    r.stdout.readline()
+    w = st.spawn([work, 'send', '47312', '1000000', '5'])
+    for p in (s, a, b, w, r):
+        p.wait()
+    time.sleep(2 * POLL_MS / 1000)
+    v = steady(st.rows.of(s.pid), 'ctx_voluntary_s')
+    tap.ok(abs(v - 1000) <= 50, 'rows: 1000 sleeps/s -> ctx_voluntary_s ~ 1000 (5%)', '%.1f' % v)
+    for p in (a, b):
+        q = steady(st.rows.of(p.pid), 'runqueue_s')
+        tap.ok(abs(q - 0.5) <= 0.1, 'rows: two loops on one CPU -> runqueue_s ~ 0.5', '%.3f' % q)
+    tx = steady(st.rows.of(w.pid), 'network_tx_bytes_s')
+    rx = steady(st.rows.of(r.pid), 'network_rx_bytes_s')
+    tap.ok(abs(tx - 1e6) <= 5e4, 'rows: sender network_tx_bytes_s ~ 1 MB/s (5%)', '%.0f' % tx)
+    tap.ok(abs(rx - 1e6) <= 5e4, 'rows: receiver network_rx_bytes_s ~ 1 MB/s (5%)', '%.0f' % rx)
+
+
+def t_restart(tap, st, work):
+    rate = 20000.0
+    w = st.spawn([work, 'getppid', str(int(rate * 10)), '10', '1', '1'])
+    st.wait_rows(w.pid, lambda rs: any(syscall_rate(r, 'getppid') > 0 for r in rs))
+    st.probe.kill(signal.SIGKILL)
+    killed_ms = time.time() * 1000
+    wait_for(lambda: 'not connected' in st.sampler_status()['probe'], 10, 'probe state')
+    tap.ok(True, 'status says why while the probe is down', st.sampler_status()['probe'])
+    time.sleep(1.5)
+    st.probe.start()
+    back_ms = time.time() * 1000
+    rows = st.wait_rows(w.pid, lambda rs: any(r['unix_ms'] > back_ms + 3 * POLL_MS for r in rs))
+    down = [r for r in rows if killed_ms + POLL_MS < r['unix_ms'] < back_ms]
+    tap.ok(down and all('syscalls' not in r and 'runqueue_s' not in r['usage'] for r in down),
+           'probe down: rows go on without its fields', '%d rows' % len(down))
+    after = [r for r in rows if r['unix_ms'] > back_ms]
+    first = next((r for r in after if 'syscalls' in r), None)
+    tap.ok(first is not None and first['unix_ms'] <= after[0]['unix_ms'] + 2 * POLL_MS,
+           'probe back: fields return within two polls')
+    rates = [syscall_rate(r, 'getppid') for r in after if 'syscalls' in r][:-1]
+    tap.ok(rates and all(abs(x - rate) <= 0.25 * rate for x in rates),
+           'no rate spans the gap', ' '.join('%.0f' % x for x in rates[:6]))
+    w.wait()
+
+
+def main():
+    require_bpf()
+    probe_bin, work, sampler_bin = sys.argv[1], sys.argv[2], sys.argv[3]
+    tap = Tap()
+    st = Stack(probe_bin, sampler_bin,
+               'idle_every = 1\nonset_window = %gs\n[probe]\ngpu_devices = 1:7\n' % ONSET_S)
+    try:
+        node = os.path.join(st.probe.dir, 'gpu0')
+        os.mknod(node, 0o666 | 0o020000, os.makedev(1, 7))
+        holder = st.spawn([work, 'ioctl', node, '0', '60'])
+        time.sleep(0.3)
+        st.start_sampler()
+        t_getppid(tap, st, work)
+        t_gpu(tap, st, work, node, holder)
+        t_sched_net(tap, st, work)
+        t_restart(tap, st, work)
+    finally:
+        st.close()
+    tap.done()
+
+
+if __name__ == '__main__':
+    main()
