@@ -280,12 +280,12 @@ static void peer_accept_cb(struct evconnlistener *listener, evutil_socket_t fd, 
 	int salen, void *arg)
 {
 	struct writer *w = arg;
-	struct sock_peer cred;
+	struct sock_peer cred = { .pid = -1, .uid = (uid_t)-1, .gid = (gid_t)-1 };
 	struct peer *p;
 
 	if (sock_peer(fd, &cred) < 0 || !sock_peer_is(&cred, w->peer_uid)) {
 		log_warnx("writer.sock: refused pid %d uid %u: not root or the writer's user",
-			sock_peer(fd, &cred) < 0 ? -1 : (int)cred.pid, (unsigned)cred.uid);
+			(int)cred.pid, (unsigned)cred.uid);
 		close(fd);
 		return;
 	}
