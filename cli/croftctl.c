@@ -43,20 +43,35 @@ static void usage(FILE *out)
 		"       croftctl [--runtime-dir DIR] reload\n"
 		"       croftctl [--runtime-dir DIR] label CONTAINER-ID TEXT\n"
 		"       croftctl [--runtime-dir DIR] label --clear CONTAINER-ID\n"
-		"The runtime dir defaults to $CROFT_RUNTIME_DIR, else %s.\n", CROFT_RUNTIME_DIR);
+		"The runtime dir defaults to $CROFT_RUNTIME_DIR, else %s; a daemon's\n"
+		"control socket is RUNTIME/<daemon>/<daemon>.ctl, else RUNTIME/<daemon>.ctl.\n",
+		CROFT_RUNTIME_DIR);
 }
 
-/* "croft-writer" -> "<runtime>/writer.ctl" */
+/*
+ * "croft-writer" -> "<runtime>/writer.ctl" (croft run: one directory), else
+ * "<runtime>/writer/writer.ctl" (the systemd units: one per unit).
+ */
+static int ctl_path(const char *daemon, char *buf, size_t len)
+{
+	const char *role = daemon + strlen("croft-");
+
+	if (snprintf(buf, len, "%s/%s/%s.ctl", runtime_dir, role, role) >= (int)len)
+		return -ENAMETOOLONG;
+	if (access(buf, F_OK) == 0)
+		return 0;
+	if (snprintf(buf, len, "%s/%s.ctl", runtime_dir, role) >= (int)len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 static void ask(struct answer *a, const char *daemon, uint32_t type, const void *payload, size_t len)
 {
 	memset(a, 0, sizeof(*a));
 	a->daemon = daemon;
-	if (snprintf(a->path, sizeof(a->path), "%s/%s.ctl", runtime_dir, daemon + strlen("croft-")) >=
-	    (int)sizeof(a->path)) {
-		a->ret = -ENAMETOOLONG;
-		return;
-	}
-	a->ret = ctl_request(a->path, type, payload, len, CTL_TIMEOUT_MS, &a->status, &a->text);
+	a->ret = ctl_path(daemon, a->path, sizeof(a->path));
+	if (a->ret == 0)
+		a->ret = ctl_request(a->path, type, payload, len, CTL_TIMEOUT_MS, &a->status, &a->text);
 }
 
 /* Why there was no answer, in words a user can act on. */

@@ -26,7 +26,7 @@ check "croft run starts writer and sampler; croftctl sees them up" \
 	wait_for 'ops_up croft-writer && ops_up croft-sampler' 30
 if [ $probe = 0 ]; then
 	check "croft-probe up" wait_for 'ops_up croft-probe' 30
-	check "croftctl status exits 0 with all three up" ctl status >/dev/null
+	check "croftctl status exits 0 with all three up" quiet ctl status
 	check "the sampler is connected to the probe" \
 		wait_for '[ "$(ops_field croft-sampler .status.probe)" = connected ]' 30
 else

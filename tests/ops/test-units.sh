@@ -67,11 +67,12 @@ else
 fi
 n=$((n + 1))
 croft_uid=$(awk -F: '$1 == "croft" { print $3 }' "$TEST_TMP/root/etc/passwd")
+croft_gid=$(awk -F: '$1 == "croft" { print $3 }' "$TEST_TMP/root/etc/group")
 if command -v systemd-tmpfiles >/dev/null &&
    out=$(systemd-tmpfiles --root="$TEST_TMP/root" --create "$src/tmpfiles.d/croft.conf" 2>&1) &&
-   [ "$(stat -c '%a %u' "$TEST_TMP/root/run/croft")" = "750 $croft_uid" ] &&
-   [ "$(stat -c '%a %u' "$TEST_TMP/root/var/lib/croft")" = "750 $croft_uid" ]; then
-	echo "ok $n - tmpfiles.d/croft.conf makes /run/croft and /var/lib/croft 0750 croft"
+   [ "$(stat -c '%a %u %g' "$TEST_TMP/root/run/croft")" = "750 0 $croft_gid" ] &&
+   [ "$(stat -c '%a %u %g' "$TEST_TMP/root/var/lib/croft")" = "750 $croft_uid $croft_gid" ]; then
+	echo "ok $n - tmpfiles.d/croft.conf makes /run/croft 0750 root:croft and /var/lib/croft 0750 croft:croft"
 else
 	echo "not ok $n - tmpfiles.d/croft.conf: ${out:-}"; fails=$((fails + 1))
 fi
