@@ -132,6 +132,11 @@ void collector_drain(struct collector *col)
 	ring_buffer__consume(col->rb);
 }
 
+uint64_t collector_last_flip(const struct collector *col)
+{
+	return col->last_flip_boot_ns;
+}
+
 const struct collector_stats *collector_stats(const struct collector *col)
 {
 	return &col->stats;
@@ -396,6 +401,7 @@ int collector_answer(struct collector *col, bool first, const struct answer **re
 			continue;
 		r = drain_map(col, fd, concerns[c].key_size, concerns[c].val_size, concerns[c].fn);
 		col->stats.entries_last[c] = r < 0 ? 0 : (size_t)r;
+		loader_clear_full(col->objs, c, old);
 		if (r < 0)
 			log_warnx("reading %s map: %s", c == CONCERN_SYSCALLS ? "syscalls" : "counter",
 				strerror(-r));

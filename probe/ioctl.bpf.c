@@ -50,10 +50,10 @@ static __always_inline bool gpu_device(__u32 rdev)
 	return false;
 }
 
-static __always_inline void count_in(void *map, __u32 tgid, __u64 now)
+static __always_inline void count_in(void *map, __u32 g, __u32 tgid, __u64 now)
 {
 	static const struct probe_ioctl_val zero;
-	struct probe_ioctl_val *v = lookup_or_init(map, &tgid, &zero);
+	struct probe_ioctl_val *v = lookup_or_init(map, g, &tgid, &zero);
 
 	if (!v) {
 		count_drop(PROBE_DROP_IOCTL_MAP_FULL);
@@ -72,9 +72,9 @@ static __always_inline int count_gpu_ioctl(__u32 mode, __u32 rdev)
 		return 0;
 	now = bpf_ktime_get_boot_ns();
 	if (gen)
-		count_in(&ioctl_1, tgid, now);
+		count_in(&ioctl_1, 1, tgid, now);
 	else
-		count_in(&ioctl_0, tgid, now);
+		count_in(&ioctl_0, 0, tgid, now);
 	return 0;
 }
 

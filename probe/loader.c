@@ -264,6 +264,27 @@ int loader_map_fd(const struct probe_objs *objs, enum probe_concern concern, uin
 	return map ? bpf_map__fd(map) : -1;
 }
 
+void loader_clear_full(struct probe_objs *objs, enum probe_concern concern, uint32_t g)
+{
+	switch (concern) {
+	case CONCERN_SYSCALLS:
+		objs->syscalls->bss->map_full[g & 1] = 0;
+		break;
+	case CONCERN_IOCTL:
+		objs->ioctl->bss->map_full[g & 1] = 0;
+		break;
+	case CONCERN_SCHED:
+		objs->sched->bss->map_full[g & 1] = 0;
+		break;
+	case CONCERN_NET:
+		if (objs->net)
+			objs->net->bss->map_full[g & 1] = 0;
+		break;
+	default:
+		break;
+	}
+}
+
 int loader_map_max(const struct probe_objs *objs, enum probe_concern concern)
 {
 	struct bpf_map *map = concern_map(objs, concern, 0);

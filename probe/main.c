@@ -26,6 +26,7 @@
 #include "sandbox.h"
 
 #define DRAIN_INTERVAL_MS 100 /* ring buffer reads between answers */
+#define UNPOLLED_DISCARD_NS (10ull * 1000000000ull) /* no sampler: empty the maps this often */
 
 static const char extra_usage[] =
 	"      --map-entries N     entries of every per-generation map (default: built-in sizes)\n";
@@ -180,9 +181,21 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	event_base_loopexit(pm->st.base, NULL);
 }
 
+/*
+ * Events are read every DRAIN_INTERVAL_MS so the ring buffer does not fill.
+ * With no sampler connected nobody will ask for the counts: the maps are
+ * emptied every UNPOLLED_DISCARD_NS so they never fill (the next sampler's
+ * first answer is flagged as covering time before it asked anyway).
+ */
 static void on_drain(evutil_socket_t fd, short what, void *arg)
 {
-	collector_drain(arg);
+	struct probe_state *st = arg;
+	const struct answer *discarded;
+
+	collector_drain(st->col);
+	if (!server_has_poller(st->srv) &&
+	    clock_boot_ns() - collector_last_flip(st->col) > UNPOLLED_DISCARD_NS)
+		collector_answer(st->col, true, &discarded);
 }
 
 static void events_new(struct probe_main *pm)
@@ -193,7 +206,7 @@ static void events_new(struct probe_main *pm)
 	pm->ev_term = evsignal_new(pm->st.base, SIGTERM, on_signal, pm);
 	pm->ev_int = evsignal_new(pm->st.base, SIGINT, on_signal, pm);
 	pm->ev_hup = evsignal_new(pm->st.base, SIGHUP, on_signal, pm);
-	pm->ev_drain = event_new(pm->st.base, -1, EV_PERSIST, on_drain, pm->st.col);
+	pm->ev_drain = event_new(pm->st.base, -1, EV_PERSIST, on_drain, &pm->st);
 	if (!pm->ev_term || !pm->ev_int || !pm->ev_hup || !pm->ev_drain ||
 		evsignal_add(pm->ev_term, NULL) < 0 || evsignal_add(pm->ev_int, NULL) < 0 ||
 		evsignal_add(pm->ev_hup, NULL) < 0 || event_add(pm->ev_drain, &drain) < 0)

@@ -30,9 +30,9 @@ static __always_inline int count_bytes(__u16 family, int ret, bool tx)
 	if (ret <= 0 || (family != AF_INET_FAMILY && family != AF_INET6_FAMILY))
 		return 0;
 	if (gen)
-		v = lookup_or_init(&net_1, &tgid, &zero);
+		v = lookup_or_init(&net_1, 1, &tgid, &zero);
 	else
-		v = lookup_or_init(&net_0, &tgid, &zero);
+		v = lookup_or_init(&net_0, 0, &tgid, &zero);
 	if (!v) {
 		count_drop(PROBE_DROP_NET_MAP_FULL);
 		return 0;

@@ -18,6 +18,16 @@
 /* Which generation of maps the programs write; flipped by croft-probe. */
 volatile __u32 gen;
 
+/*
+ * Set when an insert into this object's generation g found the map full;
+ * croft-probe clears it once it emptied that generation.  While set, a new
+ * key is dropped at the cost of one lookup: a full preallocated hash makes
+ * every failed insert walk the per-CPU free lists under locks (microseconds).
+ */
+volatile __u32 map_full[PROBE_GENS];
+
+#define E2BIG_ERR 7
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, PROBE_DROP_REASONS);
@@ -34,17 +44,21 @@ static __always_inline void count_drop(__u32 reason)
 }
 
 /*
- * Returns this CPU's value for key, inserting zero first (BPF_NOEXIST: an
- * insert racing ours on another CPU wins and we take its entry).  NULL when
- * the map is full; the caller counts the drop.
+ * Returns this CPU's value for key in generation g's map, inserting zero
+ * first (BPF_NOEXIST: an insert racing ours on another CPU wins and we take
+ * its entry).  NULL when the map is full; the caller counts the drop.
  */
-static __always_inline void *lookup_or_init(void *map, const void *key, const void *zero)
+static __always_inline void *lookup_or_init(void *map, __u32 g, const void *key,
+	const void *zero)
 {
 	void *val = bpf_map_lookup_elem(map, key);
 
 	if (val)
 		return val;
-	bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+	if (map_full[g & 1])
+		return NULL;
+	if (bpf_map_update_elem(map, key, zero, BPF_NOEXIST) == -E2BIG_ERR)
+		map_full[g & 1] = 1;
 	return bpf_map_lookup_elem(map, key);
 }
 

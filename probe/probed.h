@@ -67,6 +67,8 @@ int loader_flip(struct probe_objs *objs);
 /* The map fd of concern's generation g, -1 when not loaded. */
 int loader_map_fd(const struct probe_objs *objs, enum probe_concern concern, uint32_t g);
 int loader_map_max(const struct probe_objs *objs, enum probe_concern concern);
+/* After generation g of concern was emptied: inserts into it may be tried again. */
+void loader_clear_full(struct probe_objs *objs, enum probe_concern concern, uint32_t g);
 int loader_events_fd(const struct probe_objs *objs);
 /* Sums every object's per-CPU drop counters into ret_drops[PROBE_DROP_REASONS]. */
 int loader_drops(const struct probe_objs *objs, uint64_t *ret_drops);
@@ -106,6 +108,8 @@ void collector_free(struct collector *col);
 int collector_answer(struct collector *col, bool first, const struct answer **ret_answer);
 /* Drains events only (between answers, so the ring buffer never fills). */
 void collector_drain(struct collector *col);
+/* Boot ns of the last flip: when the last answer was taken (or discarded). */
+uint64_t collector_last_flip(const struct collector *col);
 struct collector_stats {
 	uint64_t answers;
 	uint64_t exits_seen;                    /* whole thread groups, since start */
@@ -124,6 +128,8 @@ int server_new(struct event_base *base, const char *path, gid_t gid, uid_t peer_
 void server_free(struct server *srv);
 /* Appends {"peers": [...]} style figures to a JSON object (json_t *). */
 void server_status(const struct server *srv, void *json_obj);
+/* True while a sampler (a peer past HELLO) is connected. */
+bool server_has_poller(const struct server *srv);
 
 /* status.c: probe.ctl */
 struct probe_state {

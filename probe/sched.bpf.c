@@ -32,9 +32,9 @@ static __always_inline struct probe_sched_val *sched_val(__u32 tgid)
 	struct probe_sched_val *v;
 
 	if (gen)
-		v = lookup_or_init(&sched_1, &tgid, &zero);
+		v = lookup_or_init(&sched_1, 1, &tgid, &zero);
 	else
-		v = lookup_or_init(&sched_0, &tgid, &zero);
+		v = lookup_or_init(&sched_0, 0, &tgid, &zero);
 	if (!v)
 		count_drop(PROBE_DROP_SCHED_MAP_FULL);
 	return v;

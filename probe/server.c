@@ -371,3 +371,11 @@ void server_status(const struct server *srv, void *json_obj)
 	json_object_set_new(json_obj, "peers", peers);
 	json_object_set_new(json_obj, "peers_refused", json_integer((json_int_t)srv->refused));
 }
+
+bool server_has_poller(const struct server *srv)
+{
+	for (int i = 0; i < PROBE_PEERS_MAX; i++)
+		if (srv->peers[i] && srv->peers[i]->hello)
+			return true;
+	return false;
+}

@@ -17,10 +17,10 @@
 SYSCALL_MAP(syscalls_0);
 SYSCALL_MAP(syscalls_1);
 
-static __always_inline void count_in(void *map, struct probe_syscall_key *key)
+static __always_inline void count_in(void *map, __u32 g, struct probe_syscall_key *key)
 {
 	static const __u64 zero;
-	__u64 *n = lookup_or_init(map, key, &zero);
+	__u64 *n = lookup_or_init(map, g, key, &zero);
 
 	if (n)
 		(*n)++;
@@ -38,9 +38,9 @@ static __always_inline int count_syscall(long id)
 	if (id < 0)
 		return 0;
 	if (gen)
-		count_in(&syscalls_1, &key);
+		count_in(&syscalls_1, 1, &key);
 	else
-		count_in(&syscalls_0, &key);
+		count_in(&syscalls_0, 0, &key);
 	return 0;
 }
 
