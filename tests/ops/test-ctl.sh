@@ -54,6 +54,7 @@ check "croftctl reload with a broken croft.conf exits non-zero" [ $rc != 0 ]
 check "the message names the file and line" grep -q "$C:3: idle_every" <<<"$out"
 check "the sampler refused it" grep -q '^croft-sampler: reload refused' <<<"$out"
 check "the writer refused it" grep -q '^croft-writer: reload refused' <<<"$out"
+if [ $probe = 0 ]; then check "the probe refused it" grep -q '^croft-probe: reload refused' <<<"$out"; fi
 check "the daemons still run" wait_for "$want" 5
 check "the sampler is still on the old poll_interval (1000 ms)" \
 	[ "$(ops_field croft-sampler .status.poll_interval_ms)" = 1000 ]
@@ -65,6 +66,15 @@ check "the sampler took the new poll_interval (500 ms)" \
 	[ "$(ops_field croft-sampler .status.poll_interval_ms)" = 500 ]
 check "the writer took the new zstd_level (7)" \
 	[ "$(ops_field croft-writer .status.compression.level)" = 7 ]
+
+# SIGHUP to croft run reaches every daemon, which reloads.
+printf '[sampler]\npoll_interval = 2s\n\n[writer]\nzstd_level = 4\n' >"$C"
+kill -HUP "$RUN_PID"
+check "SIGHUP: the sampler reloads (poll_interval 2000 ms)" \
+	wait_for '[ "$(ops_field croft-sampler .status.poll_interval_ms)" = 2000 ]' 10
+check "SIGHUP: the writer reloads (zstd_level 4)" \
+	wait_for '[ "$(ops_field croft-writer .status.compression.level)" = 4 ]' 10
+check "SIGHUP: every daemon still up" wait_for "$want" 5
 
 # An unprivileged user: refused; in the daemons' group, status only.
 as_user() { setpriv --reuid "$user" --regid "$(id -g "$user")" --init-groups \
