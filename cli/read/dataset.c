@@ -132,7 +132,8 @@ int ds_collect(
 		ds_files_free(&c.files);
 		return r;
 	}
-	qsort(c.files.v, c.files.n, sizeof(*c.files.v), cmp_path);
+	if (c.files.n)
+		qsort(c.files.v, c.files.n, sizeof(*c.files.v), cmp_path);
 	*ret_files = c.files;
 	return 0;
 }

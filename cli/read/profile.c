@@ -372,7 +372,8 @@ static int profile_walk(struct walk *w, struct prec *recs, size_t n, const struc
 			phase_close(w, &w->map[i]);
 	if (w->oom)
 		return -ENOMEM;
-	qsort(res->phases, res->phases_count, sizeof(*res->phases), cmp_phase);
+	if (res->phases_count)
+		qsort(res->phases, res->phases_count, sizeof(*res->phases), cmp_phase);
 	res->rows = n;
 	if (n) {
 		res->first_ms = recs[0].ms;
@@ -424,7 +425,8 @@ static int profile_merge(struct pworker *pw, int workers, struct strtab *names, 
 		return -ENOMEM;
 	n = 0;
 	for (int k = 0; k < workers; k++) {
-		memcpy(recs + n, pw[k].recs, pw[k].recs_count * sizeof(*recs));
+		if (pw[k].recs_count)
+			memcpy(recs + n, pw[k].recs, pw[k].recs_count * sizeof(*recs));
 		n += pw[k].recs_count;
 		free(pw[k].recs);
 		pw[k].recs = NULL;

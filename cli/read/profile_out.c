@@ -173,11 +173,12 @@ static json_t *json_phases(const struct profile_result *p)
 
 static json_t *json_span(const struct profile_result *p)
 {
-	json_t *o = json_object();
+	json_t *o;
 	char t[40];
 
 	if (!p->rows)
 		return json_null();
+	o = json_object();
 	json_object_set_new(o, "first_ms", json_integer(p->first_ms));
 	json_object_set_new(o, "last_ms", json_integer(p->last_ms));
 	format_time(p->first_ms, t, sizeof(t));

@@ -177,11 +177,12 @@ static json_t *json_gpu(const char *key, struct rank *v, size_t n)
 
 static json_t *json_span(const struct stats_result *s)
 {
-	json_t *o = json_object();
+	json_t *o;
 	char t[40];
 
 	if (!s->rows)
 		return json_null();
+	o = json_object();
 	json_object_set_new(o, "first_ms", json_integer(s->first_ms));
 	json_object_set_new(o, "last_ms", json_integer(s->last_ms));
 	format_time(s->first_ms, t, sizeof(t));
