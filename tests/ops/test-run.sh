@@ -16,6 +16,15 @@ ops_probe_expected; probe=$?
 ops_setup
 printf '[sampler]\npoll_interval = 1s\n' >"$C"
 
+# A bad catalog: the sampler refuses it before it is ready; croft run stops
+# the others instead of restarting it, exits 1, and the reason is shown.
+echo '[{"name":"x"}]' >"$TEST_TMP/bad.json"
+out=$(timeout 60 "$CROFT" run --data-dir "$D" --runtime-dir "$R" --config "$C" \
+	--frameworks "$TEST_TMP/bad.json" 2>&1); rc=$?
+check "croft run with a bad --frameworks file exits 1" [ $rc = 1 ]
+check "... naming the file, entry and reason" grep -q "bad.json: entry 1 (\"x\"): no pattern" <<<"$out"
+check "... and stopping the daemons it had started" grep -q 'croft-writer stopped' <<<"$out"
+
 # A busy process: CPU, read/write syscalls and context switches every poll.
 dd if=/dev/zero of=/dev/null bs=64 count=2000000000 2>/dev/null &
 busy=$!
