@@ -107,13 +107,14 @@ static uint64_t calls(u128 e7)
 	return (uint64_t)((e7 + 5000000) / 10000000); /* rate x 1e4 x ms -> calls */
 }
 
-static void table_gpu(const char *title, const char *none, struct rank *v, size_t n)
+/* width: container ids are 64 characters, shown whole (--container takes them). */
+static void table_gpu(const char *title, const char *none, struct rank *v, size_t n, int width)
 {
-	printf("\n%-40s %12s %12s %7s\n", title, "held h", "idle h", "idle %");
+	printf("\n%-*s %12s %12s %7s\n", width, title, "held h", "idle h", "idle %");
 	if (n == 0)
 		printf("(no GPU held)\n");
 	for (size_t i = 0; i < n && i < TOP_TABLE; i++)
-		printf("%-40.40s %12.3f %12.3f %6.1f%%\n", v[i].name ? v[i].name : none,
+		printf("%-*s %12.3f %12.3f %6.1f%%\n", width, v[i].name ? v[i].name : none,
 			hours(v[i].b), hours(v[i].a), 100.0 * (double)v[i].a / (double)v[i].b);
 	if (n > TOP_TABLE)
 		printf("(%zu more)\n", n - TOP_TABLE);
@@ -143,9 +144,9 @@ void stats_print_table(
 		printf("%-12s %12" PRIu64 " %10" PRIu64 " %14.3f\n", workload_name(k),
 			s->wl_rows[k], s->wl_processes[k], hours(s->wl_ms[k]));
 	if (vc)
-		table_gpu("GPU-held hours by container", "(host)", vc, nc);
+		table_gpu("GPU-held hours by container", "(host)", vc, nc, 64);
 	if (vw)
-		table_gpu("GPU-held hours by cwd", "(unknown)", vw, nw);
+		table_gpu("GPU-held hours by cwd", "(unknown)", vw, nw, 40);
 	printf("\n%-24s %10s %12s\n", "framework", "processes", "CPU-hours");
 	for (size_t i = 0; vf && i < nf && i < TOP_TABLE; i++)
 		printf("%-24.24s %10" PRIu64 " %12.3f\n", vf[i].name ? vf[i].name : "(none)",
