@@ -15,7 +15,6 @@
 
 #define DS_FILES_MAX      1000000    /* files one command reads */
 #define DS_SKIPS_PER_FILE 100        /* skip messages kept per file */
-#define DS_LINE_MAX       (1u << 20) /* longer lines are skipped */
 #define DS_THREADS_MAX    256
 
 struct ds_file {
@@ -31,7 +30,7 @@ struct ds_files {
 
 enum ds_skip_kind {
 	SKIP_BAD_LINE,      /* not JSON, or JSON that is not a row */
-	SKIP_LONG_LINE,     /* over DS_LINE_MAX */
+	SKIP_LONG_LINE,     /* over READ_OUT_BYTES (readfile.h), 2 MiB */
 	SKIP_CORRUPT_FRAME, /* zstd error: the frame's rows are dropped */
 	SKIP_TRUNCATED,     /* file ends inside a frame or a line */
 	SKIP_EMPTY_FILE,
