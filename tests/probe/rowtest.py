@@ -77,7 +77,7 @@ class Stack:
             data += chunk
         return json.loads(data[16:].rstrip(b'\0').decode())
 
-    def wait_rows(self, pid, pred, timeout=30):
+    def wait_rows(self, pid, pred, timeout=90):
         wait_for(lambda: pred(self.rows.of(pid)), timeout, 'rows of %d' % pid)
         return self.rows.of(pid)
 
