@@ -30,8 +30,8 @@ static const char *runtime_dir = CROFT_RUNTIME_DIR;
 
 struct answer {
 	const char *daemon;
-	int ret;          /* ctl_request: 0 or -errno (no answer) */
-	int status;       /* the daemon's: 0 or a positive errno */
+	int ret;    /* ctl_request: 0 or -errno (no answer) */
+	int status; /* the daemon's: 0 or a positive errno */
 	char *text;
 	char path[PATH_MAX];
 };
@@ -65,13 +65,15 @@ static int ctl_path(const char *daemon, char *buf, size_t len)
 	return 0;
 }
 
-static void ask(struct answer *a, const char *daemon, uint32_t type, const void *payload, size_t len)
+static void ask(
+	struct answer *a, const char *daemon, uint32_t type, const void *payload, size_t len)
 {
 	memset(a, 0, sizeof(*a));
 	a->daemon = daemon;
 	a->ret = ctl_path(daemon, a->path, sizeof(a->path));
 	if (a->ret == 0)
-		a->ret = ctl_request(a->path, type, payload, len, CTL_TIMEOUT_MS, &a->status, &a->text);
+		a->ret = ctl_request(
+			a->path, type, payload, len, CTL_TIMEOUT_MS, &a->status, &a->text);
 }
 
 /* Why there was no answer, in words a user can act on. */
@@ -102,15 +104,17 @@ static const char *no_answer_reason(const struct answer *a, const char *what, ch
 static bool refused(const struct answer *a)
 {
 	return a->ret == -EACCES || a->ret == -EPERM ||
-		(a->ret == 0 && (a->status == EACCES || a->status == EPERM));
+	       (a->ret == 0 && (a->status == EACCES || a->status == EPERM));
 }
 
 static void format_uptime(json_int_t s, char *buf, size_t len)
 {
 	if (s >= 86400)
-		snprintf(buf, len, "%lldd%02lldh", (long long)(s / 86400), (long long)(s % 86400 / 3600));
+		snprintf(buf, len, "%lldd%02lldh", (long long)(s / 86400),
+			(long long)(s % 86400 / 3600));
 	else if (s >= 3600)
-		snprintf(buf, len, "%lldh%02lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
+		snprintf(buf, len, "%lldh%02lldm", (long long)(s / 3600),
+			(long long)(s % 3600 / 60));
 	else
 		snprintf(buf, len, "%lldm%02llds", (long long)(s / 60), (long long)(s % 60));
 }
@@ -151,8 +155,10 @@ static json_int_t proc_uptime_s(pid_t pid)
 	if (!p || !(p = strrchr(buf, ')')))
 		return -1;
 	/* after ") ": state is field 3; starttime is field 22, 19 fields on */
-	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-			  "%*d %*d %llu", &start_ticks) != 1)
+	if (sscanf(p + 2,
+		    "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+		    "%*d %*d %llu",
+		    &start_ticks) != 1)
 		return -1;
 	if (!(f = fopen("/proc/uptime", "r")))
 		return -1;
@@ -193,7 +199,8 @@ static void print_figures(json_t *obj, const char *prefix, int depth)
 	const char *key;
 	json_t *v;
 
-	json_object_foreach(obj, key, v) {
+	json_object_foreach(obj, key, v)
+	{
 		if (depth == 0 && key_is_header(key))
 			continue;
 		if (json_is_object(v) && depth < 2) {
@@ -221,14 +228,16 @@ static bool status_row(const struct answer *a, bool table, json_t *ret_array)
 
 	json_object_set_new(row, "daemon", json_string(a->daemon));
 	if (a->ret < 0 || a->status != 0) {
-		const char *why = a->ret < 0 ?
-			no_answer_reason(a, "status needs root or the croft group", reason, sizeof(reason)) :
-			(a->text ? a->text : strerror(a->status));
+		const char *why =
+			a->ret < 0 ? no_answer_reason(a, "status needs root or the croft group",
+					     reason, sizeof(reason))
+				   : (a->text ? a->text : strerror(a->status));
 		json_object_set_new(row, "up", json_false());
 		json_object_set_new(row, "reason", json_string(why));
 		json_array_append_new(ret_array, row);
 		if (table)
-			printf("%-14s %-5s %-8s %-9s %-8s %s\n", a->daemon, "down", "-", "-", "-", why);
+			printf("%-14s %-5s %-8s %-9s %-8s %s\n", a->daemon, "down", "-", "-", "-",
+				why);
 		return false;
 	}
 	st = json_loads(a->text ? a->text : "", 0, NULL);
@@ -237,7 +246,8 @@ static bool status_row(const struct answer *a, bool table, json_t *ret_array)
 		st = json_pack("{s:s}", "text", a->text ? a->text : "");
 	}
 	json_t *v = json_object_get(st, "pid");
-	pid_t daemon_pid = json_is_integer(v) ? (pid_t)json_integer_value(v) : ctl_listener_pid(a->path);
+	pid_t daemon_pid =
+		json_is_integer(v) ? (pid_t)json_integer_value(v) : ctl_listener_pid(a->path);
 	if (daemon_pid > 0)
 		snprintf(pid, sizeof(pid), "%d", (int)daemon_pid);
 	if (json_is_string(json_object_get(st, "version")))
@@ -273,8 +283,8 @@ static int cmd_status(int argc, char **argv)
 		return 2;
 	}
 	if (!as_json)
-		printf("%-14s %-5s %-8s %-9s %-8s %s\n", "DAEMON", "STATE", "PID", "UPTIME", "VERSION",
-			"WHY");
+		printf("%-14s %-5s %-8s %-9s %-8s %s\n", "DAEMON", "STATE", "PID", "UPTIME",
+			"VERSION", "WHY");
 	for (size_t i = 0; i < NDAEMONS; i++) {
 		struct answer a;
 		ask(&a, daemons[i], MT_CTL_STATUS, NULL, 0);
@@ -318,13 +328,15 @@ static int cmd_reload(int argc, char **argv)
 				no_answer_reason(&a, "reload needs root", reason, sizeof(reason)));
 			failed++;
 		} else if (a.status == EACCES || a.status == EPERM) {
-			fprintf(stderr, "%s: %s\n", a.daemon, a.text ? a.text : "reload needs root");
+			fprintf(stderr, "%s: %s\n", a.daemon,
+				a.text ? a.text : "reload needs root");
 			failed++;
 		} else if (a.status != 0) {
 			/* the daemon's text names the file, line and reason */
 			fprintf(stderr, "%s: reload refused, still on the old configuration:\n%s%s",
 				a.daemon, a.text ? a.text : strerror(a.status),
-				a.text && *a.text && a.text[strlen(a.text) - 1] == '\n' ? "" : "\n");
+				a.text && *a.text && a.text[strlen(a.text) - 1] == '\n' ? ""
+											: "\n");
 			answered++;
 			failed++;
 		} else {
@@ -371,7 +383,8 @@ static int cmd_label(int argc, char **argv)
 		fprintf(stderr, "croft-sampler: %s\n",
 			no_answer_reason(&a, "label needs root", reason, sizeof(reason)));
 	} else if (a.status != 0) {
-		fprintf(stderr, "croft-sampler: label refused: %s\n", a.text ? a.text : strerror(a.status));
+		fprintf(stderr, "croft-sampler: label refused: %s\n",
+			a.text ? a.text : strerror(a.status));
 	} else if (*text) {
 		printf("container %s: rows carry the label \"%s\"\n", id, text);
 	} else {
@@ -397,10 +410,18 @@ int main(int argc, char **argv)
 	/* "+": stop at the subcommand, whose own flags follow it */
 	while ((c = getopt_long(argc, argv, "+r:hV", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'r': runtime_dir = optarg; break;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("croftctl %s\n", CROFT_VERSION); return 0;
-		default: usage(stderr); return 2;
+		case 'r':
+			runtime_dir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("croftctl %s\n", CROFT_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	argc -= optind;

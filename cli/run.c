@@ -29,8 +29,9 @@
 #include "run.h"
 
 /* What rows leave out when the probe does not run (DESIGN: field sources). */
-#define RUN_PROBE_FIELDS "ioctl_count, since_last_gpu_ioctl_ms, usage.ctx_voluntary_s, " \
-	"usage.ctx_involuntary_s, usage.network_rx_bytes_s, usage.network_tx_bytes_s, "    \
+#define RUN_PROBE_FIELDS                                                                           \
+	"ioctl_count, since_last_gpu_ioctl_ms, usage.ctx_voluntary_s, "                            \
+	"usage.ctx_involuntary_s, usage.network_rx_bytes_s, usage.network_tx_bytes_s, "            \
 	"usage.runqueue_s, syscalls"
 
 struct run_opts {
@@ -45,10 +46,11 @@ static struct child writer, probe, sampler;
 
 static void run_usage(FILE *out)
 {
-	fprintf(out, "usage: croft run [--data-dir DIR] [--runtime-dir DIR] [--config FILE]\n"
-		     "                 [--frameworks FILE] [-v]\n"
-		     "Runs croft-writer, croft-probe (root with BPF only) and croft-sampler in the\n"
-		     "foreground; Ctrl-C stops them in order with every finished row on disk.\n");
+	fprintf(out,
+		"usage: croft run [--data-dir DIR] [--runtime-dir DIR] [--config FILE]\n"
+		"                 [--frameworks FILE] [-v]\n"
+		"Runs croft-writer, croft-probe (root with BPF only) and croft-sampler in the\n"
+		"foreground; Ctrl-C stops them in order with every finished row on disk.\n");
 }
 
 static int run_parse(int argc, char **argv, struct run_opts *opts)
@@ -66,13 +68,27 @@ static int run_parse(int argc, char **argv, struct run_opts *opts)
 
 	while ((c = getopt_long(argc, argv, "d:r:c:f:vh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'd': opts->data_dir = optarg; break;
-		case 'r': opts->runtime_dir = optarg; break;
-		case 'c': opts->config = optarg; break;
-		case 'f': opts->frameworks = optarg; break;
-		case 'v': opts->verbose = true; break;
-		case 'h': run_usage(stdout); exit(0);
-		default: run_usage(stderr); return -EINVAL;
+		case 'd':
+			opts->data_dir = optarg;
+			break;
+		case 'r':
+			opts->runtime_dir = optarg;
+			break;
+		case 'c':
+			opts->config = optarg;
+			break;
+		case 'f':
+			opts->frameworks = optarg;
+			break;
+		case 'v':
+			opts->verbose = true;
+			break;
+		case 'h':
+			run_usage(stdout);
+			exit(0);
+		default:
+			run_usage(stderr);
+			return -EINVAL;
 		}
 	}
 	if (optind != argc) {
@@ -117,7 +133,7 @@ static int run_bpf_works(void)
 	attr.prog_type = BPF_PROG_TYPE_TRACEPOINT;
 	attr.insns = (uint64_t)(uintptr_t)insns;
 	attr.insn_cnt = 2;
-	attr.license = (uint64_t)(uintptr_t)"GPL";
+	attr.license = (uint64_t)(uintptr_t) "GPL";
 	fd = (int)syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
 	if (fd < 0)
 		return -errno;
@@ -175,11 +191,13 @@ static int run_check_reachable(const char *dir, const struct priv_user *user)
 		if (stat(tmp, &st) < 0)
 			return -errno;
 		bool ok = (st.st_mode & S_IXOTH) ||
-			(st.st_uid == user->uid && (st.st_mode & S_IXUSR)) ||
-			(st.st_gid == user->gid && (st.st_mode & S_IXGRP));
+			  (st.st_uid == user->uid && (st.st_mode & S_IXUSR)) ||
+			  (st.st_gid == user->gid && (st.st_mode & S_IXGRP));
 		if (!ok) {
-			log_warnx("%s cannot enter %s (mode %03o): the daemons run as %s and need to "
-				  "reach %s", user->name, tmp, st.st_mode & 0777, user->name, dir);
+			log_warnx(
+				"%s cannot enter %s (mode %03o): the daemons run as %s and need to "
+				"reach %s",
+				user->name, tmp, st.st_mode & 0777, user->name, dir);
 			return -EACCES;
 		}
 	}
@@ -228,7 +246,8 @@ static int run_abs(const char *path, char *ret_abs)
 }
 
 /* Common flags of the three daemons. */
-static int run_base_args(struct child *child, const struct run_opts *opts, const struct priv_user *user)
+static int run_base_args(
+	struct child *child, const struct run_opts *opts, const struct priv_user *user)
 {
 	int ret = child_arg(child, child->name);
 
@@ -251,7 +270,8 @@ static int run_base_args(struct child *child, const struct run_opts *opts, const
 	return ret;
 }
 
-static int run_setup_children(struct run *run, const struct run_opts *opts, const struct priv_user *user)
+static int run_setup_children(
+	struct run *run, const struct run_opts *opts, const struct priv_user *user)
 {
 	char why[256];
 	const char *blocker;
@@ -274,7 +294,8 @@ static int run_setup_children(struct run *run, const struct run_opts *opts, cons
 	run->children[run->nchildren++] = &writer;
 	blocker = run_probe_blocker(why, sizeof(why));
 	if (blocker) {
-		log_warnx("not starting croft-probe: %s; rows will leave out " RUN_PROBE_FIELDS, blocker);
+		log_warnx("not starting croft-probe: %s; rows will leave out " RUN_PROBE_FIELDS,
+			blocker);
 	} else {
 		ret = run_base_args(&probe, opts, user);
 		if (ret < 0)
@@ -316,8 +337,8 @@ static void run_ready_timeout(evutil_socket_t fd, short what, void *arg)
 
 	for (size_t i = 0; i < run->nchildren; i++)
 		if (run->children[i]->state == CHILD_STARTING)
-			log_warnx("%s did not report ready within %d s; going on", run->children[i]->name,
-				RUN_READY_TIMEOUT_MS / 1000);
+			log_warnx("%s did not report ready within %d s; going on",
+				run->children[i]->name, RUN_READY_TIMEOUT_MS / 1000);
 	run_start_next(run);
 }
 
@@ -418,8 +439,8 @@ static void run_on_signal(evutil_socket_t sig, short what, void *arg)
 }
 
 /* Resolves the data and runtime dirs (made absolute: the daemons chdir). */
-static int run_resolve_dirs(struct run_opts *opts, const struct priv_user *user,
-	char *data_abs, char *runtime_abs)
+static int run_resolve_dirs(
+	struct run_opts *opts, const struct priv_user *user, char *data_abs, char *runtime_abs)
 {
 	static struct croft_config cfg;
 	char runtime_default[PATH_MAX];
@@ -429,7 +450,8 @@ static int run_resolve_dirs(struct run_opts *opts, const struct priv_user *user,
 	config_defaults(&cfg);
 	ret = config_load(opts->config ? opts->config : CROFT_CONF_PATH, &cfg, &errors);
 	if (ret < 0) {
-		fprintf(stderr, "%s", errors ? errors : "croft run: cannot read the configuration\n");
+		fprintf(stderr, "%s",
+			errors ? errors : "croft run: cannot read the configuration\n");
 		free(errors);
 		return ret;
 	}
@@ -441,16 +463,16 @@ static int run_resolve_dirs(struct run_opts *opts, const struct priv_user *user,
 			snprintf(runtime_default, sizeof(runtime_default), "%s", CROFT_RUNTIME_DIR);
 		else if (xdg && *xdg)
 			snprintf(runtime_default, sizeof(runtime_default), "%s/croft", xdg);
-		else if (snprintf(runtime_default, sizeof(runtime_default), "%s/run", opts->data_dir) >=
-			 (int)sizeof(runtime_default))
+		else if (snprintf(runtime_default, sizeof(runtime_default), "%s/run",
+				 opts->data_dir) >= (int)sizeof(runtime_default))
 			return -ENAMETOOLONG;
 		opts->runtime_dir = runtime_default;
 	}
 	if ((ret = run_prepare_dir(opts->data_dir, true, user)) < 0 ||
-	    (ret = run_prepare_dir(opts->runtime_dir, false, user)) < 0)
+		(ret = run_prepare_dir(opts->runtime_dir, false, user)) < 0)
 		return ret;
 	if ((ret = run_abs(opts->data_dir, data_abs)) < 0 ||
-	    (ret = run_abs(opts->runtime_dir, runtime_abs)) < 0)
+		(ret = run_abs(opts->runtime_dir, runtime_abs)) < 0)
 		return ret;
 	opts->data_dir = data_abs;
 	opts->runtime_dir = runtime_abs;
@@ -500,7 +522,8 @@ int cmd_run(int argc, char **argv)
 	child_init(&probe, &run, "croft-probe", "probe");
 	child_init(&sampler, &run, "croft-sampler", "sampler");
 	if (run_find_binary("croft-writer", "writer", writer.path, sizeof(writer.path)) < 0 ||
-	    run_find_binary("croft-sampler", "sampler", sampler.path, sizeof(sampler.path)) < 0) {
+		run_find_binary("croft-sampler", "sampler", sampler.path, sizeof(sampler.path)) <
+			0) {
 		log_warnx("croft-writer or croft-sampler not found next to this binary nor in %s",
 			CROFT_SBINDIR);
 		return 1;
@@ -523,7 +546,8 @@ int cmd_run(int argc, char **argv)
 		return 1;
 	ret = run_setup_children(&run, &opts, user);
 	if (ret == 0) {
-		log_info("data in %s, sockets in %s%s%s; `croftctl --runtime-dir %s status` shows them",
+		log_info("data in %s, sockets in %s%s%s; `croftctl --runtime-dir %s status` shows "
+			 "them",
 			opts.data_dir, opts.runtime_dir, user ? ", daemons run as " : "",
 			user ? user->name : "", opts.runtime_dir);
 		ret = run_loop(&run);

@@ -15,13 +15,13 @@ struct event_base;
 struct event;
 struct bufferevent;
 
-#define RUN_READY_TIMEOUT_MS    15000  /* wait this long for READY=1 before starting the next */
-#define RUN_STOP_TIMEOUT_MS     30000  /* SIGTERM, then SIGKILL after this long */
-#define RUN_BACKOFF_MIN_MS      1000   /* first restart delay */
-#define RUN_BACKOFF_MAX_MS      30000  /* restart delay cap */
-#define RUN_HEALTHY_MS          60000  /* up this long: the backoff starts over */
-#define RUN_ARGV_MAX            20
-#define RUN_LOG_LINE_MAX        8192   /* bytes of one relayed log line */
+#define RUN_READY_TIMEOUT_MS 15000 /* wait this long for READY=1 before starting the next */
+#define RUN_STOP_TIMEOUT_MS  30000 /* SIGTERM, then SIGKILL after this long */
+#define RUN_BACKOFF_MIN_MS   1000  /* first restart delay */
+#define RUN_BACKOFF_MAX_MS   30000 /* restart delay cap */
+#define RUN_HEALTHY_MS       60000 /* up this long: the backoff starts over */
+#define RUN_ARGV_MAX         20
+#define RUN_LOG_LINE_MAX     8192 /* bytes of one relayed log line */
 
 enum child_state {
 	CHILD_IDLE,     /* not started, or waiting for its restart */
@@ -34,34 +34,34 @@ enum child_state {
 struct run;
 
 struct child {
-	const char *name;           /* "croft-writer" */
-	const char *tag;            /* "writer": the prefix of its log lines */
-	char path[PATH_MAX];        /* the binary */
+	const char *name;    /* "croft-writer" */
+	const char *tag;     /* "writer": the prefix of its log lines */
+	char path[PATH_MAX]; /* the binary */
 	char *argv[RUN_ARGV_MAX];
 	int argc;
 	struct run *run;
 
 	enum child_state state;
 	pid_t pid;
-	int exit_status;            /* wait status of the last exit */
-	uint64_t started_ms;        /* CLOCK_MONOTONIC of the last start */
+	int exit_status;     /* wait status of the last exit */
+	uint64_t started_ms; /* CLOCK_MONOTONIC of the last start */
 	unsigned restarts;
 	uint64_t backoff_ms;
 	struct event *restart_timer;
 	struct event *stop_timer;
 
-	struct bufferevent *log;    /* the read end of its stdout+stderr */
-	int notify_fd;              /* abstract datagram socket named in NOTIFY_SOCKET */
+	struct bufferevent *log; /* the read end of its stdout+stderr */
+	int notify_fd;           /* abstract datagram socket named in NOTIFY_SOCKET */
 	struct event *notify_ev;
 	char notify_name[108];
 };
 
 struct run {
 	struct event_base *base;
-	struct child *children[3];  /* start order: writer, probe, sampler; NULL: not run */
+	struct child *children[3]; /* start order: writer, probe, sampler; NULL: not run */
 	size_t nchildren;
 	bool stopping;
-	int stop_status;            /* 0, or 1 when a daemon did not exit 0 */
+	int stop_status; /* 0, or 1 when a daemon did not exit 0 */
 	bool verbose;
 };
 

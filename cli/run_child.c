@@ -122,7 +122,7 @@ static void child_notify_read(evutil_socket_t fd, short what, void *arg)
 	while ((n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT)) > 0) {
 		buf[n] = '\0';
 		for (char *save = NULL, *tok = strtok_r(buf, "\n", &save); tok;
-		     tok = strtok_r(NULL, "\n", &save)) {
+			tok = strtok_r(NULL, "\n", &save)) {
 			if (!strcmp(tok, "READY=1") && child->state == CHILD_STARTING) {
 				child->state = CHILD_READY;
 				run_child_ready(child->run, child);
@@ -145,13 +145,15 @@ static int child_notify_open(struct child *child)
 	if (fd < 0)
 		return -errno;
 	memcpy(sa.sun_path + 1, child->notify_name + 1, (size_t)len - 1);
-	if (bind(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) < 0) {
+	if (bind(fd, (struct sockaddr *)&sa,
+		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) < 0) {
 		int ret = -errno;
 		close(fd);
 		return ret;
 	}
 	child->notify_fd = fd;
-	child->notify_ev = event_new(child->run->base, fd, EV_READ | EV_PERSIST, child_notify_read, child);
+	child->notify_ev =
+		event_new(child->run->base, fd, EV_READ | EV_PERSIST, child_notify_read, child);
 	if (!child->notify_ev || event_add(child->notify_ev, NULL) < 0)
 		return -ENOMEM;
 	return 0;
@@ -165,7 +167,7 @@ static void child_exec(struct child *child, int log_fd)
 
 	setpgid(0, 0);
 	if (null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 || dup2(log_fd, STDOUT_FILENO) < 0 ||
-	    dup2(log_fd, STDERR_FILENO) < 0)
+		dup2(log_fd, STDERR_FILENO) < 0)
 		_exit(127);
 	sigset_t none;
 	sigemptyset(&none);
@@ -302,8 +304,8 @@ void child_schedule_restart(struct child *child)
 		child->backoff_ms = RUN_BACKOFF_MIN_MS;
 	tv.tv_sec = (time_t)(child->backoff_ms / 1000);
 	tv.tv_usec = (suseconds_t)(child->backoff_ms % 1000) * 1000;
-	log_warnx("restarting %s in %.1f s (restart %u)", child->name, (double)child->backoff_ms / 1000.0,
-		child->restarts + 1);
+	log_warnx("restarting %s in %.1f s (restart %u)", child->name,
+		(double)child->backoff_ms / 1000.0, child->restarts + 1);
 	child->state = CHILD_IDLE;
 	child->backoff_ms *= 2;
 	if (child->backoff_ms > RUN_BACKOFF_MAX_MS)
