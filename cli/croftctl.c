@@ -20,7 +20,7 @@
 #include "msg.h"
 #include "sock.h"
 
-#define CTL_LABEL_MAX 256 /* bytes of a label */
+#define CTL_LABEL_MAX 1024 /* bytes of a label (the sampler's PROC_LABEL_MAX) */
 #define CTL_ID_MAX    128 /* bytes of a container id */
 
 static const char *const daemons[] = { "croft-writer", "croft-sampler", "croft-probe" };
