@@ -67,6 +67,12 @@ check "the sampler took the new poll_interval (500 ms)" \
 check "the writer took the new zstd_level (7)" \
 	[ "$(ops_field croft-writer .status.compression.level)" = 7 ]
 
+# label: to the sampler; set and clear.
+check "croftctl label sets a container's label" quiet ctl label 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef exp-42
+check "the sampler logged it" wait_for "grep -q 'label of container 0123456789ab set' '$LOG'" 5
+check "croftctl label --clear clears it" quiet ctl label --clear 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+check "croftctl label without text is a usage error (2)" bash -c "'$CROFTCTL' --runtime-dir '$R' label x; [ \$? = 2 ]"
+
 # SIGHUP to croft run reaches every daemon, which reloads.
 printf '[sampler]\npoll_interval = 2s\n\n[writer]\nzstd_level = 4\n' >"$C"
 kill -HUP "$RUN_PID"
@@ -95,6 +101,9 @@ check "status as $user in group $group: exit 0 when all are up" \
 out=$(as_user reload 2>&1); rc=$?
 echo "$out" | sed 's/^/# /'
 check "reload as $user in group $group: still refused, non-zero" \
+	bash -c "[ $rc != 0 ] && grep -q 'refused\|needs root' <<<'$out'"
+out=$(as_user label 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef x 2>&1); rc=$?
+check "label as $user in group $group: refused, non-zero" \
 	bash -c "[ $rc != 0 ] && grep -q 'refused\|needs root' <<<'$out'"
 check "the daemon logged the refusal" grep -q 'control: refused uid' "$LOG"
 
