@@ -328,7 +328,9 @@ static void run_start_next(struct run *run)
 		return;
 	}
 	evtimer_del(ready_timer);
-	log_info("all daemons started; Ctrl-C stops them");
+	if (!run->all_started)
+		log_info("all daemons started; Ctrl-C stops them");
+	run->all_started = true;
 }
 
 static void run_ready_timeout(evutil_socket_t fd, short what, void *arg)

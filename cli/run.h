@@ -61,7 +61,8 @@ struct run {
 	struct child *children[3]; /* start order: writer, probe, sampler; NULL: not run */
 	size_t nchildren;
 	bool stopping;
-	int stop_status; /* 0, or 1 when a daemon did not exit 0 */
+	bool all_started; /* the start sequence is over */
+	int stop_status;  /* 0, or 1 when a daemon did not exit 0 */
 	bool verbose;
 };
 
