@@ -75,6 +75,22 @@ uint32_t strtab_intern(struct strtab *t, const char *s, size_t len);
 const char *strtab_str(const struct strtab *t, uint32_t id, size_t *ret_len);
 void strtab_free(struct strtab *t);
 
+/* strtab.c: int64 -> uint32 map (tgids, poll times); clear = one increment */
+struct i64map {
+	struct i64_slot {
+		int64_t key;
+		uint32_t gen, value;
+	} * slots;
+	size_t cap, count;
+	uint32_t gen; /* slots of another generation are free */
+};
+/* The key's slot (slot->gen == m->gen: present; else fill it with
+ * i64map_set), or NULL when out of memory. */
+struct i64_slot *i64map_slot(struct i64map *m, int64_t key);
+void i64map_set(struct i64map *m, struct i64_slot *slot, int64_t key, uint32_t value);
+void i64map_clear(struct i64map *m);
+void i64map_free(struct i64map *m);
+
 /* out.c: --json and the table, shared bits */
 json_t *json_round(double value, int decimals);
 json_t *json_str_or_null(const char *s);

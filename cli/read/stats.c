@@ -27,11 +27,6 @@ struct seg {
 	uint8_t states, first_state, first_idle, worker;
 };
 
-struct tgid_slot {
-	int64_t tgid;
-	uint32_t gen, seg;
-};
-
 struct worker {
 	const struct read_opts *o;
 	uint8_t index;
@@ -46,9 +41,8 @@ struct worker {
 	size_t segs_count, segs_cap;
 	struct sys_ref *sys;
 	size_t sys_count, sys_cap;
-	struct tgid_slot *map;
-	size_t map_cap, map_count;
-	uint32_t gen, file;
+	struct i64map tgids; /* this file's open segment per tgid */
+	uint32_t file;
 	bool oom;
 };
 
@@ -111,32 +105,6 @@ static void add_gpu(struct gpu_acc *a, bool idle, uint64_t ms)
 static bool row_idle_held(const struct row *row)
 {
 	return row->workload == WL_HELD && (row->has & HAS_IOCTL) && row->ioctl_count == 0;
-}
-
-static struct tgid_slot *map_find(struct worker *w, int64_t tgid)
-{
-	if ((w->map_count + 1) * 2 > w->map_cap) {
-		size_t cap = w->map_cap ? w->map_cap * 2 : 1024;
-		struct tgid_slot *map = calloc(cap, sizeof(*map));
-		if (!map)
-			return NULL;
-		for (size_t i = 0; i < w->map_cap; i++) {
-			struct tgid_slot *s = &w->map[i];
-			if (s->gen != w->gen)
-				continue;
-			size_t j = (uint64_t)s->tgid * 0x9e3779b97f4a7c15ull >> 20 & (cap - 1);
-			while (map[j].gen == w->gen)
-				j = (j + 1) & (cap - 1);
-			map[j] = *s;
-		}
-		free(w->map);
-		w->map = map;
-		w->map_cap = cap;
-	}
-	size_t mask = w->map_cap - 1, j = (uint64_t)tgid * 0x9e3779b97f4a7c15ull >> 20 & mask;
-	while (w->map[j].gen == w->gen && w->map[j].tgid != tgid)
-		j = (j + 1) & mask;
-	return &w->map[j];
 }
 
 static void add_syscalls(struct worker *w, const struct row *row, uint64_t weight_ms)
@@ -231,15 +199,15 @@ static void stats_row(void *ctx, const struct row *row)
 
 	uint32_t container = intern_sv(w, &w->containers, &row->container_id);
 	uint64_t ident = row_ident(row);
-	struct tgid_slot *slot = map_find(w, row->tgid);
+	struct i64_slot *slot = i64map_slot(&w->tgids, row->tgid);
 	struct seg *seg = NULL;
 
 	if (!slot) {
 		w->oom = true;
 		return;
 	}
-	if (slot->gen == w->gen) {
-		seg = &w->segs[slot->seg];
+	if (slot->gen == w->tgids.gen) {
+		seg = &w->segs[slot->value];
 		if (seg->ident != ident || row->unix_ms < seg->last_ms ||
 			(uint64_t)(row->unix_ms - seg->last_ms) > w->o->gap_ms)
 			seg = NULL;
@@ -252,9 +220,7 @@ static void stats_row(void *ctx, const struct row *row)
 			w->oom = true;
 			return;
 		}
-		if (slot->gen != w->gen)
-			w->map_count++;
-		*slot = (struct tgid_slot){ row->tgid, w->gen, (uint32_t)(seg - w->segs) };
+		i64map_set(&w->tgids, slot, row->tgid, (uint32_t)(seg - w->segs));
 	}
 	seg->states |= (uint8_t)(1u << row->workload);
 	if (seg->framework == NONE_ID && row->framework.ptr && row->framework.len)
@@ -266,8 +232,7 @@ static void stats_file_begin(void *ctx, uint32_t file)
 {
 	struct worker *w = ctx;
 
-	w->gen++;
-	w->map_count = 0;
+	i64map_clear(&w->tgids);
 	w->file = file;
 }
 
@@ -468,7 +433,7 @@ static void worker_free(struct worker *w)
 	free(w->calls);
 	free(w->segs);
 	free(w->sys);
-	free(w->map);
+	i64map_free(&w->tgids);
 }
 
 static void result_free(struct stats_result *s)

@@ -1,7 +1,8 @@
 /*
- * strtab.c: string interning for the readers (containers, cwds, frameworks,
- * syscall names): open addressing on a 64-bit hash, strings in one arena,
- * dense ids.  One table per worker thread, no locking.  No privilege.
+ * strtab.c: the readers' tables: string interning (containers, cwds,
+ * frameworks, syscall names; open addressing, strings in one arena, dense
+ * ids) and an int64 map (tgids, poll times).  One table per worker thread,
+ * no locking.  croft stats/profile, no privilege.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -141,4 +142,55 @@ void strtab_free(struct strtab *t)
 	free(t->len);
 	free(t->arena);
 	memset(t, 0, sizeof(*t));
+}
+
+static size_t i64_home(int64_t key, size_t cap)
+{
+	return (size_t)((uint64_t)key * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+}
+
+struct i64_slot *i64map_slot(struct i64map *m, int64_t key)
+{
+	if (m->gen == 0)
+		m->gen = 1; /* calloc'd slots (gen 0) are free */
+	if ((m->count + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 1024;
+		struct i64_slot *slots = calloc(cap, sizeof(*slots));
+		if (!slots)
+			return NULL;
+		for (size_t i = 0; i < m->cap; i++) {
+			if (m->slots[i].gen != m->gen)
+				continue;
+			size_t j = i64_home(m->slots[i].key, cap);
+			while (slots[j].gen == m->gen)
+				j = (j + 1) & (cap - 1);
+			slots[j] = m->slots[i];
+		}
+		free(m->slots);
+		m->slots = slots;
+		m->cap = cap;
+	}
+	size_t mask = m->cap - 1, j = i64_home(key, m->cap);
+	while (m->slots[j].gen == m->gen && m->slots[j].key != key)
+		j = (j + 1) & mask;
+	return &m->slots[j];
+}
+
+void i64map_set(struct i64map *m, struct i64_slot *slot, int64_t key, uint32_t value)
+{
+	if (slot->gen != m->gen)
+		m->count++;
+	*slot = (struct i64_slot){ key, m->gen, value };
+}
+
+void i64map_clear(struct i64map *m)
+{
+	m->gen++;
+	m->count = 0;
+}
+
+void i64map_free(struct i64map *m)
+{
+	free(m->slots);
+	memset(m, 0, sizeof(*m));
 }
