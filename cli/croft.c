@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{ "run", cmd_run, "run the three daemons in the foreground" },
 	{ "stats", cmd_stats, "figures over the dataset: processes, GPU use, frameworks" },
 	{ "profile", cmd_profile, "one process, container, label or framework over time" },
+	{ "catalog", cmd_catalog, "show the built-in framework catalog, check a catalog file" },
 };
 
 static void usage(FILE *out)
