@@ -60,7 +60,7 @@ static int status_json(struct sampler *s, struct evbuffer *reply)
 
 	spool_stats(s->spool, &sp);
 	o = json_pack("{s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:b,"
-		" s:s, s:s, s:s, s:I, s:I, s:I}",
+		" s:s, s:s, s:s, s:I, s:I, s:I, s:b}",
 		"processes_tracked", (json_int_t)s->procs.count,
 		"processes_untracked", (json_int_t)s->procs.untracked,
 		"containers", (json_int_t)cgroup_table_containers(s->cgroups),
@@ -81,7 +81,8 @@ static int status_json(struct sampler *s, struct evbuffer *reply)
 		"catalog", s->catalog->source,
 		"poll_interval_ms", (json_int_t)s->cfg.poll_interval_ms,
 		"idle_every", (json_int_t)s->cfg.idle_every,
-		"fds_open", (json_int_t)s->procs.fds_open);
+		"fds_open", (json_int_t)s->procs.fds_open,
+		"gpu_devices_present", s->gpu_possible);
 	if (!o)
 		return -ENOMEM;
 	probe_status(s, o);
@@ -122,6 +123,7 @@ int sampler_reload(struct sampler *s, char *err, size_t err_len)
 	catalog_free(s->catalog);
 	s->catalog = cat;
 	s->gpu = gpu;
+	s->gpu_possible = procfs_gpu_possible(&s->gpu, "/proc/devices");
 	s->cfg = cfg;
 	spool_set_max(s->spool, cfg.spool_size_bytes);
 	/* catalog indices changed meaning: detect again (once for old processes) */

@@ -147,6 +147,9 @@ void sampler_poll(struct sampler *s)
 	uint64_t now_boot;
 	int r;
 
+	if (s->stats.polls % GPU_RECHECK_POLLS == 0)
+		s->gpu_possible = procfs_gpu_possible(&s->gpu, "/proc/devices");
+	env.gpu_possible = s->gpu_possible;
 	r = proc_table_scan(&s->procs, &env);
 	if (r)
 		log_warnx("poll: reading /proc: %s", strerror(-r));

@@ -355,7 +355,8 @@ static void proc_settle(struct proc *p, const struct poll_env *env, uint64_t ons
 	bool holds = false;
 
 	detect_framework(p, env, now_boot_ns);
-	if (p->polls_since_fd_scan == FD_SCAN_NOW || ++p->polls_since_fd_scan >= env->idle_every) {
+	if (env->gpu_possible && (p->polls_since_fd_scan == FD_SCAN_NOW ||
+				  ++p->polls_since_fd_scan >= env->idle_every)) {
 		in.fd_scanned = procfs_holds_gpu(env->procfd, p->tgid, env->gpu, &holds) == 0;
 		in.holds_gpu_fd = holds;
 		p->polls_since_fd_scan = 0;

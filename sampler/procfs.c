@@ -25,13 +25,20 @@ ssize_t procfs_pread(int fd, char *buf, size_t size)
 	size_t len = 0;
 	ssize_t n;
 
-	while (len + 1 < size && (n = pread(fd, buf + len, size - 1 - len, (off_t)len)) != 0) {
+	while (len + 1 < size) {
+		size_t want = size - 1 - len;
+
+		n = pread(fd, buf + len, want, (off_t)len);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
 		len += (size_t)n;
+		/* /proc and cgroup files show whole records: a short read is the end
+		 * (saves the second syscall that would return 0) */
+		if ((size_t)n < want)
+			break;
 	}
 	buf[len] = '\0';
 	return (ssize_t)len;
@@ -316,4 +323,30 @@ int procfs_holds_gpu(int procfd, pid_t tgid, const struct gpudev_set *gpu, bool 
 	closedir(dir);
 	*ret_holds = holds;
 	return 0;
+}
+
+/*
+ * Whether any rule's major is a registered character device: without one no
+ * process can hold a GPU file, and the fd scans are skipped.
+ */
+bool procfs_gpu_possible(const struct gpudev_set *gpu, const char *proc_devices)
+{
+	char buf[8192];
+	ssize_t n = procfs_read_at(AT_FDCWD, proc_devices, buf, sizeof(buf));
+	const char *p, *block;
+
+	if (n <= 0 || !(p = strstr(buf, "Character devices:")))
+		return gpu->rules_count > 0; /* unknown: scan */
+	block = strstr(p, "Block devices:");
+	for (p = strchr(p, '\n'); p && (!block || p < block); p = strchr(p + 1, '\n')) {
+		char *end;
+		unsigned long major = strtoul(p + 1, &end, 10);
+
+		if (end == p + 1)
+			continue;
+		for (size_t i = 0; i < gpu->rules_count; i++)
+			if (gpu->rules[i].major == major)
+				return true;
+	}
+	return false;
 }

@@ -33,6 +33,7 @@ struct msg_cursor;
 #define BATCH_BYTES_MAX         (32u << 20)  /* a poll's rows beyond this start a new batch */
 #define CONTAINER_LABELS_MAX    4096         /* labels set through sampler.ctl */
 #define CONTAINER_ID_LEN        64
+#define GPU_RECHECK_POLLS       30           /* /proc/devices read again (a driver loaded late) */
 
 /* ---- probe seam (seam.md): filled by probe_link.c each poll ---- */
 struct proc_probe_rates {
@@ -194,6 +195,7 @@ ssize_t procfs_pread(int fd, char *buf, size_t size);
 int procfs_readlink(int procfd, pid_t tgid, const char *name, char **ret, size_t *ret_len);
 int procfs_label(int procfd, pid_t tgid, char **ret, size_t *ret_len);
 size_t procfs_framework(int procfd, pid_t tgid, const struct catalog *cat);
+bool procfs_gpu_possible(const struct gpudev_set *gpu, const char *proc_devices);
 int procfs_holds_gpu(int procfd, pid_t tgid, const struct gpudev_set *gpu, bool *ret_holds);
 
 /* ---- row.c: finished rows ---- */
@@ -259,6 +261,7 @@ struct poll_env {
 	int procfd;                    /* open /proc */
 	const struct catalog *catalog;
 	const struct gpudev_set *gpu;
+	bool gpu_possible;             /* a GPU major is registered: fd scans are worth it */
 	struct cgroup_table *cgroups;
 	uint64_t gen;                  /* this poll's number, from 1 */
 	bool first_poll;               /* processes found now were running before us */
@@ -305,6 +308,7 @@ struct sampler {
 	char writer_socket[PATH_MAX], probe_socket[PATH_MAX];
 	struct catalog *catalog;
 	struct gpudev_set gpu;
+	bool gpu_possible;             /* procfs_gpu_possible, rechecked every GPU_RECHECK_POLLS */
 	int procfd;
 	struct proc_table procs;
 	struct cgroup_table *cgroups;
