@@ -1,5 +1,6 @@
 /*
- * ioctl.bpf.c: on ioctl, walks fd -> file -> inode -> device number and,
+ * ioctl.bpf.c: on ioctl (tail-called by syscalls.bpf.c, never attached on
+ * its own), walks fd -> file -> inode -> device number and,
  * when the device is in the GPU device set, counts the ioctl and notes its
  * CLOCK_BOOTTIME per tgid.  Kernel side of croft-probe, loaded by root.
  */

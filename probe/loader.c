@@ -124,6 +124,51 @@ static int sync_maps_new(struct probe_objs *objs)
 		}                                                                    \
 	} while (0)
 
+/* Loaded, never attached: syscalls.bpf.c tail-calls it on ioctl. */
+static void no_autoattach(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, obj)
+		bpf_program__set_autoattach(prog, false);
+}
+
+/*
+ * ioctl's tp_btf program needs the bpf_rdonly_cast kfunc to type the fd's
+ * struct file; a tail call needs both programs of one type, so without it
+ * the pair runs as raw_tp.
+ */
+static int open_syscalls_ioctl(struct probe_objs *objs, bool rdonly_cast, const char **what)
+{
+	uint32_t zero = 0;
+	int r, prog_fd;
+
+	objs->ioctl_btf = objs->use_btf && rdonly_cast;
+	*what = "ioctl";
+	if (!(objs->ioctl = ioctl_bpf__open()))
+		return -errno;
+	objs->ioctl->rodata->ioctl_nr = SYS_ioctl;
+	no_autoattach(objs->ioctl->obj);
+	if ((r = prepare(objs->ioctl->obj, objs->ioctl_btf, objs->map_entries)) < 0 ||
+	    (r = ioctl_bpf__load(objs->ioctl)) < 0)
+		return r;
+	*what = "syscalls";
+	if (!(objs->syscalls = syscalls_bpf__open()))
+		return -errno;
+	objs->syscalls->rodata->ioctl_nr = SYS_ioctl;
+	if ((r = prepare(objs->syscalls->obj, objs->ioctl_btf, objs->map_entries)) < 0 ||
+	    (r = syscalls_bpf__load(objs->syscalls)) < 0)
+		return r;
+	prog_fd = bpf_program__fd(objs->ioctl_btf ? objs->ioctl->progs.ioctl_btf :
+		objs->ioctl->progs.ioctl_raw);
+	*what = "syscalls: ioctl tail call";
+	if (bpf_map_update_elem(bpf_map__fd(objs->syscalls->maps.ioctl_jump), &zero, &prog_fd,
+		    BPF_ANY) < 0)
+		return -errno;
+	*what = "syscalls: attach";
+	return syscalls_bpf__attach(objs->syscalls);
+}
+
 int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t err_len)
 {
 	struct kernel_features feat;
@@ -141,25 +186,8 @@ int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t
 	}
 	probe_features(&feat);
 	objs->use_btf = feat.tp_btf && !force_raw;
-	OPEN_LOAD(objs, syscalls, syscalls_bpf, objs->use_btf, what);
-	/* ioctl's tp_btf program needs bpf_rdonly_cast to type the fd's struct file */
-	objs->ioctl = ioctl_bpf__open();
-	if (!objs->ioctl) {
-		r = -errno;
-		what = "ioctl: open";
+	if ((r = open_syscalls_ioctl(objs, feat.rdonly_cast, &what)) < 0)
 		goto fail;
-	}
-	objs->ioctl->rodata->ioctl_nr = SYS_ioctl;
-	objs->ioctl_btf = objs->use_btf && feat.rdonly_cast;
-	r = prepare(objs->ioctl->obj, objs->ioctl_btf, map_entries);
-	if (r == 0)
-		r = ioctl_bpf__load(objs->ioctl);
-	if (r == 0)
-		r = ioctl_bpf__attach(objs->ioctl);
-	if (r < 0) {
-		what = "ioctl: load/attach";
-		goto fail;
-	}
 	OPEN_LOAD(objs, sched, sched_bpf, objs->use_btf, what);
 	OPEN_LOAD(objs, proc, proc_bpf, objs->use_btf, what);
 	if (feat.sock_length)

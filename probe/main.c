@@ -29,7 +29,8 @@
 #define UNPOLLED_DISCARD_NS (10ull * 1000000000ull) /* no sampler: empty the maps this often */
 
 static const char extra_usage[] =
-	"      --map-entries N     entries of every per-generation map (default: built-in sizes)\n";
+	"      --map-entries N     entries of every per-generation map (default: built-in sizes)\n"
+	"environment: CROFT_PROBE_RAW_TP=1 loads the raw_tp programs even where tp_btf works\n";
 
 /* After the drop nothing in croft-probe loads programs, mounts or changes namespaces. */
 static const char *const denied_after_drop[] = {

@@ -1,7 +1,8 @@
 /*
  * syscalls.bpf.c: counts every syscall per (tgid, syscall number) into the
- * current generation's per-CPU hash.  Kernel side of croft-probe, loaded by
- * root; the sys_enter hook is the hottest path croft has, so it stays short.
+ * current generation's per-CPU hash, and hands ioctls on to ioctl.bpf.c.
+ * Kernel side of croft-probe, loaded by root; the sys_enter hook is the
+ * hottest path croft has, so it stays short.
  */
 #include "vmlinux.h"
 #include "probe.bpf.h"
@@ -17,6 +18,21 @@
 SYSCALL_MAP(syscalls_0);
 SYSCALL_MAP(syscalls_1);
 
+/* Set before load: this architecture's ioctl number. */
+const volatile long ioctl_nr = -1;
+
+/*
+ * ioctl.bpf.c's program, put here by croft-probe: a tail call costs only
+ * ioctls, where a second program on sys_enter would cost every syscall an
+ * indirect call (retpolined on this kind of host).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} ioctl_jump SEC(".maps");
+
 static __always_inline void count_in(void *map, __u32 g, struct probe_syscall_key *key)
 {
 	static const __u64 zero;
@@ -28,7 +44,7 @@ static __always_inline void count_in(void *map, __u32 g, struct probe_syscall_ke
 		count_drop(PROBE_DROP_SYSCALL_MAP_FULL);
 }
 
-static __always_inline int count_syscall(long id)
+static __always_inline int count_syscall(void *ctx, long id)
 {
 	struct probe_syscall_key key = {
 		.tgid = bpf_get_current_pid_tgid() >> 32,
@@ -41,17 +57,19 @@ static __always_inline int count_syscall(long id)
 		count_in(&syscalls_1, 1, &key);
 	else
 		count_in(&syscalls_0, 0, &key);
+	if (id == ioctl_nr)
+		bpf_tail_call(ctx, &ioctl_jump, 0);
 	return 0;
 }
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sys_enter_btf, struct pt_regs *regs, long id)
 {
-	return count_syscall(id);
+	return count_syscall(ctx, id);
 }
 
 SEC("raw_tp/sys_enter")
 int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
 {
-	return count_syscall(id);
+	return count_syscall(ctx, id);
 }

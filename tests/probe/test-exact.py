@@ -2,6 +2,7 @@
 # test-exact.py: croft-probe counts every syscall exactly once across
 # answers: K getppid() calls while answers are taken every 100 ms sum to K;
 # the exit comes with the start time the counts carried.  Root, real eBPF.
+import os
 import platform
 import subprocess
 import sys
@@ -18,6 +19,10 @@ def main():
     tap = Tap()
     probe = Probe(probe_bin)
     try:
+        want = 'raw_tp' if os.environ.get('CROFT_PROBE_RAW_TP') else 'tp_btf'
+        progs = probe.status()['programs']
+        tap.ok(all(v in (want, None) for v in progs.values()), 'programs run as %s' % want,
+               str(progs))
         c = probe.client()
         k = 200000
         w = subprocess.Popen([work, 'getppid', str(k), '3'])
