@@ -6,6 +6,9 @@
  * running count and the name of the last call go to CROFT_CRASH_COUNT (a
  * file) so the test knows how many steps a run has.  Test only.
  */
+/* meson builds with _FILE_OFFSET_BITS=64, which renames open to open64 and
+ * would define the *64 entry points twice: this shim wraps both by name. */
+#undef _FILE_OFFSET_BITS
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
