@@ -72,8 +72,12 @@ static void load_config(struct sampler *s, const struct options *o)
 	char err[CATALOG_ERR_MAX], *errors = NULL;
 	const char *catalog_path;
 
-	if (config_load(o->d.config_path, &s->cfg, &errors))
-		fatalx("%s", errors ? errors : "configuration refused");
+	if (config_load(o->d.config_path, &s->cfg, &errors)) {
+		/* one error per line, as the writer and probe print them (fatalx
+		 * would join the lines with '?') */
+		fprintf(stderr, "%s", errors ? errors : "configuration refused\n");
+		exit(1);
+	}
 	catalog_path = o->frameworks ? o->frameworks : s->cfg.frameworks;
 	if (catalog_load(catalog_path, &s->catalog, err, sizeof(err)))
 		fatalx("framework catalog refused: %s", err);
