@@ -80,4 +80,22 @@ if [ $probe = 0 ]; then
 		quiet jq -e '(.syscalls | map(.name) | index("read")) != null and
 			(.usage | has("ctx_voluntary_s") and has("runqueue_s"))' <<<"$row"
 fi
+# Not root: the daemons run as the invoking user, no probe, the runtime dir
+# under the data dir (XDG_RUNTIME_DIR unset).  The binaries are copied where
+# nobody can reach them, in the build tree's layout croft run looks for.
+mkdir -p "$TEST_TMP/nr"/{cli,writer,sampler}
+cp "$CROFT" "$TEST_TMP/nr/cli/"
+cp "$(dirname "$CROFT")/../writer/croft-writer" "$TEST_TMP/nr/writer/"
+cp "$(dirname "$CROFT")/../sampler/croft-sampler" "$TEST_TMP/nr/sampler/"
+chown -R nobody "$TEST_TMP/nr"
+(cd "$TEST_TMP/nr" && exec setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups \
+	env -u XDG_RUNTIME_DIR ./cli/croft run --data-dir ./data >"$TEST_TMP/nr.log" 2>&1) &
+RUN_PID=$! LOG=$TEST_TMP/nr.log R=$TEST_TMP/nr/data/run
+check "as nobody: croft run starts writer and sampler, sockets in DATA/run" \
+	wait_for 'ops_up croft-writer && ops_up croft-sampler' 30
+check "as nobody: the daemons run as nobody" \
+	[ "$(stat -c %U /proc/"$(ops_field croft-writer .pid)")" = nobody ]
+check "as nobody: rows reach the dataset" wait_for "[ -s '$TEST_TMP/nr/data/croft-dataset.jsonl' ]" 30
+ops_stop
+check "as nobody: croft run exits 0 after SIGINT" [ "$RUN_RC" = 0 ]
 finish
