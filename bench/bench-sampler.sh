@@ -53,6 +53,7 @@ printf '%-8s %9s %14s %14s %7s %12s %s\n' extra procs "sampler us/p" "reference 
 for n in $COUNTS; do
 	mkfifo "$FIFO"
 	"$HELPER" spawn "$n" < "$FIFO" > "$T/spawn.out" &
+	HPID=$!
 	exec 9> "$FIFO"
 	i=0; until grep -q ready "$T/spawn.out" 2>/dev/null; do i=$((i + 1)); [ $i -lt 2400 ] || exit 1; sleep 0.05; done
 	"$SAMPLER" -c "$T/croft.conf" -r "$T/run" -u nobody 2>"$T/sampler.log" &
@@ -64,7 +65,7 @@ for n in $COUNTS; do
 	procs=$(field processes_tracked)
 	kill "$SPID"; wait "$SPID" || true; SPID=
 	ref=$("$HELPER" refloop 20)
-	exec 9>&-; wait; rm -f "$FIFO"
+	exec 9>&-; wait "$HPID"; rm -f "$FIFO"
 	awk -v r0="$r0" -v r1="$r1" -v p0="$p0" -v p1="$p1" -v procs="$procs" -v ref="$ref" -v n="$n" 'BEGIN {
 		split(ref, a, " "); per_poll = (r1 - r0) / (p1 - p0)
 		us = per_poll / 1000 / procs
