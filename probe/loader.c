@@ -86,9 +86,22 @@ static int size_maps(struct bpf_object *obj, uint32_t entries)
 	return 0;
 }
 
+/* sched.bpf.c: runq_task (task storage) for tp_btf, runq_since (hash) for raw_tp. */
+static void choose_runq_map(struct bpf_object *obj, bool use_btf)
+{
+	struct bpf_map *task = bpf_object__find_map_by_name(obj, "runq_task");
+	struct bpf_map *hash = bpf_object__find_map_by_name(obj, "runq_since");
+
+	if (task && hash) {
+		bpf_map__set_autocreate(task, use_btf);
+		bpf_map__set_autocreate(hash, !use_btf);
+	}
+}
+
 static int prepare(struct bpf_object *obj, bool use_btf, uint32_t entries)
 {
 	choose_variant(obj, use_btf);
+	choose_runq_map(obj, use_btf);
 	return size_maps(obj, entries);
 }
 

@@ -18,7 +18,19 @@
 SCHED_MAP(sched_0);
 SCHED_MAP(sched_1);
 
-/* tid -> when it became runnable (CLOCK_MONOTONIC ns); not per generation. */
+/*
+ * When a thread became runnable (CLOCK_MONOTONIC ns, 0: not waiting).  tp_btf
+ * programs keep it in task local storage: no lock, no size limit, freed with
+ * the task.  raw_tp programs cannot (untrusted task pointers) and use a hash
+ * by tid.  croft-probe creates only the one its variant uses.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} runq_task SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, PROBE_RUNQ_ENTRIES);
@@ -40,25 +52,48 @@ static __always_inline struct probe_sched_val *sched_val(__u32 tgid)
 	return v;
 }
 
+/* raw_tp: tid -> since in a hash. */
 static __always_inline void runnable(__u32 tid, __u64 now)
 {
 	if (tid && bpf_map_update_elem(&runq_since, &tid, &now, BPF_ANY))
 		count_drop(PROBE_DROP_RUNQ_MAP_FULL);
 }
 
+/* tp_btf: since in the task's own storage. */
+static __always_inline void runnable_task(struct task_struct *p, __u64 now)
+{
+	__u64 *since;
+
+	if (!p->pid)
+		return;
+	since = bpf_task_storage_get(&runq_task, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (since)
+		*since = now;
+	else
+		count_drop(PROBE_DROP_RUNQ_MAP_FULL);
+}
+
+static __always_inline void add_wait(__u32 tgid, __u64 since, __u64 now)
+{
+	struct probe_sched_val *v;
+
+	if (since && now > since && (v = sched_val(tgid)))
+		v->runqueue_ns += now - since;
+}
+
 /*
  * prev leaves the CPU: involuntary when preempted or still runnable (the
  * kernel's nivcsw rule), and then it waits on the run queue again.  A dead
  * task's last switch is not counted: its exit was already reported.
+ * Returns whether prev now waits runnable.
  */
-static __always_inline void switch_out(__u32 tid, __u32 tgid, bool preempt, __u32 state,
-	__u64 now)
+static __always_inline bool switch_out(__u32 tgid, bool preempt, __u32 state)
 {
 	struct probe_sched_val *v;
 	bool involuntary = preempt || state == TASK_RUNNING_STATE;
 
 	if (!tgid || (state & TASK_DEAD_STATE))
-		return;
+		return false;
 	v = sched_val(tgid);
 	if (v) {
 		if (involuntary)
@@ -66,57 +101,52 @@ static __always_inline void switch_out(__u32 tid, __u32 tgid, bool preempt, __u3
 		else
 			v->voluntary++;
 	}
-	if (involuntary)
-		runnable(tid, now);
-}
-
-static __always_inline void switch_in(__u32 tid, __u32 tgid, __u64 now)
-{
-	struct probe_sched_val *v;
-	__u64 *since;
-
-	if (!tid)
-		return;
-	since = bpf_map_lookup_elem(&runq_since, &tid);
-	if (!since)
-		return;
-	if (now > *since && (v = sched_val(tgid)))
-		v->runqueue_ns += now - *since;
-	bpf_map_delete_elem(&runq_since, &tid);
+	return involuntary;
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = bpf_ktime_get_ns(), *since;
 
-	switch_out(prev->pid, prev->tgid, preempt, prev->__state, now);
-	switch_in(next->pid, next->tgid, now);
+	if (switch_out(prev->tgid, preempt, prev->__state))
+		runnable_task(prev, now);
+	if (!next->pid)
+		return 0;
+	since = bpf_task_storage_get(&runq_task, next, 0, 0);
+	if (since && *since) {
+		add_wait(next->tgid, *since, now);
+		*since = 0;
+	}
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(wakeup_btf, struct task_struct *p)
 {
-	runnable(p->pid, bpf_ktime_get_ns());
+	runnable_task(p, bpf_ktime_get_ns());
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(wakeup_new_btf, struct task_struct *p)
 {
-	runnable(p->pid, bpf_ktime_get_ns());
+	runnable_task(p, bpf_ktime_get_ns());
 	return 0;
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u32 tid = BPF_CORE_READ(next, pid);
+	__u64 now = bpf_ktime_get_ns(), *since;
 
-	switch_out(BPF_CORE_READ(prev, pid), BPF_CORE_READ(prev, tgid), preempt,
-		task_state(prev), now);
-	switch_in(BPF_CORE_READ(next, pid), BPF_CORE_READ(next, tgid), now);
+	if (switch_out(BPF_CORE_READ(prev, tgid), preempt, task_state(prev)))
+		runnable(BPF_CORE_READ(prev, pid), now);
+	if (!tid || !(since = bpf_map_lookup_elem(&runq_since, &tid)))
+		return 0;
+	add_wait(BPF_CORE_READ(next, tgid), *since, now);
+	bpf_map_delete_elem(&runq_since, &tid);
 	return 0;
 }
 
