@@ -21,8 +21,10 @@ command -v bpftrace >/dev/null || { echo "bench-probe: needs bpftrace (apt-get i
 
 TMP=$(mktemp -d /tmp/croft-bench-probe.XXXXXX)
 TOOL_PID=
+STATS_WAS=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)
 cleanup() {
 	[ -n "$TOOL_PID" ] && kill "$TOOL_PID" 2>/dev/null && wait "$TOOL_PID" 2>/dev/null
+	echo "$STATS_WAS" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null
 	rm -rf "$TMP"
 }
 trap cleanup EXIT INT TERM
@@ -50,6 +52,9 @@ wait_line() {
 }
 
 start_tool() {
+	bpftool -j prog show 2>/dev/null | python3 -c '
+import json, sys
+print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))' >"$TMP/ids"
 	case $1 in
 	nothing) TOOL_PID= ;;
 	croft)
@@ -82,10 +87,38 @@ stop_tool() {
 	fi
 }
 
+# Programs already attached by others (another croft-probe, bpftrace...) are
+# paid by every run below, "nothing" included: say so.
+foreign=$(bpftool link show 2>/dev/null | grep -cE "tp '(sys_enter|sched_switch)'" || true)
+[ "${foreign:-0}" = 0 ] ||
+	echo "bench-probe: warning: $foreign other programs on sys_enter/sched_switch; every figure pays them"
+
+# prog_ns NAME...: mean ns per run of the named programs (kernel.bpf_stats_enabled),
+# summed over the names: the programs' own cost, whatever else runs on the host
+prog_ns() {
+	bpftool -j prog show 2>/dev/null | python3 -c '
+import json, sys
+before = set(open(sys.argv[1]).read().split())
+names, total = set(sys.argv[2:]), 0.0
+for p in json.load(sys.stdin):
+    if p.get("name") in names and str(p["id"]) not in before and p.get("run_cnt"):
+        total += p["run_time_ns"] / p["run_cnt"]
+print("%.1f" % total)' "$TMP/ids" "$@"
+}
+
 echo "bench-probe: getppid x $N and ping-pong x $PP, pinned to CPU 0, best of $ROUNDS"
 for tool in nothing croft bpftrace-syscalls mincount; do
 	start_tool $tool
 	echo "$tool $(best getppid "$N")" >>"$TMP/syscall"
+	# then the programs' own time per run, with stats on only for this
+	echo 1 >/proc/sys/kernel/bpf_stats_enabled
+	"$LOOP" getppid "$N" >/dev/null
+	case $tool in
+	croft) echo "croft $(prog_ns sys_enter_btf sys_enter_raw ioctl_btf ioctl_raw)" >>"$TMP/prog" ;;
+	bpftrace-syscalls) echo "bpftrace $(prog_ns sys_enter)" >>"$TMP/prog" ;;
+	mincount) echo "mincount $(prog_ns count_enter)" >>"$TMP/prog" ;;
+	esac
+	echo 0 >/proc/sys/kernel/bpf_stats_enabled
 	stop_tool
 done
 for tool in nothing croft bpftrace-switch; do
@@ -106,6 +139,9 @@ awk '
 		printf "syscall  croft / bpftrace  %.2f (goal <= 1)\n", add["croft"] / add["bpftrace-syscalls"]
 		printf "syscall  croft / minimal   %.2f (goal <= 1.3)\n", add["croft"] / add["mincount"]
 	}' "$TMP/syscall"
+awk '{ ns[$1] = $2 } END {
+	printf "program  own time per sys_enter (bpf_stats): croft %.1f ns (syscalls + ioctl programs), bpftrace %.1f ns, minimal %.1f ns\n", ns["croft"], ns["bpftrace"], ns["mincount"]
+}' "$TMP/prog"
 awk -v sys_add="$(awk '$1=="croft"{c=$2} $1=="nothing"{n=$2} END{print c-n}' "$TMP/syscall")" '
 	{ ns[$1] = $2 }
 	END {
