@@ -21,6 +21,7 @@
 #include <event2/event.h>
 
 #include "cli.h"
+#include "clock.h"
 #include "config.h"
 #include "ctl.h"
 #include "log.h"
@@ -409,7 +410,7 @@ void run_child_exited(struct run *run, struct child *child)
 		run_stop_next(run);
 		return;
 	}
-	log_warnx("%s (pid %d) %s", child->name, (int)child->pid, how);
+	log_warnx("%s (pid %d) %s", child->name, (int)child->last_pid, how);
 	child_schedule_restart(child);
 }
 
@@ -481,8 +482,22 @@ static int run_resolve_dirs(
 	return 0;
 }
 
+/* A hung daemon (no watchdog ping) is killed and so restarted; not while stopping. */
+static void run_alive_check(evutil_socket_t fd, short what, void *arg)
+{
+	struct run *run = arg;
+	uint64_t now_ms = clock_mono_ms();
+
+	if (run->stopping)
+		return;
+	for (size_t i = 0; i < run->nchildren; i++)
+		child_check_alive(run->children[i], now_ms);
+}
+
 static int run_loop(struct run *run)
 {
+	struct timeval alive_every = { 0, 500 * 1000 };
+	struct event *alive_timer;
 	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
 	struct event *sig_events[4] = { NULL };
 	int ret = 0;
@@ -494,12 +509,15 @@ static int run_loop(struct run *run)
 			ret = -ENOMEM;
 	}
 	ready_timer = evtimer_new(run->base, run_ready_timeout, run);
-	if (!ready_timer)
+	alive_timer = event_new(run->base, -1, EV_PERSIST, run_alive_check, run);
+	if (!ready_timer || !alive_timer || event_add(alive_timer, &alive_every) < 0)
 		ret = -ENOMEM;
 	if (ret == 0) {
 		run_start_next(run);
 		event_base_dispatch(run->base);
 	}
+	if (alive_timer)
+		event_free(alive_timer);
 	for (size_t i = 0; i < 4; i++)
 		if (sig_events[i])
 			event_free(sig_events[i]);
@@ -520,6 +538,10 @@ int cmd_run(int argc, char **argv)
 		return 2;
 	log_init("croft-run", opts.verbose);
 	run.verbose = opts.verbose;
+	run.watchdog_ms = RUN_WATCHDOG_MS;
+	const char *watchdog_env = getenv(RUN_WATCHDOG_ENV);
+	if (watchdog_env && atoi(watchdog_env) > 0)
+		run.watchdog_ms = (uint64_t)atoi(watchdog_env) * 1000;
 	child_init(&writer, &run, "croft-writer", "writer");
 	child_init(&probe, &run, "croft-probe", "probe");
 	child_init(&sampler, &run, "croft-sampler", "sampler");

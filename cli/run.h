@@ -20,8 +20,11 @@ struct bufferevent;
 #define RUN_BACKOFF_MIN_MS   1000  /* first restart delay */
 #define RUN_BACKOFF_MAX_MS   30000 /* restart delay cap */
 #define RUN_HEALTHY_MS       60000 /* up this long: the backoff starts over */
-#define RUN_ARGV_MAX         20
-#define RUN_LOG_LINE_MAX     8192 /* bytes of one relayed log line */
+#define RUN_WATCHDOG_MS                                                                            \
+	30000 /* no WATCHDOG=1 for this long: hung, killed (as systemd's WatchdogSec) */
+#define RUN_WATCHDOG_ENV "CROFT_RUN_WATCHDOG_S" /* overrides it (tests) */
+#define RUN_ARGV_MAX     20
+#define RUN_LOG_LINE_MAX 8192 /* bytes of one relayed log line */
 
 enum child_state {
 	CHILD_IDLE,     /* not started, or waiting for its restart */
@@ -43,8 +46,10 @@ struct child {
 
 	enum child_state state;
 	pid_t pid;
+	pid_t last_pid;      /* the pid of its last exit, for the log */
 	int exit_status;     /* wait status of the last exit */
 	uint64_t started_ms; /* CLOCK_MONOTONIC of the last start */
+	uint64_t alive_ms;   /* CLOCK_MONOTONIC of its last READY=1 or WATCHDOG=1 */
 	unsigned restarts;
 	uint64_t backoff_ms;
 	struct event *restart_timer;
@@ -64,6 +69,7 @@ struct run {
 	bool all_started; /* the start sequence is over */
 	int stop_status;  /* 0, or 1 when a daemon did not exit 0 */
 	bool verbose;
+	uint64_t watchdog_ms; /* RUN_WATCHDOG_MS or the environment's */
 };
 
 /* run.c: called by run_child.c on the events of a child */
@@ -80,5 +86,7 @@ void child_stop(struct child *child);
 void child_reap_all(struct run *run);
 /* After an unexpected exit: start again after the backoff delay. */
 void child_schedule_restart(struct child *child);
+/* Kills a ready child whose watchdog pings stopped (it is then restarted). */
+void child_check_alive(struct child *child, uint64_t now_ms);
 
 #endif

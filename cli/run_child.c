@@ -1,8 +1,8 @@
 /*
  * run_child.c: one daemon supervised by `croft run`: fork + exec with its
  * stdout/stderr on a pipe whose lines are relayed with the daemon's tag, an
- * abstract notify socket (NOTIFY_SOCKET) for READY=1, reaping and restart
- * with backoff.  Runs in the croft command, as the invoking user.
+ * abstract notify socket (NOTIFY_SOCKET) for READY=1 and watchdog pings,
+ * reaping and restart with backoff.  Runs in the croft command, as the invoking user.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -112,7 +112,7 @@ static void child_log_event(struct bufferevent *bev, short what, void *arg)
 	child->log = NULL;
 }
 
-/* sd_notify datagrams: "READY=1\nSTATUS=...\n"; only READY matters here. */
+/* sd_notify datagrams: "READY=1\nSTATUS=...\n", "WATCHDOG=1". */
 static void child_notify_read(evutil_socket_t fd, short what, void *arg)
 {
 	struct child *child = arg;
@@ -123,7 +123,10 @@ static void child_notify_read(evutil_socket_t fd, short what, void *arg)
 		buf[n] = '\0';
 		for (char *save = NULL, *tok = strtok_r(buf, "\n", &save); tok;
 			tok = strtok_r(NULL, "\n", &save)) {
-			if (!strcmp(tok, "READY=1") && child->state == CHILD_STARTING) {
+			if (!strcmp(tok, "WATCHDOG=1")) {
+				child->alive_ms = clock_mono_ms();
+			} else if (!strcmp(tok, "READY=1") && child->state == CHILD_STARTING) {
+				child->alive_ms = clock_mono_ms();
 				child->state = CHILD_READY;
 				run_child_ready(child->run, child);
 			} else if (!strncmp(tok, "STATUS=", 7)) {
@@ -175,7 +178,9 @@ static void child_exec(struct child *child, int log_fd)
 	for (int sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
 	unsetenv("JOURNAL_STREAM");
-	unsetenv("WATCHDOG_USEC");
+	char usec[32];
+	snprintf(usec, sizeof(usec), "%llu", (unsigned long long)child->run->watchdog_ms * 1000);
+	setenv("WATCHDOG_USEC", usec, 1); /* the daemons ping at half of it */
 	unsetenv("WATCHDOG_PID");
 	unsetenv("LISTEN_FDS");
 	unsetenv("LISTEN_PID");
@@ -268,6 +273,7 @@ void child_reap_all(struct run *run)
 		struct child *child = child_by_pid(run, pid);
 		if (!child)
 			continue;
+		child->last_pid = pid;
 		child->pid = 0;
 		child->exit_status = status;
 		if (child->stop_timer)
@@ -314,4 +320,15 @@ void child_schedule_restart(struct child *child)
 		child->restart_timer = evtimer_new(child->run->base, child_restart_fire, child);
 	if (child->restart_timer)
 		evtimer_add(child->restart_timer, &tv);
+}
+
+void child_check_alive(struct child *child, uint64_t now_ms)
+{
+	if (child->state != CHILD_READY || child->pid <= 0 ||
+		now_ms - child->alive_ms < child->run->watchdog_ms)
+		return;
+	log_warnx("%s (pid %d) sent no watchdog ping for %.1f s: killing it", child->name,
+		(int)child->pid, (double)(now_ms - child->alive_ms) / 1000.0);
+	child->alive_ms = now_ms; /* once; the exit restarts it */
+	kill(child->pid, SIGKILL);
 }

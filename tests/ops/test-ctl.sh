@@ -28,7 +28,7 @@ OPS_CLEANUP_EXTRA="userdel $user 2>/dev/null; [ -n \"$made_croft\" ] && userdel 
 cp "$CROFTCTL" "$TEST_TMP/croftctl" && chmod 755 "$TEST_TMP/croftctl"
 
 printf '[sampler]\npoll_interval = 1s\n\n[writer]\nzstd_level = 5\n' >"$C"
-ops_start
+CROFT_RUN_WATCHDOG_S=8 ops_start
 want="ops_up croft-writer && ops_up croft-sampler"
 [ $probe = 0 ] && want="$want && ops_up croft-probe"
 check "croft run: every daemon up" wait_for "$want" 30
@@ -45,6 +45,15 @@ check "the writer is shown down, and why" \
 check "croft run logged the death and restarts the writer" \
 	wait_for "grep -q 'restarting croft-writer in' '$LOG' && ops_up croft-writer" 30
 check "the restarted writer has a new pid" [ "$(ops_field croft-writer .pid)" != "$wpid" ]
+
+# A hung daemon (stopped, no watchdog pings) is killed and restarted; the
+# watchdog is 8 s here (CROFT_RUN_WATCHDOG_S, see ops_start below).
+spid=$(ops_field croft-sampler .pid)
+kill -STOP "$spid"
+check "croft run kills a sampler that stopped pinging its watchdog" \
+	wait_for "grep -q 'croft-sampler (pid $spid) sent no watchdog ping' '$LOG'" 20
+check "... and restarts it" \
+	wait_for 'ops_up croft-sampler && [ "$(ops_field croft-sampler .pid)" != "$spid" ]' 20
 
 # reload: a broken file is refused by every daemon, which stay on the old one.
 printf '[sampler]\npoll_interval = 1s\nidle_every = often\n\n[writer]\nzstd_level = 7\n' >"$C"
