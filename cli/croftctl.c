@@ -21,7 +21,7 @@
 #include "sock.h"
 
 #define CTL_LABEL_MAX 1024 /* bytes of a label (the sampler's PROC_LABEL_MAX) */
-#define CTL_ID_MAX    128 /* bytes of a container id */
+#define CTL_ID_MAX    128  /* bytes of a container id */
 
 static const char *const daemons[] = { "croft-writer", "croft-sampler", "croft-probe" };
 #define NDAEMONS (sizeof(daemons) / sizeof(daemons[0]))
@@ -232,11 +232,14 @@ static bool status_row(const struct answer *a, bool table, json_t *ret_array)
 			a->ret < 0 ? no_answer_reason(a, "status needs root or the croft group",
 					     reason, sizeof(reason))
 				   : (a->text ? a->text : strerror(a->status));
+		/* refused: whether it runs is not ours to know */
+		const char *state = refused(a) ? "?" : "down";
 		json_object_set_new(row, "up", json_false());
+		json_object_set_new(row, "refused", json_boolean(refused(a)));
 		json_object_set_new(row, "reason", json_string(why));
 		json_array_append_new(ret_array, row);
 		if (table)
-			printf("%-14s %-5s %-8s %-9s %-8s %s\n", a->daemon, "down", "-", "-", "-",
+			printf("%-14s %-5s %-8s %-9s %-8s %s\n", a->daemon, state, "-", "-", "-",
 				why);
 		return false;
 	}
