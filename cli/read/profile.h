@@ -1,25 +1,14 @@
 /*
- * profile.h: croft profile's records and figures, shared by profile.c
- * (collecting and computing) and profile_out.c (table, --json, --svg).
- * Invoking user, no privilege.
+ * profile.h: croft profile's workers' sums (profile.c), how they are joined
+ * into one result (profile_join.c) and printed (profile_out.c).  Invoking
+ * user, no privilege.
  */
 #ifndef CROFT_PROFILE_H
 #define CROFT_PROFILE_H
 
 #include "readers.h"
 
-#define PROFILE_ROWS_MAX (4u << 20) /* rows one profile holds: ~0.5 GiB */
-#define PHASES_SHOWN     1000       /* GPU phases listed; the count is exact */
-
-/* One selected row, compact; its syscalls lie in its worker's arena. */
-struct prec {
-	int64_t ms, tgid;
-	uint64_t ident, seq; /* seq: file << 40 | line, a stable tie-break */
-	int64_t cpu_e4, rss, threads, ioctls;
-	int64_t rx_e4, tx_e4, read_e4, write_e4;
-	uint32_t has, sys_off, sys_n;
-	uint8_t workload, worker;
-};
+#define PHASES_SHOWN 1000 /* GPU phases listed; the count is exact */
 
 /* All rows of one poll (same unix_ms) summed: what the charts show. */
 struct sample {
@@ -58,6 +47,59 @@ struct profile_result {
 	double syscalls_total;
 	struct sample *samples_v; /* for --svg */
 };
+
+__extension__ typedef unsigned __int128 u128_p;
+
+struct sys_ref {
+	uint32_t id; /* the worker's syscall name id */
+	int64_t rate_e4;
+};
+
+/* One GPU phase inside one segment; segments chain theirs by index. */
+struct stretch {
+	int64_t start_ms, end_ms;
+	uint32_t next; /* NONE_ID: the segment's last */
+	uint8_t kind;
+};
+
+/*
+ * One process's rows in one file.  Its first row waits for the join: what
+ * it stands for (and so its phase's start, its syscall calls) depends on
+ * the process's previous row, maybe in another file.
+ */
+struct pseg {
+	int64_t tgid, first_ms, last_ms;
+	uint64_t ident;
+	uint32_t file, sys_off, sys_n, st_first, st_last;
+	int8_t first_kind; /* phase of the first row, -1 none */
+	int8_t open_kind;  /* phase still open at the last row, -1 none */
+	uint8_t worker;
+};
+
+struct pworker {
+	const struct read_opts *o;
+	uint8_t index;
+	uint32_t file;
+	uint64_t rows, phase_ms[PH_KINDS];
+	int64_t first_ms, last_ms;
+	struct strtab syscalls;
+	u128_p *calls; /* per syscall id: rate x 1e4 x ms, rows after the first */
+	size_t calls_cap;
+	struct i64map tgids, polls;
+	struct pseg *segs;
+	size_t segs_count, segs_cap;
+	struct stretch *st;
+	size_t st_count, st_cap;
+	struct sys_ref *sys;
+	size_t sys_count, sys_cap;
+	struct sample *samples; /* one per poll seen, by polls */
+	size_t samples_count, samples_cap;
+	bool oom;
+};
+
+/* profile_join.c */
+int profile_join(
+	const struct read_opts *o, struct pworker *pw, int workers, struct profile_result *res);
 
 const char *phase_name(enum phase_kind kind);
 void profile_print_table(const struct read_opts *o, const struct profile_result *p,
