@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "readers.h"
@@ -196,12 +197,16 @@ static int load_config(struct read_opts *o, const char *path, bool explicit_path
 	char *errors = NULL;
 
 	config_defaults(&cfg);
-	if (config_load(path, &cfg, &errors) < 0) {
+	/* The default file may be readable by the croft group only: the
+	 * readers then use the defaults (data_dir, poll_interval), and say so. */
+	if (!explicit_path && access(path, R_OK) < 0 && errno == EACCES) {
+		fprintf(stderr, "croft %s: %s: %s; using the defaults (or give --config)\n", o->cmd,
+			path, strerror(errno));
+	} else if (config_load(path, &cfg, &errors) < 0) {
 		fprintf(stderr, "croft %s: %s", o->cmd, errors ? errors : "bad configuration\n");
 		free(errors);
 		return -EINVAL;
 	}
-	(void)explicit_path;
 	o->poll_ms = cfg.poll_interval_ms ? cfg.poll_interval_ms : 2000;
 	o->gap_ms = o->poll_ms * (cfg.idle_every ? cfg.idle_every : 15) * GAP_POLLS;
 	o->default_path[0] = cfg.data_dir;
@@ -287,7 +292,8 @@ int read_dataset(const struct read_opts *o, const struct ds_sink *sink, void *co
 		return r;
 	}
 	if (ret_files->n == 0)
-		fprintf(stderr, "croft %s: no .jsonl or .jsonl.zst files under the given paths\n", o->cmd);
+		fprintf(stderr, "croft %s: no .jsonl or .jsonl.zst files under the given paths\n",
+			o->cmd);
 	r = ds_read(ret_files, threads, o->jansson_only, sink, ctxs, rep);
 	if (r < 0) {
 		fprintf(stderr, "croft %s: cannot read: %s\n", o->cmd, strerror(-r));

@@ -232,6 +232,24 @@ def stats_filters():
 
 
 @test
+def config_poll_interval_and_idle_every():
+    """poll_interval 10 s, idle_every 1: a first row stands for 10 s and a
+    gap over 20 s starts a new process (B and C split in two)."""
+    conf = path("conf", "croft.conf")
+    with open(conf, "w") as f:
+        f.write("[sampler]\npoll_interval = 10s\nidle_every = 1\n")
+    p = subprocess.run([CROFT, "stats", "--json", "--config", conf, plain()], stdout=subprocess.PIPE,
+                       text=True, check=True)
+    got = json.loads(p.stdout)
+    assert got["processes"] == 6, got["processes"]
+    subset(got["workloads"], [
+        {"workload": "gpu-onset", "rows": 2, "processes": 1, "process_hours": round(12000 / H, 6)},
+        {"workload": "gpu-held", "rows": 6, "processes": 3, "process_hours": round(48000 / H, 6)},
+        {"workload": "no-gpu", "rows": 4, "processes": 3, "process_hours": round(32000 / H, 6)},
+    ])
+
+
+@test
 def profile_tgid_json_by_hand():
     got, _ = figures("profile", "--tgid", "100", plain())
     subset(got, EXPECTED_PROFILE_TGID)
