@@ -6,6 +6,9 @@
 . "$TESTLIB"
 
 SOAK=${CROFT_SOAK:-0}
+# the system python: quick to start (a pyenv shim in PATH costs seconds a call)
+PY=python3
+[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 
 # short_or_soak SHORT SOAK: the figure for the mode we run in.
 short_or_soak() {
@@ -47,7 +50,7 @@ rl_status() {
 
 # rl_json KEY.PATH < json: one value (python3), empty when absent.
 rl_json() {
-	python3 -c 'import json,sys
+	$PY -c 'import json,sys
 try:
     v = json.load(sys.stdin)
     for k in sys.argv[1].split("."):

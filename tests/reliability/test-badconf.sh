@@ -9,7 +9,7 @@ require_cmd python3 timeout
 rl_setup
 B=$TEST_TMP/bad
 mkdir "$B"
-python3 - "$B" <<'PY'
+$PY - "$B" <<'PY'
 import os, sys
 d = sys.argv[1]
 def w(name, data):

@@ -14,14 +14,14 @@ idle_every = 1
 CONF
 HOSTILE="$(dirname "$0")/hostile.py"
 mkdir "$TEST_TMP/h" && chmod 755 "$TEST_TMP/h"
-python3 "$HOSTILE" spawn "$TEST_TMP/h" "$TEST_TMP/pids" "$RELPROCS" > "$TEST_TMP/spawn.out" 2>&1 &
+$PY "$HOSTILE" spawn "$TEST_TMP/h" "$TEST_TMP/pids" "$RELPROCS" > "$TEST_TMP/spawn.out" 2>&1 &
 HELPER_PID=$!
 wait_for '[ -s "$TEST_TMP/pids" ]' 30 || fail "hostile processes not started: $(cat "$TEST_TMP/spawn.out")"
 rl_start_suite
 rl_wait_polls 6 || fail "sampler does not poll"
 rl_stop_suite
 cat "$TEST_TMP/spawn.out"
-python3 "$HOSTILE" check "$DATA" "$TEST_TMP/pids" || fail "hostile rows"
+$PY "$HOSTILE" check "$DATA" "$TEST_TMP/pids" || fail "hostile rows"
 failed=$(grep -c 'rows_failed' "$LOGS/sampler.log" || true)
 grep -iE 'assert|sanitizer|segfault' "$LOGS"/*.log && fail "a daemon complained"
 echo "ok hostile input: $(wc -l < "$TEST_TMP/pids") processes, their rows valid"

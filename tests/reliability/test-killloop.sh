@@ -27,7 +27,7 @@ HELPER_PID=$!
 wait_for '[ -s "$TEST_TMP/pids" ]' 30 || fail "helper did not start"
 # a recording pass-through between sampler and writer: the checker then
 # knows every batch the sampler finished
-python3 "$(dirname "$0")/relproxy.py" "$TEST_TMP/proxy.sock" "$RUN/writer.sock" \
+$PY "$(dirname "$0")/relproxy.py" "$TEST_TMP/proxy.sock" "$RUN/writer.sock" \
 	"$TEST_TMP/proxy.log" 2>"$TEST_TMP/proxy.err" &
 EXTRA_PIDS=$!
 SAMPLER_ARGS="--writer-socket $TEST_TMP/proxy.sock"
@@ -77,9 +77,9 @@ rl_wait_polls 5 || fail "sampler does not poll after the loop"
 wait_for '[ "$(rl_field sampler batches_unacked)" = 0 ]' 30 || fail "spool does not drain"
 rl_stop_suite
 [ "$leaked" = 0 ] || fail "$leaked BPF programs still loaded after their probe was SIGKILLed"
-python3 "$RELCHECK" sent "$DATA" "$TEST_TMP/proxy.log" || fail "sent batches lost"
-python3 "$RELCHECK" gaps "$DATA" 3000 "$TEST_TMP/sampler-kills" || fail "polls lost"
-python3 "$RELCHECK" complete "$DATA" "$TEST_TMP/pids" || fail "rows lost"
+$PY "$RELCHECK" sent "$DATA" "$TEST_TMP/proxy.log" || fail "sent batches lost"
+$PY "$RELCHECK" gaps "$DATA" 3000 "$TEST_TMP/sampler-kills" || fail "polls lost"
+$PY "$RELCHECK" complete "$DATA" "$TEST_TMP/pids" || fail "rows lost"
 rl_figure killloop_seconds $(( (t1 - t0) / 1000 ))
 rl_figure killloop_kills "writer=$kw,sampler=$ks,probe=$kp"
 rl_figure killloop_watched "$NPROCS"

@@ -56,7 +56,7 @@ until=$(now_ms)
 rl_wait_polls 2
 rl_stop_suite
 kill -TERM "$HELPER_PID"; wait "$HELPER_PID"; HELPER_PID=
-python3 "$RELCHECK" cadence "$DATA" "$TEST_TMP/pids" "$IDLE_EVERY" "$since" "$until" ||
+$PY "$RELCHECK" cadence "$DATA" "$TEST_TMP/pids" "$IDLE_EVERY" "$since" "$until" ||
 	fail "rows missing under load"
 pct() {  # COLUMN: samples p50 p99 max
 	sort -k"$1" -g "$TEST_TMP/polls" | awk -v c="$1" '{ v[NR] = $c } END {

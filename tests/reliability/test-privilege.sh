@@ -106,5 +106,5 @@ for f in "$DATA"/croft-dataset*; do
 	esac
 done
 [ $((0$(stat -c %a "$DATA") & 7)) = 0 ] || fail "data dir open to others"
-python3 "$RELCHECK" lines "$DATA" || fail "dataset check"
+$PY "$RELCHECK" lines "$DATA" || fail "dataset check"
 echo "ok no SECRET in $(ls "$DATA" "$RUN" | wc -l) data/runtime files and the logs; segments 0640"
