@@ -14,6 +14,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "clock.h"
 #include "log.h"
 #include "probed.h"
 
@@ -32,6 +33,7 @@ static const char *const concern_prefix[CONCERNS] = {"syscalls", "ioctl", "sched
 
 struct kernel_features {
 	bool tp_btf;        /* BPF_PROG_TYPE_TRACING and tracepoint BTF */
+	bool sched_info;    /* task_struct.sched_info: the kernel counts run-queue wait */
 	bool rdonly_cast;   /* bpf_rdonly_cast kfunc */
 	bool sock_length;   /* sock_send_length / sock_recv_length tracepoints */
 };
@@ -39,6 +41,22 @@ struct kernel_features {
 static bool btf_has(const struct btf *btf, const char *name, int kind)
 {
 	return btf && btf__find_by_name_kind(btf, name, kind) > 0;
+}
+
+static bool btf_member(const struct btf *btf, const char *type, const char *member)
+{
+	int id = btf ? btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT) : -1;
+	const struct btf_type *t;
+	const struct btf_member *m;
+
+	if (id <= 0)
+		return false;
+	t = btf__type_by_id(btf, id);
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++, m++)
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), member))
+			return true;
+	return false;
 }
 
 static void probe_features(struct kernel_features *ret_features)
@@ -51,6 +69,8 @@ static void probe_features(struct kernel_features *ret_features)
 	 * "bpf: Replace prog_raw_tp+btf_id with prog_tracing") */
 	ret_features->tp_btf = btf_has(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
 	ret_features->rdonly_cast = btf_has(btf, "bpf_rdonly_cast", BTF_KIND_FUNC);
+	/* CONFIG_SCHED_INFO: what /proc/<pid>/schedstat reads */
+	ret_features->sched_info = btf_member(btf, "task_struct", "sched_info");
 	ret_features->sock_length = btf_has(btf, "btf_trace_sock_send_length", BTF_KIND_TYPEDEF) &&
 		btf_has(btf, "btf_trace_sock_recv_length", BTF_KIND_TYPEDEF);
 	btf__free(btf);
@@ -182,6 +202,20 @@ static int open_syscalls_ioctl(struct probe_objs *objs, bool rdonly_cast, const 
 	return syscalls_bpf__attach(objs->syscalls);
 }
 
+static int open_sched(struct probe_objs *objs, const char **what)
+{
+	int r;
+
+	*what = "sched";
+	if (!(objs->sched = sched_bpf__open()))
+		return -errno;
+	objs->sched->rodata->loaded_mono_ns = clock_mono_ns();
+	if ((r = prepare(objs->sched->obj, objs->sched_btf, objs->map_entries)) < 0 ||
+	    (r = sched_bpf__load(objs->sched)) < 0)
+		return r;
+	return sched_bpf__attach(objs->sched);
+}
+
 int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t err_len)
 {
 	struct kernel_features feat;
@@ -201,7 +235,9 @@ int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t
 	objs->use_btf = feat.tp_btf && !force_raw;
 	if ((r = open_syscalls_ioctl(objs, feat.rdonly_cast, &what)) < 0)
 		goto fail;
-	OPEN_LOAD(objs, sched, sched_bpf, objs->use_btf, what);
+	objs->sched_btf = objs->use_btf && feat.sched_info;
+	if ((r = open_sched(objs, &what)) < 0)
+		goto fail;
 	OPEN_LOAD(objs, proc, proc_bpf, objs->use_btf, what);
 	if (feat.sock_length)
 		OPEN_LOAD(objs, net, net_bpf, objs->use_btf, what);

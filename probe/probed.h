@@ -50,6 +50,7 @@ struct probe_objs {
 	struct proc_bpf *proc;
 	bool use_btf;              /* tp_btf programs, else raw_tp */
 	bool ioctl_btf;            /* ioctl's tp_btf program (needs the bpf_rdonly_cast kfunc) */
+	bool sched_btf;            /* sched's tp_btf programs (need task_struct.sched_info) */
 	char net_why[160];         /* why net is off, "" when on */
 	int ncpus;                 /* possible CPUs: per-CPU value slots */
 	uint32_t gen;              /* generation the programs write now */

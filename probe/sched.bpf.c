@@ -1,8 +1,9 @@
 /*
  * sched.bpf.c: per tgid, voluntary and involuntary context switches and the
- * time its threads waited runnable on a run queue (wakeup or preemption to
- * switch-in), from sched_switch and sched_wakeup{,_new}.  Kernel side of
- * croft-probe, loaded by root.
+ * time its threads waited runnable on a run queue: from sched_switch and the
+ * kernel's own run_delay (tp_btf), or from sched_switch and
+ * sched_wakeup{,_new} timestamps (raw_tp).  Kernel side of croft-probe,
+ * loaded by root.
  */
 #include "vmlinux.h"
 #include "probe.bpf.h"
@@ -18,19 +19,30 @@
 SCHED_MAP(sched_0);
 SCHED_MAP(sched_1);
 
+/* Set before load: CLOCK_MONOTONIC ns when croft-probe started loading. */
+const volatile __u64 loaded_mono_ns;
+
 /*
- * When a thread became runnable (CLOCK_MONOTONIC ns, 0: not waiting).  tp_btf
- * programs keep it in task local storage: no lock, no size limit, freed with
- * the task.  raw_tp programs cannot (untrusted task pointers) and use a hash
- * by tid.  croft-probe creates only the one its variant uses.
+ * tp_btf: the kernel's own per-thread run-queue wait (sched_info.run_delay,
+ * what /proc/<pid>/schedstat shows) is read when a thread leaves the CPU or
+ * exits, and the part not yet seen is added to its tgid.  One program, no
+ * wakeup hooks, exactly the kernel's figure.  Per thread, in task storage:
+ * the run_delay already counted (threads older than croft-probe start from
+ * what they had, so no wait from before it is counted).
  */
+struct thread_delay {
+	__u64 counted_ns;
+	__u64 known;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, __u64);
+	__type(value, struct thread_delay);
 } runq_task SEC(".maps");
 
+/* raw_tp (untrusted task pointers, no task storage): tid -> when it became runnable. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, PROBE_RUNQ_ENTRIES);
@@ -52,49 +64,15 @@ static __always_inline struct probe_sched_val *sched_val(__u32 tgid)
 	return v;
 }
 
-/* raw_tp: tid -> since in a hash. */
-static __always_inline void runnable(__u32 tid, __u64 now)
-{
-	if (tid && bpf_map_update_elem(&runq_since, &tid, &now, BPF_ANY))
-		count_drop(PROBE_DROP_RUNQ_MAP_FULL);
-}
-
-/* tp_btf: since in the task's own storage. */
-static __always_inline void runnable_task(struct task_struct *p, __u64 now)
-{
-	__u64 *since;
-
-	if (!p->pid)
-		return;
-	since = bpf_task_storage_get(&runq_task, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (since)
-		*since = now;
-	else
-		count_drop(PROBE_DROP_RUNQ_MAP_FULL);
-}
-
-static __always_inline void add_wait(__u32 tgid, __u64 since, __u64 now)
-{
-	struct probe_sched_val *v;
-
-	if (since && now > since && (v = sched_val(tgid)))
-		v->runqueue_ns += now - since;
-}
-
 /*
- * prev leaves the CPU: involuntary when preempted or still runnable (the
- * kernel's nivcsw rule), and then it waits on the run queue again.  A dead
- * task's last switch is not counted: its exit was already reported.
- * Returns whether prev now waits runnable.
+ * Counts one switch out: involuntary when preempted or still runnable (the
+ * kernel's nivcsw rule).  A dead task's last switch is not counted: its
+ * exit was already reported.  Returns whether prev waits runnable now.
  */
-static __always_inline bool switch_out(__u32 tgid, bool preempt, __u32 state)
+static __always_inline bool count_switch(struct probe_sched_val *v, bool preempt, __u32 state)
 {
-	struct probe_sched_val *v;
 	bool involuntary = preempt || state == TASK_RUNNING_STATE;
 
-	if (!tgid || (state & TASK_DEAD_STATE))
-		return false;
-	v = sched_val(tgid);
 	if (v) {
 		if (involuntary)
 			v->involuntary++;
@@ -104,48 +82,71 @@ static __always_inline bool switch_out(__u32 tgid, bool preempt, __u32 state)
 	return involuntary;
 }
 
+static __always_inline void count_delay(struct task_struct *t, struct probe_sched_val *v)
+{
+	struct thread_delay *d;
+	__u64 now = t->sched_info.run_delay;
+
+	d = bpf_task_storage_get(&runq_task, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!d) {
+		count_drop(PROBE_DROP_RUNQ_MAP_FULL);
+		return;
+	}
+	if (!d->known) {
+		d->known = 1;
+		d->counted_ns = t->start_time < loaded_mono_ns ? now : 0;
+	}
+	if (now > d->counted_ns) {
+		if (v)
+			v->runqueue_ns += now - d->counted_ns;
+		d->counted_ns = now;
+	}
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u64 now = bpf_ktime_get_ns(), *since;
+	__u32 state = prev->__state, tgid = prev->tgid;
+	struct probe_sched_val *v;
 
-	if (switch_out(prev->tgid, preempt, prev->__state))
-		runnable_task(prev, now);
-	if (!next->pid)
+	if (!tgid || (state & TASK_DEAD_STATE))
 		return 0;
-	since = bpf_task_storage_get(&runq_task, next, 0, 0);
-	if (since && *since) {
-		add_wait(next->tgid, *since, now);
-		*since = 0;
-	}
+	v = sched_val(tgid);
+	count_switch(v, preempt, state);
+	count_delay(prev, v);
 	return 0;
 }
 
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(wakeup_btf, struct task_struct *p)
+/* A thread's last waits, before its exit is reported (this runs before proc.bpf.c's). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(thread_exit_btf, struct task_struct *p)
 {
-	runnable_task(p, bpf_ktime_get_ns());
+	if (p->tgid)
+		count_delay(p, sched_val(p->tgid));
 	return 0;
 }
 
-SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(wakeup_new_btf, struct task_struct *p)
+static __always_inline void runnable(__u32 tid, __u64 now)
 {
-	runnable_task(p, bpf_ktime_get_ns());
-	return 0;
+	if (tid && bpf_map_update_elem(&runq_since, &tid, &now, BPF_ANY))
+		count_drop(PROBE_DROP_RUNQ_MAP_FULL);
 }
 
+/* raw_tp: waits measured from wakeup (or preemption) to switch-in. */
 SEC("raw_tp/sched_switch")
 int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
+	__u32 tgid = BPF_CORE_READ(prev, tgid), state = task_state(prev);
 	__u32 tid = BPF_CORE_READ(next, pid);
 	__u64 now = bpf_ktime_get_ns(), *since;
+	struct probe_sched_val *v;
 
-	if (switch_out(BPF_CORE_READ(prev, tgid), preempt, task_state(prev)))
+	if (tgid && !(state & TASK_DEAD_STATE) && count_switch(sched_val(tgid), preempt, state))
 		runnable(BPF_CORE_READ(prev, pid), now);
 	if (!tid || !(since = bpf_map_lookup_elem(&runq_since, &tid)))
 		return 0;
-	add_wait(BPF_CORE_READ(next, tgid), *since, now);
+	if (now > *since && (v = sched_val(BPF_CORE_READ(next, tgid))))
+		v->runqueue_ns += now - *since;
 	bpf_map_delete_elem(&runq_since, &tid);
 	return 0;
 }

@@ -36,7 +36,7 @@ static json_t *programs_json(const struct probe_objs *objs)
 
 	json_object_set_new(progs, "syscalls", json_string(objs->ioctl_btf ? "tp_btf" : "raw_tp"));
 	json_object_set_new(progs, "ioctl", json_string(objs->ioctl_btf ? "tp_btf" : "raw_tp"));
-	json_object_set_new(progs, "sched", json_string(v));
+	json_object_set_new(progs, "sched", json_string(objs->sched_btf ? "tp_btf" : "raw_tp"));
 	json_object_set_new(progs, "proc", json_string(v));
 	json_object_set_new(progs, "net", objs->net ? json_string(v) : json_null());
 	return progs;

@@ -21,6 +21,7 @@ STRANGER_UID = 48123  # no passwd entry: neither root nor the croft user
 CROFT_PROGS = {'sys_enter_btf', 'sys_enter_raw', 'ioctl_btf', 'ioctl_raw', 'switch_btf',
                'switch_raw', 'wakeup_btf', 'wakeup_raw', 'wakeup_new_btf', 'wakeup_new_raw',
                'fork_btf', 'fork_raw', 'exec_btf', 'exec_raw', 'exit_btf', 'exit_raw',
+               'thread_exit_btf',
                'send_btf', 'send_raw', 'recv_btf', 'recv_raw'}
 
 
