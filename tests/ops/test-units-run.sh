@@ -4,7 +4,8 @@
 # through setpriv in a copy of their /run/croft layout: every daemon comes
 # up, the sampler reaches the writer and the probe across the per-unit
 # runtime directories, croftctl finds all three, and SIGTERM stops each with
-# exit 0.  Root and BPF needed (the probe unit runs as root).
+# exit 0.  Root needed; without BPF the probe's unit is left out (a failure
+# under CI=true).
 # usage: test-units-run.sh SYSTEMD_SRC_DIR BUILD_ROOT CROFTCTL
 set -u
 . "$(dirname "$0")/../lib/testlib.sh"
@@ -14,7 +15,7 @@ require_root
 require_cmd setpriv jq
 ops_probe_expected; probe=$?
 [ $probe = 2 ] && fail "the probe cannot run on this CI host"
-[ $probe = 0 ] || skip "the probe unit needs root, BTF and croft-probe built"
+[ $probe = 0 ] || echo "# the probe cannot run here: its unit is left out"
 ops_setup
 user=croft; getent passwd croft >/dev/null || user=nobody
 group=$(id -gn "$user")
@@ -55,25 +56,31 @@ start_unit() { # start_unit NAME: as the unit would, per User=, caps, RuntimeDir
 	eval "pid_${name#croft-}=\$!"
 }
 
-start_unit croft-writer
-start_unit croft-probe
-start_unit croft-sampler
+daemons="writer sampler"
+[ $probe = 0 ] && daemons="writer probe sampler"
+pid_probe=
+for d in $daemons; do start_unit "croft-$d"; done
 OPS_CLEANUP_EXTRA='kill $pid_sampler $pid_probe $pid_writer 2>/dev/null'
-for d in writer probe sampler; do
+for d in $daemons; do
 	check "croft-$d up under its unit's user and capabilities" wait_for "ops_up croft-$d" 30
 done
-check "croftctl finds all three in their per-unit runtime directories" quiet ctl status
+if [ $probe = 0 ]; then
+	check "croftctl finds all three in their per-unit runtime directories" quiet ctl status
+fi
 check "the sampler reaches the writer across runtime directories" \
 	wait_for '[ "$(ops_field croft-sampler .status.writer)" = connected ]' 30
-check "the sampler reaches the probe across runtime directories" \
-	wait_for '[ "$(ops_field croft-sampler .status.probe)" = connected ]' 30
+if [ $probe = 0 ]; then
+	check "the sampler reaches the probe across runtime directories" \
+		wait_for '[ "$(ops_field croft-sampler .status.probe)" = connected ]' 30
+fi
 check "rows reach the dataset" wait_for "[ -s '$TEST_TMP/lib/croft/croft-dataset.jsonl' ]" 30
 for d in sampler probe writer; do
 	eval "p=\$pid_$d"
+	[ -n "$p" ] || continue
 	kill -TERM "$p"; wait "$p"; rc=$?
 	check "croft-$d exits 0 on SIGTERM" [ $rc = 0 ]
 done
 if [ "$fails" -gt 0 ]; then
-	for d in writer probe sampler; do sed "s/^/# $d: /" "$TEST_TMP/croft-$d.log" | tail -n 15; done
+	for d in $daemons; do sed "s/^/# $d: /" "$TEST_TMP/croft-$d.log" | tail -n 15; done
 fi
 finish

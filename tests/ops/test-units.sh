@@ -31,7 +31,12 @@ for d in writer sampler probe; do
 done
 cd "$TEST_TMP/units" || fail "cd"
 n=$((n + 1))
-if out=$(MANPATH="$TEST_TMP/man" systemd-analyze verify --man=yes ./croft-*.service 2>&1) && [ -z "$out" ]; then
+man_check=yes
+if ! ls "$TEST_TMP"/man/man8/croft-writer.8 >/dev/null 2>&1; then
+	echo "# man pages not built: Documentation= not checked"
+	man_check=no
+fi
+if out=$(MANPATH="$TEST_TMP/man" systemd-analyze verify --man=$man_check ./croft-*.service 2>&1) && [ -z "$out" ]; then
 	echo "ok $n - systemd-analyze verify: the three units"
 else
 	echo "not ok $n - systemd-analyze verify:"; echo "$out" | sed 's/^/# /'
