@@ -248,6 +248,15 @@ int main(int argc, char **argv)
 	sampler_poll(&s);
 	daemon_notify_ready("polling");
 	event_base_dispatch(s.base);
+	{
+		struct spool_stats sp;
+
+		spool_stats(s.spool, &sp);
+		log_info("stopped after %llu polls: %llu rows made; %llu batches (%llu bytes) left "
+			"unacked in the spool, %llu batches dropped", (unsigned long long)s.stats.polls,
+			(unsigned long long)s.stats.rows_total, (unsigned long long)sp.batches,
+			(unsigned long long)sp.bytes, (unsigned long long)sp.dropped_batches);
+	}
 
 	daemon_notify_free(notify);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
