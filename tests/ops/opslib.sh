@@ -4,7 +4,9 @@
 
 # ops_setup: TEST_TMP (searchable by the user the daemons drop to), D, R, C.
 ops_setup() {
-	make_tmpdir
+	# our own prefix: on a shared host, /tmp/croft-test.* has been seen swept
+	# by hand while a test ran
+	TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/croft-ops.XXXXXX") || fail "mktemp"
 	chmod 755 "$TEST_TMP"
 	D=$TEST_TMP/data R=$TEST_TMP/run C=$TEST_TMP/croft.conf LOG=$TEST_TMP/run.log
 	RUN_PID=
