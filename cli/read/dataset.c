@@ -109,6 +109,28 @@ static int cmp_path(const void *a, const void *b)
 	return strcmp(((const struct ds_file *)a)->path, ((const struct ds_file *)b)->path);
 }
 
+/*
+ * The writer renames X.jsonl.zst.tmp to X.jsonl.zst before it removes
+ * X.jsonl: a listing in between sees both.  Read the segment once (.zst).
+ */
+static void drop_compressed_twins(struct ds_files *files)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < files->n; i++) {
+		const char *p = files->v[i].path;
+		size_t n = strlen(p);
+		bool twin = i + 1 < files->n && has_suffix(p, ".jsonl") &&
+			    !strncmp(files->v[i + 1].path, p, n) &&
+			    !strcmp(files->v[i + 1].path + n, ".zst");
+		if (twin)
+			free(files->v[i].path);
+		else
+			files->v[out++] = files->v[i];
+	}
+	files->n = out;
+}
+
 int ds_collect(
 	char *const *paths, int count, struct ds_files *ret_files, char *err, size_t err_size)
 {
@@ -134,6 +156,7 @@ int ds_collect(
 	}
 	if (c.files.n)
 		qsort(c.files.v, c.files.n, sizeof(*c.files.v), cmp_path);
+	drop_compressed_twins(&c.files);
 	*ret_files = c.files;
 	return 0;
 }

@@ -7,8 +7,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -30,7 +32,7 @@ struct file_reader {
 
 	/* the file being read */
 	int fd;
-	const struct ds_file *f;
+	uint64_t size_bytes; /* of the file as opened */
 	uint32_t file;
 	uint64_t line, kept, rows, rows_jansson, text_bytes, bytes_read;
 	bool discarding; /* inside an over-long line: drop up to '\n' */
@@ -216,7 +218,7 @@ static void zstd_corrupt(struct file_reader *fr, struct zread *z, size_t err)
 	z->committed = 0;
 	ZSTD_DCtx_reset(fr->dctx, ZSTD_reset_session_only);
 	int64_t next = find_magic(fr, z->frame_start + 1);
-	z->in_base = next < 0 ? fr->f->size_bytes : (uint64_t)next;
+	z->in_base = next < 0 ? fr->size_bytes : (uint64_t)next;
 	z->frame_start = z->in_base;
 	z->ib.size = z->ib.pos = 0;
 	z->in_frame = false;
@@ -284,23 +286,51 @@ static void read_zstd(struct file_reader *fr)
 	take_last_line(fr);
 }
 
+/*
+ * Opens the file.  A .jsonl the writer compressed since the listing is
+ * gone: read its .jsonl.zst instead.  Returns the fd or -errno.
+ */
+static int open_file(struct file_reader *fr, const struct ds_file *f, bool *ret_zst)
+{
+	char twin[PATH_MAX];
+	struct stat st;
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+
+	*ret_zst = f->zst;
+	if (fd < 0 && errno == ENOENT && !f->zst &&
+		snprintf(twin, sizeof(twin), "%s.zst", f->path) < (int)sizeof(twin)) {
+		fd = open(twin, O_RDONLY | O_CLOEXEC);
+		*ret_zst = true;
+	}
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	fr->size_bytes = (uint64_t)st.st_size;
+	return fd;
+}
+
 void file_reader_read(struct file_reader *fr, const struct ds_file *f, uint32_t file_index)
 {
-	fr->f = f;
+	bool zst;
+
 	fr->file = file_index;
 	fr->line = fr->kept = fr->rows = fr->rows_jansson = fr->text_bytes = fr->bytes_read = 0;
 	fr->discarding = false;
 	fr->fill = 0;
 	if (fr->sink->file_begin)
 		fr->sink->file_begin(fr->ctx, file_index);
-	fr->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	fr->fd = open_file(fr, f, &zst);
 	if (fr->fd < 0) {
-		SKIP(fr, SKIP_UNREADABLE, 0, 0, "%s", strerror(errno));
-	} else if (f->size_bytes == 0) {
+		SKIP(fr, SKIP_UNREADABLE, 0, 0, "%s", strerror(-fr->fd));
+	} else if (fr->size_bytes == 0) {
 		SKIP(fr, SKIP_EMPTY_FILE, 0, 0, "empty file");
 	} else {
 		posix_fadvise(fr->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-		if (f->zst)
+		if (zst)
 			read_zstd(fr);
 		else
 			read_plain(fr);

@@ -309,6 +309,18 @@ def same_figures_whatever_the_layout():
             assert pgot == pref, (name, extra, pgot)
 
 
+@test
+def segment_caught_mid_compression_is_read_once():
+    """X.jsonl and X.jsonl.zst side by side (the writer renames the .zst in
+    before it removes the .jsonl): the rows count once."""
+    d = os.path.join(TMP, "twins")
+    write_lines(path("twins", "croft-dataset-20261020T140000Z.jsonl"), ROWS)
+    with open(path("twins", "croft-dataset-20261020T140000Z.jsonl.zst"), "wb") as f:
+        f.write(frame(ROWS))
+    got, inp = figures("stats", d)
+    assert got == figures("stats", plain())[0] and inp["files"] == 1, inp
+
+
 def clean_run_of(rows):
     p = write_lines(path("clean-" + str(len(rows)), "croft-dataset.jsonl"), rows)
     return figures("stats", p)[0], figures("profile", "--tgid", "100", p)[0]
