@@ -170,6 +170,7 @@ static void profile_row(void *ctx, const struct row *r)
 		w->first_ms = r->unix_ms;
 	if (w->rows == 1 || r->unix_ms > w->last_ms)
 		w->last_ms = r->unix_ms;
+	w->has_any |= r->has;
 	sample_add(w, r);
 
 	uint64_t ident = row_ident(r);

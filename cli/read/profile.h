@@ -39,6 +39,7 @@ struct profile_result {
 	struct summary cpu, rss;
 	double threads_mean, threads_max;
 	struct summary rx, tx, rd, wr; /* mean and max used */
+	uint32_t has_any;              /* enum row_has: figures some row carried */
 	struct phase *phases;
 	size_t phases_count;
 	uint64_t phase_ms[PH_KINDS];
@@ -82,6 +83,7 @@ struct pworker {
 	uint32_t file;
 	uint64_t rows, phase_ms[PH_KINDS];
 	int64_t first_ms, last_ms;
+	uint32_t has_any; /* enum row_has seen in any row */
 	struct strtab syscalls;
 	u128_p *calls; /* per syscall id: rate x 1e4 x ms, rows after the first */
 	size_t calls_cap;

@@ -337,6 +337,7 @@ int profile_join(
 		if (pw[k].rows && (res->rows == 0 || pw[k].last_ms > res->last_ms))
 			res->last_ms = pw[k].last_ms;
 		res->rows += pw[k].rows;
+		res->has_any |= pw[k].has_any;
 		for (int ph = 0; ph < PH_KINDS; ph++)
 			res->phase_ms[ph] += pw[k].phase_ms[ph];
 	}

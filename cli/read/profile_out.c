@@ -49,10 +49,15 @@ static void print_summary(const char *name, const struct summary *s, bool bytes)
 	printf("%-16s %14s %14s %14s %14s\n", name, v[0], v[1], v[2], v[3]);
 }
 
-static void print_rate(const char *name, const struct summary *s)
+/* "-": no row carried the figure (left out, e.g. no probe), not zero. */
+static void print_rate(const char *name, const struct summary *s, bool known)
 {
 	char mean[32], max[32];
 
+	if (!known) {
+		printf("%-16s -\n", name);
+		return;
+	}
 	format_bytes(s->mean, mean, sizeof(mean));
 	format_bytes(s->max, max, sizeof(max));
 	printf("%-16s mean %s/s, max %s/s\n", name, mean, max);
@@ -102,10 +107,10 @@ void profile_print_table(const struct read_opts *o, const struct profile_result 
 	printf("%-16s %14.1f %14s %14s %14.0f\n", "threads", p->threads_mean, "", "",
 		p->threads_max);
 	printf("\n");
-	print_rate("network rx", &p->rx);
-	print_rate("network tx", &p->tx);
-	print_rate("disk read", &p->rd);
-	print_rate("disk write", &p->wr);
+	print_rate("network rx", &p->rx, p->has_any & HAS_RX);
+	print_rate("network tx", &p->tx, p->has_any & HAS_TX);
+	print_rate("disk read", &p->rd, p->has_any & HAS_READ);
+	print_rate("disk write", &p->wr, p->has_any & HAS_WRITE);
 	print_phases(p);
 	printf("\n%-24s %16s %8s\n", "syscall", "calls", "share");
 	for (size_t i = 0; i < p->top_count; i++)
@@ -115,9 +120,13 @@ void profile_print_table(const struct read_opts *o, const struct profile_result 
 	report_table(stdout, files, rep);
 }
 
-static json_t *json_summary(const struct summary *s, int decimals, bool percentiles)
+static json_t *json_summary(const struct summary *s, int decimals, bool percentiles, bool known)
 {
-	json_t *o = json_object();
+	json_t *o;
+
+	if (!known)
+		return json_null();
+	o = json_object();
 
 	json_object_set_new(o, "mean", json_round(s->mean, decimals));
 	if (percentiles) {
@@ -201,16 +210,20 @@ void profile_print_json(const struct read_opts *o, const struct profile_result *
 	json_object_set_new(root, "processes", json_integer((json_int_t)p->processes));
 	json_object_set_new(root, "polls", json_integer((json_int_t)p->samples));
 	json_object_set_new(root, "time_span", json_span(p));
-	json_object_set_new(root, "cpu_cores", json_summary(&p->cpu, 4, true));
-	json_object_set_new(root, "rss_bytes", json_summary(&p->rss, 1, true));
+	json_object_set_new(
+		root, "cpu_cores", json_summary(&p->cpu, 4, true, p->has_any & HAS_CPU));
+	json_object_set_new(
+		root, "rss_bytes", json_summary(&p->rss, 1, true, p->has_any & HAS_RSS));
 	json_object_set_new(threads, "mean", json_round(p->threads_mean, 2));
 	json_object_set_new(threads, "max", json_round(p->threads_max, 0));
 	json_object_set_new(root, "threads", threads);
-	json_object_set_new(net, "rx_bytes_s", json_summary(&p->rx, 2, false));
-	json_object_set_new(net, "tx_bytes_s", json_summary(&p->tx, 2, false));
+	json_object_set_new(net, "rx_bytes_s", json_summary(&p->rx, 2, false, p->has_any & HAS_RX));
+	json_object_set_new(net, "tx_bytes_s", json_summary(&p->tx, 2, false, p->has_any & HAS_TX));
 	json_object_set_new(root, "network", net);
-	json_object_set_new(disk, "read_bytes_s", json_summary(&p->rd, 2, false));
-	json_object_set_new(disk, "write_bytes_s", json_summary(&p->wr, 2, false));
+	json_object_set_new(
+		disk, "read_bytes_s", json_summary(&p->rd, 2, false, p->has_any & HAS_READ));
+	json_object_set_new(
+		disk, "write_bytes_s", json_summary(&p->wr, 2, false, p->has_any & HAS_WRITE));
 	json_object_set_new(root, "disk", disk);
 	for (int k = 0; k < PH_KINDS; k++)
 		json_object_set_new(pm, phase_name(k), json_round(p->phase_ms[k] / 1000.0, 3));
