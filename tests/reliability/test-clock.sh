@@ -1,0 +1,103 @@
+#!/bin/sh
+# test-clock.sh: wall-clock jumps under the running daemons, without
+# touching the host's clock: clockshim.so offsets CLOCK_REALTIME, time()
+# and gettimeofday() by the milliseconds in a file the test rewrites.
+# Writer: one UTC hour crossed three times (the second and third live
+# files begin at the same hour: no segment may overwrite another; every
+# batch sent stays), back 1 day, forward 40 days (retention then deletes exactly the segments that are
+# over 30 days old by their own time, and logs each).  Sampler: a busy
+# process's cpu_cores stays right across +40 d and -1 d jumps (rates use
+# the monotonic clock).
+. "$(dirname "$0")/rellib.sh"
+require_cmd python3 zstd
+rl_setup
+OFF=$TEST_TMP/offset
+echo 0 > "$OFF"
+chmod 644 "$OFF"
+set_offset() { echo "$1" > "$OFF.tmp" && chmod 644 "$OFF.tmp" && mv "$OFF.tmp" "$OFF"; }
+cat > "$CONF" <<CONF
+[sampler]
+poll_interval = 250ms
+idle_every = 1
+[writer]
+rotate_interval = 1h
+retention_age = 30d
+CONF
+CLOCKENV="env LD_PRELOAD=$CLOCKSHIM CROFT_CLOCK_OFFSET_FILE=$OFF"
+WRITER_WRAP=$CLOCKENV
+SAMPLER_WRAP=$CLOCKENV
+# the shim works: a shifted `date` (same preload)
+[ "$(CROFT_CLOCK_OFFSET_FILE=$OFF LD_PRELOAD=$CLOCKSHIM sh -c 'echo 86400000 > '"$OFF"'; sleep 0.1; date +%s')" -gt $(( $(date +%s) + 86000 )) ] ||
+	fail "clock shim has no effect"
+set_offset 0
+
+sh -c 'while :; do :; done' &
+BUSY=$!
+EXTRA_PIDS=$BUSY
+# a recording pass-through: every batch the sampler sent must stay on disk
+$PY "$(dirname "$0")/relproxy.py" "$TEST_TMP/proxy.sock" "$RUN/writer.sock" \
+	"$TEST_TMP/proxy.log" 2>"$TEST_TMP/proxy.err" &
+EXTRA_PIDS="$EXTRA_PIDS $!"
+rl_start_writer
+rl_start_sampler --writer-socket "$TEST_TMP/proxy.sock"
+rl_wait_polls 4 || fail "sampler does not poll"
+
+# 1. the same UTC hour crossed three times (the clock set back before it
+# each time): the third live file begins at the same hour as the second,
+# and its segment must not take (overwrite) the second's name
+segs() { ls "$DATA" | grep -cE '^croft-dataset-.*\.jsonl(\.zst)?$'; }
+now=$(date +%s)
+H=$(( now - now % 3600 + 3600 ))
+for i in 1 2 3; do
+	s0=$(segs)
+	set_offset $(( (H - 15 - $(date +%s)) * 1000 ))
+	wait_for '[ "$(segs)" -gt '"$s0"' ]' 45 || fail "no rotation at the hour, crossing $i"
+	rl_wait_polls 2
+done
+names=$(ls "$DATA" | grep -E '^croft-dataset-.*\.jsonl(\.zst)?$' | sed 's/\.zst$//' | sort)
+[ "$(echo "$names" | uniq -d)" = "" ] || fail "two segments share a name: $names"
+echo "# one hour crossed 3 times: segments $(echo $names)"
+# 2. back one day from there
+set_offset $(( (H - 86400 - $(date +%s)) * 1000 ))
+rl_wait_polls 6
+rl_stop SPID
+wait_for '[ "$(rl_field writer peers)" = 0 ]' 10
+rl_stop WPID
+$PY "$RELCHECK" sent "$DATA" "$TEST_TMP/proxy.log" || fail "rows lost across the clock jumps (a segment overwritten?)"
+
+# 3. forward 40 days, then a restart: what is over 30 days old by its own
+# time goes, each deletion logged; nothing newer does
+before=$(ls "$DATA" | grep -cE '^croft-dataset-.*\.jsonl(\.zst)?$')
+set_offset $(( 40 * 86400 * 1000 ))
+rl_start_writer
+rl_start_sampler --writer-socket "$TEST_TMP/proxy.sock"
+rl_wait_polls 6
+rl_stop SPID
+wait_for '[ "$(rl_field writer segments_deleted)" -ge '"$before"' ]' 30 ||
+	fail "$(rl_field writer segments_deleted) of $before segments 40 days old deleted"
+rl_stop WPID
+kill -KILL "$BUSY"
+
+# rows: every line parses, nothing twice; the busy process's rate right throughout
+$PY - "$DATA" "$BUSY" "$LOGS/writer.log" <<'PY' || fail "after the clock jumps"
+import os, re, sys
+sys.path.insert(0, os.environ['RELCHECK'].rsplit('/', 1)[0])
+import relcheck
+data, busy, log = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+rows = relcheck.parse_all(data)
+relcheck.check_unique(rows)
+rates = [r['usage']['cpu_cores'] for r in rows if r['tgid'] == busy and 'cpu_cores' in r.get('usage', {})]
+if len(rates) < 10:
+    relcheck.fail('only %d rows of the busy process' % len(rates))
+bad = [x for x in rates if not 0.0 < x <= 1.1]
+if bad:
+    relcheck.fail('busy process cpu_cores out of (0, 1.1] across the jumps: %r' % bad[:8])
+# deletions: each logged; what is left is the data written after the jump
+deleted = [l for l in open(log) if 'delet' in l]
+if len(deleted) < 1:
+    relcheck.fail('deletions not logged')
+print('rows=%d busy_rows=%d cpu_cores min %.2f max %.2f; deletions logged %d'
+      % (len(rows), len(rates), min(rates), max(rates), len(deleted)))
+PY
+rl_figure clock_jumps "one hour crossed x3, -1 d, +40 d"
+echo "ok wall-clock jumps: no segment overwritten, old data deleted by its own age, rates right"
