@@ -34,10 +34,13 @@ int child_init(struct child *child, struct run *run, const char *name, const cha
 	return 0;
 }
 
+static void child_relay_lines(struct child *child, struct evbuffer *in, bool eof);
+
 static void child_close_io(struct child *child)
 {
 	if (child->log) {
-		/* relay what is left before the pipe goes */
+		/* relay what the last instance left before the pipe goes */
+		child_relay_lines(child, bufferevent_get_input(child->log), true);
 		bufferevent_free(child->log);
 		child->log = NULL;
 	}
