@@ -206,7 +206,8 @@ static int run_check_reachable(const char *dir, const struct priv_user *user)
 }
 
 /* Root: data dir owned by the drop user, runtime dir root:<its group> 0750. */
-static int run_prepare_dir(const char *path, bool data, const struct priv_user *user)
+static int run_prepare_dir(
+	const char *path, bool data, const struct priv_user *user, char ret_abs[PATH_MAX])
 {
 	int ret = run_mkdir(path, 0750);
 
@@ -214,14 +215,17 @@ static int run_prepare_dir(const char *path, bool data, const struct priv_user *
 		log_warnx("cannot create %s: %s", path, strerror(-ret));
 		return ret;
 	}
+	/* absolute: the daemons chdir, and every parent is checked below */
+	if (!realpath(path, ret_abs))
+		return -errno;
 	if (!user)
 		return 0;
-	if (chown(path, data ? user->uid : 0, user->gid) < 0 || chmod(path, 0750) < 0) {
+	if (chown(ret_abs, data ? user->uid : 0, user->gid) < 0 || chmod(ret_abs, 0750) < 0) {
 		ret = -errno;
-		log_warn("cannot give %s to %s", path, user->name);
+		log_warn("cannot give %s to %s", ret_abs, user->name);
 		return ret;
 	}
-	return run_check_reachable(path, user);
+	return run_check_reachable(ret_abs, user);
 }
 
 /* A live writer on this runtime dir means another croft is running there. */
@@ -237,13 +241,6 @@ static bool run_already_running(const char *runtime_dir)
 		return false;
 	free(text);
 	return true;
-}
-
-static int run_abs(const char *path, char *ret_abs)
-{
-	if (!realpath(path, ret_abs))
-		return -errno;
-	return 0;
 }
 
 /* Common flags of the three daemons. */
@@ -471,11 +468,8 @@ static int run_resolve_dirs(
 			return -ENAMETOOLONG;
 		opts->runtime_dir = runtime_default;
 	}
-	if ((ret = run_prepare_dir(opts->data_dir, true, user)) < 0 ||
-		(ret = run_prepare_dir(opts->runtime_dir, false, user)) < 0)
-		return ret;
-	if ((ret = run_abs(opts->data_dir, data_abs)) < 0 ||
-		(ret = run_abs(opts->runtime_dir, runtime_abs)) < 0)
+	if ((ret = run_prepare_dir(opts->data_dir, true, user, data_abs)) < 0 ||
+		(ret = run_prepare_dir(opts->runtime_dir, false, user, runtime_abs)) < 0)
 		return ret;
 	opts->data_dir = data_abs;
 	opts->runtime_dir = runtime_abs;
