@@ -47,6 +47,7 @@ struct client {
 	size_t synth_pad;
 	unsigned pace_ms;        /* pause between batches (a poll interval), 0 none */
 	bool resend_all;         /* ignore the writer's HELLO: resend from seq 1 */
+	double deadline;         /* monotonic seconds: give up, even mid-session */
 };
 
 static double now_s(void)
@@ -265,6 +266,10 @@ static int session(struct client *c, int fd)
 		}
 		if (poll(&pfd, 1, can_send ? 0 : 1000) > 0 && record_ack(c, fd) < 0)
 			return -1;
+		if (!can_send && now_s() > c->deadline) {
+			fprintf(stderr, "wclient: no ack for seq %" PRIu64 " before the deadline\n", c->first_unacked);
+			exit(4);
+		}
 	}
 	return 0;
 }
@@ -364,6 +369,7 @@ int main(int argc, char **argv)
 	}
 	t0 = now_s();
 	deadline = t0 + c.timeout_s;
+	c.deadline = deadline;
 	for (;;) {
 		int fd = connect_writer(c.socket_path);
 
