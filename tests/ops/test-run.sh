@@ -67,6 +67,14 @@ all=$TEST_TMP/all.jsonl
 check "every line is one JSON object" quiet jq -e -c 'type == "object"' "$all"
 on_disk=$(wc -l <"$all")
 check "every row the sampler reported is on disk ($on_disk >= $rows)" [ "$on_disk" -ge "$rows" ]
+# the sampler's last words, where it says them: every row it made is on disk
+final=$(sed -n 's/.*croft-sampler: stopped after \([0-9]*\) polls: \([0-9]*\) rows made; \([0-9]*\) batches.*/\1 \2 \3/p' "$LOG")
+if [ -n "$final" ]; then
+	read -r final_polls final_rows final_unacked <<<"$final"
+	check "the sampler stopped with nothing unacknowledged ($final_unacked batches)" [ "$final_unacked" = 0 ]
+	check "every row the sampler made is on disk, once ($on_disk = $final_rows)" [ "$on_disk" = "$final_rows" ]
+	polls=$final_polls
+fi
 disk_polls=$(jq -r .unix_ms "$all" | sort -u | wc -l)
 # the first poll has no rows: processes already running get theirs at their second poll
 check "every poll the sampler reported is on disk ($disk_polls >= $polls - 1)" \
