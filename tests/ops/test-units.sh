@@ -36,7 +36,9 @@ if ! ls "$TEST_TMP"/man/man8/croft-writer.8 >/dev/null 2>&1; then
 	echo "# man pages not built: Documentation= not checked"
 	man_check=no
 fi
-if out=$(MANPATH="$TEST_TMP/man" systemd-analyze verify --man=$man_check ./croft-*.service 2>&1) && [ -z "$out" ]; then
+# nothing said about our units (the host's own units may draw remarks)
+if out=$(MANPATH="$TEST_TMP/man" systemd-analyze verify --man=$man_check ./croft-*.service 2>&1) &&
+   ! grep -q 'croft' <<<"$out"; then
 	echo "ok $n - systemd-analyze verify: the three units"
 else
 	echo "not ok $n - systemd-analyze verify:"; echo "$out" | sed 's/^/# /'
