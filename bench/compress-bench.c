@@ -85,8 +85,9 @@ int main(int argc, char **argv)
 	}
 	secs = secs_between(&t0, &t1);
 	getrusage(RUSAGE_SELF, &ru);
-	printf("in %llu out %llu ratio %.2f seconds %.3f cpu_seconds %.3f\n", (unsigned long long)in_bytes,
-		(unsigned long long)out_bytes, (double)in_bytes / (double)out_bytes, secs, rusage_secs(&ru));
+	printf("in %llu out %llu ratio %.2f seconds %.3f cpu_seconds %.3f\n",
+		(unsigned long long)in_bytes, (unsigned long long)out_bytes,
+		(double)in_bytes / (double)out_bytes, secs, rusage_secs(&ru));
 	close(dirfd);
 	return 0;
 }

@@ -14,12 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define POLL_MS          2000   /* unix_ms step per poll */
-#define IDLE_EVERY       15     /* polls between rows of an idle process */
-#define ONSET_POLLS      15     /* 30 s onset window at 2 s polls */
-#define SYSCALLS_MAX     20     /* entries in one process's mix */
-#define CONTAINERS_MAX   64
-#define OUT_BUF_BYTES    (1u << 20)
+#define POLL_MS        2000 /* unix_ms step per poll */
+#define IDLE_EVERY     15   /* polls between rows of an idle process */
+#define ONSET_POLLS    15   /* 30 s onset window at 2 s polls */
+#define SYSCALLS_MAX   20   /* entries in one process's mix */
+#define CONTAINERS_MAX 64
+#define OUT_BUF_BYTES  (1u << 20)
 
 struct rng {
 	uint64_t s;
@@ -55,56 +55,109 @@ enum gpu_kind { GPU_NONE, GPU_LATER, GPU_HELD_FROM_START };
 struct container {
 	char id[65];
 	char cgroup[256];
-	char label[64];          /* "" = none */
-	const char *framework;   /* main framework of its workload, NULL = none */
+	char label[64];        /* "" = none */
+	const char *framework; /* main framework of its workload, NULL = none */
 	bool gpu;
 	uint64_t memory_bytes;
-	double cpu_cores;        /* mean of this poll */
+	double cpu_cores; /* mean of this poll */
 	uint32_t oom_kills;
 };
 
 struct syscall_mix {
-	uint8_t name;            /* index into syscall_names */
-	double base_rate;        /* calls per second */
+	uint8_t name;     /* index into syscall_names */
+	double base_rate; /* calls per second */
 };
 
 struct proc {
 	uint32_t tgid;
-	int container;           /* -1: host process */
+	int container; /* -1: host process */
 	const char *comm, *exe, *cwd, *framework;
 	char host_cgroup[96];
-	bool idle;               /* written once every IDLE_EVERY polls */
-	bool bad_exe;            /* exe not valid UTF-8: exe_b64 follows */
-	bool shortlived;         /* replaced now and then by a new tgid */
+	bool idle;       /* written once every IDLE_EVERY polls */
+	bool bad_exe;    /* exe not valid UTF-8: exe_b64 follows */
+	bool shortlived; /* replaced now and then by a new tgid */
 	enum gpu_kind gpu;
-	int gpu_start_poll;      /* first GPU ioctl (GPU_LATER) */
+	int gpu_start_poll; /* first GPU ioctl (GPU_LATER) */
 	uint64_t since_last_ioctl_ms;
 	uint64_t rss_bytes;
 	uint32_t threads;
-	double cpu_mean;         /* cores when active */
-	double io_mean, net_mean;/* bytes per second when active */
+	double cpu_mean;          /* cores when active */
+	double io_mean, net_mean; /* bytes per second when active */
 	unsigned nsyscalls;
 	struct syscall_mix syscalls[SYSCALLS_MAX];
 };
 
 static const char *const syscall_names[] = {
-	"futex", "read", "write", "epoll_wait", "ioctl", "mmap", "munmap", "openat",
-	"close", "recvmsg", "sendmsg", "poll", "clock_nanosleep", "getpid", "sched_yield",
-	"brk", "fstat", "lseek", "pread64", "pwrite64", "madvise", "rt_sigprocmask",
-	"nanosleep", "accept4", "recvfrom", "sendto", "select", "statx", "getdents64",
-	"mprotect", "epoll_ctl", "newfstatat", "clone3", "wait4", "rt_sigaction",
+	"futex",
+	"read",
+	"write",
+	"epoll_wait",
+	"ioctl",
+	"mmap",
+	"munmap",
+	"openat",
+	"close",
+	"recvmsg",
+	"sendmsg",
+	"poll",
+	"clock_nanosleep",
+	"getpid",
+	"sched_yield",
+	"brk",
+	"fstat",
+	"lseek",
+	"pread64",
+	"pwrite64",
+	"madvise",
+	"rt_sigprocmask",
+	"nanosleep",
+	"accept4",
+	"recvfrom",
+	"sendto",
+	"select",
+	"statx",
+	"getdents64",
+	"mprotect",
+	"epoll_ctl",
+	"newfstatat",
+	"clone3",
+	"wait4",
+	"rt_sigaction",
 };
 #define NSYSCALL_NAMES (sizeof(syscall_names) / sizeof(syscall_names[0]))
 
 /* The built-in catalog's names, in catalog order. */
 static const char *const frameworks[] = {
-	"sglang", "vllm", "ollama", "ray", "spark", "transformers", "pytorch",
-	"tensorflow", "jax", "onnxruntime", "xgboost", "scikit-learn", "pandas",
+	"sglang",
+	"vllm",
+	"ollama",
+	"ray",
+	"spark",
+	"transformers",
+	"pytorch",
+	"tensorflow",
+	"jax",
+	"onnxruntime",
+	"xgboost",
+	"scikit-learn",
+	"pandas",
 };
 #define NFRAMEWORKS (sizeof(frameworks) / sizeof(frameworks[0]))
 /* Relative frequency of each framework among containers. */
 static const unsigned framework_weight[NFRAMEWORKS] = {
-	2, 4, 2, 3, 1, 5, 8, 2, 2, 1, 1, 1, 1,
+	2,
+	4,
+	2,
+	3,
+	1,
+	5,
+	8,
+	2,
+	2,
+	1,
+	1,
+	1,
+	1,
 };
 
 struct host_template {
@@ -114,9 +167,12 @@ struct host_template {
 
 static const struct host_template host_templates[] = {
 	{ "systemd", "/usr/lib/systemd/systemd", "/init.scope", true },
-	{ "systemd-journal", "/usr/lib/systemd/systemd-journald", "/system.slice/systemd-journald.service", false },
-	{ "systemd-udevd", "/usr/lib/systemd/systemd-udevd", "/system.slice/systemd-udevd.service", true },
-	{ "systemd-logind", "/usr/lib/systemd/systemd-logind", "/system.slice/systemd-logind.service", true },
+	{ "systemd-journal", "/usr/lib/systemd/systemd-journald",
+		"/system.slice/systemd-journald.service", false },
+	{ "systemd-udevd", "/usr/lib/systemd/systemd-udevd", "/system.slice/systemd-udevd.service",
+		true },
+	{ "systemd-logind", "/usr/lib/systemd/systemd-logind",
+		"/system.slice/systemd-logind.service", true },
 	{ "sshd", "/usr/sbin/sshd", "/system.slice/ssh.service", true },
 	{ "cron", "/usr/sbin/cron", "/system.slice/cron.service", true },
 	{ "rsyslogd", "/usr/sbin/rsyslogd", "/system.slice/rsyslog.service", true },
@@ -124,20 +180,31 @@ static const struct host_template host_templates[] = {
 	{ "containerd", "/usr/bin/containerd", "/system.slice/containerd.service", false },
 	{ "dockerd", "/usr/bin/dockerd", "/system.slice/docker.service", false },
 	{ "kubelet", "/usr/bin/kubelet", "/system.slice/kubelet.service", false },
-	{ "containerd-shim", "/usr/bin/containerd-shim-runc-v2", "/system.slice/containerd.service", true },
-	{ "node_exporter", "/usr/local/bin/node_exporter", "/system.slice/node_exporter.service", false },
-	{ "nvidia-persiste", "/usr/bin/nvidia-persistenced", "/system.slice/nvidia-persistenced.service", true },
+	{ "containerd-shim", "/usr/bin/containerd-shim-runc-v2", "/system.slice/containerd.service",
+		true },
+	{ "node_exporter", "/usr/local/bin/node_exporter", "/system.slice/node_exporter.service",
+		false },
+	{ "nvidia-persiste", "/usr/bin/nvidia-persistenced",
+		"/system.slice/nvidia-persistenced.service", true },
 	{ "bash", "/usr/bin/bash", "/user.slice/user-1000.slice/session-4.scope", true },
-	{ "tmux: server", "/usr/bin/tmux", "/user.slice/user-1000.slice/user@1000.service/app.slice/tmux.scope", true },
+	{ "tmux: server", "/usr/bin/tmux",
+		"/user.slice/user-1000.slice/user@1000.service/app.slice/tmux.scope", true },
 	{ "python3", "/usr/bin/python3.11", "/user.slice/user-1001.slice/session-9.scope", false },
-	{ "agetty", "/usr/sbin/agetty", "/system.slice/system-getty.slice/getty@tty1.service", true },
+	{ "agetty", "/usr/sbin/agetty", "/system.slice/system-getty.slice/getty@tty1.service",
+		true },
 	{ "chronyd", "/usr/sbin/chronyd", "/system.slice/chrony.service", true },
-	{ "croft-sampler", "/usr/libexec/croft/croft-sampler", "/system.slice/croft-sampler.service", false },
+	{ "croft-sampler", "/usr/libexec/croft/croft-sampler",
+		"/system.slice/croft-sampler.service", false },
 };
 #define NHOST_TEMPLATES (sizeof(host_templates) / sizeof(host_templates[0]))
 
 static const char *const container_cwds[] = {
-	"/workspace", "/app", "/opt/train", "/home/jovyan/work", "/srv/model", "/",
+	"/workspace",
+	"/app",
+	"/opt/train",
+	"/home/jovyan/work",
+	"/srv/model",
+	"/",
 };
 
 static const char *const helper_comms[][2] = {
@@ -202,7 +269,7 @@ static void out_f4(struct gen *g, double v)
 	uint64_t scaled = (uint64_t)llround((v < 0 ? 0 : v) * 10000.0);
 	unsigned rest = (unsigned)(scaled % 10000);
 	char frac[4] = { (char)('0' + rest / 1000), (char)('0' + rest / 100 % 10),
-			 (char)('0' + rest / 10 % 10), (char)('0' + rest % 10) };
+		(char)('0' + rest / 10 % 10), (char)('0' + rest % 10) };
 	int n = 4;
 
 	out_u64(g, scaled / 10000);
@@ -272,7 +339,8 @@ static void make_syscalls(struct gen *g, struct proc *p, unsigned n, double scal
 		p->syscalls[i].name = (uint8_t)rng_below(&g->rng, NSYSCALL_NAMES);
 		for (unsigned j = 0; j < i; j++)
 			if (p->syscalls[j].name == p->syscalls[i].name)
-				p->syscalls[i].name = (uint8_t)((p->syscalls[i].name + 1 + j) % NSYSCALL_NAMES);
+				p->syscalls[i].name =
+					(uint8_t)((p->syscalls[i].name + 1 + j) % NSYSCALL_NAMES);
 		p->syscalls[i].base_rate = scale * pow(10.0, 3.0 * rng_unit(&g->rng)) / (i + 1);
 	}
 }
@@ -298,10 +366,12 @@ static void make_container_proc(struct gen *g, struct proc *p, int polls)
 	p->container = (int)rng_below(&g->rng, g->ncontainers);
 	c = &g->containers[p->container];
 	main_proc = rng_chance(&g->rng, 0.45);
-	p->cwd = container_cwds[rng_below(&g->rng, sizeof(container_cwds) / sizeof(container_cwds[0]))];
+	p->cwd = container_cwds[rng_below(
+		&g->rng, sizeof(container_cwds) / sizeof(container_cwds[0]))];
 	if (main_proc) {
 		p->comm = c->framework && !strcmp(c->framework, "ollama") ? "ollama" : "python";
-		p->exe = !strcmp(p->comm, "ollama") ? "/usr/bin/ollama" : "/usr/local/bin/python3.12";
+		p->exe = !strcmp(p->comm, "ollama") ? "/usr/bin/ollama"
+						    : "/usr/local/bin/python3.12";
 		p->framework = c->framework;
 		p->idle = rng_chance(&g->rng, 0.15);
 		p->rss_bytes = (256 + rng_below(&g->rng, 8192)) << 20;
@@ -426,15 +496,22 @@ static void emit_usage(struct gen *g, struct proc *p, bool idle_now, double elap
 
 	if (!idle_now && rng_chance(r, 0.3))
 		p->rss_bytes += (rng_below(r, 64) * 4096) - 32 * 4096;
-	out_key_f4(g, ",\"usage\":{\"cpu_cores\":", idle_now ? 0.0 : rate(r, p->cpu_mean * 50, elapsed) / 100.0);
+	out_key_f4(g, ",\"usage\":{\"cpu_cores\":",
+		idle_now ? 0.0 : rate(r, p->cpu_mean * 50, elapsed) / 100.0);
 	out_key_u64(g, ",\"rss_bytes\":", p->rss_bytes);
 	out_key_u64(g, ",\"threads\":", p->threads);
-	out_key_f4(g, ",\"ctx_voluntary_s\":", idle_now ? rate(r, 0.5, elapsed) : rate(r, 40 * p->threads, elapsed));
-	out_key_f4(g, ",\"ctx_involuntary_s\":", idle_now ? 0.0 : rate(r, 2 * p->cpu_mean, elapsed));
-	out_key_f4(g, ",\"read_bytes_s\":", idle_now || !p->io_mean ? 0.0 : 4096 * rate(r, p->io_mean / 4096, elapsed));
-	out_key_f4(g, ",\"write_bytes_s\":", idle_now || !p->io_mean ? 0.0 : 4096 * rate(r, p->io_mean / 8192, elapsed));
-	out_key_f4(g, ",\"network_rx_bytes_s\":", p->net_mean ? rate(r, p->net_mean * (idle_now ? 0.02 : 1), elapsed) : 0.0);
-	out_key_f4(g, ",\"network_tx_bytes_s\":", p->net_mean ? rate(r, p->net_mean * (idle_now ? 0.01 : 0.5), elapsed) : 0.0);
+	out_key_f4(g, ",\"ctx_voluntary_s\":",
+		idle_now ? rate(r, 0.5, elapsed) : rate(r, 40 * p->threads, elapsed));
+	out_key_f4(
+		g, ",\"ctx_involuntary_s\":", idle_now ? 0.0 : rate(r, 2 * p->cpu_mean, elapsed));
+	out_key_f4(g, ",\"read_bytes_s\":",
+		idle_now || !p->io_mean ? 0.0 : 4096 * rate(r, p->io_mean / 4096, elapsed));
+	out_key_f4(g, ",\"write_bytes_s\":",
+		idle_now || !p->io_mean ? 0.0 : 4096 * rate(r, p->io_mean / 8192, elapsed));
+	out_key_f4(g, ",\"network_rx_bytes_s\":",
+		p->net_mean ? rate(r, p->net_mean * (idle_now ? 0.02 : 1), elapsed) : 0.0);
+	out_key_f4(g, ",\"network_tx_bytes_s\":",
+		p->net_mean ? rate(r, p->net_mean * (idle_now ? 0.01 : 0.5), elapsed) : 0.0);
 	out_key_f4(g, ",\"runqueue_s\":", idle_now ? 0.0 : p->cpu_mean * 0.01 * rng_unit(r));
 	out_str(g, "}");
 }
@@ -542,9 +619,19 @@ static bool emit_poll(struct gen *g, int poll, uint64_t unix_ms, int polls, uint
 
 static int parse_size(const char *text, uint64_t *ret)
 {
-	static const struct { const char *suffix; uint64_t mult; } units[] = {
-		{ "", 1 }, { "k", 1000 }, { "kB", 1000 }, { "KiB", 1024 }, { "M", 1000000 },
-		{ "MB", 1000000 }, { "MiB", 1u << 20 }, { "G", 1000000000 }, { "GB", 1000000000 },
+	static const struct {
+		const char *suffix;
+		uint64_t mult;
+	} units[] = {
+		{ "", 1 },
+		{ "k", 1000 },
+		{ "kB", 1000 },
+		{ "KiB", 1024 },
+		{ "M", 1000000 },
+		{ "MB", 1000000 },
+		{ "MiB", 1u << 20 },
+		{ "G", 1000000000 },
+		{ "GB", 1000000000 },
 		{ "GiB", 1u << 30 },
 	};
 	char *end;
@@ -564,13 +651,12 @@ static int parse_size(const char *text, uint64_t *ret)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: croft-gen-rows [--processes N] [--polls N | --bytes SIZE] [--seed S]\n"
-		"                      [--start-ms T]\n"
-		"Writes deterministic, realistic croft-dataset rows to stdout: one line per\n"
-		"process per 2 s poll (idle processes every 15th poll).  Defaults: 300\n"
-		"processes, 15 polls, seed 1, start 1792504800000 (2026-10-20T14:00:00Z).\n"
-		"--bytes stops after the line that reaches SIZE (k, M, G, KiB, MiB, GiB).\n");
+	fprintf(f, "usage: croft-gen-rows [--processes N] [--polls N | --bytes SIZE] [--seed S]\n"
+		   "                      [--start-ms T]\n"
+		   "Writes deterministic, realistic croft-dataset rows to stdout: one line per\n"
+		   "process per 2 s poll (idle processes every 15th poll).  Defaults: 300\n"
+		   "processes, 15 polls, seed 1, start 1792504800000 (2026-10-20T14:00:00Z).\n"
+		   "--bytes stops after the line that reaches SIZE (k, M, G, KiB, MiB, GiB).\n");
 }
 
 int main(int argc, char **argv)
@@ -593,22 +679,35 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'p': processes = strtol(optarg, NULL, 10); break;
-		case 'n': polls = strtol(optarg, NULL, 10); polls_given = true; break;
+		case 'p':
+			processes = strtol(optarg, NULL, 10);
+			break;
+		case 'n':
+			polls = strtol(optarg, NULL, 10);
+			polls_given = true;
+			break;
 		case 'b':
 			if (parse_size(optarg, &max_bytes) < 0 || !max_bytes) {
 				fprintf(stderr, "croft-gen-rows: bad size '%s'\n", optarg);
 				return 2;
 			}
 			break;
-		case 's': seed = strtoull(optarg, NULL, 0); break;
-		case 't': start_ms = strtoull(optarg, NULL, 10); break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 's':
+			seed = strtoull(optarg, NULL, 0);
+			break;
+		case 't':
+			start_ms = strtoull(optarg, NULL, 10);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind != argc || processes < 1 || processes > 1000000 || polls < 1 ||
-	    (polls_given && max_bytes)) {
+		(polls_given && max_bytes)) {
 		usage(stderr);
 		return 2;
 	}
@@ -618,7 +717,9 @@ int main(int argc, char **argv)
 		polls = 1L << 30;
 	g.rng.s = seed;
 	g.nprocs = (size_t)processes;
-	g.ncontainers = (size_t)(processes / 8 < 2 ? 2 : processes / 8 > CONTAINERS_MAX ? CONTAINERS_MAX : processes / 8);
+	g.ncontainers = (size_t)(processes / 8 < 2                ? 2
+				 : processes / 8 > CONTAINERS_MAX ? CONTAINERS_MAX
+								  : processes / 8);
 	g.procs = calloc(g.nprocs, sizeof(*g.procs));
 	g.out = malloc(OUT_BUF_BYTES);
 	if (!g.procs || !g.out) {
@@ -630,7 +731,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < g.nprocs; i++)
 		make_proc(&g, &g.procs[i], horizon);
 	for (long poll = 0; poll < polls; poll++)
-		if (!emit_poll(&g, (int)poll, start_ms + (uint64_t)poll * POLL_MS, horizon, max_bytes))
+		if (!emit_poll(
+			    &g, (int)poll, start_ms + (uint64_t)poll * POLL_MS, horizon, max_bytes))
 			break;
 	out_flush(&g);
 	if (fflush(stdout) != 0) {

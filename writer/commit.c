@@ -17,7 +17,7 @@
 
 struct commit_file {
 	int fd;
-	unsigned next_slot;   /* the slot the next store overwrites */
+	unsigned next_slot; /* the slot the next store overwrites */
 };
 
 uint32_t crc32_ieee(const void *data, size_t len)

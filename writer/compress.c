@@ -33,9 +33,9 @@ struct compressor {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	struct job_list todo, done;  /* both under lock */
-	int level;                   /* under lock */
-	volatile bool stop;          /* set under lock; read between chunks */
+	struct job_list todo, done; /* both under lock */
+	int level;                  /* under lock */
+	volatile bool stop;         /* set under lock; read between chunks */
 };
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -82,8 +82,8 @@ static int compress_stream(int in_fd, int out_fd, uint64_t in_bytes, int level,
 		goto out;
 	ret = -EINVAL;
 	if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level)) ||
-	    ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)) ||
-	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(cctx, in_bytes)))
+		ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)) ||
+		ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(cctx, in_bytes)))
 		goto out;
 	for (;;) {
 		size_t got = 0;
@@ -103,7 +103,8 @@ static int compress_stream(int in_fd, int out_fd, uint64_t in_bytes, int level,
 		do {
 			ZSTD_outBuffer ob = { out, out_cap, 0 };
 
-			remaining = ZSTD_compressStream2(cctx, &ob, &ib, last ? ZSTD_e_end : ZSTD_e_continue);
+			remaining = ZSTD_compressStream2(
+				cctx, &ob, &ib, last ? ZSTD_e_end : ZSTD_e_continue);
 			if (ZSTD_isError(remaining)) {
 				/* the file changed size under us: it is no closed segment */
 				ret = -EIO;
@@ -140,7 +141,7 @@ int compress_file(int dirfd, const char *name, int level, const volatile bool *s
 	uint64_t out_bytes = 0;
 
 	if ((size_t)snprintf(zst, sizeof(zst), "%s.zst", name) >= sizeof(zst) ||
-	    (size_t)snprintf(tmp, sizeof(tmp), "%s.zst.tmp", name) >= sizeof(tmp))
+		(size_t)snprintf(tmp, sizeof(tmp), "%s.zst.tmp", name) >= sizeof(tmp))
 		return -ENAMETOOLONG;
 	in_fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (in_fd < 0 || fstat(in_fd, &st) < 0) {
@@ -197,7 +198,8 @@ static void *compressor_main(void *arg)
 		uint64_t t0 = clock_mono_ns();
 		struct compress_result *r = &job->result;
 
-		r->error = compress_file(c->dirfd, r->name, level, &c->stop, &r->in_bytes, &r->out_bytes);
+		r->error = compress_file(
+			c->dirfd, r->name, level, &c->stop, &r->in_bytes, &r->out_bytes);
 		r->elapsed_ns = clock_mono_ns() - t0;
 
 		pthread_mutex_lock(&c->lock);
@@ -285,7 +287,7 @@ int compressor_submit(struct compressor *c, const char *name)
 	if (!job)
 		return -ENOMEM;
 	if ((size_t)snprintf(job->result.name, sizeof(job->result.name), "%s", name) >=
-	    sizeof(job->result.name)) {
+		sizeof(job->result.name)) {
 		free(job);
 		return -ENAMETOOLONG;
 	}

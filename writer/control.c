@@ -49,7 +49,8 @@ static json_t *status_disk(const struct writer *w)
 
 	if (fstatvfs(w->ds->dirfd, &vfs) == 0)
 		free_bytes = (json_int_t)((uint64_t)vfs.f_bavail * vfs.f_frsize);
-	return json_pack("{s:s, s:I}", "state", disk_state_names[w->disk], "free_bytes", free_bytes);
+	return json_pack(
+		"{s:s, s:I}", "state", disk_state_names[w->disk], "free_bytes", free_bytes);
 }
 
 static json_t *status_json(const struct writer *w)
@@ -59,20 +60,18 @@ static json_t *status_json(const struct writer *w)
 
 	return json_pack("{s:s, s:{s:s, s:I, s:I}, s:o, s:{s:I, s:i, s:f, s:f, s:I, s:I}, "
 			 "s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I}, s:o, s:s?, s:I, s:I}",
-		"data_dir", w->cfg.data_dir,
-		"live", "name", LIVE_NAME, "bytes", (json_int_t)ds->live_bytes,
-		"start_unix_ms", (json_int_t)ds->rec.live_start_ms,
-		"segments", status_segments(w),
-		"compression", "queue", (json_int_t)w->pending_count, "level", w->cfg.zstd_level,
-		"last_ratio", w->last_ratio, "last_mb_s", w->last_mb_s,
-		"done", (json_int_t)w->compressed_count, "failed", (json_int_t)w->compress_failures,
-		"written", "batches", (json_int_t)st->batches_written, "rows", (json_int_t)st->rows_written,
-		"bytes", (json_int_t)st->bytes_written, "duplicates", (json_int_t)st->batches_duplicate,
+		"data_dir", w->cfg.data_dir, "live", "name", LIVE_NAME, "bytes",
+		(json_int_t)ds->live_bytes, "start_unix_ms", (json_int_t)ds->rec.live_start_ms,
+		"segments", status_segments(w), "compression", "queue",
+		(json_int_t)w->pending_count, "level", w->cfg.zstd_level, "last_ratio",
+		w->last_ratio, "last_mb_s", w->last_mb_s, "done", (json_int_t)w->compressed_count,
+		"failed", (json_int_t)w->compress_failures, "written", "batches",
+		(json_int_t)st->batches_written, "rows", (json_int_t)st->rows_written, "bytes",
+		(json_int_t)st->bytes_written, "duplicates", (json_int_t)st->batches_duplicate,
 		"committed", "epoch", (json_int_t)ds->rec.epoch, "seq", (json_int_t)ds->rec.seq,
-		"disk", status_disk(w),
-		"last_error", w->last_error[0] ? w->last_error : NULL,
-		"peers", (json_int_t)w->peers_count,
-		"segments_deleted", (json_int_t)w->segments_deleted);
+		"disk", status_disk(w), "last_error", w->last_error[0] ? w->last_error : NULL,
+		"peers", (json_int_t)w->peers_count, "segments_deleted",
+		(json_int_t)w->segments_deleted);
 }
 
 /* Only the writer's limits change at reload; data_dir needs a restart. */
@@ -94,10 +93,13 @@ int control_reload(struct writer *w, char **ret_errors)
 	snprintf(next.data_dir, sizeof(next.data_dir), "%s", w->cfg.data_dir);
 	w->cfg = next;
 	compressor_set_level(w->comp, next.zstd_level);
-	w->live_boundary_ms = seg_next_boundary_ms(w->ds->rec.live_start_ms, next.rotate_interval_ms);
-	log_info("reload: %s read (rotate %llu ms / %llu bytes, retention %llu ms / %llu bytes, zstd %d)",
+	w->live_boundary_ms =
+		seg_next_boundary_ms(w->ds->rec.live_start_ms, next.rotate_interval_ms);
+	log_info("reload: %s read (rotate %llu ms / %llu bytes, retention %llu ms / %llu bytes, "
+		 "zstd %d)",
 		w->config_path, (unsigned long long)next.rotate_interval_ms,
-		(unsigned long long)next.rotate_size_bytes, (unsigned long long)next.retention_age_ms,
+		(unsigned long long)next.rotate_size_bytes,
+		(unsigned long long)next.retention_age_ms,
 		(unsigned long long)next.retention_size_bytes, next.zstd_level);
 	service_retention(w);
 	service_rearm(w);
@@ -111,7 +113,8 @@ static int reply_reload(struct writer *w, struct evbuffer *reply)
 	int ret = control_reload(w, &errors);
 
 	if (ret < 0) {
-		log_warnx("reload refused, running limits kept:\n%s", errors ? errors : strerror(-ret));
+		log_warnx("reload refused, running limits kept:\n%s",
+			errors ? errors : strerror(-ret));
 		evbuffer_add_printf(reply, "reload refused, running limits kept:\n%s",
 			errors ? errors : strerror(-ret));
 		free(errors);

@@ -100,8 +100,8 @@ static int fsync_dir(int dirfd)
  * record is stored last: a crash before it leaves a record naming the old
  * inode, and the new live file is still empty, which recovery handles.
  */
-static int close_live(struct dataset *ds, uint64_t start_s, uint64_t next_start_ms,
-	char ret_name[SEG_NAME_MAX])
+static int close_live(
+	struct dataset *ds, uint64_t start_s, uint64_t next_start_ms, char ret_name[SEG_NAME_MAX])
 {
 	char name[SEG_NAME_MAX];
 	uint64_t inode, size;
@@ -151,16 +151,19 @@ static int recover_cut(struct dataset *ds, const struct commit_rec *rec, bool fo
 			return ret;
 		if (found && rec->live_inode == inode)
 			log_warnx("%s: %" PRIu64 " bytes, shorter than its commit at %" PRIu64
-				  "; keeping its whole lines", LIVE_NAME, size, rec->live_offset);
+				  "; keeping its whole lines",
+				LIVE_NAME, size, rec->live_offset);
 		*ret_start_ms = first_row_ms(ds->live_fd);
 	}
 	if (!*ret_start_ms) {
 		struct stat st;
 
-		*ret_start_ms = fstat(ds->live_fd, &st) == 0 ? (uint64_t)st.st_mtime * 1000 : clock_real_ms();
+		*ret_start_ms = fstat(ds->live_fd, &st) == 0 ? (uint64_t)st.st_mtime * 1000
+							     : clock_real_ms();
 	}
 	if (keep < size) {
-		log_notice("%s: cut back from %" PRIu64 " to %" PRIu64 " bytes (a crash left a tail)",
+		log_notice("%s: cut back from %" PRIu64 " to %" PRIu64
+			   " bytes (a crash left a tail)",
 			LIVE_NAME, size, keep);
 		if (ftruncate(ds->live_fd, (off_t)keep) < 0 || fdatasync(ds->live_fd) < 0)
 			return -errno;
@@ -203,7 +206,7 @@ static void remove_stray_tmp(int dirfd, uint64_t *newest_s)
 static int pending_jsonl(int dirfd, char (**ret_todo)[SEG_NAME_MAX], size_t *ret_n)
 {
 	struct seg_info *segs;
-	char (*todo)[SEG_NAME_MAX];
+	char(*todo)[SEG_NAME_MAX];
 	size_t n, count = 0;
 	int ret = segments_list(dirfd, &segs, &n);
 
@@ -260,7 +263,8 @@ static int dataset_recover(struct dataset *ds, uint64_t interval_ms)
 		ret = close_live(ds, seg_start_s(start_ms, interval_ms), now_ms, name);
 		if (ret < 0)
 			return ret;
-		log_info("%s: %" PRIu64 " bytes left by an earlier writer, now %s", LIVE_NAME, keep, name);
+		log_info("%s: %" PRIu64 " bytes left by an earlier writer, now %s", LIVE_NAME, keep,
+			name);
 		return 0;
 	}
 	ds->rec.live_start_ms = now_ms;
@@ -327,7 +331,8 @@ static int pwritev_all(int fd, const struct iovec *iov, size_t iovcnt, uint64_t 
 		}
 		if (n > 0) {
 			/* a short write inside one buffer: finish it alone */
-			struct iovec rest = { (uint8_t *)iov->iov_base + n, iov->iov_len - (size_t)n };
+			struct iovec rest = { (uint8_t *)iov->iov_base + n,
+				iov->iov_len - (size_t)n };
 			int ret = pwritev_all(fd, &rest, 1, off);
 
 			if (ret < 0)
@@ -340,8 +345,8 @@ static int pwritev_all(int fd, const struct iovec *iov, size_t iovcnt, uint64_t 
 	return 0;
 }
 
-int dataset_append(struct dataset *ds, const struct iovec *iov, size_t iovcnt, uint64_t epoch,
-	uint64_t seq)
+int dataset_append(
+	struct dataset *ds, const struct iovec *iov, size_t iovcnt, uint64_t epoch, uint64_t seq)
 {
 	struct commit_rec next = ds->rec;
 	uint64_t bytes = 0;
@@ -369,8 +374,8 @@ int dataset_append(struct dataset *ds, const struct iovec *iov, size_t iovcnt, u
 	return 0;
 }
 
-int dataset_rotate(struct dataset *ds, uint64_t now_ms, uint64_t at_boundary_ms, uint64_t interval_ms,
-	char ret_name[SEG_NAME_MAX])
+int dataset_rotate(struct dataset *ds, uint64_t now_ms, uint64_t at_boundary_ms,
+	uint64_t interval_ms, char ret_name[SEG_NAME_MAX])
 {
 	uint64_t next_start_ms = at_boundary_ms ? at_boundary_ms : now_ms;
 	struct stat st;
@@ -384,7 +389,9 @@ int dataset_rotate(struct dataset *ds, uint64_t now_ms, uint64_t at_boundary_ms,
 	/* a failed append may have left bytes its cut-back could not remove */
 	if (fstat(ds->live_fd, &st) < 0)
 		return -errno;
-	if ((uint64_t)st.st_size != ds->live_bytes && ftruncate(ds->live_fd, (off_t)ds->live_bytes) < 0)
+	if ((uint64_t)st.st_size != ds->live_bytes &&
+		ftruncate(ds->live_fd, (off_t)ds->live_bytes) < 0)
 		return -errno;
-	return close_live(ds, seg_start_s(ds->rec.live_start_ms, interval_ms), next_start_ms, ret_name);
+	return close_live(
+		ds, seg_start_s(ds->rec.live_start_ms, interval_ms), next_start_ms, ret_name);
 }

@@ -27,7 +27,8 @@
 #include "writer.h"
 
 static const char writer_usage[] =
-	"  -d, --data-dir DIR      dataset directory (default from croft.conf, else " CROFT_DATA_DIR ")\n";
+	"  -d, --data-dir DIR      dataset directory (default from croft.conf, else " CROFT_DATA_DIR
+	")\n";
 
 static void parse_args(int argc, char **argv, struct daemon_opts *opts, const char **ret_data_dir)
 {
@@ -78,7 +79,7 @@ static void chown_dataset(int dirfd, const struct priv_user *user)
 		fatal("data dir");
 	while ((de = readdir(dir)))
 		if (!strncmp(de->d_name, "croft-dataset", 13) &&
-		    fchownat(dirfd, de->d_name, user->uid, user->gid, AT_SYMLINK_NOFOLLOW) < 0)
+			fchownat(dirfd, de->d_name, user->uid, user->gid, AT_SYMLINK_NOFOLLOW) < 0)
 			log_warn("chown %s", de->d_name);
 	closedir(dir);
 	if (fchown(dirfd, user->uid, user->gid) < 0)
@@ -108,7 +109,8 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 
 	if (sig == SIGHUP) {
 		if (control_reload(w, &errors) < 0)
-			log_warnx("SIGHUP: reload refused, running limits kept:\n%s", errors ? errors : "");
+			log_warnx("SIGHUP: reload refused, running limits kept:\n%s",
+				errors ? errors : "");
 		free(errors);
 		return;
 	}
@@ -144,12 +146,13 @@ static void drop_privileges(struct priv_user *user, bool root)
 	if (ret < 0)
 		fatalx("sandbox: %s", strerror(-ret));
 	if (root)
-		log_info("running as %s (uid %u) with no capabilities", user->name, (unsigned)user->uid);
+		log_info("running as %s (uid %u) with no capabilities", user->name,
+			(unsigned)user->uid);
 }
 
 static void open_dataset(struct writer *w, int dirfd)
 {
-	char (*todo)[SEG_NAME_MAX] = NULL;
+	char(*todo)[SEG_NAME_MAX] = NULL;
 	size_t ntodo = 0;
 	int ret;
 
@@ -185,7 +188,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (root && priv_lookup_user(opts.user, &user) < 0)
-		fatalx("user %s: not found", opts.user ? opts.user : CROFT_USER " or " CROFT_FALLBACK_USER);
+		fatalx("user %s: not found",
+			opts.user ? opts.user : CROFT_USER " or " CROFT_FALLBACK_USER);
 	if (!root) {
 		user.uid = getuid();
 		user.gid = getgid();

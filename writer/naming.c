@@ -74,7 +74,8 @@ int seg_parse(const char *name, uint64_t *ret_start_s, enum seg_kind *ret_kind)
 	static const int offsets[6] = { 0, 4, 6, 9, 11, 13 };
 	time_t t;
 
-	if (strncmp(name, SEG_PREFIX, strlen(SEG_PREFIX)) || strlen(p) < 16 || p[8] != 'T' || p[15] != 'Z')
+	if (strncmp(name, SEG_PREFIX, strlen(SEG_PREFIX)) || strlen(p) < 16 || p[8] != 'T' ||
+		p[15] != 'Z')
 		return -EINVAL;
 	for (int i = 0; i < 6; i++)
 		if (parse_digits(p + offsets[i], widths[i], &fields[i]) < 0)
@@ -88,8 +89,8 @@ int seg_parse(const char *name, uint64_t *ret_start_s, enum seg_kind *ret_kind)
 		tm.tm_hour = fields[3];
 		tm.tm_min = fields[4];
 		tm.tm_sec = fields[5];
-		if (fields[1] < 1 || fields[1] > 12 || fields[2] < 1 || fields[2] > 31 || fields[3] > 23 ||
-		    fields[4] > 59 || fields[5] > 60)
+		if (fields[1] < 1 || fields[1] > 12 || fields[2] < 1 || fields[2] > 31 ||
+			fields[3] > 23 || fields[4] > 59 || fields[5] > 60)
 			return -EINVAL;
 		t = timegm(&tm);
 		if (t < 0)

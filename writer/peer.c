@@ -23,9 +23,9 @@
 
 struct group_entry {
 	struct msg_batch batch;
-	uint8_t *payload;        /* malloc'd; lines start after the batch header */
+	uint8_t *payload; /* malloc'd; lines start after the batch header */
 	size_t lines_len;
-	bool duplicate;          /* already committed: acked, not written */
+	bool duplicate; /* already committed: acked, not written */
 };
 
 struct peer {
@@ -35,7 +35,7 @@ struct peer {
 	bool hello_seen;
 	struct group_entry group[GROUP_BATCHES_MAX];
 	size_t group_count, group_bytes;
-	struct event *retry_ev;  /* armed while the group cannot be written */
+	struct event *retry_ev; /* armed while the group cannot be written */
 	struct peer *next;
 };
 
@@ -76,8 +76,10 @@ static int peer_hello(struct peer *p, const uint8_t *payload, size_t len)
 {
 	const struct dataset *ds = p->w->ds;
 	struct msg_hello hello, reply = {
-		.version = CROFT_PROTO_VERSION, .role = ROLE_WRITER,
-		.epoch = ds->rec.epoch, .seq = ds->rec.seq,
+		.version = CROFT_PROTO_VERSION,
+		.role = ROLE_WRITER,
+		.epoch = ds->rec.epoch,
+		.seq = ds->rec.seq,
 	};
 	struct msg_cursor cur;
 
@@ -90,7 +92,8 @@ static int peer_hello(struct peer *p, const uint8_t *payload, size_t len)
 	log_info("sampler pid %d connected (epoch %016llx; committed epoch %016llx seq %llu)",
 		(int)p->cred.pid, (unsigned long long)hello.epoch, (unsigned long long)reply.epoch,
 		(unsigned long long)reply.seq);
-	return msg_compose(bufferevent_get_output(p->bev), MT_HELLO, &reply, sizeof(reply), NULL, 0);
+	return msg_compose(
+		bufferevent_get_output(p->bev), MT_HELLO, &reply, sizeof(reply), NULL, 0);
 }
 
 /* The (epoch, seq) the next batch is compared with: the last one queued or committed. */
@@ -116,7 +119,8 @@ static int peer_batch(struct peer *p, uint8_t *payload, size_t len)
 	int ret;
 
 	msg_cursor_init(&cur, payload, len);
-	if (msg_get(&cur, &e->batch, sizeof(e->batch)) < 0 || e->batch.reserved != 0 || e->batch.seq == 0) {
+	if (msg_get(&cur, &e->batch, sizeof(e->batch)) < 0 || e->batch.reserved != 0 ||
+		e->batch.seq == 0) {
 		free(payload);
 		return -EBADMSG;
 	}
@@ -244,9 +248,10 @@ static void peer_process(struct peer *p)
 		while (p->group_count < GROUP_BATCHES_MAX && p->group_bytes < GROUP_BYTES_MAX) {
 			ret = peer_take(p);
 			if (ret < 0) {
-				peer_drop(p, ret == -EBADMSG ? "batch is not its announced whole lines" :
-					     ret == -EMSGSIZE ? "message over the size limit" :
-					     "protocol error");
+				peer_drop(p, ret == -EBADMSG
+						     ? "batch is not its announced whole lines"
+					     : ret == -EMSGSIZE ? "message over the size limit"
+								: "protocol error");
 				return;
 			}
 			if (ret == 0)

@@ -15,8 +15,8 @@
 
 #include "writer.h"
 
-size_t retention_select(struct seg_info *segs, size_t n, uint64_t now_ms, uint64_t age_ms,
-	uint64_t size_bytes)
+size_t retention_select(
+	struct seg_info *segs, size_t n, uint64_t now_ms, uint64_t age_ms, uint64_t size_bytes)
 {
 	uint64_t total = 0;
 	size_t doomed = 0;
@@ -97,9 +97,10 @@ int segments_list(int dirfd, struct seg_info **ret_segs, size_t *ret_n)
 		struct stat st;
 
 		if (seg_parse(de->d_name, &start_s, &kind) < 0 || kind == SEG_ZST_TMP ||
-		    strlen(de->d_name) >= SEG_NAME_MAX)
+			strlen(de->d_name) >= SEG_NAME_MAX)
 			continue;
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+			!S_ISREG(st.st_mode))
 			continue;
 		ret = segments_add(&segs, &n, &cap, de->d_name, start_s, (uint64_t)st.st_size);
 		if (ret < 0)

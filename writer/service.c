@@ -90,7 +90,8 @@ void service_before_append(struct writer *w)
 	uint64_t now_ms = clock_real_ms();
 
 	if (now_ms >= w->live_boundary_ms)
-		rotate(w, now_ms, seg_boundary_floor_ms(now_ms, w->cfg.rotate_interval_ms), "interval");
+		rotate(w, now_ms, seg_boundary_floor_ms(now_ms, w->cfg.rotate_interval_ms),
+			"interval");
 }
 
 void service_after_append(struct writer *w)
@@ -132,7 +133,8 @@ void service_disk_result(struct writer *w, int err)
 		daemon_notify_status("writing");
 		resubmit_failed(w); /* space is back: compression too */
 	} else {
-		log_warnx("%s: cannot append (%s): batches stay unacked, retrying every %" PRIu64 " ms",
+		log_warnx("%s: cannot append (%s): batches stay unacked, retrying every %" PRIu64
+			  " ms",
 			LIVE_NAME, strerror(-err), w->cfg.poll_interval_ms);
 		daemon_notify_status("cannot append: %s; retrying", strerror(-err));
 	}
@@ -151,7 +153,8 @@ static void retention_delete(struct writer *w, const struct seg_info *s, uint64_
 	}
 	w->segments_deleted++;
 	log_info("retention: deleted %s (age %" PRIu64 "d %02" PRIu64 "h%02" PRIu64 "m, %" PRIu64
-		 " bytes)", s->name, age_s / 86400, age_s / 3600 % 24, age_s / 60 % 60, s->bytes);
+		 " bytes)",
+		s->name, age_s / 86400, age_s / 3600 % 24, age_s / 60 % 60, s->bytes);
 }
 
 /* A .zst beside a .jsonl being compressed is about to be replaced: busy too. */
@@ -205,7 +208,8 @@ static void compress_done(struct writer *w, const struct compress_result *r)
 				w->pending[i].failure_logged = true;
 			}
 		if (!logged)
-			log_warnx("%s: compression failed: %s (retried every %d s, the .jsonl stays meanwhile)",
+			log_warnx("%s: compression failed: %s (retried every %d s, the .jsonl "
+				  "stays meanwhile)",
 				r->name, strerror(-r->error), TICK_MAX_MS / 1000);
 		set_error(w, "compression: %s: %s", r->name, -r->error);
 		return;
@@ -234,9 +238,11 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 	uint64_t now_ms = clock_real_ms();
 
 	if (now_ms >= w->live_boundary_ms)
-		rotate(w, now_ms, seg_boundary_floor_ms(now_ms, w->cfg.rotate_interval_ms), "interval");
+		rotate(w, now_ms, seg_boundary_floor_ms(now_ms, w->cfg.rotate_interval_ms),
+			"interval");
 	else if (now_ms + w->cfg.rotate_interval_ms < w->live_boundary_ms)
-		w->live_boundary_ms = seg_next_boundary_ms(now_ms, w->cfg.rotate_interval_ms); /* clock went back */
+		w->live_boundary_ms = seg_next_boundary_ms(
+			now_ms, w->cfg.rotate_interval_ms); /* clock went back */
 	resubmit_failed(w);
 	service_rearm(w);
 }
@@ -262,7 +268,8 @@ int service_start(struct writer *w, char (*todo)[SEG_NAME_MAX], size_t ntodo)
 
 	if (ret < 0)
 		return ret;
-	w->comp_ev = event_new(w->base, compressor_eventfd(w->comp), EV_READ | EV_PERSIST, compress_cb, w);
+	w->comp_ev = event_new(
+		w->base, compressor_eventfd(w->comp), EV_READ | EV_PERSIST, compress_cb, w);
 	w->tick_ev = evtimer_new(w->base, tick_cb, w);
 	if (!w->comp_ev || !w->tick_ev || event_add(w->comp_ev, NULL) < 0)
 		return -ENOMEM;
@@ -270,7 +277,8 @@ int service_start(struct writer *w, char (*todo)[SEG_NAME_MAX], size_t ntodo)
 		log_info("%s: left uncompressed by an earlier writer; queued", todo[i]);
 		pending_add(w, todo[i]);
 	}
-	w->live_boundary_ms = seg_next_boundary_ms(w->ds->rec.live_start_ms, w->cfg.rotate_interval_ms);
+	w->live_boundary_ms =
+		seg_next_boundary_ms(w->ds->rec.live_start_ms, w->cfg.rotate_interval_ms);
 	service_retention(w);
 	service_rearm(w);
 	return 0;

@@ -17,29 +17,30 @@
 
 #include "config.h"
 
-#define LIVE_NAME          "croft-dataset.jsonl"
-#define COMMIT_NAME        "croft-dataset.commit"
-#define SEG_PREFIX         "croft-dataset-"
-#define SEG_NAME_MAX       64          /* bytes of a segment name with NUL */
-#define COMMIT_SLOT_BYTES  64          /* one commit slot on disk; the file holds two */
-#define GROUP_BATCHES_MAX  64          /* batches appended under one fdatasync */
-#define GROUP_BYTES_MAX    (16u << 20) /* bytes appended under one fdatasync */
-#define PEERS_MAX          8           /* sampler connections at once */
-#define PEER_READ_STEP     (1u << 20)  /* bytes read from a peer per loop turn */
-#define COMPRESS_CHUNK     (1u << 20)  /* bytes read per compression step */
-#define SEGMENTS_MAX       100000      /* segments considered by retention */
+#define LIVE_NAME         "croft-dataset.jsonl"
+#define COMMIT_NAME       "croft-dataset.commit"
+#define SEG_PREFIX        "croft-dataset-"
+#define SEG_NAME_MAX      64          /* bytes of a segment name with NUL */
+#define COMMIT_SLOT_BYTES 64          /* one commit slot on disk; the file holds two */
+#define GROUP_BATCHES_MAX 64          /* batches appended under one fdatasync */
+#define GROUP_BYTES_MAX   (16u << 20) /* bytes appended under one fdatasync */
+#define PEERS_MAX         8           /* sampler connections at once */
+#define PEER_READ_STEP    (1u << 20)  /* bytes read from a peer per loop turn */
+#define COMPRESS_CHUNK    (1u << 20)  /* bytes read per compression step */
+#define SEGMENTS_MAX      100000      /* segments considered by retention */
 
 /* commit.c: the commit record, two checksummed slots written alternately. */
 struct commit_rec {
-	uint64_t generation;     /* grows by one per store; the highest valid slot wins */
-	uint64_t epoch, seq;     /* the last committed batch */
-	uint64_t live_inode;     /* the live file the offset belongs to */
-	uint64_t live_offset;    /* bytes of whole committed lines in it */
-	uint64_t live_start_ms;  /* when the live file began (names its segment) */
+	uint64_t generation;    /* grows by one per store; the highest valid slot wins */
+	uint64_t epoch, seq;    /* the last committed batch */
+	uint64_t live_inode;    /* the live file the offset belongs to */
+	uint64_t live_offset;   /* bytes of whole committed lines in it */
+	uint64_t live_start_ms; /* when the live file began (names its segment) */
 };
 struct commit_file;
 /* ret_found: false when no valid slot exists (a fresh or foreign data dir). */
-int commit_open(int dirfd, struct commit_file **ret_cf, struct commit_rec *ret_rec, bool *ret_found);
+int commit_open(
+	int dirfd, struct commit_file **ret_cf, struct commit_rec *ret_rec, bool *ret_found);
 void commit_close(struct commit_file *cf);
 int commit_store(struct commit_file *cf, struct commit_rec *rec);
 void commit_encode(const struct commit_rec *rec, uint8_t slot[COMMIT_SLOT_BYTES]);
@@ -65,12 +66,12 @@ size_t lines_whole_prefix(const uint8_t *data, size_t len);
  * and collects results when the eventfd is readable. */
 struct compress_result {
 	char name[SEG_NAME_MAX];
-	int error;               /* 0 or -errno */
+	int error; /* 0 or -errno */
 	uint64_t in_bytes, out_bytes, elapsed_ns;
 };
 struct compressor;
 int compressor_new(int dirfd, int level, struct compressor **ret_c);
-void compressor_free(struct compressor *c);  /* stops at the next chunk */
+void compressor_free(struct compressor *c); /* stops at the next chunk */
 int compressor_eventfd(const struct compressor *c);
 void compressor_set_level(struct compressor *c, int level);
 int compressor_submit(struct compressor *c, const char *name);
@@ -84,14 +85,14 @@ int compress_file(int dirfd, const char *name, int level, const volatile bool *s
 struct seg_info {
 	char name[SEG_NAME_MAX];
 	uint64_t start_s, bytes;
-	bool busy;               /* queued or in compression: never deleted */
-	bool doomed;             /* chosen for deletion */
+	bool busy;   /* queued or in compression: never deleted */
+	bool doomed; /* chosen for deletion */
 };
 /* Marks what goes: older than age_ms, then the oldest while the total
  * exceeds size_bytes.  The newest segment and busy ones stay.  segs must be
  * sorted by start.  Returns how many are doomed. */
-size_t retention_select(struct seg_info *segs, size_t n, uint64_t now_ms, uint64_t age_ms,
-	uint64_t size_bytes);
+size_t retention_select(
+	struct seg_info *segs, size_t n, uint64_t now_ms, uint64_t age_ms, uint64_t size_bytes);
 /* Lists the segments of dirfd sorted by start (malloc'd *ret_segs). */
 int segments_list(int dirfd, struct seg_info **ret_segs, size_t *ret_n);
 
@@ -104,26 +105,26 @@ struct dataset {
 	int dirfd;
 	int live_fd;
 	struct commit_file *commit;
-	struct commit_rec rec;           /* what is on disk */
-	uint64_t live_bytes;             /* == rec.live_offset once committed */
-	uint64_t newest_start_s;         /* newest segment name's start, for ordering */
+	struct commit_rec rec;   /* what is on disk */
+	uint64_t live_bytes;     /* == rec.live_offset once committed */
+	uint64_t newest_start_s; /* newest segment name's start, for ordering */
 	struct dataset_stats stats;
 };
 /* Recovery: cuts the live file back to its commit, makes what it holds a
  * segment, removes stray .zst.tmp; *ret_todo gets the .jsonl segments to
  * compress (malloc'd, sorted). */
-int dataset_open(int dirfd, uint64_t interval_ms, struct dataset **ret_ds, char (**ret_todo)[SEG_NAME_MAX],
-	size_t *ret_ntodo);
+int dataset_open(int dirfd, uint64_t interval_ms, struct dataset **ret_ds,
+	char (**ret_todo)[SEG_NAME_MAX], size_t *ret_ntodo);
 void dataset_close(struct dataset *ds);
 bool dataset_committed(const struct dataset *ds, uint64_t epoch, uint64_t seq);
 /* Appends iov (whole batches) and commits (epoch, seq) as the last one.
  * On failure the live file is cut back to the previous commit. */
-int dataset_append(struct dataset *ds, const struct iovec *iov, size_t iovcnt, uint64_t epoch,
-	uint64_t seq);
+int dataset_append(
+	struct dataset *ds, const struct iovec *iov, size_t iovcnt, uint64_t epoch, uint64_t seq);
 /* Closes the live file as a segment; ret_name "" when it was empty.
  * at_boundary_ms: the interval boundary that caused it, 0 for a size rotation. */
-int dataset_rotate(struct dataset *ds, uint64_t now_ms, uint64_t at_boundary_ms, uint64_t interval_ms,
-	char ret_name[SEG_NAME_MAX]);
+int dataset_rotate(struct dataset *ds, uint64_t now_ms, uint64_t at_boundary_ms,
+	uint64_t interval_ms, char ret_name[SEG_NAME_MAX]);
 
 /* The daemon: one libevent loop, its peers and the compression thread. */
 struct event_base;
@@ -138,25 +139,25 @@ enum disk_state { DISK_OK, DISK_FULL, DISK_READ_ONLY, DISK_ERROR };
 
 struct pending_seg {
 	char name[SEG_NAME_MAX];
-	bool failed;             /* compression failed; resubmitted on the next tick */
-	bool failure_logged;     /* one log line per segment until it succeeds */
+	bool failed;         /* compression failed; resubmitted on the next tick */
+	bool failure_logged; /* one log line per segment until it succeeds */
 };
 
 struct writer {
 	struct event_base *base;
 	struct croft_config cfg;
 	const char *config_path;
-	uid_t peer_uid;                  /* the drop user: may send batches, as may root */
+	uid_t peer_uid; /* the drop user: may send batches, as may root */
 	struct dataset *ds;
 	struct compressor *comp;
 	struct event *comp_ev, *tick_ev;
 	struct evconnlistener *listener;
 	struct ctl_server *ctl;
-	struct peer *peers;              /* singly linked */
+	struct peer *peers; /* singly linked */
 	size_t peers_count;
-	struct pending_seg *pending;     /* queued for or in compression */
+	struct pending_seg *pending; /* queued for or in compression */
 	size_t pending_count;
-	uint64_t live_boundary_ms;       /* the wall-clock boundary the live file rotates at */
+	uint64_t live_boundary_ms; /* the wall-clock boundary the live file rotates at */
 	enum disk_state disk;
 	char last_error[256];
 	/* compression figures for status */

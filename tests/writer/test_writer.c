@@ -228,7 +228,8 @@ START_TEST(test_compress_file)
 	ck_assert_int_eq(compress_file(dirfd_tmp, name, 3, NULL, &in_bytes, &out_bytes), 0);
 	ck_assert_uint_eq(in_bytes, len);
 	ck_assert_int_lt(faccessat(dirfd_tmp, name, F_OK, 0), 0); /* source removed */
-	ck_assert_int_lt(faccessat(dirfd_tmp, "croft-dataset-20261020T140000Z.jsonl.zst.tmp", F_OK, 0), 0);
+	ck_assert_int_lt(
+		faccessat(dirfd_tmp, "croft-dataset-20261020T140000Z.jsonl.zst.tmp", F_OK, 0), 0);
 	z = get_file("croft-dataset-20261020T140000Z.jsonl.zst", &zlen);
 	ck_assert_ptr_nonnull(z);
 	ck_assert_uint_eq(zlen, out_bytes);
@@ -255,7 +256,7 @@ static void iov_of(struct iovec *iov, const char *s)
 START_TEST(test_dataset_recovery)
 {
 	struct dataset *ds;
-	char (*todo)[SEG_NAME_MAX] = NULL;
+	char(*todo)[SEG_NAME_MAX] = NULL;
 	size_t ntodo = 99, len;
 	struct iovec iov[2];
 	char *text;
@@ -282,7 +283,8 @@ START_TEST(test_dataset_recovery)
 	/* named for the start the commit recorded (now, mid-hour); content cut back */
 	text = get_file(todo[0], &len);
 	ck_assert_ptr_nonnull(text);
-	ck_assert_str_eq(text, "{\"unix_ms\":1792504800000,\"a\":1}\n{\"unix_ms\":1792504800000,\"a\":2}\n");
+	ck_assert_str_eq(
+		text, "{\"unix_ms\":1792504800000,\"a\":1}\n{\"unix_ms\":1792504800000,\"a\":2}\n");
 	free(text);
 	free(todo);
 	dataset_close(ds);
@@ -291,9 +293,10 @@ END_TEST
 
 START_TEST(test_dataset_foreign_live_file)
 {
-	static const char rows[] = "{\"unix_ms\":1792504800123,\"x\":1}\n{\"unix_ms\":1792504802123,\"x\":2}\n{\"unix";
+	static const char rows[] =
+		"{\"unix_ms\":1792504800123,\"x\":1}\n{\"unix_ms\":1792504802123,\"x\":2}\n{\"unix";
 	struct dataset *ds;
-	char (*todo)[SEG_NAME_MAX] = NULL;
+	char(*todo)[SEG_NAME_MAX] = NULL;
 	size_t ntodo = 0, len;
 	char *text;
 
@@ -313,7 +316,7 @@ END_TEST
 START_TEST(test_rotate_names_unique_ordered)
 {
 	struct dataset *ds;
-	char (*todo)[SEG_NAME_MAX] = NULL;
+	char(*todo)[SEG_NAME_MAX] = NULL;
 	size_t ntodo = 0;
 	char first[SEG_NAME_MAX], second[SEG_NAME_MAX];
 	struct iovec iov;

@@ -22,7 +22,9 @@ static uint64_t max_acked(const char *path, uint64_t *ret_count)
 	}
 	while (fscanf(f, "%" SCNu64, &v) == 1) {
 		if (v <= max) {
-			fprintf(stderr, "wcheck: acks out of order: %" PRIu64 " after %" PRIu64 "\n", v, max);
+			fprintf(stderr,
+				"wcheck: acks out of order: %" PRIu64 " after %" PRIu64 "\n", v,
+				max);
 			exit(1);
 		}
 		max = v;
@@ -55,13 +57,16 @@ int main(int argc, char **argv)
 
 		lines++;
 		if (!o || json_unpack(o, "{s:I, s:I}", "seq", &s, "row", &r) < 0) {
-			fprintf(stderr, "wcheck: line %" PRIu64 " does not parse: %s: %.80s\n", lines, err.text, line);
+			fprintf(stderr, "wcheck: line %" PRIu64 " does not parse: %s: %.80s\n",
+				lines, err.text, line);
 			return 1;
 		}
 		json_decref(o);
 		if ((uint64_t)s != seq || (uint64_t)r != row) {
-			fprintf(stderr, "wcheck: line %" PRIu64 ": batch %lld row %lld, expected batch %" PRIu64
-					" row %" PRIu64 " (duplicate, gap or reorder)\n",
+			fprintf(stderr,
+				"wcheck: line %" PRIu64
+				": batch %lld row %lld, expected batch %" PRIu64 " row %" PRIu64
+				" (duplicate, gap or reorder)\n",
 				lines, (long long)s, (long long)r, seq, row);
 			return 1;
 		}
@@ -71,21 +76,26 @@ int main(int argc, char **argv)
 		}
 	}
 	if (row != 0) {
-		fprintf(stderr, "wcheck: batch %" PRIu64 " is cut short at %" PRIu64 " rows\n", seq, row);
+		fprintf(stderr, "wcheck: batch %" PRIu64 " is cut short at %" PRIu64 " rows\n", seq,
+			row);
 		return 1;
 	}
 	seq--; /* the last whole batch */
 	if (seq < acked) {
-		fprintf(stderr, "wcheck: acked batch %" PRIu64 " is missing (dataset ends at %" PRIu64 ")\n",
+		fprintf(stderr,
+			"wcheck: acked batch %" PRIu64 " is missing (dataset ends at %" PRIu64
+			")\n",
 			acked, seq);
 		return 1;
 	}
 	if (expect_batches && seq != expect_batches) {
-		fprintf(stderr, "wcheck: %" PRIu64 " batches, expected %" PRIu64 "\n", seq, expect_batches);
+		fprintf(stderr, "wcheck: %" PRIu64 " batches, expected %" PRIu64 "\n", seq,
+			expect_batches);
 		return 1;
 	}
-	printf("wcheck: %" PRIu64 " lines, %" PRIu64 " batches in order, %" PRIu64 " acks (last %" PRIu64
-	       ") all present\n", lines, seq, acks, acked);
+	printf("wcheck: %" PRIu64 " lines, %" PRIu64 " batches in order, %" PRIu64
+	       " acks (last %" PRIu64 ") all present\n",
+		lines, seq, acks, acked);
 	free(line);
 	return 0;
 }

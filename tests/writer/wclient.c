@@ -25,7 +25,7 @@
 #include "msg.h"
 
 struct batch {
-	const char *lines;   /* into rows_file, or malloc'd */
+	const char *lines; /* into rows_file, or malloc'd */
 	size_t len;
 	uint32_t rows;
 	uint64_t unix_ms;
@@ -35,19 +35,19 @@ struct client {
 	const char *socket_path;
 	uint64_t epoch;
 	size_t nbatches;
-	struct batch *batches;   /* index seq - 1 */
+	struct batch *batches; /* index seq - 1 */
 	size_t window;
 	bool reconnect;
 	int acks_fd;
-	uint64_t acked;          /* highest acked seq */
-	uint64_t first_unacked;  /* resend from here after a reconnect */
+	uint64_t acked;         /* highest acked seq */
+	uint64_t first_unacked; /* resend from here after a reconnect */
 	int timeout_s;
-	const char *bad;         /* NULL, "rows", "partial" */
-	uint32_t synth_rows;     /* rows per synthetic batch (no --rows-file) */
+	const char *bad;     /* NULL, "rows", "partial" */
+	uint32_t synth_rows; /* rows per synthetic batch (no --rows-file) */
 	size_t synth_pad;
-	unsigned pace_ms;        /* pause between batches (a poll interval), 0 none */
-	bool resend_all;         /* ignore the writer's HELLO: resend from seq 1 */
-	double deadline;         /* monotonic seconds: give up, even mid-session */
+	unsigned pace_ms; /* pause between batches (a poll interval), 0 none */
+	bool resend_all;  /* ignore the writer's HELLO: resend from seq 1 */
+	double deadline;  /* monotonic seconds: give up, even mid-session */
 };
 
 static double now_s(void)
@@ -186,7 +186,7 @@ static int send_batch(struct client *c, int fd, uint64_t seq)
 	hdr.type = MT_BATCH;
 	hdr.len = (uint32_t)(sizeof(mb) + len);
 	if (full_write(fd, &hdr, sizeof(hdr)) < 0 || full_write(fd, &mb, sizeof(mb)) < 0 ||
-	    full_write(fd, b->lines, len) < 0)
+		full_write(fd, b->lines, len) < 0)
 		return -1;
 	return 0;
 }
@@ -197,8 +197,8 @@ static int hello(struct client *c, int fd)
 	struct msg_hdr hdr = { MT_HELLO, sizeof(h) };
 
 	if (full_write(fd, &hdr, sizeof(hdr)) < 0 || full_write(fd, &h, sizeof(h)) < 0 ||
-	    full_read(fd, &hdr, sizeof(hdr)) < 0 || hdr.type != MT_HELLO || hdr.len != sizeof(reply) ||
-	    full_read(fd, &reply, sizeof(reply)) < 0)
+		full_read(fd, &hdr, sizeof(hdr)) < 0 || hdr.type != MT_HELLO ||
+		hdr.len != sizeof(reply) || full_read(fd, &reply, sizeof(reply)) < 0)
 		return -1;
 	/* what the writer has committed is on disk: never sent again */
 	if (!c->resend_all && reply.epoch == c->epoch && reply.seq >= c->first_unacked)
@@ -213,10 +213,11 @@ static int record_ack(struct client *c, int fd)
 	char line[32];
 
 	if (full_read(fd, &hdr, sizeof(hdr)) < 0 || hdr.type != MT_ACK || hdr.len != sizeof(ack) ||
-	    full_read(fd, &ack, sizeof(ack)) < 0)
+		full_read(fd, &ack, sizeof(ack)) < 0)
 		return -1;
 	if (ack.epoch != c->epoch || ack.seq <= c->acked) {
-		fprintf(stderr, "wclient: unexpected ack %" PRIu64 " after %" PRIu64 "\n", ack.seq, c->acked);
+		fprintf(stderr, "wclient: unexpected ack %" PRIu64 " after %" PRIu64 "\n", ack.seq,
+			c->acked);
 		exit(1);
 	}
 	c->acked = ack.seq;
@@ -267,7 +268,8 @@ static int session(struct client *c, int fd)
 		if (poll(&pfd, 1, can_send ? 0 : 1000) > 0 && record_ack(c, fd) < 0)
 			return -1;
 		if (!can_send && now_s() > c->deadline) {
-			fprintf(stderr, "wclient: no ack for seq %" PRIu64 " before the deadline\n", c->first_unacked);
+			fprintf(stderr, "wclient: no ack for seq %" PRIu64 " before the deadline\n",
+				c->first_unacked);
 			exit(4);
 		}
 	}
@@ -297,20 +299,30 @@ static void dump_batches(const struct client *c, const char *path)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: wclient --socket PATH [--epoch E] (--batches N [--rows R] [--pad B] |"
-			" --rows-file FILE) [--window W] [--acks FILE] [--reconnect] [--timeout S]"
-			" [--bad rows|partial] [--dump FILE] [--pace-ms MS] [--resend-all]\n");
+	fprintf(stderr,
+		"usage: wclient --socket PATH [--epoch E] (--batches N [--rows R] [--pad B] |"
+		" --rows-file FILE) [--window W] [--acks FILE] [--reconnect] [--timeout S]"
+		" [--bad rows|partial] [--dump FILE] [--pace-ms MS] [--resend-all]\n");
 	exit(2);
 }
 
 static void parse(struct client *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "socket", 1, NULL, 's' }, { "epoch", 1, NULL, 'e' }, { "batches", 1, NULL, 'n' },
-		{ "rows", 1, NULL, 'r' }, { "pad", 1, NULL, 'p' }, { "rows-file", 1, NULL, 'f' },
-		{ "window", 1, NULL, 'w' }, { "acks", 1, NULL, 'a' }, { "reconnect", 0, NULL, 'R' },
-		{ "timeout", 1, NULL, 't' }, { "bad", 1, NULL, 'b' }, { "dump", 1, NULL, 'd' },
-		{ "pace-ms", 1, NULL, 'P' }, { "resend-all", 0, NULL, 'A' },
+		{ "socket", 1, NULL, 's' },
+		{ "epoch", 1, NULL, 'e' },
+		{ "batches", 1, NULL, 'n' },
+		{ "rows", 1, NULL, 'r' },
+		{ "pad", 1, NULL, 'p' },
+		{ "rows-file", 1, NULL, 'f' },
+		{ "window", 1, NULL, 'w' },
+		{ "acks", 1, NULL, 'a' },
+		{ "reconnect", 0, NULL, 'R' },
+		{ "timeout", 1, NULL, 't' },
+		{ "bad", 1, NULL, 'b' },
+		{ "dump", 1, NULL, 'd' },
+		{ "pace-ms", 1, NULL, 'P' },
+		{ "resend-all", 0, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *rows_file = NULL, *dump = NULL;
@@ -320,13 +332,27 @@ static void parse(struct client *c, int argc, char **argv)
 
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (o) {
-		case 's': c->socket_path = optarg; break;
-		case 'e': c->epoch = strtoull(optarg, NULL, 0); break;
-		case 'n': c->nbatches = strtoull(optarg, NULL, 10); break;
-		case 'r': rows = (uint32_t)strtoul(optarg, NULL, 10); break;
-		case 'p': pad = strtoul(optarg, NULL, 10); break;
-		case 'f': rows_file = optarg; break;
-		case 'w': c->window = strtoul(optarg, NULL, 10); break;
+		case 's':
+			c->socket_path = optarg;
+			break;
+		case 'e':
+			c->epoch = strtoull(optarg, NULL, 0);
+			break;
+		case 'n':
+			c->nbatches = strtoull(optarg, NULL, 10);
+			break;
+		case 'r':
+			rows = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'p':
+			pad = strtoul(optarg, NULL, 10);
+			break;
+		case 'f':
+			rows_file = optarg;
+			break;
+		case 'w':
+			c->window = strtoul(optarg, NULL, 10);
+			break;
 		case 'a':
 			c->acks_fd = open(optarg, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 			if (c->acks_fd < 0) {
@@ -334,13 +360,26 @@ static void parse(struct client *c, int argc, char **argv)
 				exit(2);
 			}
 			break;
-		case 'R': c->reconnect = true; break;
-		case 't': c->timeout_s = atoi(optarg); break;
-		case 'b': c->bad = optarg; break;
-		case 'd': dump = optarg; break;
-		case 'A': c->resend_all = true; break;
-		case 'P': c->pace_ms = (unsigned)strtoul(optarg, NULL, 10); break;
-		default: usage();
+		case 'R':
+			c->reconnect = true;
+			break;
+		case 't':
+			c->timeout_s = atoi(optarg);
+			break;
+		case 'b':
+			c->bad = optarg;
+			break;
+		case 'd':
+			dump = optarg;
+			break;
+		case 'A':
+			c->resend_all = true;
+			break;
+		case 'P':
+			c->pace_ms = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		default:
+			usage();
 		}
 	}
 	if (!c->socket_path || (!rows_file && !c->nbatches) || pad > 128 || !c->window)
@@ -355,7 +394,9 @@ static void parse(struct client *c, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	struct client c = { .epoch = 0x5eed, .window = 8, .acks_fd = -1, .first_unacked = 1, .timeout_s = 120 };
+	struct client c = {
+		.epoch = 0x5eed, .window = 8, .acks_fd = -1, .first_unacked = 1, .timeout_s = 120
+	};
 	uint64_t bytes = 0, rows = 0;
 	double t0, deadline;
 
@@ -380,7 +421,8 @@ int main(int argc, char **argv)
 			if (ret == 0)
 				break;
 			if (!c.reconnect) {
-				fprintf(stderr, "wclient: connection broken at seq %" PRIu64 "\n", c.first_unacked);
+				fprintf(stderr, "wclient: connection broken at seq %" PRIu64 "\n",
+					c.first_unacked);
 				return 3;
 			}
 		} else if (!c.reconnect) {
@@ -395,7 +437,8 @@ int main(int argc, char **argv)
 	}
 	double secs = now_s() - t0;
 
-	printf("batches %zu rows %" PRIu64 " bytes %" PRIu64 " seconds %.3f rows_per_s %.0f MB_per_s %.1f\n",
+	printf("batches %zu rows %" PRIu64 " bytes %" PRIu64
+	       " seconds %.3f rows_per_s %.0f MB_per_s %.1f\n",
 		c.nbatches, rows, bytes, secs, (double)rows / secs, (double)bytes / secs / 1e6);
 	return 0;
 }
