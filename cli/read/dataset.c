@@ -79,6 +79,11 @@ static int collect_dir(struct collect *c, const char *dir, int depth)
 	if (depth > WALK_DEPTH_MAX)
 		return 0;
 	d = opendir(dir);
+	if (!d && depth > 0) {
+		/* e.g. a runtime dir inside the data dir: not ours to read */
+		fprintf(stderr, "croft: %s: %s (not read)\n", dir, strerror(errno));
+		return 0;
+	}
 	if (!d) {
 		r = -errno;
 		snprintf(c->err, c->err_size, "%s: %s", dir, strerror(errno));
