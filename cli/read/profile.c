@@ -1,9 +1,7 @@
 /*
- * profile.c: croft profile.  Each worker sums the rows the selector picks,
- * per file: the polls (all rows of one unix_ms), and per process one
- * segment with its GPU phases and syscall calls, its first row left for
- * profile_join.c to settle.  Memory grows with polls, processes and phases,
- * not with rows.  Invoking user, no privilege.
+ * profile.c: croft profile.  Workers sum the selected rows per poll and, per
+ * process and file, a segment with its GPU phases and syscall calls whose
+ * first row profile_join.c settles.  Invoking user, no privilege.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,9 +1,7 @@
 /*
- * profile_join.c: croft profile's main-thread half.  Joins the workers'
- * sums: polls merged by time, segments of one process put in time order
- * (their first rows settled, GPU phases continued across files), syscall
- * names in one table; then the figures (mean, nearest-rank percentiles,
- * syscall shares).  Invoking user, no privilege.
+ * profile_join.c: croft profile's main-thread half: polls merged by time,
+ * each process's segments joined in time order (first rows settled, phases
+ * continued across files), then the figures.  Invoking user, no privilege.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,9 +1,7 @@
 /*
- * readfile.c: reads one .jsonl or .jsonl.zst file in fixed buffers.  zstd
- * text is held until its frame's checksum has passed (when the frame fits
- * the buffer), so a corrupt frame drops its own rows and nothing else; the
- * reader then resynchronises on the next frame's magic number.  croft
- * stats/profile worker threads, invoking user, no privilege.
+ * readfile.c: reads one .jsonl or .jsonl.zst in fixed buffers; zstd text is
+ * held until its frame's checksum passes (frames up to 2 MiB), and a corrupt
+ * frame is skipped to the next frame's magic.  Worker threads, no privilege.
  */
 #include <errno.h>
 #include <fcntl.h>

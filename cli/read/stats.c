@@ -1,9 +1,7 @@
 /*
- * stats.c: croft stats.  Each worker sums what it reads per file, keeping
- * per process and file one "segment" whose first row waits: what that row
- * stands for depends on the process's previous row, maybe in another file.
- * The main thread sorts the segments by tgid and time, joins those of one
- * process and settles the first rows.  Invoking user, no privilege.
+ * stats.c: croft stats.  Workers sum per file, with one segment per process
+ * whose first row waits; the main thread joins each process's segments in
+ * time order and settles those rows.  Invoking user, no privilege.
  */
 #include <errno.h>
 #include <stdlib.h>

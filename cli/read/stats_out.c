@@ -1,8 +1,7 @@
 /*
- * stats_out.c: croft stats' table and its --json (the stable shape is
- * documented in croft(1) and README "Reading it").  Rankings put the most
- * idle GPU-held hours, the most CPU-hours, the most calls first; ties by
- * name.  Invoking user, no privilege.
+ * stats_out.c: croft stats' table and --json (shape: README "Reading it").
+ * Rankings put the most idle GPU-held hours, the most CPU-hours, the most
+ * calls first; ties by name.  Invoking user, no privilege.
  */
 #include <inttypes.h>
 #include <stdlib.h>
