@@ -313,7 +313,7 @@ def absolute_check(ok, truth_ok, what):
 
 
 def t_busy(h):
-    p = h.spawn(['busy', 'croft-busy'], nice=-20)
+    p = h.spawn(['busy', 'croft-busy'])
     h.busy = p
     mean, truth, vals = compare(observe(h, p, 8, schedstat_s), 'cpu_cores')
     if mean is None:
@@ -424,7 +424,6 @@ def fork_with_pid(target, argv):
         pid = os.fork()
         if pid == 0:
             try:
-                os.nice(-20)
                 os.execv(argv[0], argv)
             finally:
                 os._exit(127)
@@ -436,7 +435,7 @@ def fork_with_pid(target, argv):
 
 
 def t_tgid_reuse(h):
-    a = h.spawn(['busy', 'croft-reuse-a'], nice=-20)
+    a = h.spawn(['busy', 'croft-reuse-a'])
     rows = h.rows.wait(lambda: len(h.rows.of(a)) >= 3 and h.rows.of(a))
     if not rows:
         return 'no rows for the first process'
