@@ -147,6 +147,10 @@ static bool put_escaped(struct jbuf *b, const char *text, size_t len)
 			continue;
 		}
 		switch (s[i]) {
+		case '\0': /* valid JSON as \u0000, but many readers refuse it */
+			put(b, "\\ufffd");
+			valid = false;
+			break;
 		case '"': put(b, "\\\""); break;
 		case '\\': put(b, "\\\\"); break;
 		case '\n': put(b, "\\n"); break;

@@ -187,6 +187,58 @@ START_TEST(hostile_strings)
 }
 END_TEST
 
+/* Random bytes in every string field: always one valid JSON line, and the
+ * _b64 field gives the raw bytes back exactly. */
+START_TEST(random_bytes)
+{
+	struct proc *p = make_proc();
+	struct row_context ctx = { .unix_ms = 1 };
+	unsigned seed = 12345;
+
+	for (int round = 0; round < 2000; round++) {
+		size_t len = (size_t)(rand_r(&seed) % 300);
+		json_t *row, *proc;
+		const char *b64;
+
+		free(p->exe);
+		p->exe = malloc(len + 1);
+		for (size_t i = 0; i < len; i++)
+			p->exe[i] = (char)(rand_r(&seed) & 0xff);
+		p->exe[len] = '\0';
+		p->exe_len = len;
+		row = format_parse(p, &ctx, NULL);
+		proc = json_object_get(row, "process");
+		b64 = json_string_value(json_object_get(proc, "exe_b64"));
+		if (b64) {
+			/* decode and compare */
+			static const char tab[] =
+				"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+			size_t n = 0, blen = strlen(b64);
+			uint32_t acc = 0;
+			int bits = 0;
+			char out[400];
+
+			for (size_t i = 0; i < blen && b64[i] != '='; i++) {
+				acc = (acc << 6) | (uint32_t)(strchr(tab, b64[i]) - tab);
+				bits += 6;
+				if (bits >= 8) {
+					bits -= 8;
+					out[n++] = (char)((acc >> bits) & 0xff);
+				}
+			}
+			ck_assert_uint_eq(n, len);
+			ck_assert_int_eq(memcmp(out, p->exe, len), 0);
+		} else {
+			ck_assert_uint_eq(json_string_length(json_object_get(proc, "exe")), len);
+			ck_assert_int_eq(memcmp(json_string_value(json_object_get(proc, "exe")), p->exe,
+				len), 0);
+		}
+		json_decref(row);
+	}
+	free_proc(p);
+}
+END_TEST
+
 START_TEST(idle_cadence)
 {
 	struct proc p = { .rates_valid = true, .idle = true };
@@ -220,6 +272,7 @@ int main(void)
 	tcase_add_test(tc, numbers);
 	tcase_add_test(tc, key_order);
 	tcase_add_test(tc, hostile_strings);
+	tcase_add_test(tc, random_bytes);
 	tcase_add_test(tc, idle_cadence);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
