@@ -340,6 +340,23 @@ def t_writer_20mb(h):
                           'write_bytes_s %.0f not within 10%% of %.0f' % (mean, rate))
 
 
+def t_label_env(h):
+    """CROFT_LABEL in the environment labels the rows; nothing else of it is kept."""
+    env = dict(os.environ, CROFT_LABEL='exp-7 \u2603', CROFT_SECRET_TOKEN='hunter2')
+    p = subprocess.Popen([HELPER, 'sleep', 'croft-labelled'], stdout=subprocess.PIPE, env=env)
+    p.t0_ms = int(time.time() * 1000)
+    p.stdout.readline()
+    h.children.append(p)
+    rows = h.rows.wait(lambda: h.rows.of(p))
+    h.kill(p)
+    if not rows or rows[-1].get('label') != 'exp-7 \u2603':
+        return 'label %r' % (rows and rows[-1].get('label'))
+    with open(h.rows.path, 'rb') as f:
+        if b'hunter2' in f.read():
+            return 'another environment variable reached the dataset'
+    return None
+
+
 def t_threads(h):
     p = h.spawn(['threads', '50'])
     rows = h.rows.wait(lambda: h.rows.ready(p))
@@ -789,6 +806,7 @@ def main():
              ('busy loop: cpu_cores 1.0 +- 0.1', t_busy),
              ('20 MB/s fsync writer: write_bytes_s within 10%', t_writer_20mb),
              ('50 threads', t_threads),
+             ('CROFT_LABEL from the environment, and nothing else of it', t_label_env),
              ('libtorch_cpu.so via dlopen -> pytorch', t_framework_pytorch),
              ('/vllm/ dir plus libtorch -> vllm', t_framework_vllm),
              ('pyspark argument -> spark', t_framework_spark),
