@@ -535,10 +535,17 @@ def polls_between(h, t0, t1):
 def t_idle_cadence(h):
     idler = h.spawn(['sleep', 'croft-idler'])
     busy = h.busy
-    rows = h.rows.wait(lambda: len(h.rows.of(idler)) >= 4 and h.rows.of(idler), 40)
+
+    def idle(r):
+        u = r['usage']
+        return u['cpu_cores'] == 0.0 and not u.get('read_bytes_s') and not u.get('write_bytes_s')
+
+    # its start-up (exec, loading) is not idle: wait for three idle rows in a row
+    rows = h.rows.wait(lambda: len(h.rows.of(idler)) >= 3 and
+                       all(idle(r) for r in h.rows.of(idler)[-3:]) and h.rows.of(idler)[-3:], 60)
     h.kill(idler)
     if not rows:
-        return 'fewer than 4 rows of the idle process in 40 s: %d' % len(h.rows.of(idler))
+        return 'no three idle rows of the sleeping process in 60 s: %d rows' % len(h.rows.of(idler))
     polls = polls_between(h, rows[0]['unix_ms'], rows[-1]['unix_ms'])
     idx = [polls.index(r['unix_ms']) for r in rows]
     gaps = [b - a for a, b in zip(idx, idx[1:])]
@@ -546,8 +553,7 @@ def t_idle_cadence(h):
     missing = [t for t in polls if t not in busy_polls]
     print('# idle rows every %s polls; busy rows missing in %d of %d polls' %
           (gaps, len(missing), len(polls)))
-    # its start-up (exec, loading) is not idle: the cadence holds once it sleeps
-    if gaps[-2:] != [15, 15]:
+    if gaps != [15, 15]:
         return 'idle process rows every %s polls, not 15' % gaps
     # a busy process that got under one clock tick (10 ms) in a poll is idle there
     return absolute_check(not missing, False, 'busy process missing in %d polls' % len(missing))
