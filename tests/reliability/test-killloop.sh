@@ -74,7 +74,7 @@ rl_wait_up writer; rl_wait_up sampler
 [ "$KP" = 0 ] || rl_wait_up probe
 rl_wait_polls 5 || fail "sampler does not poll after the loop"
 # let the sampler's spool drain into the writer
-wait_for '[ "$(rl_field sampler batches_unacked)" = 0 ]' 30 || fail "spool does not drain"
+wait_for '[ "$(rl_field sampler batches_unacked)" -le 1 ]' 180 || fail "spool does not drain: $(rl_status sampler)"
 rl_stop_suite
 [ "$leaked" = 0 ] || fail "$leaked BPF programs still loaded after their probe was SIGKILLed"
 $PY "$RELCHECK" sent "$DATA" "$TEST_TMP/proxy.log" || fail "sent batches lost"
