@@ -35,10 +35,19 @@ static void sleep_until(unsigned long long t)
 		;
 }
 
+/* secs > 0: sleep; secs < 0: say "done" and wait for stdin to close (the test decides). */
 static void pause_s(double secs)
 {
+	char c;
+
 	if (secs > 0)
 		sleep_until(now_ns() + (unsigned long long)(secs * 1e9));
+	if (secs < 0) {
+		printf("done\n");
+		fflush(stdout);
+		while (read(0, &c, 1) > 0)
+			;
+	}
 }
 
 /* n calls of syscall nr spread evenly over secs (100 slices), then exit. */
@@ -58,7 +67,7 @@ static int do_calls(long nr, unsigned long n, double secs)
 	return 0;
 }
 
-/* n ioctls (TCGETS: any char device takes the call) on path, then holds it secs. */
+/* n ioctls (TCGETS: any char device takes the call) on path, then holds it (pause_s). */
 static int do_ioctls(const char *path, unsigned long n, double secs)
 {
 	struct termios t;
@@ -70,8 +79,7 @@ static int do_ioctls(const char *path, unsigned long n, double secs)
 	}
 	for (unsigned long i = 0; i < n; i++)
 		ioctl(fd, TCGETS, &t);
-	if (secs > 0)
-		sleep_until(now_ns() + (unsigned long long)(secs * 1e9));
+	pause_s(secs);
 	return 0;
 }
 

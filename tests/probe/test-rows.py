@@ -23,11 +23,22 @@ def poll_elapsed(rows):
     return [(r, (r['unix_ms'] - p['unix_ms']) / 1000.0) for p, r in zip(rows, rows[1:])]
 
 
+def finish(st, p, more_rows=2, pred=None):
+    """Waits for the workload's "done", then for more_rows rows after it (and pred); ends it."""
+    p.stdout.readline()
+    done_ms = time.time() * 1000
+    rows = st.wait_rows(p.pid, lambda rs: len([r for r in rs if r['unix_ms'] > done_ms]) >=
+                        more_rows and (pred is None or pred(rs)), timeout=180)
+    p.stdin.close()
+    p.wait()
+    return rows
+
+
 def t_getppid(tap, st, work):
     k = 100000
-    w = st.spawn([work, 'getppid', str(k), '8', '1.5', '2'])
-    w.wait()
-    rows = st.wait_rows(w.pid, lambda rs: len(rs) > 0 and time.sleep(1.0) is None)
+    w = st.spawn([work, 'getppid', str(k), '8', '1.5', '-1'], stdin=subprocess.PIPE,
+                 stdout=subprocess.PIPE, text=True)
+    rows = finish(st, w)
     total = sum(syscall_rate(r, 'getppid') * dt for r, dt in poll_elapsed(rows))
     tap.ok(abs(total - k) <= 0.005 * k, 'rows: getppid rate x elapsed sums to K (0.5%)',
            '%.0f of %d over %d rows' % (total, k, len(rows)))
@@ -38,11 +49,16 @@ def t_getppid(tap, st, work):
 
 def t_gpu(tap, st, work, node, holder):
     m = 777
-    g = st.spawn([work, 'ioctl', node, str(m), '5', '1.2'])
-    n = st.spawn([work, 'ioctl', '/dev/null', '500', '3', '1.2'])
-    g.wait()
-    n.wait()
-    rows = st.wait_rows(g.pid, lambda rs: len(rs) > 0)
+    pipes = dict(stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    g = st.spawn([work, 'ioctl', node, str(m), '-1', '1.2'], **pipes)
+    n = st.spawn([work, 'ioctl', '/dev/null', '500', '-1', '1.2'], **pipes)
+    # past the onset window, and some polls more for since_last_gpu_ioctl_ms
+    def held_a_while(rs):
+        states = [r['workload'] for r in rs]
+        return 'gpu-onset' in states and states[states.index('gpu-onset'):].count('gpu-held') >= 5
+
+    rows = finish(st, g, pred=held_a_while)
+    finish(st, n)
     states = [r['workload'] for r in rows]
     got = sum(r.get('ioctl_count', 0) for r in rows)
     tap.ok(got == m, 'rows: ioctl_count sums to M', '%d of %d' % (got, m))
