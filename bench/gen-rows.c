@@ -494,8 +494,14 @@ static void emit_usage(struct gen *g, struct proc *p, bool idle_now, double elap
 {
 	struct rng *r = &g->rng;
 
-	if (!idle_now && rng_chance(r, 0.3))
-		p->rss_bytes += (rng_below(r, 64) * 4096) - 32 * 4096;
+	if (!idle_now && rng_chance(r, 0.3)) {
+		/* A walk of -128 KiB..+124 KiB that never takes RSS below 1 MiB
+		 * (an unsigned wrap made rows no JSON reader accepts). */
+		uint64_t next = p->rss_bytes + rng_below(r, 64) * 4096 - 32 * 4096;
+
+		if (next >= (1u << 20) && next < p->rss_bytes + (1u << 20))
+			p->rss_bytes = next;
+	}
 	out_key_f4(g, ",\"usage\":{\"cpu_cores\":",
 		idle_now ? 0.0 : rate(r, p->cpu_mean * 50, elapsed) / 100.0);
 	out_key_u64(g, ",\"rss_bytes\":", p->rss_bytes);
