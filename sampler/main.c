@@ -95,14 +95,18 @@ static void socket_path(char *dst, size_t size, const char *given, const char *d
 }
 
 /* One fd per process for stat and one for io: raise the soft limit. */
-static void raise_nofile(void)
+static uint64_t raise_nofile(void)
 {
 	struct rlimit rl;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 1024;
+	if (rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			getrlimit(RLIMIT_NOFILE, &rl);
 	}
+	return rl.rlim_cur;
 }
 
 /* Everything that may need root: runtime dir, /proc, spool file, control socket. */
@@ -114,7 +118,7 @@ static void acquire(struct sampler *s, const struct options *o, const struct pri
 	r = daemon_runtime_dir(s->runtime_dir, geteuid() == 0 ? user->gid : (gid_t)-1);
 	if (r)
 		fatalx("runtime dir %s: %s", s->runtime_dir, strerror(-r));
-	raise_nofile();
+	s->nofile = raise_nofile();
 	s->procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->procfd < 0)
 		fatal("/proc");

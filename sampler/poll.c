@@ -143,6 +143,7 @@ void sampler_poll(struct sampler *s)
 		.tick_ns = s->tick_ns,
 		.page_size = s->page_size,
 		.keep_fds = true,
+		.fds_max = s->nofile,
 	};
 	uint64_t now_boot;
 	int r;

@@ -102,8 +102,8 @@ static int open_kept(struct proc_table *table, const struct poll_env *env, pid_t
 	char path[64];
 	int fd;
 
-	if (!env->keep_fds)
-		return -1;
+	if (!env->keep_fds || table->fds_open + FDS_SPARE >= env->fds_max)
+		return -1; /* read by path each poll: sockets need fds too */
 	snprintf(path, sizeof(path), "%d/%s", (int)tgid, name);
 	fd = openat(env->procfd, path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)

@@ -33,6 +33,7 @@ struct msg_cursor;
 #define BATCH_BYTES_MAX         (32u << 20)  /* a poll's rows beyond this start a new batch */
 #define CONTAINER_LABELS_MAX    4096         /* labels set through sampler.ctl */
 #define CONTAINER_ID_LEN        64
+#define FDS_SPARE               512          /* fds left for sockets when keeping /proc fds */
 #define GPU_RECHECK_POLLS       30           /* /proc/devices read again (a driver loaded late) */
 
 /* ---- probe seam (seam.md): filled by probe_link.c each poll ---- */
@@ -269,6 +270,7 @@ struct poll_env {
 	uint64_t tick_ns;              /* 1e9 / sysconf(_SC_CLK_TCK) */
 	uint64_t page_size;
 	bool keep_fds;                 /* keep /proc/<pid>/{stat,io} open between polls */
+	uint64_t fds_max;              /* ... while fewer than this minus FDS_SPARE are open */
 };
 void proc_table_init(struct proc_table *table);
 void proc_table_clear(struct proc_table *table, struct cgroup_table *cgroups);
@@ -322,6 +324,7 @@ struct sampler {
 	struct poll_stats stats;
 	struct jbuf rows;
 	uint64_t tick_ns, page_size;
+	uint64_t nofile;               /* RLIMIT_NOFILE: kept /proc fds stay well below it */
 	char probe_state_logged[128];
 };
 
