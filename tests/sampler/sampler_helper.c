@@ -128,6 +128,19 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		sleeper(NULL);
 	}
+	if (!strcmp(mode, "open") && argc == 4) {
+		struct timespec ts = { atoi(argv[3]), 0 };
+
+		ready();
+		nanosleep(&ts, NULL);
+		if (open(argv[2], O_RDONLY) < 0) {
+			perror(argv[2]);
+			return 1;
+		}
+		printf("opened\n");
+		fflush(stdout);
+		sleeper(NULL);
+	}
 	if (!strcmp(mode, "sleep")) {
 		if (argc > 2)
 			prctl(PR_SET_NAME, argv[2]);
@@ -139,6 +152,6 @@ int main(int argc, char **argv)
 		sleeper(NULL);
 	}
 	fprintf(stderr, "usage: sampler_helper busy [NAME] | write FILE BYTES_PER_S | threads N |"
-		" dlopen LIB[,LIB] [DELAY_S] | mem MIB | sleep [NAME [DIR]] [ARGS...]\n");
+		" dlopen LIB[,LIB] [DELAY_S] | mem MIB | open FILE DELAY_S | sleep [NAME [DIR]] [ARGS...]\n");
 	return 2;
 }

@@ -693,6 +693,40 @@ def t_real_writer(h):
     return None
 
 
+def t_gpu_fd(h):
+    """Without the probe, holding a GPU device file makes a process gpu-held: at its
+    first row, or within idle_every polls when it opens one later.  /dev/full (1:7)
+    stands in for a GPU through gpu_devices."""
+    h.write_conf('[probe]\ngpu_devices = 1:7\n')
+    st, text = h.ctl(MT_CTL_RELOAD)
+    problems = [] if st == 0 else ['reload with gpu_devices = 1:7: %s' % text]
+    try:
+        if not json.loads(h.ctl(MT_CTL_STATUS)[1]).get('gpu_devices_present'):
+            problems.append('status does not see the device set')
+        early = h.spawn(['open', '/dev/full', '0'])
+        late = h.spawn(['open', '/dev/full', '2'])
+        plain = h.spawn(['sleep', 'croft-nogpu'])
+
+        def state(p):
+            rows = h.rows.of(p)
+            return rows[-1]['workload'] if rows else None
+        if not h.rows.wait(lambda: state(early) == 'gpu-held' and state(plain) == 'no-gpu', 20):
+            problems.append('holder %s, plain %s' % (state(early), state(plain)))
+        first = h.rows.wait(lambda: h.rows.of(late), 20)
+        if not first or first[0]['workload'] != 'no-gpu':
+            problems.append('late opener began as %s' % (first and first[0]['workload']))
+        if not h.rows.wait(lambda: state(late) == 'gpu-held', 40):
+            problems.append('late opener still %s' % state(late))
+        if any('ioctl_count' in r for r in h.rows.of(early)):
+            problems.append('ioctl_count without a probe')
+        for p in (early, late, plain):
+            h.kill(p)
+    finally:
+        h.write_conf()
+        h.ctl(MT_CTL_RELOAD)
+    return '; '.join(problems) or None
+
+
 def t_privileges(h):
     """Started as root: the croft (here nobody) user, exactly CAP_SYS_PTRACE and
     CAP_DAC_READ_SEARCH, no_new_privs and a seccomp filter."""
@@ -821,6 +855,7 @@ def main():
              ('hostile names: one valid JSON line each, raw bytes in _b64', t_hostile),
              ('idle process once every 15 polls, busy one every poll', t_idle_cadence),
              ('sampler.ctl: status, reload (bad catalog kept old), label', t_control),
+             ('GPU device files without the probe: gpu-held, late opener found', t_gpu_fd),
              ('privileges: nobody, CAP_SYS_PTRACE + CAP_DAC_READ_SEARCH, seccomp', t_privileges),
              ('an unprivileged start works', t_unprivileged),
              ('writer killed and restarted: no gap, no duplicate', t_writer_restart),
