@@ -34,6 +34,7 @@ struct ctl_conn {
 	struct ctl_server *server;
 	struct bufferevent *bev;
 	struct sock_peer peer;
+	struct event *deadline; /* the whole exchange, however slowly the peer drips */
 	bool hello_seen;
 	bool replied;
 	LIST_ENTRY(ctl_conn) entry;
@@ -56,6 +57,8 @@ static void ctl_conn_free(struct ctl_conn *conn)
 		return;
 	LIST_REMOVE(conn, entry);
 	conn->server->conns_count--;
+	if (conn->deadline)
+		event_free(conn->deadline);
 	bufferevent_free(conn->bev);
 	free(conn);
 }
@@ -222,6 +225,16 @@ static void ctl_event_cb(struct bufferevent *bev, short what, void *arg)
 	ctl_conn_free(conn);
 }
 
+/* The bufferevent timeouts restart on every byte: this one does not. */
+static void ctl_deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ctl_conn *conn = arg;
+
+	log_debug("control: uid %u pid %d over its %d ms, dropped", (unsigned)conn->peer.uid,
+		(int)conn->peer.pid, CTL_TIMEOUT_MS);
+	ctl_conn_free(conn);
+}
+
 static void ctl_accept_cb(struct evconnlistener *listener, evutil_socket_t fd,
 	struct sockaddr *addr, int socklen, void *arg)
 {
@@ -252,6 +265,9 @@ static void ctl_accept_cb(struct evconnlistener *listener, evutil_socket_t fd,
 	bufferevent_setcb(conn->bev, ctl_read_cb, ctl_write_cb, ctl_event_cb, conn);
 	bufferevent_setwatermark(conn->bev, EV_READ, 0, CTL_INPUT_MAX);
 	bufferevent_set_timeouts(conn->bev, &timeout, &timeout);
+	conn->deadline = evtimer_new(server->base, ctl_deadline_cb, conn);
+	if (conn->deadline)
+		evtimer_add(conn->deadline, &timeout);
 	bufferevent_enable(conn->bev, EV_READ | EV_WRITE);
 }
 

@@ -63,7 +63,9 @@ rl_wait_polls 6
 rl_stop SPID
 wait_for '[ "$(rl_field writer peers)" = 0 ]' 10
 rl_stop WPID
-$PY "$RELCHECK" sent "$DATA" "$TEST_TMP/proxy.log" || fail "rows lost across the clock jumps (a segment overwritten?)"
+# the clock went back over the same seconds, so (tgid, unix_ms) may repeat
+# legitimately; the row counts per sent batch must still match exactly
+$PY "$RELCHECK" sent-clock "$DATA" "$TEST_TMP/proxy.log" || fail "rows lost across the clock jumps (a segment overwritten?)"
 
 # 3. forward 40 days, then a restart: what is over 30 days old by its own
 # time goes, each deletion logged; nothing newer does
@@ -85,7 +87,6 @@ sys.path.insert(0, os.environ['RELCHECK'].rsplit('/', 1)[0])
 import relcheck
 data, busy, log = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 rows = relcheck.parse_all(data)
-relcheck.check_unique(rows)
 rates = [r['usage']['cpu_cores'] for r in rows if r['tgid'] == busy and 'cpu_cores' in r.get('usage', {})]
 if len(rates) < 10:
     relcheck.fail('only %d rows of the busy process' % len(rates))
