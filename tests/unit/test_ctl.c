@@ -330,6 +330,34 @@ START_TEST(test_slow_clients)
 }
 END_TEST
 
+/* A client dripping one byte at a time cannot hold its slot past the timeout. */
+START_TEST(test_dripping_client)
+{
+	struct msg_hello hello = { CROFT_PROTO_VERSION, ROLE_CTL, 0, 0 };
+	struct msg_hdr hdr = { MT_HELLO, sizeof(hello) };
+	uint8_t msg[sizeof(hdr) + sizeof(hello)];
+	long long start;
+	int fd;
+	bool dropped = false;
+
+	start_server((gid_t)-1);
+	memcpy(msg, &hdr, sizeof(hdr));
+	memcpy(msg + sizeof(hdr), &hello, sizeof(hello));
+	fd = sock_connect(path, SOCK_STREAM);
+	ck_assert_int_ge(fd, 0);
+	start = tl_now_ms();
+	for (size_t i = 0; i < sizeof(msg) && !dropped; i++) {
+		if (send(fd, msg + i, 1, MSG_NOSIGNAL) != 1 || closed_within(fd, 400))
+			dropped = true;
+	}
+	ck_assert_msg(dropped || closed_within(fd, CTL_TIMEOUT_MS), "dripping client kept");
+	ck_assert_int_lt(tl_now_ms() - start, CTL_TIMEOUT_MS + 2000);
+	close(fd);
+	request(MT_CTL_STATUS, NULL, 0, 0, "ok");
+	stop_server();
+}
+END_TEST
+
 static Suite *ctl_suite(void)
 {
 	Suite *s = suite_create("ctl");
@@ -341,6 +369,7 @@ static Suite *ctl_suite(void)
 	tcase_add_test(tc, test_bad_streams);
 	tcase_add_test(tc, test_client_timeout);
 	tcase_add_test(tc, test_slow_clients);
+	tcase_add_test(tc, test_dripping_client);
 	suite_add_tcase(s, tc);
 	return s;
 }
