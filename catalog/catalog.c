@@ -5,14 +5,13 @@
  * `croft catalog` (any user); reads only the file it is given.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "catalog.h"
+#include "fileio.h"
 
 static void patterns_free(struct catalog_patterns *p)
 {
@@ -197,32 +196,14 @@ int catalog_parse(const char *text, size_t len, const char *source, struct catal
 int catalog_load_file(const char *path, struct catalog **ret_cat, char *err, size_t err_len)
 {
 	char *buf;
-	ssize_t n;
-	size_t len = 0;
-	int fd, r;
+	size_t len;
+	int r = file_read_bounded(path, CATALOG_FILE_MAX, &buf, &len);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
-		snprintf(err, err_len, "%s: %s", path, strerror(-r));
+	if (r < 0) {
+		snprintf(err, err_len, "%s: %s", path, file_read_strerror(r));
 		return r;
 	}
-	buf = malloc(CATALOG_FILE_MAX + 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while ((n = read(fd, buf + len, CATALOG_FILE_MAX + 1 - len)) > 0)
-		len += (size_t)n;
-	r = n < 0 ? -errno : 0;
-	close(fd);
-	if (r)
-		snprintf(err, err_len, "%s: %s", path, strerror(-r));
-	else if (len > CATALOG_FILE_MAX) {
-		snprintf(err, err_len, "%s: larger than %u bytes", path, CATALOG_FILE_MAX);
-		r = -EFBIG;
-	} else
-		r = catalog_parse(buf, len, path, ret_cat, err, err_len);
+	r = catalog_parse(buf, len, path, ret_cat, err, err_len);
 	free(buf);
 	return r;
 }
