@@ -22,6 +22,7 @@ idle_every = 1
 rotate_size = 256KiB
 CONF
 [ "$(id -u)" = 0 ] && [ "$PROBE" != not-built ] || KP=0
+[ "$KP" = 0 ] || require_cmd bpftool
 "$RELPROCS" spawn "$NPROCS" 0 "$TEST_TMP/pids" > "$TEST_TMP/spawn.out" &
 HELPER_PID=$!
 wait_for '[ -s "$TEST_TMP/pids" ]' 30 || fail "helper did not start"

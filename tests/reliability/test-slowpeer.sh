@@ -46,9 +46,11 @@ rl_figure slowpeer_worst_status_ms "$worst_status_ms"
 rl_figure slowpeer_worst_unacked_batches "$worst_unacked"
 rl_figure slowpeer_rss_kb "writer $rss0_w->$rss1_w sampler $rss0_s->$rss1_s probe ${rss0_p:--}->${rss1_p:--}"
 [ "$worst_status_ms" -le 3000 ] || fail "status took $worst_status_ms ms while slow peers hung on"
-for d in w s p; do
-	eval "a=\${rss0_$d:-0} b=\${rss1_$d:-0}"
-	[ $((b - a)) -le 16384 ] || fail "daemon $d grew by $((b - a)) KiB"
+# the sampler's own memory also holds its spool of unacked batches (bounded
+# by spool_size) when a loaded host slows the writer: a looser bound there
+for d in w:16384 s:65536 p:16384; do
+	eval "a=\${rss0_${d%:*}:-0} b=\${rss1_${d%:*}:-0}"
+	[ $((b - a)) -le "${d#*:}" ] || fail "daemon ${d%:*} grew by $((b - a)) KiB"
 done
 # KNOWN FAULTS (2026-11-30, reported to the owners): writer.sock has no
 # deadline for a peer that never says hello (idle, drip) and keeps reading
