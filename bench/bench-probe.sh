@@ -68,11 +68,16 @@ print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))' >"$TMP/ids"
 }
 
 stop_tool() {
-	if [ -n "$TOOL_PID" ]; then
-		kill "$TOOL_PID" 2>/dev/null || true
-		wait "$TOOL_PID" 2>/dev/null || true
-		TOOL_PID=
-	fi
+	[ -n "$TOOL_PID" ] || return 0
+	kill -INT "$TOOL_PID" 2>/dev/null || true
+	i=0
+	while kill -0 "$TOOL_PID" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || kill -KILL "$TOOL_PID" 2>/dev/null || true
+		sleep 0.05
+	done
+	wait "$TOOL_PID" 2>/dev/null || true
+	TOOL_PID=
 }
 
 # Programs already attached by others (another croft-probe, bpftrace...) are
