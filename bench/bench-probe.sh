@@ -71,7 +71,8 @@ stop_tool() {
 	[ -n "$TOOL_PID" ] || return 0
 	kill -INT "$TOOL_PID" 2>/dev/null || true
 	i=0
-	while kill -0 "$TOOL_PID" 2>/dev/null; do
+	# until it is gone or a zombie (exited, waiting for our wait)
+	while [ -r /proc/"$TOOL_PID"/stat ] && ! grep -q ') Z ' /proc/"$TOOL_PID"/stat; do
 		i=$((i + 1))
 		[ $i -lt 100 ] || kill -KILL "$TOOL_PID" 2>/dev/null || true
 		sleep 0.05
