@@ -72,7 +72,7 @@ stop_tool() {
 	kill -INT "$TOOL_PID" 2>/dev/null || true
 	i=0
 	# until it is gone or a zombie (exited, waiting for our wait)
-	while [ -r /proc/"$TOOL_PID"/stat ] && ! grep -q ') Z ' /proc/"$TOOL_PID"/stat; do
+	while [ -r /proc/"$TOOL_PID"/stat ] && ! grep -q ') Z ' /proc/"$TOOL_PID"/stat 2>/dev/null; do
 		i=$((i + 1))
 		[ $i -lt 100 ] || kill -KILL "$TOOL_PID" 2>/dev/null || true
 		sleep 0.05
