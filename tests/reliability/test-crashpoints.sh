@@ -79,7 +79,19 @@ while [ "$n" -le "$STEPS" ]; do
 	wait "$CPID" || fail "crash at step $n: client: $(tail -n 2 "$TEST_TMP/client.out")"
 	EXTRA_PIDS=
 	wait_for '! ls "$DATA" | grep -qE "Z\.jsonl$|\.tmp$"' 30 || fail "crash at step $n: compression stuck: $(ls "$DATA")"
-	rl_stop WPID
+	kill -TERM "$WPID"
+	wait "$WPID"
+	rc=$?
+	WPID=
+	if [ "$rc" = 137 ]; then
+		# step n came during the shutdown: a crash point too; restart, stop again
+		crashed=$((crashed + 1))
+		step="$(awk '{ print $2 }' "$TEST_TMP/count") (at shutdown)"
+		rl_start_writer
+		rl_stop WPID
+	elif [ "$rc" != 0 ]; then
+		fail "step $n: writer exited $rc on SIGTERM"
+	fi
 	[ "$(ls "$DATA" | grep -c '^croft-dataset\.jsonl$')" = 1 ] || fail "crash at step $n: no live file"
 	for f in $(ls "$DATA" | grep '\.zst$'); do
 		zstd -t -q "$DATA/$f" || fail "crash at step $n ($step): $f unreadable after restart"
