@@ -30,6 +30,7 @@ struct ring_buffer;
 #define PROBE_SOCKET_NAME       "probe.sock"
 #define PROBE_CTL_NAME          "probe.ctl"
 #define PROBE_PEERS_MAX         4          /* connections on probe.sock at once */
+#define PROBE_HELLO_S           5          /* seconds a new peer has to say HELLO */
 #define PROBE_PEER_QUEUE_MAX    (64u << 20) /* bytes queued towards one peer */
 #define PROBE_STARTS_MAX        (1u << 20) /* tgids whose start time we remember */
 

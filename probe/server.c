@@ -31,6 +31,7 @@ struct peer {
 	int fd;
 	struct sock_peer cred;
 	struct event *ev_read, *ev_write;
+	struct event *ev_hello; /* an idle connection must not hold a peer slot */
 	struct packet *head, *tail;
 	size_t queued_bytes;
 	bool hello;
@@ -76,6 +77,7 @@ static void peer_free(struct peer *peer)
 	}
 	event_free(peer->ev_read);
 	event_free(peer->ev_write);
+	event_free(peer->ev_hello);
 	close(peer->fd);
 	free(peer);
 }
@@ -283,6 +285,14 @@ static int slot_for(struct server *srv)
 	return -1;
 }
 
+static void on_hello_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	struct peer *peer = arg;
+
+	if (!peer->hello)
+		peer_drop(peer, "no HELLO in time");
+}
+
 static void on_accept(evutil_socket_t lfd, short what, void *arg)
 {
 	struct server *srv = arg;
@@ -310,8 +320,11 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 	peer->cred = cred;
 	peer->ev_read = event_new(srv->base, fd, EV_READ | EV_PERSIST, on_read, peer);
 	peer->ev_write = event_new(srv->base, fd, EV_WRITE, on_write, peer);
+	peer->ev_hello = evtimer_new(srv->base, on_hello_deadline, peer);
 	srv->peers[slot] = peer;
-	if (!peer->ev_read || !peer->ev_write || event_add(peer->ev_read, NULL) < 0)
+	if (!peer->ev_read || !peer->ev_write || !peer->ev_hello ||
+		event_add(peer->ev_read, NULL) < 0 ||
+		evtimer_add(peer->ev_hello, &(struct timeval){ .tv_sec = PROBE_HELLO_S }) < 0)
 		peer_drop(peer, "out of memory");
 }
 

@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -36,6 +38,7 @@ struct peer {
 	struct group_entry group[GROUP_BATCHES_MAX];
 	size_t group_count, group_bytes;
 	struct event *retry_ev; /* armed while the group cannot be written */
+	struct event *hello_ev; /* drops a peer whose HELLO is not whole in time */
 	struct peer *next;
 };
 
@@ -61,6 +64,8 @@ static void peer_free(struct peer *p)
 	w->peers_count--;
 	group_clear(p);
 	event_free(p->retry_ev);
+	if (p->hello_ev)
+		event_free(p->hello_ev);
 	bufferevent_free(p->bev);
 	free(p);
 }
@@ -137,6 +142,18 @@ static int peer_batch(struct peer *p, uint8_t *payload, size_t len)
 	if (!e->duplicate)
 		p->group_bytes += e->lines_len;
 	return 0;
+}
+
+/* A peer that stops reading its acks is no sampler: it would hold the
+ * writer's buffers.  The kernel counts what the peer left unread. */
+static bool peer_reads_acks(const struct peer *p)
+{
+	int unread = 0;
+
+	if (ioctl(bufferevent_getfd(p->bev), TIOCOUTQ, &unread) < 0)
+		return true;
+	return (size_t)unread + evbuffer_get_length(bufferevent_get_output(p->bev)) <=
+		PEER_UNREAD_MAX;
 }
 
 static void peer_ack_group(struct peer *p)
@@ -263,7 +280,19 @@ static void peer_process(struct peer *p)
 			peer_wait(p);
 			return;
 		}
+		if (!peer_reads_acks(p)) {
+			peer_drop(p, "it does not read its acks");
+			return;
+		}
 	}
+}
+
+static void peer_hello_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct peer *p = arg;
+
+	if (!p->hello_seen)
+		peer_drop(p, "no whole HELLO in time");
 }
 
 static void peer_read_cb(struct bufferevent *bev, void *arg)
@@ -303,14 +332,20 @@ static void peer_accept_cb(struct evconnlistener *listener, evutil_socket_t fd, 
 	p->cred = cred;
 	p->bev = bufferevent_socket_new(w->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	p->retry_ev = evtimer_new(w->base, peer_retry_cb, p);
-	if (!p->bev || !p->retry_ev) {
+	p->hello_ev = evtimer_new(w->base, peer_hello_cb, p);
+	if (!p->bev || !p->retry_ev || !p->hello_ev) {
 		if (p->bev)
 			bufferevent_free(p->bev);
 		else
 			close(fd);
+		if (p->retry_ev)
+			event_free(p->retry_ev);
+		if (p->hello_ev)
+			event_free(p->hello_ev);
 		free(p);
 		return;
 	}
+	evtimer_add(p->hello_ev, &(struct timeval){ .tv_sec = PEER_HELLO_S });
 	/* bounded input: one whole message at most is buffered beyond what was taken */
 	bufferevent_setwatermark(p->bev, EV_READ, 0, MSG_PAYLOAD_MAX + 2 * sizeof(struct msg_hdr));
 	/* a poll of a large host is megabytes: read it in few large steps */

@@ -26,6 +26,9 @@
 #define GROUP_BYTES_MAX   (16u << 20) /* bytes appended under one fdatasync */
 #define PEERS_MAX         8           /* sampler connections at once */
 #define PEER_READ_STEP    (1u << 20)  /* bytes read from a peer per loop turn */
+#define PEER_HELLO_S      5           /* seconds a new peer has to complete its HELLO */
+#define PEER_UNREAD_MAX   (32u << 10) /* bytes of acks a peer may leave unread (kernel
+				       * accounting: ~768 per ack written alone) */
 #define COMPRESS_CHUNK    (1u << 20)  /* bytes read per compression step */
 #define SEGMENTS_MAX      100000      /* segments considered by retention */
 
