@@ -59,8 +59,9 @@ static int status_json(struct sampler *s, struct evbuffer *reply)
 	char *text;
 
 	spool_stats(s->spool, &sp);
-	o = json_pack("{s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:b,"
+	o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:b,"
 		" s:s, s:s, s:s, s:I, s:I, s:I, s:b}",
+		"version", CROFT_VERSION,
 		"processes_tracked", (json_int_t)s->procs.count,
 		"processes_untracked", (json_int_t)s->procs.untracked,
 		"containers", (json_int_t)cgroup_table_containers(s->cgroups),

@@ -58,9 +58,10 @@ static json_t *status_json(const struct writer *w)
 	const struct dataset *ds = w->ds;
 	const struct dataset_stats *st = &ds->stats;
 
-	return json_pack("{s:s, s:{s:s, s:I, s:I}, s:o, s:{s:I, s:i, s:f, s:f, s:I, s:I}, "
+	return json_pack("{s:s, s:s, s:{s:s, s:I, s:I}, s:o, s:{s:I, s:i, s:f, s:f, s:I, s:I}, "
 			 "s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I}, s:o, s:s?, s:I, s:I}",
-		"data_dir", w->cfg.data_dir, "live", "name", LIVE_NAME, "bytes",
+		"version", CROFT_VERSION, "data_dir", w->cfg.data_dir, "live", "name", LIVE_NAME,
+		"bytes",
 		(json_int_t)ds->live_bytes, "start_unix_ms", (json_int_t)ds->rec.live_start_ms,
 		"segments", status_segments(w), "compression", "queue",
 		(json_int_t)w->pending_count, "level", w->cfg.zstd_level, "last_ratio",
