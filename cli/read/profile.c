@@ -143,11 +143,7 @@ static struct pseg *seg_start(struct pworker *w, const struct row *r, uint64_t i
 	if (!room((void **)&w->segs, &w->segs_cap, w->segs_count, sizeof(*w->segs)))
 		return NULL;
 	struct pseg *seg = &w->segs[w->segs_count++];
-	*seg = (struct pseg){ .tgid = r->tgid,
-		.first_ms = r->unix_ms,
-		.last_ms = r->unix_ms,
-		.ident = ident,
-		.file = w->file,
+	*seg = (struct pseg){ .key = { r->tgid, r->unix_ms, r->unix_ms, ident, w->file },
 		.st_first = NONE_ID,
 		.st_last = NONE_ID,
 		.first_kind = (int8_t)phase_of(r),
@@ -181,13 +177,12 @@ static void profile_row(void *ctx, const struct row *r)
 	}
 	if (slot->gen == w->tgids.gen) {
 		seg = &w->segs[slot->value];
-		if (seg->ident != ident || r->unix_ms < seg->last_ms ||
-			(uint64_t)(r->unix_ms - seg->last_ms) > w->o->gap_ms)
+		if (!seg_key_continues(&seg->key, r->tgid, ident, r->unix_ms, w->o->gap_ms))
 			seg = NULL;
 	}
 	if (seg) {
-		uint64_t weight = (uint64_t)(r->unix_ms - seg->last_ms);
-		seg->last_ms = r->unix_ms;
+		uint64_t weight = (uint64_t)(r->unix_ms - seg->key.last_ms);
+		seg->key.last_ms = r->unix_ms;
 		seg_phase(w, seg, r, weight, false);
 		add_calls(w, r, weight);
 		return;

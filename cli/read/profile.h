@@ -69,9 +69,8 @@ struct stretch {
  * the process's previous row, maybe in another file.
  */
 struct pseg {
-	int64_t tgid, first_ms, last_ms;
-	uint64_t ident;
-	uint32_t file, sys_off, sys_n, st_first, st_last;
+	struct seg_key key; /* first: the join sorts pointers to keys */
+	uint32_t sys_off, sys_n, st_first, st_last;
 	int8_t first_kind; /* phase of the first row, -1 none */
 	int8_t open_kind;  /* phase still open at the last row, -1 none */
 	uint8_t worker;

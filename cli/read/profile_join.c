@@ -22,9 +22,6 @@ struct join {
 
 /* One process while its segments are walked. */
 struct jproc {
-	bool active;
-	int64_t tgid, last_ms;
-	uint64_t ident;
 	int open_kind;   /* phase open at the previous segment's end, -1 none */
 	size_t open_out; /* and its index in res->phases */
 };
@@ -99,21 +96,6 @@ static int join_samples(struct join *j)
 	return 0;
 }
 
-static int cmp_seg(const void *a, const void *b)
-{
-	const struct pseg *x = *(const struct pseg *const *)a, *y = *(const struct pseg *const *)b;
-
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	if (x->first_ms != y->first_ms)
-		return x->first_ms < y->first_ms ? -1 : 1;
-	if (x->last_ms != y->last_ms)
-		return x->last_ms < y->last_ms ? -1 : 1;
-	if (x->file != y->file)
-		return x->file < y->file ? -1 : 1;
-	return x->ident < y->ident ? -1 : x->ident > y->ident;
-}
-
 static size_t emit_phase(struct join *j, int64_t tgid, int64_t start, int64_t end, int kind)
 {
 	struct profile_result *res = j->res;
@@ -146,8 +128,8 @@ static int join_stretches(
 			out = p->open_out;
 			j->res->phases[out].end_ms = st->end_ms;
 		} else {
-			int64_t start = first_row ? seg->first_ms - (int64_t)weight : st->start_ms;
-			out = emit_phase(j, seg->tgid, start, st->end_ms, st->kind);
+			int64_t start = first_row ? seg->key.first_ms - (int64_t)weight : st->start_ms;
+			out = emit_phase(j, seg->key.tgid, start, st->end_ms, st->kind);
 			if (out == SIZE_MAX)
 				return -ENOMEM;
 		}
@@ -172,36 +154,34 @@ static void settle_first_row(struct join *j, const struct pseg *seg, uint64_t we
 static int join_segments(struct join *j)
 {
 	size_t n = 0;
-	struct jproc p = { 0 };
+	struct jproc p = { -1, 0 };
 	int r = 0;
 
 	for (int k = 0; k < j->workers; k++)
 		n += j->pw[k].segs_count;
-	const struct pseg **v = malloc((n + 1) * sizeof(*v));
+	const struct seg_key **v = malloc((n + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	n = 0;
 	for (int k = 0; k < j->workers; k++)
 		for (size_t i = 0; i < j->pw[k].segs_count; i++)
-			v[n++] = &j->pw[k].segs[i];
+			v[n++] = &j->pw[k].segs[i].key;
 	if (n)
-		qsort(v, n, sizeof(*v), cmp_seg);
+		qsort(v, n, sizeof(*v), seg_key_cmp);
 	for (size_t i = 0; i < n && r == 0; i++) {
-		const struct pseg *seg = v[i];
+		const struct pseg *seg = (const struct pseg *)v[i];
 		uint64_t weight = j->o->poll_ms;
-		bool cont = p.active && p.tgid == seg->tgid && p.ident == seg->ident &&
-			    seg->first_ms >= p.last_ms &&
-			    (uint64_t)(seg->first_ms - p.last_ms) <= j->o->gap_ms;
+		bool cont = i > 0 && seg_key_continues(v[i - 1], seg->key.tgid, seg->key.ident,
+					     seg->key.first_ms, j->o->gap_ms);
 
 		if (cont) {
-			weight = (uint64_t)(seg->first_ms - p.last_ms);
+			weight = (uint64_t)(seg->key.first_ms - v[i - 1]->last_ms);
 		} else {
-			p = (struct jproc){ true, seg->tgid, 0, seg->ident, -1, 0 };
+			p = (struct jproc){ -1, 0 };
 			j->res->processes++;
 		}
 		settle_first_row(j, seg, weight);
 		r = join_stretches(j, seg, &p, weight, cont);
-		p.last_ms = seg->last_ms;
 	}
 	free(v);
 	return r;

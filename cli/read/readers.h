@@ -57,6 +57,21 @@ int read_dataset(const struct read_opts *o, const struct ds_sink *sink, void *co
 /* exe and comm: what stays the same for the life of a process */
 uint64_t row_ident(const struct row *row);
 
+/* filter.c: what both commands key a segment (one process's rows in one
+ * file) by.  The first member of their segments, so that a pointer to the
+ * key is one to the segment. */
+struct seg_key {
+	int64_t tgid, first_ms, last_ms;
+	uint64_t ident; /* row_ident */
+	uint32_t file;
+};
+/* qsort over pointers to keys: a process's segments together, in time order */
+int seg_key_cmp(const void *a, const void *b);
+/* Whether rows of (tgid, ident) from ms on are the same process as the
+ * key's: not earlier than its last row, nor more than gap_ms after it. */
+bool seg_key_continues(
+	const struct seg_key *k, int64_t tgid, uint64_t ident, int64_t ms, uint64_t gap_ms);
+
 /* strtab.c: interned strings, ids dense from 0 */
 struct strtab {
 	struct st_slot {

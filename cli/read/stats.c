@@ -17,11 +17,10 @@ struct sys_ref {
 
 /* One process's rows in one file; the first row's share is settled later. */
 struct seg {
-	int64_t tgid, first_ms, last_ms;
-	uint64_t ident;
+	struct seg_key key; /* first: the join sorts pointers to keys */
 	u128 cpu_e4ms; /* rows after the first */
 	int64_t first_cpu_e4;
-	uint32_t framework, first_container, first_cwd, first_sys_off, first_sys_n, file;
+	uint32_t framework, first_container, first_cwd, first_sys_off, first_sys_n;
 	uint8_t states, first_state, first_idle, worker;
 };
 
@@ -120,9 +119,9 @@ static void add_syscalls(struct worker *w, const struct row *row, uint64_t weigh
 static void row_continues(
 	struct worker *w, struct seg *seg, const struct row *row, uint32_t container)
 {
-	uint64_t weight = (uint64_t)(row->unix_ms - seg->last_ms);
+	uint64_t weight = (uint64_t)(row->unix_ms - seg->key.last_ms);
 
-	seg->last_ms = row->unix_ms;
+	seg->key.last_ms = row->unix_ms;
 	w->wl_ms[row->workload] += weight;
 	if ((row->has & HAS_CPU) && row->cpu_e4 > 0)
 		seg->cpu_e4ms += (u128)row->cpu_e4 * weight;
@@ -147,16 +146,12 @@ static struct seg *seg_start(
 	}
 	struct seg *seg = &w->segs[w->segs_count++];
 	*seg = (struct seg){
-		.tgid = row->tgid,
-		.first_ms = row->unix_ms,
-		.last_ms = row->unix_ms,
-		.ident = ident,
+		.key = { row->tgid, row->unix_ms, row->unix_ms, ident, w->file },
 		.first_cpu_e4 = (row->has & HAS_CPU) && row->cpu_e4 > 0 ? row->cpu_e4 : 0,
 		.framework = NONE_ID,
 		.first_container = container,
 		.first_cwd = NONE_ID,
 		.first_sys_off = (uint32_t)w->sys_count,
-		.file = w->file,
 		.first_state = (uint8_t)row->workload,
 		.first_idle = row_idle_held(row),
 		.worker = w->index,
@@ -206,8 +201,7 @@ static void stats_row(void *ctx, const struct row *row)
 	}
 	if (slot->gen == w->tgids.gen) {
 		seg = &w->segs[slot->value];
-		if (seg->ident != ident || row->unix_ms < seg->last_ms ||
-			(uint64_t)(row->unix_ms - seg->last_ms) > w->o->gap_ms)
+		if (!seg_key_continues(&seg->key, row->tgid, ident, row->unix_ms, w->o->gap_ms))
 			seg = NULL;
 	}
 	if (seg) {
@@ -315,25 +309,8 @@ static void merge_worker_sums(struct merge *m, struct worker *w)
 	s->rows += w->rows;
 }
 
-static int cmp_seg(const void *a, const void *b)
-{
-	const struct seg *x = *(const struct seg *const *)a, *y = *(const struct seg *const *)b;
-
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	if (x->first_ms != y->first_ms)
-		return x->first_ms < y->first_ms ? -1 : 1;
-	if (x->last_ms != y->last_ms)
-		return x->last_ms < y->last_ms ? -1 : 1;
-	if (x->file != y->file)
-		return x->file < y->file ? -1 : 1;
-	return x->ident < y->ident ? -1 : x->ident > y->ident;
-}
-
 struct proc {
 	bool active;
-	int64_t tgid, last_ms;
-	uint64_t ident;
 	uint8_t states;
 	u128 cpu_e4ms;
 	uint32_t framework;
@@ -385,7 +362,7 @@ static int settle_segments(struct merge *m, int workers)
 
 	for (int k = 0; k < workers; k++)
 		total += m->workers[k].segs_count;
-	const struct seg **v = malloc((total + 1) * sizeof(*v));
+	const struct seg_key **v = malloc((total + 1) * sizeof(*v));
 	if (!v || !grow((void **)&s->by_framework, &m->cap_framework, sizeof(struct fw_acc),
 			  (uint32_t)s->frameworks_tab.count)) {
 		free(v);
@@ -393,26 +370,23 @@ static int settle_segments(struct merge *m, int workers)
 	}
 	for (int k = 0; k < workers; k++)
 		for (size_t i = 0; i < m->workers[k].segs_count; i++)
-			v[n++] = &m->workers[k].segs[i];
-	qsort(v, n, sizeof(*v), cmp_seg);
+			v[n++] = &m->workers[k].segs[i].key;
+	qsort(v, n, sizeof(*v), seg_key_cmp);
 	for (size_t i = 0; i < n; i++) {
-		const struct seg *seg = v[i];
+		const struct seg *seg = (const struct seg *)v[i];
 		uint64_t weight = m->o->poll_ms;
 
-		if (p.active && p.tgid == seg->tgid && p.ident == seg->ident &&
-			seg->first_ms >= p.last_ms &&
-			(uint64_t)(seg->first_ms - p.last_ms) <= m->o->gap_ms) {
-			weight = (uint64_t)(seg->first_ms - p.last_ms);
+		if (i > 0 && seg_key_continues(v[i - 1], seg->key.tgid, seg->key.ident,
+				     seg->key.first_ms, m->o->gap_ms)) {
+			weight = (uint64_t)(seg->key.first_ms - v[i - 1]->last_ms);
 		} else {
 			proc_finish(s, &p);
-			p = (struct proc){ true, seg->tgid, seg->first_ms, seg->ident, 0, 0,
-				NONE_ID };
+			p = (struct proc){ true, 0, 0, NONE_ID };
 		}
 		settle_first_row(m, seg, weight, &p);
 		p.states |= seg->states;
 		if (p.framework == NONE_ID)
 			p.framework = remap(m, T_FRAMEWORKS, seg->worker, seg->framework);
-		p.last_ms = seg->last_ms;
 	}
 	proc_finish(s, &p);
 	s->containers = s->containers_tab.count;
