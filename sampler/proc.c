@@ -21,6 +21,7 @@
 #define PF_KTHREAD      0x00200000u  /* include/linux/sched.h */
 #define STAT_BUF        1024
 #define IO_BUF          512
+#define SCHED_BUF       128
 #define FD_SCAN_NOW     UINT32_MAX
 
 void proc_table_init(struct proc_table *table)
@@ -63,6 +64,7 @@ static void proc_remove(struct proc_table *table, struct cgroup_table *cgroups, 
 		table->list_tail = p->list_prev;
 	table->count--;
 	close_fd(table, &p->stat_fd);
+	close_fd(table, &p->sched_fd);
 	close_fd(table, &p->io_fd);
 	cgroup_put(cgroups, p->cg);
 	free(p->comm);
@@ -95,20 +97,33 @@ static void proc_insert(struct proc_table *table, struct proc *p)
 	table->count++;
 }
 
-/* Opens /proc/<tgid>/<name>, kept for later polls; -1 when it cannot be. */
-static int open_kept(struct proc_table *table, const struct poll_env *env, pid_t tgid,
+/*
+ * Opens <name> in an open /proc/<tgid> directory, kept for later polls; -1
+ * when it cannot be.  Opening through the directory's fd binds every kept fd
+ * to the process that directory was: none can name a later user of the tgid.
+ */
+static int open_kept(struct proc_table *table, const struct poll_env *env, int dirfd,
 	const char *name)
 {
-	char path[64];
 	int fd;
 
-	if (!env->keep_fds || table->fds_open + FDS_SPARE >= env->fds_max)
+	if (dirfd < 0 || !env->keep_fds || table->fds_open + FDS_SPARE >= env->fds_max)
 		return -1; /* read by path each poll: sockets need fds too */
-	snprintf(path, sizeof(path), "%d/%s", (int)tgid, name);
-	fd = openat(env->procfd, path, O_RDONLY | O_CLOEXEC);
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
 		table->fds_open++;
 	return fd;
+}
+
+/* /proc/<tgid>, when fds are kept (-1 otherwise, or when it is gone). */
+static int proc_dir_open(const struct poll_env *env, pid_t tgid)
+{
+	char path[16];
+
+	if (!env->keep_fds)
+		return -1;
+	snprintf(path, sizeof(path), "%d", (int)tgid);
+	return openat(env->procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 /* One small /proc/<tgid>/<name> file, through the kept fd when there is one. */
@@ -143,19 +158,25 @@ static uint64_t delta(uint64_t now, uint64_t prev)
 	return now >= prev ? now - prev : 0;
 }
 
-/* Counters of this poll and rates over the process's own elapsed time. */
+/*
+ * Counters of this poll and rates over the process's own elapsed time.
+ * st is NULL for a process that has not run since the last sample: its
+ * counters are those of that sample.
+ */
 static void proc_sample(struct proc *p, const struct proc_stat *st, const struct poll_env *env,
 	uint64_t now_boot_ns)
 {
 	uint64_t dcpu, dr = 0, dw = 0;
 	double dt;
 
-	p->cpu_ticks = st->cpu_ticks;
-	p->threads = st->threads;
-	p->rss_bytes = st->rss_pages * env->page_size;
-	p->vsize = st->vsize;
-	if (!p->kthread)
-		read_io(p, env);
+	if (st) {
+		p->cpu_ticks = st->cpu_ticks;
+		p->threads = st->threads;
+		p->rss_bytes = st->rss_pages * env->page_size;
+		p->vsize = st->vsize;
+		if (!p->kthread)
+			read_io(p, env);
+	}
 	p->rates_valid = false;
 	p->io_rates_valid = false;
 	p->prev_sample_boot_ns = p->sample_boot_ns;
@@ -230,16 +251,20 @@ static void proc_new(struct proc_table *table, const struct poll_env *env, pid_t
 	char buf[STAT_BUF];
 	struct proc_stat st;
 	struct proc *p;
-	int fd = open_kept(table, env, tgid, "stat");
+	int dirfd = proc_dir_open(env, tgid);
+	int fd = open_kept(table, env, dirfd, "stat");
 	ssize_t n = read_proc_file(env, tgid, fd, "stat", buf, sizeof(buf));
 	uint64_t now = clock_boot_ns();
 
 	if (n <= 0 || procfs_parse_stat(buf, (size_t)n, &st) || !(p = calloc(1, sizeof(*p)))) {
 		close_fd(table, &fd);
+		if (dirfd >= 0)
+			close(dirfd);
 		return; /* gone already, or unreadable */
 	}
 	p->tgid = tgid;
 	p->stat_fd = fd;
+	p->sched_fd = open_kept(table, env, dirfd, "schedstat");
 	p->io_fd = -1;
 	p->start_ticks = st.start_ticks;
 	p->start_boot_ns = st.start_ticks * env->tick_ns;
@@ -250,8 +275,10 @@ static void proc_new(struct proc_table *table, const struct poll_env *env, pid_t
 	p->seen_gen = env->gen;
 	if (!p->kthread) {
 		proc_identity(p, &st, env);
-		p->io_fd = open_kept(table, env, tgid, "io");
+		p->io_fd = open_kept(table, env, dirfd, "io");
 	}
+	if (dirfd >= 0)
+		close(dirfd);
 	/* Born since the last poll: its counters were 0 at its start time. */
 	if (!env->first_poll) {
 		p->have_prev = true;
@@ -262,12 +289,52 @@ static void proc_new(struct proc_table *table, const struct poll_env *env, pid_t
 	proc_sample(p, &st, env, now);
 }
 
+/*
+ * Whether p has not run since its last sample, so that reading its stat and
+ * io would only repeat them (most processes on a host sleep through most
+ * polls).  The kept schedstat fd shows the leader's run time and run count,
+ * which prove it for a single-threaded process only; reading through the
+ * fd also proves it is the same process, since the fd dies with it.  A
+ * kernel thread never makes a row: being alive is all it needs.  A process
+ * whose idle row is due this poll is read in full, so the row is fresh.
+ */
+static bool proc_still(struct proc *p, const struct poll_env *env)
+{
+	char buf[SCHED_BUF];
+	uint64_t runtime, slices;
+	bool same;
+	ssize_t n;
+
+	if (p->sched_fd < 0)
+		return false;
+	if (!p->kthread && p->threads != 1) {
+		p->sched_runtime_ns = 0; /* other threads ran unseen: no baseline */
+		return false;
+	}
+	n = procfs_pread(p->sched_fd, buf, sizeof(buf));
+	if (n <= 0 || procfs_parse_schedstat(buf, (size_t)n, &runtime, &slices))
+		return false; /* gone: the full read finds out */
+	if (p->kthread)
+		return true;
+	/* all zeros: the kernel keeps no schedstat, nothing is proven */
+	same = runtime != 0 && runtime == p->sched_runtime_ns && slices == p->sched_slices;
+	p->sched_runtime_ns = runtime;
+	p->sched_slices = slices;
+	return same && p->rows_started && p->idle_skipped + 1 < env->idle_every;
+}
+
 static void proc_visit(struct proc_table *table, const struct poll_env *env, pid_t tgid)
 {
 	struct proc *p = proc_table_find(table, tgid);
 	char buf[STAT_BUF];
 	struct proc_stat st;
 
+	if (p && proc_still(p, env)) {
+		p->seen_gen = env->gen;
+		if (!p->kthread)
+			proc_sample(p, NULL, env, clock_boot_ns());
+		return;
+	}
 	if (p) {
 		ssize_t n = read_proc_file(env, tgid, p->stat_fd, "stat", buf, sizeof(buf));
 		uint64_t now = clock_boot_ns();

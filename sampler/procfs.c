@@ -1,5 +1,5 @@
 /*
- * procfs.c: readers of /proc/<pid>/ files (stat, io, exe, cwd, environ,
+ * procfs.c: readers of /proc/<pid>/ files (stat, schedstat, io, exe, cwd, environ,
  * cmdline, maps, fd), each relative to an open /proc and bounded.  Runs in
  * croft-sampler with CAP_SYS_PTRACE + CAP_DAC_READ_SEARCH (maps, exe, cwd,
  * io, environ and fd/ of other users); without them it reads what it may.
@@ -95,6 +95,28 @@ int procfs_parse_stat(const char *buf, size_t len, struct proc_stat *ret_stat)
 	ret_stat->start_ticks = f[22];
 	ret_stat->vsize = f[23];
 	ret_stat->rss_pages = f[24];
+	return 0;
+}
+
+/* "sum_exec_runtime run_delay timeslices\n": the leader's run time and runs. */
+int procfs_parse_schedstat(const char *buf, size_t len, uint64_t *ret_runtime_ns,
+	uint64_t *ret_slices)
+{
+	uint64_t v[3];
+	const char *p = buf, *end = buf + len;
+
+	for (int i = 0; i < 3; i++) {
+		const char *digits = p;
+
+		v[i] = 0;
+		while (p < end && *p >= '0' && *p <= '9' && v[i] <= UINT64_MAX / 10 - 1)
+			v[i] = v[i] * 10 + (uint64_t)(*p++ - '0');
+		if (p == digits || p == end || *p != (i < 2 ? ' ' : '\n'))
+			return -EINVAL;
+		p++;
+	}
+	*ret_runtime_ns = v[0];
+	*ret_slices = v[2];
 	return 0;
 }
 

@@ -136,6 +136,8 @@ struct proc {
 	uint64_t start_ticks;          /* /proc/<pid>/stat field 22 */
 	uint64_t start_boot_ns;        /* start_ticks in CLOCK_BOOTTIME ns */
 	int stat_fd, io_fd;            /* kept open; -1: open per poll or unreadable */
+	int sched_fd;                  /* kept /proc/<tgid>/schedstat; -1: none */
+	uint64_t sched_runtime_ns, sched_slices; /* the leader's, at the last full read */
 	bool io_denied;
 	uint64_t seen_gen;
 	/* identity, read once; raw bytes */
@@ -189,6 +191,8 @@ struct proc_stat {
 	size_t comm_len;
 };
 int procfs_parse_stat(const char *buf, size_t len, struct proc_stat *ret_stat);
+int procfs_parse_schedstat(const char *buf, size_t len, uint64_t *ret_runtime_ns,
+	uint64_t *ret_slices);
 int procfs_parse_io(const char *buf, size_t len, uint64_t *ret_read, uint64_t *ret_write);
 /* Reads a whole small file into buf (NUL-terminated); returns bytes or -errno. */
 ssize_t procfs_read_at(int dirfd, const char *path, char *buf, size_t size);
@@ -269,7 +273,7 @@ struct poll_env {
 	uint32_t idle_every;
 	uint64_t tick_ns;              /* 1e9 / sysconf(_SC_CLK_TCK) */
 	uint64_t page_size;
-	bool keep_fds;                 /* keep /proc/<pid>/{stat,io} open between polls */
+	bool keep_fds;                 /* keep /proc/<pid>/{stat,schedstat,io} open between polls */
 	uint64_t fds_max;              /* ... while fewer than this minus FDS_SPARE are open */
 };
 void proc_table_init(struct proc_table *table);

@@ -1,6 +1,7 @@
 /*
  * sampler_helper.c: workloads for croft-sampler's integration tests: a busy
- * loop, a paced fsync writer, N threads, late dlopen, a renamed sleeper.
+ * loop, a paced fsync writer, N threads, late dlopen, a renamed sleeper,
+ * CPU bursts on demand after sleeping.
  * Prints "ready" once set up, then runs until killed.  Test process.
  */
 #include <dlfcn.h>
@@ -89,6 +90,40 @@ static int late_dlopen(char *libs, double delay)
 		pause();
 }
 
+static void *burn(void *arg)
+{
+	double end = now_s() + *(const double *)arg;
+
+	while (now_s() < end)
+		;
+	return NULL;
+}
+
+/*
+ * Sleeps in read(2) until told, then burns CPU for the given time: "cpu" in this (only)
+ * thread, "thread" in a new thread while this one waits in pthread_join.
+ * Says "burned" after each.
+ */
+static int bursts(double seconds)
+{
+	char line[32];
+	pthread_t t;
+
+	ready();
+	while (fgets(line, sizeof(line), stdin)) {
+		if (!strcmp(line, "cpu\n"))
+			burn(&seconds);
+		else if (!strcmp(line, "thread\n")) {
+			if (pthread_create(&t, NULL, burn, &seconds) || pthread_join(t, NULL))
+				return 1;
+		} else
+			return 2;
+		printf("burned\n");
+		fflush(stdout);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -141,6 +176,8 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		sleeper(NULL);
 	}
+	if (!strcmp(mode, "bursts") && argc == 3)
+		return bursts(atof(argv[2]) / 1000);
 	if (!strcmp(mode, "sleep")) {
 		if (argc > 2)
 			prctl(PR_SET_NAME, argv[2]);
@@ -152,6 +189,7 @@ int main(int argc, char **argv)
 		sleeper(NULL);
 	}
 	fprintf(stderr, "usage: sampler_helper busy [NAME] | write FILE BYTES_PER_S | threads N |"
-		" dlopen LIB[,LIB] [DELAY_S] | mem MIB | open FILE DELAY_S | sleep [NAME [DIR]] [ARGS...]\n");
+		" dlopen LIB[,LIB] [DELAY_S] | mem MIB | open FILE DELAY_S | bursts MS |"
+		" sleep [NAME [DIR]] [ARGS...]\n");
 	return 2;
 }

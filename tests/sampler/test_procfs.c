@@ -1,5 +1,5 @@
 /*
- * test_procfs.c: /proc/<pid>/stat and io parsing (hostile comm with ')'
+ * test_procfs.c: /proc/<pid>/stat, schedstat and io parsing (hostile comm with ')'
  * and spaces), and the readers against this very process.  Test process,
  * any user.
  */
@@ -38,6 +38,21 @@ START_TEST(io_parse)
 	ck_assert_uint_eq(r, 4096);
 	ck_assert_uint_eq(w, 8192);
 	ck_assert_int_eq(procfs_parse_io("rchar: 1\n", 9, &r, &w), -EINVAL);
+}
+END_TEST
+
+START_TEST(schedstat_parse)
+{
+	static const char *const bad[] = { "", "1 2\n", "1 2 3", "1 2 3 4\n", "-1 2 3\n",
+		"1  2 3\n", "x 2 3\n", "99999999999999999999 2 3\n" };
+	uint64_t runtime, slices;
+
+	ck_assert_int_eq(procfs_parse_schedstat("123456789 42 7\n", 15, &runtime, &slices), 0);
+	ck_assert_uint_eq(runtime, 123456789);
+	ck_assert_uint_eq(slices, 7);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_int_eq(procfs_parse_schedstat(bad[i], strlen(bad[i]), &runtime, &slices),
+			-EINVAL);
 }
 END_TEST
 
@@ -97,6 +112,7 @@ int main(void)
 
 	tcase_add_test(tc, stat_parse);
 	tcase_add_test(tc, io_parse);
+	tcase_add_test(tc, schedstat_parse);
 	tcase_add_test(tc, self);
 	tcase_add_test(tc, gpu_possible);
 	suite_add_tcase(s, tc);

@@ -559,6 +559,47 @@ def t_idle_cadence(h):
     return absolute_check(not missing, False, 'busy process missing in %d polls' % len(missing))
 
 
+def cpu_s(pid):
+    """The process's CPU time (all threads) from /proc/<pid>/stat, in seconds."""
+    with open('/proc/%d/stat' % pid) as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+def t_bursts_after_idle(h):
+    """A sleeping process that bursts is read in full by the next poll, whether
+    the burst runs in its only thread or in a new one: the sampler skips only
+    the processes whose schedstat shows they have not run."""
+    p = h.spawn(['bursts', '300'], stdin=subprocess.PIPE)
+    problems = []
+    for how in ('cpu', 'thread'):
+        mark = int(time.time() * 1000)
+        # an idle row: from then on the sampler skips it while it sleeps
+        if not h.rows.wait(lambda: [r for r in h.rows.of(p) if r['unix_ms'] > mark and
+                                    r['usage']['cpu_cores'] == 0.0], 30):
+            problems.append('%s: no idle row before the burst' % how)
+            continue
+        c0, start = cpu_s(p.pid), int(time.time() * 1000)
+        p.stdin.write(b'%s\n' % how.encode())
+        p.stdin.flush()
+        p.stdout.readline()
+        truth, done = cpu_s(p.pid) - c0, int(time.time() * 1000)
+        if not h.rows.wait(lambda: len(polls_between(h, done, 1 << 62)) >= 2, 15):
+            problems.append('%s: no polls after the burst' % how)
+            continue
+        polls = polls_between(h, start - 10 * POLL_MS, 1 << 62)
+        first_after = polls_between(h, done, 1 << 62)[0]
+        seen = sum(r['usage']['cpu_cores'] * (r['unix_ms'] - polls[polls.index(r['unix_ms']) - 1])
+                   / 1000.0 for r in h.rows.of(p) if start < r['unix_ms'] <= first_after)
+        print('# %s burst: %.3f s CPU by the first poll after it, /proc says %.3f s' %
+              (how, seen, truth))
+        if abs(seen - truth) > max(0.03, 0.1 * truth):
+            problems.append('%s burst: rows show %.3f s CPU by the next poll, /proc %.3f s' %
+                            (how, seen, truth))
+    h.kill(p)
+    return '; '.join(problems) or None
+
+
 def delivery_problems(h):
     """Every batch of an epoch committed once, in order, none missing; no row twice."""
     problems = []
@@ -854,6 +895,8 @@ def main():
              ('tgid reuse: new identity, no rate across the two', t_tgid_reuse),
              ('hostile names: one valid JSON line each, raw bytes in _b64', t_hostile),
              ('idle process once every 15 polls, busy one every poll', t_idle_cadence),
+             ('a burst after sleeping is in the next poll (one thread, new thread)',
+              t_bursts_after_idle),
              ('sampler.ctl: status, reload (bad catalog kept old), label', t_control),
              ('GPU device files without the probe: gpu-held, late opener found', t_gpu_fd),
              ('privileges: nobody, CAP_SYS_PTRACE + CAP_DAC_READ_SEARCH, seccomp', t_privileges),
