@@ -30,6 +30,7 @@ struct collector {
 	size_t pending_count, pending_cap;
 	struct answer ans;
 	struct collector_stats stats;
+	uint64_t delivered[PROBE_GENS][PROBE_EV_SLOTS]; /* read, not yet settled */
 	uint64_t last_flip_boot_ns;
 	uint8_t *keys, *vals;    /* batch buffers, buf_entries each */
 	uint32_t buf_entries;
@@ -75,12 +76,13 @@ static int on_event(void *ctx, void *data, size_t len)
 	struct collector *col = ctx;
 	const struct probe_event *e = data;
 
-	if (len < sizeof(*e))
+	if (len < sizeof(*e) || e->kind >= PROBE_EV_SLOTS)
 		return 0;
-	col->stats.events_seen++;
-	if (e->kind == PROBE_EV_EXIT)
-		return add_exit(col, e) < 0 ? 0 : 0;
-	tgidmap_put(&col->starts, e->tgid, e->start_boot_ns);
+	col->delivered[e->gen & 1][e->kind]++;
+	if (e->kind != PROBE_EV_EXIT)
+		tgidmap_put(&col->starts, e->tgid, e->start_boot_ns);
+	else if (add_exit(col, e) < 0)
+		col->stats.exits_unqueued++;
 	return 0;
 }
 
@@ -356,6 +358,30 @@ static void finish_end(struct collector *col, bool first, uint64_t until)
 	col->last_flip_boot_ns = until;
 }
 
+/*
+ * Adds generation g's event counts to the tallies.  Called after the flip
+ * away from g and a drain: every program that counted into g has returned,
+ * so its event was delivered by that drain or counted dropped.  (An event
+ * of g queued behind a newer one still being written is read by a later
+ * drain and settled with g's next turn.)
+ */
+static void settle_events(struct collector *col, uint32_t g)
+{
+	struct probe_event_count counts[PROBE_EV_SLOTS];
+	int r = loader_take_event_counts(col->objs, g, counts);
+
+	if (r < 0) {
+		log_warnx("reading the event counts: %s", strerror(-r));
+		return;
+	}
+	for (int k = 0; k < PROBE_EV_SLOTS; k++) {
+		col->stats.events[k].seen += counts[k].seen;
+		col->stats.events[k].dropped += counts[k].dropped;
+		col->stats.events[k].delivered += col->delivered[g & 1][k];
+		col->delivered[g & 1][k] = 0;
+	}
+}
+
 /* Hands the exits drained so far to the answer. */
 static void take_exits(struct collector *col)
 {
@@ -394,6 +420,8 @@ int collector_answer(struct collector *col, bool first, const struct answer **re
 	if ((r = loader_flip(col->objs)) < 0)
 		return r;
 	old = col->objs->gen ^ 1;
+	ring_buffer__consume(col->rb); /* the old generation's last events: next answer's exits */
+	settle_events(col, old);
 	for (int c = 0; c < CONCERNS; c++) {
 		int fd = loader_map_fd(col->objs, c, old);
 
@@ -401,7 +429,8 @@ int collector_answer(struct collector *col, bool first, const struct answer **re
 			continue;
 		r = drain_map(col, fd, concerns[c].key_size, concerns[c].val_size, concerns[c].fn);
 		col->stats.entries_last[c] = r < 0 ? 0 : (size_t)r;
-		loader_clear_full(col->objs, c, old);
+		if (loader_clear_full(col->objs, c, old))
+			col->stats.full_answers[c]++;
 		if (r < 0)
 			log_warnx("reading %s map: %s", c == CONCERN_SYSCALLS ? "syscalls" : "counter",
 				strerror(-r));

@@ -295,6 +295,7 @@ int loader_flip(struct probe_objs *objs)
 	objs->syscalls->bss->gen = next;
 	objs->ioctl->bss->gen = next;
 	objs->sched->bss->gen = next;
+	objs->proc->bss->gen = next;
 	if (objs->net)
 		objs->net->bss->gen = next;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -341,25 +342,31 @@ int loader_map_fd(const struct probe_objs *objs, enum probe_concern concern, uin
 	return map ? bpf_map__fd(map) : -1;
 }
 
-void loader_clear_full(struct probe_objs *objs, enum probe_concern concern, uint32_t g)
+/* The map_full flags of concern's object, NULL when it is not loaded. */
+static volatile uint32_t *concern_full(struct probe_objs *objs, enum probe_concern concern)
 {
 	switch (concern) {
 	case CONCERN_SYSCALLS:
-		objs->syscalls->bss->map_full[g & 1] = 0;
-		break;
+		return objs->syscalls->bss->map_full;
 	case CONCERN_IOCTL:
-		objs->ioctl->bss->map_full[g & 1] = 0;
-		break;
+		return objs->ioctl->bss->map_full;
 	case CONCERN_SCHED:
-		objs->sched->bss->map_full[g & 1] = 0;
-		break;
+		return objs->sched->bss->map_full;
 	case CONCERN_NET:
-		if (objs->net)
-			objs->net->bss->map_full[g & 1] = 0;
-		break;
+		return objs->net ? objs->net->bss->map_full : NULL;
 	default:
-		break;
+		return NULL;
 	}
+}
+
+bool loader_clear_full(struct probe_objs *objs, enum probe_concern concern, uint32_t g)
+{
+	volatile uint32_t *full = concern_full(objs, concern);
+	bool was = full && full[g & 1];
+
+	if (full)
+		full[g & 1] = 0;
+	return was;
 }
 
 int loader_map_max(const struct probe_objs *objs, enum probe_concern concern)
@@ -395,6 +402,35 @@ int loader_drops(const struct probe_objs *objs, uint64_t *ret_drops)
 	}
 	free(values);
 	return 0;
+}
+
+int loader_take_event_counts(const struct probe_objs *objs, uint32_t g,
+	struct probe_event_count *ret_counts)
+{
+	int fd = bpf_map__fd(objs->proc->maps.event_counts);
+	struct probe_event_count *values = calloc((size_t)objs->ncpus, sizeof(*values));
+	int r = 0;
+
+	if (!values)
+		return -ENOMEM;
+	memset(ret_counts, 0, PROBE_EV_SLOTS * sizeof(*ret_counts));
+	for (uint32_t kind = 0; kind < PROBE_EV_SLOTS && r == 0; kind++) {
+		uint32_t slot = (g & 1) * PROBE_EV_SLOTS + kind;
+
+		if (bpf_map_lookup_elem(fd, &slot, values) < 0) {
+			r = -errno;
+			break;
+		}
+		for (int cpu = 0; cpu < objs->ncpus; cpu++) {
+			ret_counts[kind].seen += values[cpu].seen;
+			ret_counts[kind].dropped += values[cpu].dropped;
+		}
+		memset(values, 0, (size_t)objs->ncpus * sizeof(*values));
+		if (bpf_map_update_elem(fd, &slot, values, BPF_ANY) < 0)
+			r = -errno;
+	}
+	free(values);
+	return r;
 }
 
 const char *loader_variant(const struct probe_objs *objs)

@@ -74,6 +74,17 @@ enum probe_event_kind {
 	PROBE_EV_FORK = 1,  /* a new thread group */
 	PROBE_EV_EXEC = 2,
 	PROBE_EV_EXIT = 3,  /* the last thread of a group */
+	PROBE_EV_SLOTS = 4, /* event_counts keys per generation: gen * PROBE_EV_SLOTS + kind */
+};
+
+/*
+ * event_counts: per-CPU array, per generation and kind: the events the
+ * programs saw (counted before the ring buffer reserve) and those the full
+ * ring buffer dropped.  croft-probe checks seen == delivered + dropped.
+ */
+struct probe_event_count {
+	__u64 seen;
+	__u64 dropped;
 };
 
 struct probe_event {
@@ -84,6 +95,8 @@ struct probe_event {
 	__u64 start_boot_ns;  /* the group leader's start_boottime */
 	__u64 event_boot_ns;
 	char comm[PROBE_COMM_LEN];
+	__u32 gen;            /* the generation of event_counts that counted it */
+	__u32 reserved;
 };
 
 #endif

@@ -69,11 +69,21 @@ int loader_flip(struct probe_objs *objs);
 /* The map fd of concern's generation g, -1 when not loaded. */
 int loader_map_fd(const struct probe_objs *objs, enum probe_concern concern, uint32_t g);
 int loader_map_max(const struct probe_objs *objs, enum probe_concern concern);
-/* After generation g of concern was emptied: inserts into it may be tried again. */
-void loader_clear_full(struct probe_objs *objs, enum probe_concern concern, uint32_t g);
+/*
+ * After generation g of concern was emptied: inserts into it may be tried
+ * again.  Returns whether an insert had found it full.
+ */
+bool loader_clear_full(struct probe_objs *objs, enum probe_concern concern, uint32_t g);
 int loader_events_fd(const struct probe_objs *objs);
 /* Sums every object's per-CPU drop counters into ret_drops[PROBE_DROP_REASONS]. */
 int loader_drops(const struct probe_objs *objs, uint64_t *ret_drops);
+/*
+ * Sums generation g's event counts (seen, dropped per kind) into
+ * ret_counts[PROBE_EV_SLOTS] and zeroes them; only for a generation no
+ * program writes (after loader_flip).
+ */
+int loader_take_event_counts(const struct probe_objs *objs, uint32_t g,
+	struct probe_event_count *ret_counts);
 const char *loader_variant(const struct probe_objs *objs);
 
 /* tgidmap.c: tgid -> u64, at most limit entries */
@@ -112,10 +122,19 @@ int collector_answer(struct collector *col, bool first, const struct answer **re
 void collector_drain(struct collector *col);
 /* Boot ns of the last flip: when the last answer was taken (or discarded). */
 uint64_t collector_last_flip(const struct collector *col);
+/* One event kind since start, settled at each answer: seen == delivered + dropped. */
+struct event_tally {
+	uint64_t seen;       /* counted by the programs before the ring buffer reserve */
+	uint64_t delivered;  /* read from the ring buffer */
+	uint64_t dropped;    /* ring buffer full */
+};
+
 struct collector_stats {
 	uint64_t answers;
 	uint64_t exits_seen;                    /* whole thread groups, since start */
-	uint64_t events_seen;                   /* fork/exec/exit events read */
+	uint64_t exits_unqueued;                /* exits lost: EXITS_PENDING_MAX reached */
+	struct event_tally events[PROBE_EV_SLOTS]; /* by enum probe_event_kind */
+	uint64_t full_answers[CONCERNS];        /* answers that found the map full */
 	uint64_t drops_total[PROBE_DROP_REASONS];
 	size_t procs_last;                      /* tgids in the last answer */
 	size_t entries_last[CONCERNS];          /* map entries the last answer read */

@@ -1,7 +1,7 @@
 /*
  * status.c: probe.ctl requests.  status: programs and their variant, map
- * fill, drops per reason, exits seen, whether socket bytes are counted (and
- * why not), peers.  reload: the GPU device set from croft.conf, written into
+ * fill, drops per reason, fork/exec/exit events seen, delivered and dropped,
+ * exits seen, whether socket bytes are counted (and why not), peers.  reload: the GPU device set from croft.conf, written into
  * the device map without reloading any program.  croft-probe, croft user,
  * no capabilities (map updates go through fds it already holds).
  */
@@ -50,9 +50,10 @@ static json_t *maps_json(const struct probe_state *st, const struct collector_st
 		int max = loader_map_max(st->objs, c);
 
 		if (max > 0)
-			json_object_set_new(maps, concern_names[c], json_pack("{s:I, s:I}",
+			json_object_set_new(maps, concern_names[c], json_pack("{s:I, s:I, s:I}",
 				"entries_last_answer", (json_int_t)cs->entries_last[c],
-				"max_entries", (json_int_t)max));
+				"max_entries", (json_int_t)max,
+				"full_answers", (json_int_t)cs->full_answers[c]));
 	}
 	return maps;
 }
@@ -67,7 +68,27 @@ static json_t *drops_json(const struct probe_state *st, const struct collector_s
 		src = now;
 	for (int r = 0; r < PROBE_DROP_REASONS; r++)
 		json_object_set_new(drops, drop_names[r], json_integer((json_int_t)src[r]));
+	json_object_set_new(drops, "exit_queue_full", json_integer((json_int_t)cs->exits_unqueued));
 	return drops;
+}
+
+/* Per kind, as of the last answer: seen == delivered + dropped unless events were lost. */
+static json_t *events_json(const struct collector_stats *cs)
+{
+	static const char *const kinds[PROBE_EV_SLOTS] = {
+		[PROBE_EV_FORK] = "fork", [PROBE_EV_EXEC] = "exec", [PROBE_EV_EXIT] = "exit",
+	};
+	json_t *events = json_object();
+
+	for (int k = 0; k < PROBE_EV_SLOTS; k++) {
+		const struct event_tally *t = &cs->events[k];
+
+		if (kinds[k])
+			json_object_set_new(events, kinds[k], json_pack("{s:I, s:I, s:I}",
+				"seen", (json_int_t)t->seen, "delivered", (json_int_t)t->delivered,
+				"dropped", (json_int_t)t->dropped));
+	}
+	return events;
 }
 
 static int status_json(struct probe_state *st, struct evbuffer *reply)
@@ -87,7 +108,7 @@ static int status_json(struct probe_state *st, struct evbuffer *reply)
 	json_object_set_new(root, "drops", drops_json(st, cs));
 	json_object_set_new(root, "answers", json_integer((json_int_t)cs->answers));
 	json_object_set_new(root, "exits_seen", json_integer((json_int_t)cs->exits_seen));
-	json_object_set_new(root, "events_seen", json_integer((json_int_t)cs->events_seen));
+	json_object_set_new(root, "events", events_json(cs));
 	json_object_set_new(root, "procs_last_answer", json_integer((json_int_t)cs->procs_last));
 	json_object_set_new(root, "collect_ms_last", json_real((double)cs->collect_ns_last / 1e6));
 	json_object_set_new(root, "gpu_rules", json_integer((json_int_t)st->gpus.rules_count));
