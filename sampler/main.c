@@ -124,9 +124,8 @@ static void acquire(struct sampler *s, const struct options *o, const struct pri
 		fatal("/proc");
 	if (spool_open(s->runtime_dir, s->cfg.spool_size_bytes, &s->spool))
 		fatalx("spool: out of memory");
-	if (geteuid() == 0 && spool_fd(s->spool) >= 0 &&
-	    fchown(spool_fd(s->spool), user->uid, user->gid) < 0)
-		fatal("spool file: chown");
+	if (geteuid() == 0 && (r = spool_chown(s->spool, user->uid, user->gid)))
+		fatalx("spool files: chown: %s", strerror(-r));
 	s->base = event_base_new();
 	if (!s->base)
 		fatalx("event_base_new failed");

@@ -238,7 +238,7 @@ struct spool_batch {
 struct spool;
 int spool_open(const char *dir, uint64_t max_bytes, struct spool **ret_spool);
 void spool_free(struct spool *spool);
-int spool_fd(const struct spool *spool);
+int spool_chown(const struct spool *spool, uid_t uid, gid_t gid);
 void spool_set_max(struct spool *spool, uint64_t max_bytes);
 uint64_t spool_epoch(const struct spool *spool);
 int spool_add(struct spool *spool, uint64_t unix_ms, uint32_t rows, const char *data, size_t len);

@@ -1,9 +1,13 @@
 /*
  * spool.c: every batch croft-sampler made and croft-writer has not acked
  * yet, bounded by spool_size (oldest dropped first, counted and logged once
- * per change).  Mirrored in <runtime>/sampler.spool, an append-only file
- * (tmpfs) replayed at start, so a SIGKILLed sampler resends what it had.
- * croft-sampler (croft user; the file was created before the drop).
+ * per change).  Mirrored in <runtime>/sampler.spool.{0,1} (tmpfs), replayed
+ * at start, so a SIGKILLed sampler resends what it had.
+ * croft-sampler (croft user; the files were created before the drop).
+ *
+ * Appends go to the active file.  Compaction writes the unacked batches
+ * into the other file and its head record last: a kill at any moment
+ * leaves one complete file, the one whose head has the higher generation.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +25,7 @@
 
 #define SPOOL_FILE      "sampler.spool"
 #define SPOOL_MAGIC     0x43525350u /* "CRSP" */
-#define REC_HEAD        1u          /* epoch and the last seq used */
+#define REC_HEAD        1u          /* epoch, the last seq used; unix_ms: generation */
 #define REC_BATCH       2u          /* one batch, data follows */
 #define REC_ACK         3u          /* batches up to seq are on disk */
 
@@ -37,59 +41,97 @@ struct spool {
 	uint64_t epoch, last_seq, bytes, batches, max_bytes;
 	uint64_t dropped_batches, dropped_rows;
 	bool dropping;
-	int fd;                        /* -1: memory only */
-	uint64_t file_bytes;
+	int fds[2];                    /* both -1: memory only */
+	int active;                    /* the file appended to */
+	uint64_t generation;           /* of the active file's head */
+	uint64_t file_bytes;           /* of the active file */
 };
 
-static int rec_write(struct spool *sp, const struct spool_rec *rec, const void *data)
+static int rec_pwrite(int fd, off_t off, const struct spool_rec *rec, const void *data)
 {
 	struct iovec iov[2] = { { (void *)rec, sizeof(*rec) }, { (void *)data, rec->len } };
-	size_t want = sizeof(*rec) + rec->len;
-	ssize_t n;
+	ssize_t n = pwritev(fd, iov, data ? 2 : 1, off);
 
-	if (sp->fd < 0)
-		return 0;
-	n = pwritev(sp->fd, iov, data ? 2 : 1, (off_t)sp->file_bytes);
-	if (n != (ssize_t)want) {
-		log_warnx("spool file: %s; keeping unacked batches in memory only",
-			n < 0 ? strerror(errno) : "short write");
-		close(sp->fd);
-		sp->fd = -1;
-		return -EIO;
-	}
-	sp->file_bytes += want;
-	return 0;
+	if (n < 0)
+		return -errno;
+	return n == (ssize_t)(sizeof(*rec) + rec->len) ? 0 : -ENOSPC;
 }
 
-/* The file restarts as one HEAD record: nothing is left to resend. */
-static void file_restart(struct spool *sp)
+static void files_close(struct spool *sp)
 {
-	struct spool_rec head = { SPOOL_MAGIC, REC_HEAD, sp->epoch, sp->last_seq, 0, 0, 0 };
-
-	if (sp->fd < 0)
-		return;
-	sp->file_bytes = 0;
-	if (ftruncate(sp->fd, 0) < 0) {
-		log_warn("spool file: truncate");
-		close(sp->fd);
-		sp->fd = -1;
-		return;
-	}
-	rec_write(sp, &head, NULL);
+	for (int i = 0; i < 2; i++)
+		if (sp->fds[i] >= 0) {
+			close(sp->fds[i]);
+			sp->fds[i] = -1;
+		}
 }
 
-/* Rewrites the file from memory when acked batches make up most of it. */
+static void files_failed(struct spool *sp, int err)
+{
+	log_warnx("spool file: %s; keeping unacked batches in memory only", strerror(-err));
+	files_close(sp);
+}
+
+/* Appends one record to the active file. */
+static void rec_append(struct spool *sp, const struct spool_rec *rec, const void *data)
+{
+	int r;
+
+	if (sp->fds[sp->active] < 0)
+		return;
+	r = rec_pwrite(sp->fds[sp->active], (off_t)sp->file_bytes, rec, data);
+	if (r)
+		files_failed(sp, r);
+	else
+		sp->file_bytes += sizeof(*rec) + rec->len;
+}
+
+static struct spool_rec batch_rec(const struct spool *sp, const struct spool_batch *b)
+{
+	return (struct spool_rec){ SPOOL_MAGIC, REC_BATCH, sp->epoch, b->seq, b->unix_ms,
+		b->rows, (uint32_t)b->len };
+}
+
+/*
+ * Writes the unacked batches into the other file, its head last, then
+ * makes it the active one and empties the old one.
+ */
+static void files_switch(struct spool *sp)
+{
+	int next = !sp->active, fd = sp->fds[next];
+	struct spool_rec head = { SPOOL_MAGIC, REC_HEAD, sp->epoch, sp->last_seq,
+		sp->generation + 1, 0, 0 };
+	off_t off = sizeof(head);
+	int r = 0;
+
+	if (fd < 0)
+		return;
+	if (ftruncate(fd, 0) < 0)
+		r = -errno;
+	for (struct spool_batch *b = sp->head; b && !r; b = b->next) {
+		struct spool_rec rec = batch_rec(sp, b);
+
+		r = rec_pwrite(fd, off, &rec, b->data);
+		off += (off_t)(sizeof(rec) + rec.len);
+	}
+	if (!r)
+		r = rec_pwrite(fd, 0, &head, NULL);
+	if (r) {
+		files_failed(sp, r);
+		return;
+	}
+	if (ftruncate(sp->fds[sp->active], 0) < 0)
+		log_warn("spool file: truncate"); /* its head is older: harmless */
+	sp->active = next;
+	sp->generation++;
+	sp->file_bytes = (uint64_t)off;
+}
+
+/* Compacts when acked batches make up most of the active file. */
 static void file_compact(struct spool *sp)
 {
-	if (sp->fd < 0 || sp->file_bytes <= 2 * (sp->bytes + (1u << 20)))
-		return;
-	file_restart(sp);
-	for (struct spool_batch *b = sp->head; b && sp->fd >= 0; b = b->next) {
-		struct spool_rec rec = { SPOOL_MAGIC, REC_BATCH, sp->epoch, b->seq, b->unix_ms,
-			b->rows, (uint32_t)b->len };
-
-		rec_write(sp, &rec, b->data);
-	}
+	if (sp->file_bytes > 2 * (sp->bytes + (1u << 20)))
+		files_switch(sp);
 }
 
 static void drop_head(struct spool *sp)
@@ -165,20 +207,19 @@ static void replay_rec(struct spool *sp, const struct spool_rec *rec, const char
 	}
 }
 
-/* Replays the file; a torn last record (killed mid-write) is ignored. */
-static void replay(struct spool *sp)
+/* Replays one file; a torn last record (killed mid-write) is ignored. */
+static void replay(struct spool *sp, int fd)
 {
 	struct spool_rec rec;
 	char *data = NULL;
 	off_t off = 0;
 
-	while (pread(sp->fd, &rec, sizeof(rec), off) == (ssize_t)sizeof(rec)) {
+	while (pread(fd, &rec, sizeof(rec), off) == (ssize_t)sizeof(rec)) {
 		if (rec.magic != SPOOL_MAGIC || rec.len > MSG_PAYLOAD_MAX || !rec.epoch)
 			break;
 		free(data);
 		data = malloc(rec.len ? rec.len : 1);
-		if (!data ||
-		    pread(sp->fd, data, rec.len, off + (off_t)sizeof(rec)) != (ssize_t)rec.len)
+		if (!data || pread(fd, data, rec.len, off + (off_t)sizeof(rec)) != (ssize_t)rec.len)
 			break;
 		replay_rec(sp, &rec, data);
 		off += (off_t)(sizeof(rec) + rec.len);
@@ -189,40 +230,65 @@ static void replay(struct spool *sp)
 			(unsigned long long)sp->batches, (unsigned long long)sp->bytes);
 }
 
+/* The generation in a file's head record; 0 when it has none (new, or torn). */
+static uint64_t head_generation(int fd)
+{
+	struct spool_rec rec;
+
+	if (fd < 0 || pread(fd, &rec, sizeof(rec), 0) != (ssize_t)sizeof(rec) ||
+	    rec.magic != SPOOL_MAGIC || rec.kind != REC_HEAD || !rec.epoch)
+		return 0;
+	return rec.unix_ms;
+}
+
+static void files_open(struct spool *sp, const char *dir)
+{
+	char path[PATH_MAX];
+
+	for (int i = 0; i < 2; i++) {
+		errno = ENAMETOOLONG;
+		if (snprintf(path, sizeof(path), "%s/%s.%d", dir, SPOOL_FILE, i) < (int)sizeof(path))
+			sp->fds[i] = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (sp->fds[i] < 0) {
+			log_warn("spool file %s: keeping unacked batches in memory only", path);
+			files_close(sp);
+			return;
+		}
+	}
+}
+
 int spool_open(const char *dir, uint64_t max_bytes, struct spool **ret_spool)
 {
 	struct spool *sp = calloc(1, sizeof(*sp));
-	char path[PATH_MAX];
+	uint64_t gen[2];
 
 	if (!sp)
 		return -ENOMEM;
 	sp->max_bytes = max_bytes;
-	sp->fd = -1;
-	if (dir && snprintf(path, sizeof(path), "%s/%s", dir, SPOOL_FILE) < (int)sizeof(path)) {
-		sp->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (sp->fd < 0)
-			log_warn("spool file %s: keeping unacked batches in memory only", path);
-	}
-	if (sp->fd >= 0)
-		replay(sp);
+	sp->fds[0] = sp->fds[1] = -1;
+	if (dir)
+		files_open(sp, dir);
+	gen[0] = head_generation(sp->fds[0]);
+	gen[1] = head_generation(sp->fds[1]);
+	sp->active = gen[1] > gen[0];
+	sp->generation = gen[sp->active];
+	if (sp->generation)
+		replay(sp, sp->fds[sp->active]);
 	while (!sp->epoch)
 		if (getrandom(&sp->epoch, sizeof(sp->epoch), 0) != sizeof(sp->epoch))
 			sp->epoch = 0;
-	file_restart(sp);
-	for (struct spool_batch *b = sp->head; b && sp->fd >= 0; b = b->next) {
-		struct spool_rec rec = { SPOOL_MAGIC, REC_BATCH, sp->epoch, b->seq, b->unix_ms,
-			b->rows, (uint32_t)b->len };
-
-		rec_write(sp, &rec, b->data);
-	}
+	files_switch(sp);
 	*ret_spool = sp;
 	return 0;
 }
 
-/* The file's fd, for the caller to chown before dropping root. */
-int spool_fd(const struct spool *spool)
+/* Gives the files to the user the sampler drops to. */
+int spool_chown(const struct spool *spool, uid_t uid, gid_t gid)
 {
-	return spool->fd;
+	for (int i = 0; i < 2; i++)
+		if (spool->fds[i] >= 0 && fchown(spool->fds[i], uid, gid) < 0)
+			return -errno;
+	return 0;
 }
 
 void spool_free(struct spool *spool)
@@ -231,8 +297,7 @@ void spool_free(struct spool *spool)
 		return;
 	while (spool->head)
 		drop_head(spool);
-	if (spool->fd >= 0)
-		close(spool->fd);
+	files_close(spool);
 	free(spool);
 }
 
@@ -262,7 +327,7 @@ int spool_add(struct spool *spool, uint64_t unix_ms, uint32_t rows, const char *
 		return r;
 	}
 	spool->last_seq = rec.seq;
-	rec_write(spool, &rec, data);
+	rec_append(spool, &rec, data);
 	return 0;
 }
 
@@ -279,10 +344,12 @@ void spool_ack(struct spool *spool, uint64_t epoch, uint64_t seq)
 	}
 	if (!any)
 		return;
-	if (!spool->head)
-		file_restart(spool);
-	else if (rec_write(spool, &rec, NULL) == 0)
-		file_compact(spool);
+	if (!spool->head) {
+		files_switch(spool); /* nothing left to resend: start a short file */
+		return;
+	}
+	rec_append(spool, &rec, NULL);
+	file_compact(spool);
 }
 
 struct spool_batch *spool_first(struct spool *spool)
@@ -299,6 +366,6 @@ void spool_stats(const struct spool *spool, struct spool_stats *ret_stats)
 		.dropped_rows = spool->dropped_rows,
 		.next_seq = spool->last_seq + 1,
 		.dropping = spool->dropping,
-		.persistent = spool->fd >= 0,
+		.persistent = spool->fds[spool->active] >= 0,
 	};
 }
