@@ -95,9 +95,10 @@ class Harness:
         self.children, self.cgroup_dirs = [], []
         self.sampler = None
 
-    def write_conf(self, extra=''):
+    def write_conf(self, extra='', poll_ms=POLL_MS, idle_every=15):
         with open(self.conf, 'w') as f:
-            f.write('[sampler]\npoll_interval = %dms\nidle_every = 15\n%s' % (POLL_MS, extra))
+            f.write('[sampler]\npoll_interval = %dms\nidle_every = %d\n%s' %
+                    (poll_ms, idle_every, extra))
 
     def start_sampler(self, *extra):
         self.sampler_log = open(os.path.join(self.tmp, 'sampler.log'), 'ab')
@@ -559,6 +560,37 @@ def t_idle_cadence(h):
     return absolute_check(not missing, False, 'busy process missing in %d polls' % len(missing))
 
 
+def t_reload_cadence(h):
+    """reload changes the poll interval and idle_every of a running sampler."""
+    idler = h.spawn(['sleep', 'croft-idler2'])
+    h.write_conf(poll_ms=2 * POLL_MS, idle_every=4)
+    st, text = h.ctl(MT_CTL_RELOAD)
+    if st:
+        return 'reload answered %d %r' % (st, text)
+    t0 = int(time.time() * 1000) + 2 * POLL_MS  # past the poll already armed
+
+    def idle_rows():
+        return [r for r in h.rows.of(idler) if r['unix_ms'] > t0 and
+                r['usage']['cpu_cores'] == 0.0]
+    rows = h.rows.wait(lambda: len(idle_rows()) >= 3 and idle_rows(), 60)
+    h.write_conf()
+    h.ctl(MT_CTL_RELOAD)
+    h.kill(idler)
+    if not rows:
+        return 'no three idle rows after the reload'
+    polls = polls_between(h, rows[0]['unix_ms'], rows[-1]['unix_ms'])
+    idx = [polls.index(r['unix_ms']) for r in rows]
+    gaps = [b - a for a, b in zip(idx, idx[1:])]
+    spacing = statistics.median(b - a for a, b in zip(polls, polls[1:]))
+    print('# after reload: polls every %d ms (median), idle rows every %s polls' % (spacing, gaps))
+    problems = []
+    if gaps[-2:] != [4, 4]:
+        problems.append('idle rows every %s polls, not 4' % gaps)
+    if abs(spacing - 2 * POLL_MS) > POLL_MS / 2:
+        problems.append('polls every %d ms, not %d' % (spacing, 2 * POLL_MS))
+    return '; '.join(problems) or None
+
+
 def cpu_s(pid):
     """The process's CPU time (all threads) from /proc/<pid>/stat, in seconds."""
     with open('/proc/%d/stat' % pid) as f:
@@ -897,6 +929,7 @@ def main():
              ('idle process once every 15 polls, busy one every poll', t_idle_cadence),
              ('a burst after sleeping is in the next poll (one thread, new thread)',
               t_bursts_after_idle),
+             ('reload: poll interval and idle_every change', t_reload_cadence),
              ('sampler.ctl: status, reload (bad catalog kept old), label', t_control),
              ('GPU device files without the probe: gpu-held, late opener found', t_gpu_fd),
              ('privileges: nobody, CAP_SYS_PTRACE + CAP_DAC_READ_SEARCH, seccomp', t_privileges),
