@@ -50,20 +50,23 @@ static int workload_parse(const char *s, size_t len, enum workload *ret)
 
 static inline bool is_ws(char c)
 {
-	/* Not '\n': a row is one line, and the line's end is found here. */
-	return c == ' ' || c == '\t' || c == '\r';
+	/* Not '\n': a row is one line, and the line's end is found here.  The
+	 * first test alone settles the bytes of a compact row. */
+	return (unsigned char)c <= ' ' && (c == ' ' || c == '\t' || c == '\r');
 }
 
+/* The byte at end is readable (padding): test it before the bound. */
 static inline void skip_ws(struct scan *s)
 {
-	while (__builtin_expect(s->p < s->end && is_ws(*s->p), 0))
+	while (__builtin_expect(is_ws(*s->p) && s->p < s->end, 0))
 		s->p++;
 }
 
-/* croft's rows are compact: the expected byte first, spaces only then. */
+/* croft's rows are compact: the expected byte first, spaces only then.
+ * The byte, readable up to the padding, before the bound. */
 static inline bool eat(struct scan *s, char c)
 {
-	if (__builtin_expect(s->p < s->end && *s->p == c, 1)) {
+	if (__builtin_expect(*s->p == c && s->p < s->end, 1)) {
 		s->p++;
 		return true;
 	}
@@ -91,7 +94,7 @@ static inline uint64_t special_bytes(uint64_t v)
 /* At '"': the string's bytes, if plain ASCII without escapes. */
 static inline bool scan_string(struct scan *s, struct strv *ret)
 {
-	if (s->p >= s->end || *s->p != '"')
+	if (*s->p != '"' || s->p >= s->end)
 		return false;
 	const char *start = ++s->p, *q = start;
 
@@ -194,6 +197,47 @@ static inline bool scan_number(struct scan *s, struct num *ret)
 	return true;
 }
 
+/* How many digits (0..8) start at p; reads 8 bytes, like swar_digits. */
+static inline int swar_count_digits(const char *p)
+{
+	uint64_t v, x, m;
+
+	memcpy(&v, p, sizeof(v));
+	x = v - 0x3030303030303030ull;
+	m = (x | (x + 0x7676767676767676ull)) & 0x8080808080808080ull;
+	return m ? __builtin_ctzll(m) >> 3 : 8;
+}
+
+/*
+ * A number whose value is not needed: its syntax only, as strict as
+ * scan_number's but without its limits on the fraction, which only exact
+ * values need.  Integer parts up to 18 digits and no exponent keep it
+ * within what jansson reads (no integer or real overflow).
+ */
+static bool skip_number(struct scan *s)
+{
+	const char *p = s->p + (*s->p == '-');
+	int n = swar_count_digits(p), digits = n;
+
+	if (n == 0 || (*p == '0' && n > 1))
+		return false;
+	for (p += n; n == 8 && digits <= 18; p += n, digits += n)
+		n = swar_count_digits(p);
+	if (digits > 18)
+		return false;
+	if (*p == '.') {
+		n = swar_count_digits(++p);
+		if (n == 0)
+			return false;
+		for (p += n; n == 8; p += n)
+			n = swar_count_digits(p);
+	}
+	if (*p == 'e' || *p == 'E')
+		return false;
+	s->p = p;
+	return true;
+}
+
 static bool skip_value(struct scan *s, int depth);
 
 static bool skip_container(struct scan *s, int depth, bool object)
@@ -232,7 +276,6 @@ static bool skip_literal(struct scan *s, const char *word)
 static bool skip_value(struct scan *s, int depth)
 {
 	struct strv str;
-	struct num num;
 
 	skip_ws(s);
 	if (s->p >= s->end)
@@ -251,7 +294,7 @@ static bool skip_value(struct scan *s, int depth)
 	case 'n':
 		return skip_literal(s, "null");
 	default:
-		return scan_number(s, &num);
+		return skip_number(s);
 	}
 }
 

@@ -44,10 +44,8 @@ struct worker {
 };
 
 /* Grows a zero-filled per-id array to hold id. */
-static bool grow(void **v, size_t *cap, size_t elem, uint32_t id)
+static bool grow_to(void **v, size_t *cap, size_t elem, uint32_t id)
 {
-	if (id < *cap)
-		return true;
 	size_t n = *cap ? *cap : 64;
 	while (n <= id)
 		n *= 2;
@@ -58,6 +56,12 @@ static bool grow(void **v, size_t *cap, size_t elem, uint32_t id)
 	*v = p;
 	*cap = n;
 	return true;
+}
+
+/* Per row: the array is nearly always big enough already. */
+static inline bool grow(void **v, size_t *cap, size_t elem, uint32_t id)
+{
+	return id < *cap || grow_to(v, cap, elem, id);
 }
 
 static uint32_t intern_sv(struct worker *w, struct strtab *t, const struct strv *sv)

@@ -70,6 +70,17 @@ static const char *const odd_rows[] = {
 	"9999}}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"usage\":{\"cpu_cores\":-}}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"usage\":{\"cpu_cores\":1.}}",
+	/* numbers the scanner only skips: syntax checked, value not needed */
+	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"x\":-}",
+	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"x\":1.}",
+	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"x\":-01}",
+	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"x\":-0.0}",
+	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"x\":1.5e3}",
+	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"x\":0.12345678901234567890123}",
+	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"x\":123456789012345678}",
+	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"x\":1234567890123456789}",
+	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"x\":123456789012345678.25}",
+	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"x\":[1,-2.5,0]}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"x\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
 	"[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
 };
