@@ -76,13 +76,17 @@ static void probe_features(struct kernel_features *ret_features)
 	btf__free(btf);
 }
 
-/* Autoload exactly one variant of every program: "tp_btf/..." or "raw_tp/...". */
+/*
+ * Autoload exactly one variant of every program: "tp_btf/..." (with the
+ * "iter/..." walks, which need BTF too) or "raw_tp/...".
+ */
 static void choose_variant(struct bpf_object *obj, bool use_btf)
 {
 	struct bpf_program *prog;
 
 	bpf_object__for_each_program(prog, obj) {
-		bool is_btf = strncmp(bpf_program__section_name(prog), "tp_btf/", 7) == 0;
+		const char *sec = bpf_program__section_name(prog);
+		bool is_btf = !strncmp(sec, "tp_btf/", 7) || !strncmp(sec, "iter/", 5);
 
 		bpf_program__set_autoload(prog, is_btf == use_btf);
 	}
@@ -402,6 +406,25 @@ int loader_drops(const struct probe_objs *objs, uint64_t *ret_drops)
 	}
 	free(values);
 	return 0;
+}
+
+int loader_walk_threads(struct probe_objs *objs, uint32_t g)
+{
+	char buf[64];
+	ssize_t n;
+	int fd;
+
+	if (!objs->sched_btf)
+		return 0;
+	objs->sched->bss->walk_gen = g;
+	fd = bpf_iter_create(bpf_link__fd(objs->sched->links.runq_walk));
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return (int)n;
 }
 
 int loader_take_event_counts(const struct probe_objs *objs, uint32_t g,

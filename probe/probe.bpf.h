@@ -14,6 +14,7 @@
 
 #define TASK_RUNNING_STATE 0x0000
 #define TASK_DEAD_STATE    0x0080
+#define PF_KTHREAD_FLAG    0x00200000 /* include/linux/sched.h PF_KTHREAD */
 
 /* Which generation of maps the programs write; flipped by croft-probe. */
 volatile __u32 gen;

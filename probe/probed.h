@@ -82,6 +82,11 @@ int loader_drops(const struct probe_objs *objs, uint64_t *ret_drops);
  * ret_counts[PROBE_EV_SLOTS] and zeroes them; only for a generation no
  * program writes (after loader_flip).
  */
+/*
+ * tp_btf: adds every thread's run-queue wait not yet counted to generation
+ * g (the one just closed) by running sched.bpf.c's walk; raw_tp: nothing.
+ */
+int loader_walk_threads(struct probe_objs *objs, uint32_t g);
 int loader_take_event_counts(const struct probe_objs *objs, uint32_t g,
 	struct probe_event_count *ret_counts);
 const char *loader_variant(const struct probe_objs *objs);

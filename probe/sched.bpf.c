@@ -1,7 +1,8 @@
 /*
- * sched.bpf.c: per tgid, voluntary and involuntary context switches and the
- * time its threads waited runnable on a run queue: from sched_switch and the
- * kernel's own run_delay (tp_btf), or from sched_switch and
+ * sched.bpf.c: per tgid, voluntary and involuntary context switches (from
+ * sched_switch) and the time its threads waited runnable on a run queue:
+ * the kernel's own run_delay, read by a walk over the threads at each
+ * answer and at thread exit (tp_btf), or from sched_switch and
  * sched_wakeup{,_new} timestamps (raw_tp).  Kernel side of croft-probe,
  * loaded by root.
  */
@@ -24,15 +25,15 @@ const volatile __u64 loaded_mono_ns;
 
 /*
  * tp_btf: the kernel's own per-thread run-queue wait (sched_info.run_delay,
- * what /proc/<pid>/schedstat shows) is read when a thread leaves the CPU or
- * exits, and the part not yet seen is added to its tgid.  One program, no
- * wakeup hooks, exactly the kernel's figure.  Per thread, in task storage:
- * the run_delay already counted (threads older than croft-probe start from
- * what they had, so no wait from before it is counted).
+ * what /proc/<pid>/schedstat shows), read by a walk over every thread that
+ * croft-probe runs at each answer and by a thread's exit; the part not yet
+ * counted is added to its tgid.  Exactly the kernel's figure, at no cost
+ * per context switch.  Per thread, in task storage: the run_delay already
+ * counted (threads older than croft-probe start from what they had, so no
+ * wait from before it is counted).
  */
 struct thread_delay {
-	__u64 counted_ns;
-	__u64 known;
+	__u64 counted_plus1; /* run_delay counted + 1; 0: thread not seen yet */
 };
 
 struct {
@@ -42,6 +43,9 @@ struct {
 	__type(value, struct thread_delay);
 } runq_task SEC(".maps");
 
+/* Set by croft-probe before each walk: the generation it adds into. */
+volatile __u32 walk_gen;
+
 /* raw_tp (untrusted task pointers, no task storage): tid -> when it became runnable. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -50,18 +54,23 @@ struct {
 	__type(value, __u64);
 } runq_since SEC(".maps");
 
-static __always_inline struct probe_sched_val *sched_val(__u32 tgid)
+static __always_inline struct probe_sched_val *sched_val_in(__u32 g, __u32 tgid)
 {
 	static const struct probe_sched_val zero;
 	struct probe_sched_val *v;
 
-	if (gen)
+	if (g & 1)
 		v = lookup_or_init(&sched_1, 1, &tgid, &zero);
 	else
 		v = lookup_or_init(&sched_0, 0, &tgid, &zero);
 	if (!v)
 		count_drop(PROBE_DROP_SCHED_MAP_FULL);
 	return v;
+}
+
+static __always_inline struct probe_sched_val *sched_val(__u32 tgid)
+{
+	return sched_val_in(gen, tgid);
 }
 
 /*
@@ -82,38 +91,50 @@ static __always_inline bool count_switch(struct probe_sched_val *v, bool preempt
 	return involuntary;
 }
 
-static __always_inline void count_delay(struct task_struct *t, struct probe_sched_val *v)
+/*
+ * Adds t's run_delay not yet counted to generation g.  The walk and t's
+ * own exit can meet on one thread: compare-and-swap makes each nanosecond
+ * counted by exactly one of them.
+ */
+static __always_inline void count_delay(struct task_struct *t, __u32 g)
 {
+	__u64 now = t->sched_info.run_delay + 1, was;
+	struct probe_sched_val *v;
 	struct thread_delay *d;
-	__u64 now = t->sched_info.run_delay;
 
 	d = bpf_task_storage_get(&runq_task, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!d) {
 		count_drop(PROBE_DROP_RUNQ_MAP_FULL);
 		return;
 	}
-	if (!d->known) {
-		d->known = 1;
-		d->counted_ns = t->start_time < loaded_mono_ns ? now : 0;
+	was = d->counted_plus1;
+	if (!was) {
+		__u64 base = t->start_time < loaded_mono_ns ? now : 1;
+
+		was = __sync_val_compare_and_swap(&d->counted_plus1, 0, base);
+		if (!was)
+			was = base;
 	}
-	if (now > d->counted_ns) {
-		if (v)
-			v->runqueue_ns += now - d->counted_ns;
-		d->counted_ns = now;
-	}
+	if (now <= was || __sync_val_compare_and_swap(&d->counted_plus1, was, now) != was)
+		return;
+	if ((v = sched_val_in(g, t->tgid)))
+		v->runqueue_ns += now - was;
+}
+
+/* Kernel threads never make a row (the sampler skips them): not counted. */
+static __always_inline bool is_kthread(struct task_struct *t)
+{
+	return t->flags & PF_KTHREAD_FLAG;
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u32 state = prev->__state, tgid = prev->tgid;
-	struct probe_sched_val *v;
 
-	if (!tgid || (state & TASK_DEAD_STATE))
+	if (!tgid || (state & TASK_DEAD_STATE) || is_kthread(prev))
 		return 0;
-	v = sched_val(tgid);
-	count_switch(v, preempt, state);
-	count_delay(prev, v);
+	count_switch(sched_val(tgid), preempt, state);
 	return 0;
 }
 
@@ -121,8 +142,19 @@ int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_str
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(thread_exit_btf, struct task_struct *p)
 {
-	if (p->tgid)
-		count_delay(p, sched_val(p->tgid));
+	if (p->tgid && !is_kthread(p))
+		count_delay(p, gen);
+	return 0;
+}
+
+/* croft-probe's walk at each answer, into generation walk_gen (the one just closed). */
+SEC("iter/task")
+int runq_walk(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+
+	if (t && t->tgid && !is_kthread(t))
+		count_delay(t, walk_gen);
 	return 0;
 }
 
