@@ -2,44 +2,26 @@
  * fuzz_config.c: libFuzzer harness for croft.conf parsing.  The first byte
  * picks the target: the whole file through config_load, or one value
  * through the duration / size parsers, or a gpu_devices spec.
- * sources: common/config.c common/gpudev.c common/fileio.c
+ * sources: common/config.c common/gpudev.c common/fileio.c tests/fuzz/fuzzlib.c
  * libs: -linih
  */
-#include <errno.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "config.h"
+#include "fuzzlib.h"
 #include "gpudev.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char conf_path[64];
-static int conf_fd = -1;
-
-static void remove_conf(void)
-{
-	unlink(conf_path);
-}
-
 static void fuzz_file(const uint8_t *data, size_t size)
 {
+	const char *conf_path = fuzz_write("croft.conf", data, size);
 	struct croft_config cfg;
 	char *errors = NULL;
 	int r;
 
-	if (conf_fd < 0) {
-		snprintf(conf_path, sizeof(conf_path), "/tmp/croft-fuzz-conf.XXXXXX");
-		conf_fd = mkstemp(conf_path);
-		if (conf_fd < 0)
-			abort();
-		atexit(remove_conf);
-	}
-	if (ftruncate(conf_fd, 0) < 0 || pwrite(conf_fd, data, size, 0) != (ssize_t)size)
-		abort();
 	r = config_load(conf_path, &cfg, &errors);
 	if ((r == 0) != (errors == NULL))
 		abort(); /* errors text exactly when it failed */
@@ -63,11 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_file(data + 1, size - 1);
 		return 0;
 	}
-	text = malloc(size);
-	if (!text)
-		return 0;
-	memcpy(text, data + 1, size - 1);
-	text[size - 1] = '\0';
+	text = fuzz_strndup(data + 1, size - 1);
 	if (data[0] % 4 == 1) {
 		config_parse_duration_ms(text, &v);
 	} else if (data[0] % 4 == 2) {

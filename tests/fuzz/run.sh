@@ -3,7 +3,9 @@
 # (ASan + UBSan) into a build dir of their own and runs each for a while.
 #   run.sh --short [SECONDS]   each harness SECONDS (default 10): CI, via meson test
 #   run.sh --long  [SECONDS]   each harness SECONDS (default 600): `make fuzz`
-# A harness names what it links in its header comment ("sources:", "libs:").
+# A harness names what it links in its header comment: "sources:", "libs:",
+# "include:" (directories) and "embed: FILE SYMBOL" (FILE as a C string, the
+# way meson builds it with catalog/embed.py).
 # Crashes are kept as FUZZ_BUILD/crash-<harness>-*; any crash fails the run.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -28,8 +30,15 @@ for harness in "$root"/tests/fuzz/fuzz_*.c; do
 	name=$(basename "$harness" .c)
 	sources=$(sed -n 's/^ \* sources: //p' "$harness" | head -n 1)
 	libs=$(sed -n 's/^ \* libs: //p' "$harness" | head -n 1)
+	include=$(sed -n 's/^ \* include: //p' "$harness" | head -n 1)
+	embed=$(sed -n 's/^ \* embed: //p' "$harness" | head -n 1)
 	set --
 	for s in $sources; do set -- "$@" "$root/$s"; done
+	for d in $include; do set -- "$@" -I"$root/$d"; done
+	if [ -n "$embed" ]; then
+		set -- "$@" "$out/$name-embed.c" && python3 "$root/catalog/embed.py" \
+			"$root/${embed%% *}" "$out/$name-embed.c" "${embed#* }"
+	fi
 	# shellcheck disable=SC2086 # libs is a word list on purpose
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-D_GNU_SOURCE -DCROFT_VERSION='"fuzz"' -DCROFT_SYSCONFDIR='"/etc"' \
