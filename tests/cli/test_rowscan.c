@@ -2,11 +2,10 @@
  * test_rowscan.c: the fast row scanner against jansson, the reference.  For
  * hand-picked lines and for many random mutations of real rows: whenever the
  * scanner accepts a line, jansson accepts it too and both give the same row.
+ * The comparison is rowcheck.c, shared with tests/fuzz/fuzz_rowscan.c.
  * Test process, no privilege.
  */
-#include <jansson.h>
-
-#include "rowscan.h"
+#include "rowcheck.h"
 #include "testlib.h"
 
 #define MUTATIONS 300000
@@ -85,82 +84,20 @@ static const char *const odd_rows[] = {
 	"[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
 };
 
-static bool strv_eq(struct strv a, struct strv b)
-{
-	if (!a.ptr || !b.ptr)
-		return !a.ptr && !b.ptr;
-	return a.len == b.len && !memcmp(a.ptr, b.ptr, a.len);
-}
-
-static bool rows_equal(const struct row *a, const struct row *b)
-{
-	if (a->unix_ms != b->unix_ms || a->tgid != b->tgid || a->workload != b->workload ||
-		a->has != b->has || a->syscalls_count != b->syscalls_count)
-		return false;
-	if (!strv_eq(a->comm, b->comm) || !strv_eq(a->exe, b->exe) ||
-		!strv_eq(a->container_id, b->container_id) || !strv_eq(a->cwd, b->cwd) ||
-		!strv_eq(a->framework, b->framework) || !strv_eq(a->label, b->label))
-		return false;
-#define SAME(f, bit) (!(a->has & (bit)) || a->f == b->f)
-	if (!SAME(ioctl_count, HAS_IOCTL) || !SAME(cpu_e4, HAS_CPU) || !SAME(rss_bytes, HAS_RSS) ||
-		!SAME(threads, HAS_THREADS) || !SAME(read_e4, HAS_READ) ||
-		!SAME(write_e4, HAS_WRITE) || !SAME(rx_e4, HAS_RX) || !SAME(tx_e4, HAS_TX))
-		return false;
-	for (uint32_t i = 0; i < a->syscalls_count; i++)
-		if (!strv_eq(a->syscalls[i].name, b->syscalls[i].name) ||
-			a->syscalls[i].rate_e4 != b->syscalls[i].rate_e4)
-			return false;
-	return true;
-}
-
-static struct row fast_row, ref_row;
-
-/* 1 scanner took it (and agreed), 0 scanner declined, -1 disagreement. */
-static int check_line(const char *text, size_t len, char *why, size_t why_size)
-{
-	static char buf[1 << 16];
-	const char *nl = NULL;
-	json_t *tree = NULL;
-	char err[160];
-
-	if (len + 1 + ROWSCAN_PAD > sizeof(buf))
-		return 0;
-	memcpy(buf, text, len);
-	buf[len] = '\n';
-	memset(buf + len + 1, 0, ROWSCAN_PAD);
-	if (rowscan_fast(buf, buf + len + 1, &fast_row, &nl) != ROWSCAN_OK)
-		return 0;
-	if (nl != buf + len) {
-		snprintf(why, why_size, "scanner ended at %td of %zu", nl - buf, len);
-		return -1;
-	}
-	if (rowscan_jansson(buf, len, &ref_row, &tree, err, sizeof(err)) < 0) {
-		snprintf(why, why_size, "scanner took a line jansson refuses: %s", err);
-		return -1;
-	}
-	bool same = rows_equal(&fast_row, &ref_row);
-	json_decref(tree);
-	if (!same) {
-		snprintf(why, why_size, "rows differ");
-		return -1;
-	}
-	return 1;
-}
-
 START_TEST(test_good_rows_take_the_fast_path)
 {
 	char why[200];
 
 	for (size_t i = 0; i < sizeof(good_rows) / sizeof(good_rows[0]); i++)
-		ck_assert_msg(check_line(good_rows[i], strlen(good_rows[i]), why, sizeof(why)) == 1,
+		ck_assert_msg(rowcheck_line(good_rows[i], strlen(good_rows[i]), why, sizeof(why)) == 1,
 			"good row %zu: %s", i, why);
 	/* spot-check the figures of the first one */
-	check_line(good_rows[0], strlen(good_rows[0]), why, sizeof(why));
-	ck_assert_int_eq(fast_row.cpu_e4, 9955);
-	ck_assert_int_eq(fast_row.rss_bytes, 8084520960LL);
-	ck_assert_int_eq(fast_row.syscalls_count, 2);
-	ck_assert_int_eq(fast_row.syscalls[1].rate_e4, 240120);
-	ck_assert_int_eq(fast_row.workload, WL_HELD);
+	rowcheck_line(good_rows[0], strlen(good_rows[0]), why, sizeof(why));
+	ck_assert_int_eq(rowcheck_fast.cpu_e4, 9955);
+	ck_assert_int_eq(rowcheck_fast.rss_bytes, 8084520960LL);
+	ck_assert_int_eq(rowcheck_fast.syscalls_count, 2);
+	ck_assert_int_eq(rowcheck_fast.syscalls[1].rate_e4, 240120);
+	ck_assert_int_eq(rowcheck_fast.workload, WL_HELD);
 }
 END_TEST
 
@@ -169,7 +106,7 @@ START_TEST(test_odd_rows_agree_or_fall_back)
 	char why[200];
 
 	for (size_t i = 0; i < sizeof(odd_rows) / sizeof(odd_rows[0]); i++)
-		ck_assert_msg(check_line(odd_rows[i], strlen(odd_rows[i]), why, sizeof(why)) >= 0,
+		ck_assert_msg(rowcheck_line(odd_rows[i], strlen(odd_rows[i]), why, sizeof(why)) >= 0,
 			"odd row %zu (%s): %s", i, odd_rows[i], why);
 }
 END_TEST
@@ -213,7 +150,7 @@ START_TEST(test_mutations_agree_or_fall_back)
 				len++;
 			}
 		}
-		int r = check_line(line, len, why, sizeof(why));
+		int r = rowcheck_line(line, len, why, sizeof(why));
 		ck_assert_msg(r >= 0, "mutation %u: %s: %.*s", it, why, (int)len, line);
 		taken += r == 1;
 	}
