@@ -198,12 +198,31 @@ static int take_exits(struct probe_link *link, struct msg_cursor *cur)
 	return 0;
 }
 
+int probe_link_take(struct probe_link *link, const struct msg_hdr *hdr, const uint8_t *payload)
+{
+	struct msg_cursor cur;
+
+	msg_cursor_init(&cur, payload, hdr->len);
+	switch (hdr->type) {
+	case MT_PROBE_PROCS:
+		return take_procs(link, &cur);
+	case MT_PROBE_EXITS:
+		return take_exits(link, &cur);
+	case MT_PROBE_END:
+		if (msg_get(&cur, &link->end, sizeof(link->end)) < 0 || msg_end(&cur) < 0 ||
+		    link->end.exits != link->exits_count)
+			return -EBADMSG;
+		return 1;
+	default:
+		return -EPROTO;
+	}
+}
+
 /* Sends POLL and reads the whole answer; 0, or -errno (the link is then dropped). */
 static int fetch_answer(struct probe_link *link)
 {
 	struct probe_poll req = {0};
 	uint64_t deadline = clock_mono_ms() + PROBE_LINK_TIMEOUT_MS;
-	struct msg_cursor cur;
 	struct msg_hdr hdr;
 	int r;
 
@@ -211,24 +230,12 @@ static int fetch_answer(struct probe_link *link)
 	link->stats.records_last = 0;
 	if ((r = msg_send_packet(link->fd, MT_PROBE_POLL, &req, sizeof(req), NULL, 0)) < 0)
 		return r;
-	for (;;) {
+	do {
 		if ((r = recv_packet(link, deadline, &hdr)) < 0)
 			return r;
-		msg_cursor_init(&cur, link->packet + sizeof(hdr), hdr.len);
-		if (hdr.type == MT_PROBE_PROCS)
-			r = take_procs(link, &cur);
-		else if (hdr.type == MT_PROBE_EXITS)
-			r = take_exits(link, &cur);
-		else if (hdr.type == MT_PROBE_END)
-			r = msg_get(&cur, &link->end, sizeof(link->end)) < 0 || msg_end(&cur) < 0 ?
-				-EBADMSG : 1;
-		else
-			r = -EPROTO;
-		if (r < 0)
-			return r;
-		if (r == 1)
-			return link->end.exits == link->exits_count ? 0 : -EBADMSG;
-	}
+		r = probe_link_take(link, &hdr, link->packet + sizeof(hdr));
+	} while (r == 0);
+	return r < 0 ? r : 0;
 }
 
 /* Every tracked process: an answer came, nothing counted unless a record says so. */
@@ -344,22 +351,10 @@ static void apply_answer(struct probe_link *link, struct proc_table *table)
 	count_exits(link);
 }
 
-void probe_link_poll(struct probe_link *link, struct proc_table *table, uint64_t now_boot_ns)
+void probe_link_apply(struct probe_link *link, struct proc_table *table)
 {
 	bool usable;
-	int r;
 
-	(void)now_boot_ns;
-	if (link->fd < 0 && (r = link_connect(link)) < 0) {
-		link_down(link, link->path, -r);
-		reset_rates(table, false, false);
-		return;
-	}
-	if ((r = fetch_answer(link)) < 0) {
-		link_down(link, "answer", -r);
-		reset_rates(table, false, false);
-		return;
-	}
 	link->answers++;
 	link->stats.answers++;
 	link->stats.probe_drops_total = 0;
@@ -374,4 +369,22 @@ void probe_link_poll(struct probe_link *link, struct proc_table *table, uint64_t
 		link->stats.exits_seen += link->exits_count;
 	snprintf(link->state, sizeof(link->state), usable ? "connected" :
 		"connected, first answer is the baseline");
+}
+
+void probe_link_poll(struct probe_link *link, struct proc_table *table, uint64_t now_boot_ns)
+{
+	int r;
+
+	(void)now_boot_ns;
+	if (link->fd < 0 && (r = link_connect(link)) < 0) {
+		link_down(link, link->path, -r);
+		reset_rates(table, false, false);
+		return;
+	}
+	if ((r = fetch_answer(link)) < 0) {
+		link_down(link, "answer", -r);
+		reset_rates(table, false, false);
+		return;
+	}
+	probe_link_apply(link, table);
 }

@@ -24,6 +24,15 @@ void probe_link_free(struct probe_link *link);
  * the process (or replaced here with free + malloc).
  */
 void probe_link_poll(struct probe_link *link, struct proc_table *table, uint64_t now_boot_ns);
+/*
+ * The socket-free half of probe_link_poll, apart for the fuzzer: one packet
+ * of an answer checked and kept (0: more to come, 1: MT_PROBE_END closed a
+ * consistent answer, -errno: drop the link), then a whole answer applied.
+ */
+struct msg_hdr;
+int probe_link_take(struct probe_link *link, const struct msg_hdr *hdr, const uint8_t *payload);
+void probe_link_apply(struct probe_link *link, struct proc_table *table);
+
 /* "connected", or why not (for status and the once-per-change log line). */
 const char *probe_link_state(const struct probe_link *link);
 
