@@ -423,7 +423,7 @@ int collector_answer(struct collector *col, bool first, const struct answer **re
 	ring_buffer__consume(col->rb); /* the old generation's last events: next answer's exits */
 	settle_events(col, old);
 	if ((r = loader_walk_threads(col->objs, old)) < 0)
-		log_warnx("walking the threads for their run-queue wait: %s", strerror(-r));
+		log_warnx("walking the threads for their scheduling counts: %s", strerror(-r));
 	for (int c = 0; c < CONCERNS; c++) {
 		int fd = loader_map_fd(col->objs, c, old);
 

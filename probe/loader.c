@@ -215,9 +215,11 @@ static int open_sched(struct probe_objs *objs, const char **what)
 		return -errno;
 	objs->sched->rodata->loaded_mono_ns = clock_mono_ns();
 	if ((r = prepare(objs->sched->obj, objs->sched_btf, objs->map_entries)) < 0 ||
-	    (r = sched_bpf__load(objs->sched)) < 0)
+	    (r = sched_bpf__load(objs->sched)) < 0 || (r = sched_bpf__attach(objs->sched)) < 0)
 		return r;
-	return sched_bpf__attach(objs->sched);
+	/* every thread's counts so far are its baseline: counting starts now */
+	*what = "sched: first thread walk";
+	return loader_walk_threads(objs, objs->gen);
 }
 
 int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t err_len)
@@ -417,7 +419,7 @@ int loader_walk_threads(struct probe_objs *objs, uint32_t g)
 	if (!objs->sched_btf)
 		return 0;
 	objs->sched->bss->walk_gen = g;
-	fd = bpf_iter_create(bpf_link__fd(objs->sched->links.runq_walk));
+	fd = bpf_iter_create(bpf_link__fd(objs->sched->links.thread_walk));
 	if (fd < 0)
 		return -errno;
 	while ((n = read(fd, buf, sizeof(buf))) > 0)

@@ -83,8 +83,9 @@ int loader_drops(const struct probe_objs *objs, uint64_t *ret_drops);
  * program writes (after loader_flip).
  */
 /*
- * tp_btf: adds every thread's run-queue wait not yet counted to generation
- * g (the one just closed) by running sched.bpf.c's walk; raw_tp: nothing.
+ * tp_btf: adds every thread's context switches and run-queue wait not yet
+ * counted to generation g (at an answer, the one just closed) by running
+ * sched.bpf.c's walk; raw_tp: nothing (sched_switch counts them).
  */
 int loader_walk_threads(struct probe_objs *objs, uint32_t g);
 int loader_take_event_counts(const struct probe_objs *objs, uint32_t g,

@@ -1,8 +1,8 @@
 /*
- * sched.bpf.c: per tgid, voluntary and involuntary context switches (from
- * sched_switch) and the time its threads waited runnable on a run queue:
- * the kernel's own run_delay, read by a walk over the threads at each
- * answer and at thread exit (tp_btf), or from sched_switch and
+ * sched.bpf.c: per tgid, voluntary and involuntary context switches and the
+ * time its threads waited runnable on a run queue: the kernel's own
+ * per-thread counts, read by a walk over the threads at each answer and at
+ * thread exit (tp_btf), or counted on sched_switch with
  * sched_wakeup{,_new} timestamps (raw_tp).  Kernel side of croft-probe,
  * loaded by root.
  */
@@ -24,23 +24,26 @@ SCHED_MAP(sched_1);
 const volatile __u64 loaded_mono_ns;
 
 /*
- * tp_btf: the kernel's own per-thread run-queue wait (sched_info.run_delay,
- * what /proc/<pid>/schedstat shows), read by a walk over every thread that
- * croft-probe runs at each answer and by a thread's exit; the part not yet
- * counted is added to its tgid.  Exactly the kernel's figure, at no cost
- * per context switch.  Per thread, in task storage: the run_delay already
- * counted (threads older than croft-probe start from what they had, so no
- * wait from before it is counted).
+ * tp_btf: no program on sched_switch.  The kernel already counts, per
+ * thread, voluntary and involuntary switches (nvcsw, nivcsw: what
+ * /proc/<pid>/status shows) and run-queue wait (sched_info.run_delay:
+ * /proc/<pid>/schedstat).  A walk over every thread, run by croft-probe at
+ * load and at each answer, and each thread's exit add the part not yet
+ * counted to its tgid: exactly the kernel's figures, at no cost per context
+ * switch.  Per thread, in task storage: what was counted (threads older
+ * than croft-probe start from what they had at load).
  */
-struct thread_delay {
-	__u64 counted_plus1; /* run_delay counted + 1; 0: thread not seen yet */
+struct thread_counted {
+	__u64 voluntary_plus1;  /* each: counted + 1; 0: thread not seen yet */
+	__u64 involuntary_plus1;
+	__u64 runqueue_plus1;
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct thread_delay);
+	__type(value, struct thread_counted);
 } runq_task SEC(".maps");
 
 /* Set by croft-probe before each walk: the generation it adds into. */
@@ -74,9 +77,10 @@ static __always_inline struct probe_sched_val *sched_val(__u32 tgid)
 }
 
 /*
- * Counts one switch out: involuntary when preempted or still runnable (the
- * kernel's nivcsw rule).  A dead task's last switch is not counted: its
- * exit was already reported.  Returns whether prev waits runnable now.
+ * raw_tp: counts one switch out: involuntary when preempted or still
+ * runnable (the kernel's nivcsw rule).  A dead task's last switch is not
+ * counted: its exit was already reported.  Returns whether prev waits
+ * runnable now.
  */
 static __always_inline bool count_switch(struct probe_sched_val *v, bool preempt, __u32 state)
 {
@@ -92,33 +96,48 @@ static __always_inline bool count_switch(struct probe_sched_val *v, bool preempt
 }
 
 /*
- * Adds t's run_delay not yet counted to generation g.  The walk and t's
- * own exit can meet on one thread: compare-and-swap makes each nanosecond
- * counted by exactly one of them.
+ * The part of a kernel counter (now) not yet taken into *counted_plus1; a
+ * thread seen for the first time starts from now when it is older than
+ * croft-probe.  The walk and the thread's own exit can meet on one thread:
+ * compare-and-swap gives every unit to exactly one of them.
  */
-static __always_inline void count_delay(struct task_struct *t, __u32 g)
+static __always_inline __u64 take(__u64 *counted_plus1, __u64 now, bool older)
 {
-	__u64 now = t->sched_info.run_delay + 1, was;
-	struct probe_sched_val *v;
-	struct thread_delay *d;
+	__u64 was = *counted_plus1, base;
 
-	d = bpf_task_storage_get(&runq_task, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!d) {
-		count_drop(PROBE_DROP_RUNQ_MAP_FULL);
-		return;
-	}
-	was = d->counted_plus1;
+	now++;
 	if (!was) {
-		__u64 base = t->start_time < loaded_mono_ns ? now : 1;
-
-		was = __sync_val_compare_and_swap(&d->counted_plus1, 0, base);
+		base = older ? now : 1;
+		was = __sync_val_compare_and_swap(counted_plus1, 0, base);
 		if (!was)
 			was = base;
 	}
-	if (now <= was || __sync_val_compare_and_swap(&d->counted_plus1, was, now) != was)
+	if (now <= was || __sync_val_compare_and_swap(counted_plus1, was, now) != was)
+		return 0;
+	return now - was;
+}
+
+/* tp_btf: adds what t's kernel counters gained since last taken to generation g. */
+static __always_inline void count_thread(struct task_struct *t, __u32 g)
+{
+	bool older = t->start_time < loaded_mono_ns;
+	__u64 vol, invol, delay;
+	struct probe_sched_val *v;
+	struct thread_counted *c;
+
+	c = bpf_task_storage_get(&runq_task, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!c) {
+		count_drop(PROBE_DROP_RUNQ_MAP_FULL);
 		return;
-	if ((v = sched_val_in(g, t->tgid)))
-		v->runqueue_ns += now - was;
+	}
+	vol = take(&c->voluntary_plus1, t->nvcsw, older);
+	invol = take(&c->involuntary_plus1, t->nivcsw, older);
+	delay = take(&c->runqueue_plus1, t->sched_info.run_delay, older);
+	if (!(vol | invol | delay) || !(v = sched_val_in(g, t->tgid)))
+		return;
+	v->voluntary += vol;
+	v->involuntary += invol;
+	v->runqueue_ns += delay;
 }
 
 /* Kernel threads never make a row (the sampler skips them): not counted. */
@@ -127,34 +146,23 @@ static __always_inline bool is_kthread(struct task_struct *t)
 	return t->flags & PF_KTHREAD_FLAG;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
-{
-	__u32 state = prev->__state, tgid = prev->tgid;
-
-	if (!tgid || (state & TASK_DEAD_STATE) || is_kthread(prev))
-		return 0;
-	count_switch(sched_val(tgid), preempt, state);
-	return 0;
-}
-
-/* A thread's last waits, before its exit is reported (this runs before proc.bpf.c's). */
+/* A thread's last counts, before its exit is reported (this runs before proc.bpf.c's). */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(thread_exit_btf, struct task_struct *p)
 {
 	if (p->tgid && !is_kthread(p))
-		count_delay(p, gen);
+		count_thread(p, gen);
 	return 0;
 }
 
-/* croft-probe's walk at each answer, into generation walk_gen (the one just closed). */
+/* croft-probe's walk, into generation walk_gen (at an answer: the one just closed). */
 SEC("iter/task")
-int runq_walk(struct bpf_iter__task *ctx)
+int thread_walk(struct bpf_iter__task *ctx)
 {
 	struct task_struct *t = ctx->task;
 
 	if (t && t->tgid && !is_kthread(t))
-		count_delay(t, walk_gen);
+		count_thread(t, walk_gen);
 	return 0;
 }
 
