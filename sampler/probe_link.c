@@ -333,20 +333,20 @@ static void count_exits(struct probe_link *link)
 static void apply_answer(struct probe_link *link, struct proc_table *table)
 {
 	uint64_t tick_ns = 1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
-	const uint8_t *pos = link->procs, *end = link->procs + link->procs_len;
 
-	while (pos < end) {
+	/* by offset: procs is NULL in an answer without records, and NULL + 0 is UB */
+	for (size_t off = 0; off < link->procs_len;) {
+		const uint8_t *pos = link->procs + off;
 		struct probe_proc rec;
 		struct proc *p;
 
 		memcpy(&rec, pos, sizeof(rec));
-		pos += sizeof(rec);
 		p = match(table, &rec, tick_ns);
 		if (p)
-			apply_record(p, &rec, (const struct probe_syscall *)pos);
+			apply_record(p, &rec, (const struct probe_syscall *)(pos + sizeof(rec)));
 		else if (rec.gpu_ioctls)
 			note_unmatched_gpu(link, &rec);
-		pos += rec.syscalls_count * sizeof(struct probe_syscall);
+		off += sizeof(rec) + rec.syscalls_count * sizeof(struct probe_syscall);
 	}
 	count_exits(link);
 }
