@@ -34,6 +34,7 @@ static struct proc_table *fake_table(void)
 	static struct proc_table table;
 	static struct catalog *cat;
 	static struct gpudev_set gpu;
+	static struct cgroup_table *cgroups;
 	struct cgroup_mounts mounts = { 0 };
 	struct poll_env env = { 0 };
 
@@ -53,7 +54,7 @@ static struct proc_table *fake_table(void)
 	env.procfd = fuzz_dir_fd();
 	env.catalog = cat;
 	env.gpu = &gpu;
-	env.cgroups = cgroup_table_new(&mounts);
+	env.cgroups = cgroups = cgroup_table_new(&mounts);
 	env.gen = 1;
 	env.idle_every = 1;
 	env.tick_ns = 1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
