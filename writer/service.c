@@ -6,10 +6,12 @@
  * status reports.  Writer process, croft user.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -273,13 +275,20 @@ int service_start(struct writer *w, char (*todo)[SEG_NAME_MAX], size_t ntodo)
 	w->tick_ev = evtimer_new(w->base, tick_cb, w);
 	if (!w->comp_ev || !w->tick_ev || event_add(w->comp_ev, NULL) < 0)
 		return -ENOMEM;
+	/* Retention first, while nothing is queued: a leftover segment already
+	 * expired (a clock jump, a long stop) goes now, not after compression
+	 * at the next rotation.  The newest stays, as always. */
+	service_retention(w);
 	for (size_t i = 0; i < ntodo; i++) {
+		struct stat st;
+
+		if (fstatat(w->ds->dirfd, todo[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue; /* deleted by retention */
 		log_info("%s: left uncompressed by an earlier writer; queued", todo[i]);
 		pending_add(w, todo[i]);
 	}
 	w->live_boundary_ms =
 		seg_next_boundary_ms(w->ds->rec.live_start_ms, w->cfg.rotate_interval_ms);
-	service_retention(w);
 	service_rearm(w);
 	return 0;
 }

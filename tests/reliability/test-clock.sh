@@ -68,10 +68,20 @@ rl_stop WPID
 $PY "$RELCHECK" sent-clock "$DATA" "$TEST_TMP/proxy.log" || fail "rows lost across the clock jumps (a segment overwritten?)"
 
 # 3. forward 40 days, then a restart: what is over 30 days old by its own
-# time goes, each deletion logged; nothing newer does
+# time goes at once (retention right after recovery), each deletion logged,
+# all but the newest segment (the live file recovery closes); nothing newer
+# does.  The oldest segment is left uncompressed, as by a writer killed
+# before compressing it: expired, it must go at the start too, not be queued
+# for compression and kept until the next rotation.
+zst=$(ls "$DATA" | grep -E '^croft-dataset-.*\.jsonl\.zst$' | sort | head -n 1)
+[ -n "$zst" ] || fail "no compressed segment before the +40 d restart"
+zstd -q -d "$DATA/$zst" -o "$DATA/${zst%.zst}" && chown --reference="$DATA/$zst" "$DATA/${zst%.zst}" &&
+	chmod --reference="$DATA/$zst" "$DATA/${zst%.zst}" && rm "$DATA/$zst" || fail "cannot uncompress $zst"
 before=$(ls "$DATA" | grep -cE '^croft-dataset-.*\.jsonl(\.zst)?$')
 set_offset $(( 40 * 86400 * 1000 ))
 rl_start_writer
+[ "$(rl_field writer segments_deleted)" = "$before" ] ||
+	fail "$(rl_field writer segments_deleted) of $before segments 40 days old deleted at the start"
 rl_start_sampler --writer-socket "$TEST_TMP/proxy.sock"
 rl_wait_polls 6
 rl_stop SPID
