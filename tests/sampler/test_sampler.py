@@ -442,6 +442,7 @@ def fork_with_pid(target, argv):
         pid = os.fork()
         if pid == 0:
             try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # its "ready" is not TAP
                 os.execv(argv[0], argv)
             finally:
                 os._exit(127)
