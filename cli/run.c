@@ -6,6 +6,7 @@
  * user the daemons drop to (croft, else nobody).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <linux/bpf.h>
@@ -497,6 +498,8 @@ static int run_loop(struct run *run)
 	int ret = 0;
 
 	signal(SIGPIPE, SIG_IGN);
+	if (pipe2(run->supervisor_fds, O_CLOEXEC) < 0)
+		return -errno;
 	for (size_t i = 0; i < 4; i++) {
 		sig_events[i] = evsignal_new(run->base, sigs[i], run_on_signal, run);
 		if (!sig_events[i] || event_add(sig_events[i], NULL) < 0)
@@ -517,6 +520,8 @@ static int run_loop(struct run *run)
 			event_free(sig_events[i]);
 	if (ready_timer)
 		event_free(ready_timer);
+	close(run->supervisor_fds[0]);
+	close(run->supervisor_fds[1]);
 	return ret;
 }
 

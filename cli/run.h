@@ -70,6 +70,10 @@ struct run {
 	int stop_status;  /* 0, or 1 when a daemon did not exit 0 */
 	bool verbose;
 	uint64_t watchdog_ms; /* RUN_WATCHDOG_MS or the environment's */
+	/* The supervisor pipe (DAEMON_SUPERVISOR_FD_ENV): each daemon inherits
+	 * the read end; the write end is only ours, so its EOF tells them we
+	 * are gone, even SIGKILLed.  Made by run_loop. */
+	int supervisor_fds[2];
 };
 
 /* run.c: called by run_child.c on the events of a child */

@@ -2,7 +2,8 @@
  * run_child.c: one daemon supervised by `croft run`: fork + exec with its
  * stdout/stderr on a pipe whose lines are relayed with the daemon's tag, an
  * abstract notify socket (NOTIFY_SOCKET) for READY=1 and watchdog pings,
- * reaping and restart with backoff.  Runs in the croft command, as the invoking user.
+ * the supervisor pipe's read end, reaping and restart with backoff.  Runs
+ * in the croft command, as the invoking user.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include <event2/event.h>
 
 #include "clock.h"
+#include "daemon.h"
 #include "log.h"
 #include "run.h"
 
@@ -166,15 +168,20 @@ static int child_notify_open(struct child *child)
 }
 
 /* In the forked child: own process group (the terminal's Ctrl-C is for croft
- * run alone, which stops the daemons in order), the pipe as stdout/stderr. */
+ * run alone, which stops the daemons in order), the pipe as stdout/stderr,
+ * the supervisor pipe's read end kept across exec (a copy above stderr). */
 static void child_exec(struct child *child, int log_fd)
 {
 	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int supervisor_fd = fcntl(child->run->supervisor_fds[0], F_DUPFD, STDERR_FILENO + 1);
+	char fd_text[16];
 
 	setpgid(0, 0);
-	if (null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 || dup2(log_fd, STDOUT_FILENO) < 0 ||
-		dup2(log_fd, STDERR_FILENO) < 0)
+	if (null_fd < 0 || supervisor_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 ||
+		dup2(log_fd, STDOUT_FILENO) < 0 || dup2(log_fd, STDERR_FILENO) < 0)
 		_exit(127);
+	snprintf(fd_text, sizeof(fd_text), "%d", supervisor_fd);
+	setenv(DAEMON_SUPERVISOR_FD_ENV, fd_text, 1);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);

@@ -1,9 +1,13 @@
 /*
- * daemon.c: common option handling, the runtime directory and sd_notify
- * for croft-probe, croft-sampler and croft-writer.  Runs in each daemon;
- * daemon_runtime_dir runs before the privilege drop.
+ * daemon.c: common option handling, the runtime directory, sd_notify and
+ * croft run's supervisor pipe for croft-probe, croft-sampler and
+ * croft-writer.  Runs in each daemon; daemon_runtime_dir runs before the
+ * privilege drop.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +20,11 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "log.h"
 
 struct daemon_notify {
 	struct event *watchdog;
+	struct event *supervisor; /* croft run's pipe, when it started us */
 };
 
 void daemon_opts_init(struct daemon_opts *opts, const char *name, const char *extra_usage)
@@ -113,6 +119,48 @@ static void daemon_watchdog_cb(evutil_socket_t fd, short what, void *arg)
 	sd_notify(0, "WATCHDOG=1");
 }
 
+/* Readable: EOF (croft run is gone) or bytes it never writes. */
+static void daemon_supervisor_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon_notify *notify = arg;
+	char byte;
+	ssize_t n = read(fd, &byte, 1);
+
+	if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN))) {
+		event_add(notify->supervisor, NULL);
+		return;
+	}
+	log_warnx("croft run is gone (its pipe closed): stopping as on SIGTERM");
+	kill(getpid(), SIGTERM); /* the daemon's own SIGTERM path, in its loop */
+}
+
+/*
+ * croft run names the read end of a pipe whose write end only it holds: it
+ * reads EOF once croft run is gone, even SIGKILLed.  (PR_SET_PDEATHSIG
+ * would not survive the privilege drop, which clears it.)
+ */
+static void daemon_watch_supervisor(struct daemon_notify *notify, struct event_base *base)
+{
+	const char *env = getenv(DAEMON_SUPERVISOR_FD_ENV);
+	char *end;
+	long fd;
+
+	if (!env)
+		return;
+	errno = 0;
+	fd = strtol(env, &end, 10);
+	if (errno || end == env || *end || fd < 3 || fd > INT_MAX ||
+		fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0) {
+		log_warnx("%s=%s: not an open descriptor; croft run not watched",
+			DAEMON_SUPERVISOR_FD_ENV, env);
+		return;
+	}
+	unsetenv(DAEMON_SUPERVISOR_FD_ENV);
+	notify->supervisor = event_new(base, (int)fd, EV_READ, daemon_supervisor_cb, notify);
+	if (!notify->supervisor || event_add(notify->supervisor, NULL) < 0)
+		log_warnx("croft run's pipe: cannot watch it");
+}
+
 struct daemon_notify *daemon_notify_new(struct event_base *base)
 {
 	struct daemon_notify *notify = calloc(1, sizeof(*notify));
@@ -128,6 +176,7 @@ struct daemon_notify *daemon_notify_new(struct event_base *base)
 		if (notify->watchdog)
 			event_add(notify->watchdog, &half);
 	}
+	daemon_watch_supervisor(notify, base);
 	return notify;
 }
 
@@ -137,6 +186,8 @@ void daemon_notify_free(struct daemon_notify *notify)
 		return;
 	if (notify->watchdog)
 		event_free(notify->watchdog);
+	if (notify->supervisor)
+		event_free(notify->supervisor);
 	free(notify);
 }
 

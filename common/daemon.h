@@ -1,9 +1,9 @@
 /*
  * daemon.h: what the three daemons share around main(): the common command
- * line options, the runtime directory, and systemd notification (READY=1,
- * STATUS=, the watchdog kept by a libevent timer).  Outside systemd every
- * notify call is a no-op.  Daemon processes; the runtime dir needs root
- * only to hand it to the croft group.
+ * line options, the runtime directory, systemd notification (READY=1,
+ * STATUS=, the watchdog kept by a libevent timer) and croft run's pipe.
+ * Outside systemd every notify call is a no-op.  Daemon processes; the
+ * runtime dir needs root only to hand it to the croft group.
  */
 #ifndef CROFT_DAEMON_H
 #define CROFT_DAEMON_H
@@ -47,7 +47,15 @@ void daemon_usage(const struct daemon_opts *opts, int status) __attribute__((nor
 /* mkdir -p dir, mode 0750; when root, owner root and group gid ((gid_t)-1: keep). */
 int daemon_runtime_dir(const char *dir, gid_t gid);
 
-/* Starts the watchdog timer at half WATCHDOG_USEC when systemd asks for one. */
+/*
+ * croft run's supervisor pipe: the number of an inherited fd, the read end
+ * of a pipe whose write end only croft run holds.  At its EOF (croft run
+ * gone, even SIGKILLed) the daemon stops as on SIGTERM.
+ */
+#define DAEMON_SUPERVISOR_FD_ENV "CROFT_SUPERVISOR_FD"
+
+/* Starts the watchdog timer at half WATCHDOG_USEC when systemd asks for one,
+ * and watches croft run's pipe when DAEMON_SUPERVISOR_FD_ENV names one. */
 struct daemon_notify *daemon_notify_new(struct event_base *base);
 void daemon_notify_free(struct daemon_notify *notify);
 void daemon_notify_ready(const char *status);

@@ -128,7 +128,8 @@ static int join_stretches(
 			out = p->open_out;
 			j->res->phases[out].end_ms = st->end_ms;
 		} else {
-			int64_t start = first_row ? seg->key.first_ms - (int64_t)weight : st->start_ms;
+			int64_t start =
+				first_row ? seg->key.first_ms - (int64_t)weight : st->start_ms;
 			out = emit_phase(j, seg->key.tgid, start, st->end_ms, st->kind);
 			if (out == SIZE_MAX)
 				return -ENOMEM;

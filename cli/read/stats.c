@@ -18,7 +18,7 @@ struct sys_ref {
 /* One process's rows in one file; the first row's share is settled later. */
 struct seg {
 	struct seg_key key; /* first: the join sorts pointers to keys */
-	u128 cpu_e4ms; /* rows after the first */
+	u128 cpu_e4ms;      /* rows after the first */
 	int64_t first_cpu_e4;
 	uint32_t framework, first_container, first_cwd, first_sys_off, first_sys_n;
 	uint8_t states, first_state, first_idle, worker;

@@ -3,7 +3,7 @@
 # every daemon starts and reports ready, rows carry fields from the sampler
 # and (root with BPF) the probe, and after SIGINT every daemon exits 0, the
 # live file ends with a whole line and every poll the sampler reported is
-# on disk.
+# on disk.  SIGKILLed, croft run leaves no daemon running.
 # usage: test-run.sh CROFT CROFTCTL PROBE_BINARY
 set -u
 . "$(dirname "$0")/../lib/testlib.sh"
@@ -88,6 +88,25 @@ if [ $probe = 0 ]; then
 		quiet jq -e '(.syscalls | map(.name) | index("read")) != null and
 			(.usage | has("ctx_voluntary_s") and has("runqueue_s"))' <<<"$row"
 fi
+# croft run SIGKILLed: no daemon it started may outlive it.  Each reads EOF
+# on the pipe whose write end only croft run held, and stops as on SIGTERM
+# (a PDEATHSIG would not survive the daemons' privilege drop).
+ops_start
+check "croft run starts again" wait_for 'ops_up croft-writer && ops_up croft-sampler' 30
+pids=$(for d in croft-writer croft-probe croft-sampler; do ops_field $d .pid; done)
+pids=$(echo $pids)
+kill -KILL "$RUN_PID"
+wait "$RUN_PID" 2>/dev/null
+RUN_PID=
+gone() {  # every pid exited (a zombie counts: it waits for a reaper only)
+	for p in $pids; do
+		s=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f1)
+		[ -z "$s" ] || [ "$s" = Z ] || return 1
+	done
+}
+check "croft run SIGKILLed: every daemon it started ($pids) exits" wait_for gone 30
+for p in $pids; do kill -KILL "$p" 2>/dev/null; done # those that did not
+
 # Not root: the daemons run as the invoking user, no probe, the runtime dir
 # under the data dir (XDG_RUNTIME_DIR unset).  The binaries are copied where
 # nobody can reach them, in the build tree's layout croft run looks for.
