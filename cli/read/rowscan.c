@@ -11,6 +11,9 @@
 #include <string.h>
 
 #include <jansson.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "rowscan.h"
 
@@ -78,6 +81,20 @@ static inline bool eat(struct scan *s, char c)
 	return false;
 }
 
+#ifdef __SSE2__
+/* How many plain bytes (0..16) start at q: before '"', '\\', a control or a
+ * byte >= 0x80 (negative as signed, so below ' ' too).  Reads 16 bytes. */
+static inline int plain_bytes16(const char *q)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
+	__m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+	__m128i bslash = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+	__m128i low = _mm_cmplt_epi8(v, _mm_set1_epi8(' '));
+	unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, bslash), low));
+
+	return m ? __builtin_ctz(m) : 16;
+}
+#else
 /*
  * Bytes that end the plain part of a string, eight at a time: '"', '\\',
  * controls and anything >= 0x80.  The lowest flagged byte is always a real
@@ -91,6 +108,19 @@ static inline uint64_t special_bytes(uint64_t v)
 	return (((q - ones) & ~q) | ((b - ones) & ~b) | ((v - ones * 0x20) & ~v) | v) & high;
 }
 
+static inline int plain_bytes16(const char *q)
+{
+	uint64_t lo, hi, m;
+
+	memcpy(&lo, q, sizeof(lo));
+	memcpy(&hi, q + 8, sizeof(hi));
+	if ((m = special_bytes(lo)))
+		return __builtin_ctzll(m) / 8;
+	m = special_bytes(hi);
+	return m ? 8 + __builtin_ctzll(m) / 8 : 16;
+}
+#endif
+
 /* At '"': the string's bytes, if plain ASCII without escapes. */
 static inline bool scan_string(struct scan *s, struct strv *ret)
 {
@@ -99,15 +129,11 @@ static inline bool scan_string(struct scan *s, struct strv *ret)
 	const char *start = ++s->p, *q = start;
 
 	for (;;) {
-		uint64_t v;
+		int n = plain_bytes16(q);
 
-		memcpy(&v, q, sizeof(v));
-		uint64_t m = special_bytes(v);
-		if (m) {
-			q += __builtin_ctzll(m) / 8;
+		q += n;
+		if (n < 16)
 			break;
-		}
-		q += 8;
 		if (q >= s->end)
 			return false;
 	}
