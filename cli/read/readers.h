@@ -76,7 +76,8 @@ bool seg_key_continues(
 struct strtab {
 	struct st_slot {
 		uint64_t hash;
-		uint32_t id;
+		uint64_t head, tail; /* with len, the whole of a string up to 16 bytes */
+		uint32_t id, len;
 	} * slots;
 	size_t slots_cap, count;
 	uint32_t *off, *len; /* per id */

@@ -26,30 +26,46 @@ static inline uint64_t load8(const char *s)
 	return v;
 }
 
-/* A multiply-fold hash, 16 bytes a step: the strings here are short. */
-uint64_t str_hash(const char *s, size_t len)
+/*
+ * Two words that, with the length, are the whole of a string up to 16
+ * bytes (the first and last 8, or 4, maybe overlapping); for a longer one,
+ * its last 16 bytes.
+ */
+static inline void str_words(const char *s, size_t len, uint64_t *ret_head, uint64_t *ret_tail)
 {
-	const uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull;
-	uint64_t a = 0, b = 0, seed = k0 ^ len;
+	uint32_t lo = 0, hi = 0;
 
-	if (len > 16) {
-		const char *end = s + len;
-		for (; end - s > 16; s += 16)
-			seed = mix(load8(s) ^ k1, load8(s + 8) ^ seed);
-		a = load8(end - 16); /* the last 16 bytes, maybe again */
-		b = load8(end - 8);
-	} else if (len >= 8) {
-		a = load8(s);
-		b = load8(s + len - 8);
-	} else if (len > 0) {
-		uint32_t lo = 0, hi = 0;
+	if (len >= 8) {
+		*ret_head = load8(len > 16 ? s + len - 16 : s);
+		*ret_tail = load8(s + len - 8);
+		return;
+	}
+	if (len > 0) {
 		memcpy(&lo, s, len >= 4 ? 4 : len);
 		if (len > 4)
 			memcpy(&hi, s + len - 4, 4);
-		a = lo;
-		b = hi;
 	}
-	return mix(a ^ k1, b ^ seed) ^ seed;
+	*ret_head = lo;
+	*ret_tail = hi;
+}
+
+static inline uint64_t hash_words(const char *s, size_t len, uint64_t head, uint64_t tail)
+{
+	const uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull;
+	uint64_t seed = k0 ^ len;
+
+	for (const char *end = s + len; end - s > 16; s += 16)
+		seed = mix(load8(s) ^ k1, load8(s + 8) ^ seed);
+	return mix(head ^ k1, tail ^ seed) ^ seed;
+}
+
+/* A multiply-fold hash, 16 bytes a step: the strings here are short. */
+uint64_t str_hash(const char *s, size_t len)
+{
+	uint64_t head, tail;
+
+	str_words(s, len, &head, &tail);
+	return hash_words(s, len, head, tail);
 }
 
 static int strtab_grow_slots(struct strtab *t)
@@ -107,22 +123,30 @@ static uint32_t strtab_add(struct strtab *t, const char *s, size_t len)
 	return (uint32_t)t->count++;
 }
 
+/* Short strings (most here) are told apart in the slot, without the arena. */
+static inline bool slot_holds(const struct strtab *t, const struct st_slot *slot, const char *s,
+	size_t len, uint64_t head, uint64_t tail)
+{
+	if (slot->len != len || slot->head != head || slot->tail != tail)
+		return false;
+	return len <= 16 || !memcmp(t->arena + t->off[slot->id], s, len);
+}
+
 uint32_t strtab_intern(struct strtab *t, const char *s, size_t len)
 {
 	if ((t->count + 1) * 2 > t->slots_cap && strtab_grow_slots(t) < 0)
 		return NONE_ID;
-	uint64_t h = str_hash(s, len);
+	uint64_t head, tail;
+	str_words(s, len, &head, &tail);
+	uint64_t h = hash_words(s, len, head, tail);
 	size_t mask = t->slots_cap - 1, j = h & mask;
 
-	for (; t->slots[j].id != NONE_ID; j = (j + 1) & mask) {
-		uint32_t id = t->slots[j].id;
-		if (t->slots[j].hash == h && t->len[id] == len &&
-			!memcmp(t->arena + t->off[id], s, len))
-			return id;
-	}
+	for (; t->slots[j].id != NONE_ID; j = (j + 1) & mask)
+		if (t->slots[j].hash == h && slot_holds(t, &t->slots[j], s, len, head, tail))
+			return t->slots[j].id;
 	uint32_t id = strtab_add(t, s, len);
 	if (id != NONE_ID)
-		t->slots[j] = (struct st_slot){ h, id };
+		t->slots[j] = (struct st_slot){ h, head, tail, id, (uint32_t)len };
 	return id;
 }
 
