@@ -160,6 +160,8 @@ static int take_procs(struct probe_link *link, struct msg_cursor *cur)
 	}
 	if (msg_end(cur) < 0)
 		return -EBADMSG;
+	if (len == 0)
+		return 0; /* an empty batch: procs may still be NULL, and NULL + 0 is UB */
 	if (link->procs_len + len > PROBE_LINK_ANSWER_MAX)
 		return -EMSGSIZE;
 	if (link->procs_len + len > link->procs_cap) {
