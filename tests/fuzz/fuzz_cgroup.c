@@ -26,17 +26,6 @@ static const char *const figure_files[] = {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Exact-size copies: the parsers take a length and must not read past it. */
-static char *copy_exact(const uint8_t *data, size_t size)
-{
-	char *buf = malloc(size ? size : 1);
-
-	if (!buf)
-		abort();
-	memcpy(buf, data, size);
-	return buf;
-}
-
 static void check_mount(const char *mount, size_t size)
 {
 	size_t len = strnlen(mount, size);
@@ -47,7 +36,7 @@ static void check_mount(const char *mount, size_t size)
 
 static void fuzz_mountinfo(const uint8_t *data, size_t size)
 {
-	char *text = copy_exact(data, size);
+	char *text = fuzz_memdup(data, size);
 	struct cgroup_mounts m;
 
 	if (cgroup_mounts_parse(text, size, &m) == 0) {
@@ -115,7 +104,7 @@ static void use_cgroup(const char *text, size_t size)
 
 static void fuzz_proc_cgroup(const uint8_t *data, size_t size)
 {
-	char *text = copy_exact(data, size);
+	char *text = fuzz_memdup(data, size);
 	struct cgroup_paths ps;
 
 	check_id(text, size);

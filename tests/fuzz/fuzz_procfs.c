@@ -34,6 +34,18 @@ static void fuzz_stat(const uint8_t *data, size_t size)
 	free(buf);
 }
 
+static void fuzz_schedstat(const uint8_t *data, size_t size)
+{
+	char *buf = fuzz_memdup(data, size), *text = fuzz_strndup(data, size), *end;
+	uint64_t runtime, slices;
+
+	if (procfs_parse_schedstat(buf, size, &runtime, &slices) == 0 &&
+	    (strtoull(text, &end, 10) != runtime || *end != ' ' || text[0] < '0' || text[0] > '9'))
+		abort(); /* accepted: the first field is that number, plainly written */
+	free(text);
+	free(buf);
+}
+
 static void fuzz_io(const uint8_t *data, size_t size)
 {
 	char *buf = fuzz_strndup(data, size);
@@ -125,7 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size == 0)
 		return 0;
-	switch (data[0] % 5) {
+	switch (data[0] % 6) {
 	case 0:
 		fuzz_stat(data + 1, size - 1);
 		break;
@@ -138,8 +150,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 3:
 		fuzz_framework(data + 1, size - 1);
 		break;
-	default:
+	case 4:
 		fuzz_devices(data + 1, size - 1);
+		break;
+	default:
+		fuzz_schedstat(data + 1, size - 1);
 	}
 	return 0;
 }

@@ -93,3 +93,13 @@ char *fuzz_strndup(const uint8_t *data, size_t size)
 	s[size] = '\0';
 	return s;
 }
+
+char *fuzz_memdup(const uint8_t *data, size_t size)
+{
+	char *buf = malloc(size ? size : 1);
+
+	if (!buf)
+		abort();
+	memcpy(buf, data, size);
+	return buf;
+}

@@ -20,5 +20,7 @@ int fuzz_dir_fd(void);
 const char *fuzz_write(const char *name, const uint8_t *data, size_t size);
 /* data as a NUL-terminated malloc'd copy (the readers' buffers always are). */
 char *fuzz_strndup(const uint8_t *data, size_t size);
+/* data as a malloc'd copy of exactly size bytes: a parser given a length must not read past it. */
+char *fuzz_memdup(const uint8_t *data, size_t size);
 
 #endif
