@@ -259,6 +259,10 @@ static void apply_syscalls(struct proc *p, const struct probe_syscall *sys, uint
 {
 	struct syscall_rate *rates = n ? calloc(n, sizeof(*rates)) : NULL;
 
+	/* a second record for the process in one answer replaces the first's */
+	free(p->probe.syscalls);
+	p->probe.syscalls = NULL;
+	p->probe.syscalls_count = 0;
 	if (!rates)
 		return;
 	for (uint32_t i = 0; i < n; i++) {
