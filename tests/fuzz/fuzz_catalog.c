@@ -81,8 +81,8 @@ static void match(const struct catalog *cat, const uint8_t *data, size_t size)
 		abort();
 	for (size_t limit = 0; limit < n; limit++)
 		if (catalog_match_path(cat, path, limit) != (by_path < limit ? by_path : limit) ||
-		    catalog_match_cmdline(cat, args, args_len, limit) !=
-			    (by_args < limit ? by_args : limit))
+			catalog_match_cmdline(cat, args, args_len, limit) !=
+				(by_args < limit ? by_args : limit))
 			abort();
 	free(path);
 }

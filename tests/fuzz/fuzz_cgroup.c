@@ -4,7 +4,8 @@
  * /proc/<pid>/cgroup text (cgroup_parse_proc, container ids, and a cgroup
  * made from it by cgroup_get), or the figure files of a fake hybrid
  * cgroupfs in the scratch directory, read by cgroup_refresh.
- * sources: sampler/cgroup.c sampler/procfs.c common/clock.c catalog/catalog.c common/gpudev.c common/fileio.c tests/fuzz/fuzzlib.c
+ * sources: sampler/cgroup.c sampler/procfs.c common/clock.c catalog/catalog.c
+ * sources: common/gpudev.c common/fileio.c tests/fuzz/fuzzlib.c
  * libs: -ljansson
  * include: sampler catalog
  * embed: catalog/frameworks.json catalog_builtin_json
@@ -19,9 +20,16 @@
 
 /* The figure files, in the order the NUL-separated parts of an input fill them. */
 static const char *const figure_files[] = {
-	"v2/cpu.stat", "v2/memory.current", "v2/memory.events", "v2/cpu.pressure",
-	"v2/memory.pressure", "v2/io.pressure", "memory/memory.usage_in_bytes",
-	"memory/memory.oom_control", "cpu/cpuacct.usage", "cpu/cpu.stat",
+	"v2/cpu.stat",
+	"v2/memory.current",
+	"v2/memory.events",
+	"v2/cpu.pressure",
+	"v2/memory.pressure",
+	"v2/io.pressure",
+	"memory/memory.usage_in_bytes",
+	"memory/memory.oom_control",
+	"cpu/cpuacct.usage",
+	"cpu/cpu.stat",
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -76,7 +84,7 @@ static void check_id(const char *path, size_t len)
 	if (!path || !cgroup_container_id(path, len, id))
 		return;
 	if (strlen(id) != CONTAINER_ID_LEN || strspn(id, "0123456789abcdef") != CONTAINER_ID_LEN ||
-	    !memmem(path, len, id, CONTAINER_ID_LEN))
+		!memmem(path, len, id, CONTAINER_ID_LEN))
 		abort(); /* 64 hex digits found in the path */
 }
 

@@ -4,7 +4,10 @@
  * bytes][payload], fed to probe_link_take until the answer ends or is
  * refused; a complete answer is applied (twice: the first is a baseline) to
  * a process table read from a fake /proc of three processes.
- * sources: sampler/probe_link.c sampler/proc.c sampler/procfs.c sampler/cgroup.c sampler/workload.c catalog/catalog.c common/clock.c common/log.c common/msg.c common/sandbox.c common/sock.c common/gpudev.c common/fileio.c tests/fuzz/fuzzlib.c
+ * sources: sampler/probe_link.c sampler/proc.c sampler/procfs.c sampler/cgroup.c
+ * sources: sampler/workload.c catalog/catalog.c common/clock.c common/log.c common/msg.c
+ * sources: common/sandbox.c common/sock.c common/gpudev.c common/fileio.c
+ * sources: tests/fuzz/fuzzlib.c
  * libs: -ljansson -lseccomp -levent_core
  * include: sampler catalog probe
  * embed: catalog/frameworks.json catalog_builtin_json
@@ -45,8 +48,8 @@ static struct proc_table *fake_table(void)
 	for (int pid = 1; pid <= FAKE_PIDS; pid++) {
 		char name[32], stat[160];
 		int n = snprintf(stat, sizeof(stat),
-			"%d (fake) S 0 %d %d 0 -1 4194304 0 0 0 0 7 3 0 0 20 0 1 0 0 1000 10\n", pid,
-			pid, pid);
+			"%d (fake) S 0 %d %d 0 -1 4194304 0 0 0 0 7 3 0 0 20 0 1 0 0 1000 10\n",
+			pid, pid, pid);
 
 		snprintf(name, sizeof(name), "%d/stat", pid);
 		fuzz_write(name, (const uint8_t *)stat, (size_t)n);
@@ -69,7 +72,7 @@ static void check_rates(const struct proc_table *table)
 {
 	for (const struct proc *p = table->list_head; p; p = p->list_next)
 		if (p->probe.syscalls_count > PROBE_PROC_SYSCALLS_MAX ||
-		    (p->probe.syscalls_count && !p->probe.syscalls))
+			(p->probe.syscalls_count && !p->probe.syscalls))
 			abort();
 }
 

@@ -4,7 +4,8 @@
  * (CROFT_LABEL), cmdline + maps (framework detection against the built-in
  * catalog) and /proc/devices (gpudev_resolve, procfs_gpu_possible) as files
  * of a fake /proc in the scratch directory, read by the real readers.
- * sources: sampler/procfs.c catalog/catalog.c common/gpudev.c common/fileio.c tests/fuzz/fuzzlib.c
+ * sources: sampler/procfs.c catalog/catalog.c common/gpudev.c common/fileio.c
+ * sources: tests/fuzz/fuzzlib.c
  * libs: -ljansson
  * include: sampler catalog
  * embed: catalog/frameworks.json catalog_builtin_json
@@ -17,9 +18,9 @@
 #include "fuzzlib.h"
 #include "sampler.h"
 
-#define FUZZ_PID      1
-#define LABEL_VAR     "CROFT_LABEL="
-#define MAPS_REPEAT   24 /* copies of the maps text at most: lines cross the reader's chunks */
+#define FUZZ_PID    1
+#define LABEL_VAR   "CROFT_LABEL="
+#define MAPS_REPEAT 24 /* copies of the maps text at most: lines cross the reader's chunks */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -29,7 +30,7 @@ static void fuzz_stat(const uint8_t *data, size_t size)
 	struct proc_stat st;
 
 	if (procfs_parse_stat(buf, size, &st) == 0 &&
-	    (st.comm < buf || st.comm + st.comm_len > buf + size))
+		(st.comm < buf || st.comm + st.comm_len > buf + size))
 		abort(); /* comm points into what was parsed */
 	free(buf);
 }
@@ -40,7 +41,8 @@ static void fuzz_schedstat(const uint8_t *data, size_t size)
 	uint64_t runtime, slices;
 
 	if (procfs_parse_schedstat(buf, size, &runtime, &slices) == 0 &&
-	    (strtoull(text, &end, 10) != runtime || *end != ' ' || text[0] < '0' || text[0] > '9'))
+		(strtoull(text, &end, 10) != runtime || *end != ' ' || text[0] < '0' ||
+			text[0] > '9'))
 		abort(); /* accepted: the first field is that number, plainly written */
 	free(text);
 	free(buf);

@@ -4,8 +4,9 @@
 #   run.sh --short [SECONDS]   each harness SECONDS (default 10): CI, via meson test
 #   run.sh --long  [SECONDS]   each harness SECONDS (default 600): `make fuzz`
 # A harness names what it links in its header comment: "sources:", "libs:",
-# "include:" (directories) and "embed: FILE SYMBOL" (FILE as a C string, the
-# way meson builds it with catalog/embed.py).
+# "include:" (directories; each of the three may take several lines, to stay
+# within clang-format's width) and "embed: FILE SYMBOL" (FILE as a C string,
+# the way meson builds it with catalog/embed.py).
 # Crashes are kept as FUZZ_BUILD/crash-<harness>-*; any crash fails the run.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -28,9 +29,9 @@ clang -fsanitize=fuzzer "$out/probe.c" -o "$out/probe" 2>/dev/null ||
 status=0
 for harness in "$root"/tests/fuzz/fuzz_*.c; do
 	name=$(basename "$harness" .c)
-	sources=$(sed -n 's/^ \* sources: //p' "$harness" | head -n 1)
-	libs=$(sed -n 's/^ \* libs: //p' "$harness" | head -n 1)
-	include=$(sed -n 's/^ \* include: //p' "$harness" | head -n 1)
+	sources=$(sed -n 's/^ \* sources: //p' "$harness" | tr '\n' ' ')
+	libs=$(sed -n 's/^ \* libs: //p' "$harness" | tr '\n' ' ')
+	include=$(sed -n 's/^ \* include: //p' "$harness" | tr '\n' ' ')
 	embed=$(sed -n 's/^ \* embed: //p' "$harness" | head -n 1)
 	set --
 	for s in $sources; do set -- "$@" "$root/$s"; done
