@@ -175,7 +175,8 @@ static bool seg_busy(const struct writer *w, const char *name)
 	return false;
 }
 
-void service_retention(struct writer *w)
+/* size_bytes: the limit on all segments together, UINT64_MAX for none. */
+static void retention_run(struct writer *w, uint64_t size_bytes)
 {
 	uint64_t now_ms = clock_real_ms();
 	struct seg_info *segs;
@@ -188,11 +189,16 @@ void service_retention(struct writer *w)
 	}
 	for (size_t i = 0; i < n; i++)
 		segs[i].busy = seg_busy(w, segs[i].name);
-	if (retention_select(segs, n, now_ms, w->cfg.retention_age_ms, w->cfg.retention_size_bytes))
+	if (retention_select(segs, n, now_ms, w->cfg.retention_age_ms, size_bytes))
 		for (size_t i = 0; i < n; i++)
 			if (segs[i].doomed)
 				retention_delete(w, &segs[i], now_ms);
 	free(segs);
+}
+
+void service_retention(struct writer *w)
+{
+	retention_run(w, w->cfg.retention_size_bytes);
 }
 
 static void compress_done(struct writer *w, const struct compress_result *r)
@@ -275,10 +281,11 @@ int service_start(struct writer *w, char (*todo)[SEG_NAME_MAX], size_t ntodo)
 	w->tick_ev = evtimer_new(w->base, tick_cb, w);
 	if (!w->comp_ev || !w->tick_ev || event_add(w->comp_ev, NULL) < 0)
 		return -ENOMEM;
-	/* Retention first, while nothing is queued: a leftover segment already
-	 * expired (a clock jump, a long stop) goes now, not after compression
-	 * at the next rotation.  The newest stays, as always. */
-	service_retention(w);
+	/* Retention by age first, while nothing is queued: a leftover segment
+	 * already expired (a clock jump, a long stop) goes now, not after its
+	 * compression at the next rotation.  Not by size: a leftover's size is
+	 * its compressed one, known later.  The newest stays, as always. */
+	retention_run(w, UINT64_MAX);
 	for (size_t i = 0; i < ntodo; i++) {
 		struct stat st;
 
@@ -289,6 +296,7 @@ int service_start(struct writer *w, char (*todo)[SEG_NAME_MAX], size_t ntodo)
 	}
 	w->live_boundary_ms =
 		seg_next_boundary_ms(w->ds->rec.live_start_ms, w->cfg.rotate_interval_ms);
+	service_retention(w);
 	service_rearm(w);
 	return 0;
 }
