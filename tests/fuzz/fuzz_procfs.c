@@ -1,9 +1,10 @@
 /*
  * fuzz_procfs.c: libFuzzer harness for the sampler's /proc readers.  The
- * first byte picks the file: stat and io through their parsers; environ
- * (CROFT_LABEL), cmdline + maps (framework detection against the built-in
- * catalog) and /proc/devices (gpudev_resolve, procfs_gpu_possible) as files
- * of a fake /proc in the scratch directory, read by the real readers.
+ * first byte picks the file: stat, schedstat and io through their parsers;
+ * environ (CROFT_LABEL, checked against a plain reading), cmdline + maps
+ * (framework detection against the built-in catalog) and /proc/devices
+ * (gpudev_resolve, procfs_gpu_possible) as files of a fake /proc in the
+ * scratch directory, read by the real readers.
  * sources: sampler/procfs.c catalog/catalog.c common/gpudev.c common/fileio.c
  * sources: tests/fuzz/fuzzlib.c
  * libs: -ljansson
