@@ -206,7 +206,7 @@ static int open_syscalls_ioctl(struct probe_objs *objs, bool rdonly_cast, const 
 	return syscalls_bpf__attach(objs->syscalls);
 }
 
-static int open_sched(struct probe_objs *objs, const char **what)
+static int open_sched_variant(struct probe_objs *objs, const char **what)
 {
 	int r;
 
@@ -220,6 +220,25 @@ static int open_sched(struct probe_objs *objs, const char **what)
 	/* every thread's counts so far are its baseline: counting starts now */
 	*what = "sched: first thread walk";
 	return loader_walk_threads(objs, objs->gen);
+}
+
+/*
+ * The tp_btf walk needs task storage in tracing programs (5.11), task
+ * iterators and BPF atomics (5.12); where the kernel refuses it, sched
+ * runs as raw_tp (sched_switch and wakeups).
+ */
+static int open_sched(struct probe_objs *objs, const char **what)
+{
+	int r = open_sched_variant(objs, what);
+
+	if (r < 0 && objs->sched_btf) {
+		log_warnx("%s: %s; counting scheduling on sched_switch (raw_tp) instead", *what,
+			strerror(-r));
+		sched_bpf__destroy(objs->sched);
+		objs->sched_btf = false;
+		r = open_sched_variant(objs, what);
+	}
+	return r;
 }
 
 int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t err_len)
