@@ -161,7 +161,10 @@ awk '
 	}' "$TMP/syscall"
 awk '{ ns[$1] = $2 } END {
 	printf "program  own time per sys_enter (bpf_stats): croft %.1f ns (syscalls + ioctl programs), bpftrace %.1f ns, minimal %.1f ns\n", ns["croft"], ns["bpftrace"], ns["mincount"]
-	printf "program  own time per sched_switch (bpf_stats): croft %.1f ns\n", ns["croft-switch"]
+	if (ns["croft-switch"] > 0)
+		printf "program  own time per sched_switch (bpf_stats): croft %.1f ns\n", ns["croft-switch"]
+	else
+		printf "program  own time per sched_switch: none, croft has no program there (tp_btf: it reads the kernel per-thread counts at each answer)\n"
 }' "$TMP/prog"
 awk -v sys_add="$(awk '$1=="croft"{c=$2} $1=="nothing"{n=$2} END{print c-n}' "$TMP/syscall")" '
 	{ ns[$1] = $2 }
