@@ -131,7 +131,13 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* RATE fork+exec("exit") per second for SECS seconds, paced in 10 ms steps. */
+/*
+ * RATE fork+exec("exit") per second for SECS seconds, paced in 10 ms steps.
+ * At most CHURN_LIVE children are unreaped at once: short-lived processes
+ * come and go, they do not pile up as zombies when forks fall behind.
+ */
+#define CHURN_LIVE      64
+
 static int cmd_churn(const char *self, unsigned rate, unsigned secs)
 {
 	double t0 = now_s(), t;
@@ -141,8 +147,11 @@ static int cmd_churn(const char *self, unsigned rate, unsigned secs)
 		unsigned long due = (unsigned long)(t * rate);
 
 		while (started < due) {
-			pid_t pid = fork();
+			pid_t pid;
 
+			while (waitpid(-1, NULL, started - reaped < CHURN_LIVE ? WNOHANG : 0) > 0)
+				reaped++;
+			pid = fork();
 			if (pid == 0) {
 				execl(self, self, "exit", (char *)NULL);
 				_exit(127);
