@@ -155,13 +155,17 @@ int BPF_PROG(thread_exit_btf, struct task_struct *p)
 	return 0;
 }
 
-/* croft-probe's walk, into generation walk_gen (at an answer: the one just closed). */
+/*
+ * croft-probe's walk, into generation walk_gen (at an answer: the one just
+ * closed).  Zombies are left out: their exit took their counts, and the
+ * switch into death that follows is not counted (as on sched_switch).
+ */
 SEC("iter/task")
 int thread_walk(struct bpf_iter__task *ctx)
 {
 	struct task_struct *t = ctx->task;
 
-	if (t && t->tgid && !is_kthread(t))
+	if (t && t->tgid && !t->exit_state && !is_kthread(t))
 		count_thread(t, walk_gen);
 	return 0;
 }

@@ -1,12 +1,14 @@
 /*
  * probe-work.c: deterministic workloads for croft-probe's tests and
- * benchmark: exact syscall counts, ioctls on a device node, short sleeps,
- * pinned busy loops, a paced loopback TCP stream.  Runs as the test's user.
+ * benchmark: exact syscall counts, ioctls on a device node, short sleeps
+ * (in one thread or in threads that end one by one), pinned busy loops, a
+ * paced loopback TCP stream.  Runs as the test's user.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +106,39 @@ static int do_sleeps(unsigned long per_s, double secs)
 	realtime(SCHED_FIFO);
 	while ((t += step) < end)
 		sleep_until(t);
+	return 0;
+}
+
+#define THREADS_MAX 64
+
+struct sleeper {
+	unsigned long per_s;
+	double secs;
+};
+
+static void *sleeper_main(void *arg)
+{
+	const struct sleeper *s = arg;
+
+	do_sleeps(s->per_s, s->secs);
+	return NULL;
+}
+
+/* n threads of per_s sleeps a second, thread i for secs * (i + 1) / n: they end one by one. */
+static int do_threads(int n, unsigned long per_s, double secs)
+{
+	struct sleeper s[THREADS_MAX];
+	pthread_t tids[THREADS_MAX];
+
+	if (n < 1 || n > THREADS_MAX)
+		return 2;
+	for (int i = 0; i < n; i++) {
+		s[i] = (struct sleeper){.per_s = per_s, .secs = secs * (i + 1) / n};
+		if (pthread_create(&tids[i], NULL, sleeper_main, &s[i]) != 0)
+			return 1;
+	}
+	for (int i = 0; i < n; i++)
+		pthread_join(tids[i], NULL);
 	return 0;
 }
 
@@ -217,6 +252,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "sleeps") && argc == 4)
 		return do_sleeps(strtoul(argv[2], NULL, 10), atof(argv[3]));
+	if (!strcmp(mode, "threads") && argc == 5)
+		return do_threads(atoi(argv[2]), strtoul(argv[3], NULL, 10), atof(argv[4]));
 	if (!strcmp(mode, "spin") && argc == 4)
 		return do_spin(atoi(argv[2]), atof(argv[3]));
 	if (!strcmp(mode, "send") && argc == 5)
@@ -224,6 +261,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "recv") && argc == 3)
 		return do_recv(atoi(argv[2]));
 	fprintf(stderr, "usage: probe-work getppid N SECS [DELAY [HOLD]] | ioctl PATH N HOLD [DELAY] | sleeps PER_S SECS"
+		" | threads N PER_S SECS"
 		" | spin CPU SECS | send PORT BYTES_PER_S SECS | recv PORT\n");
 	return 2;
 }

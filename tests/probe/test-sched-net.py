@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # test-sched-net.py: croft-probe's scheduler and socket figures against
 # workloads that know their own: 1 000 sleeps a second are 1 000 voluntary
-# switches a second; two busy loops pinned to one CPU each wait about half
+# switches a second, also summed over threads that end one by one; two busy loops pinned to one CPU each wait about half
 # the time; a 1 MB/s loopback TCP stream is 1 MB/s sent and received.
 # Root, real eBPF.
 import os
@@ -41,6 +41,14 @@ def main():
         tap.ok(abs(n - 1000 * SECS) <= 50 * SECS, '1000 sleeps/s for %gs -> ~%d voluntary (5%%)'
                % (SECS, 1000 * SECS), '%d' % n)
         tap.ok(abs(n - k['nvcsw']) <= 3, 'voluntary switches agree with the kernel (getrusage)',
+               'probe %d kernel %d' % (n, k['nvcsw']))
+
+        # threads ending in turn: each one's last counts come from its exit, the rest from walks
+        t = start([work, 'threads', '4', '500', str(SECS)])
+        totals, exits, _ = drain(c, {t.pid}, {t.pid})
+        n, k = totals[t.pid]['ctx_voluntary'], kernel_figures(t)
+        tap.ok(abs(n - k['nvcsw']) <= 3 + 4 and n >= 500 * SECS * 2.5 * 0.95,
+               '4 threads ending in turn: voluntary switches agree with the kernel',
                'probe %d kernel %d' % (n, k['nvcsw']))
 
         a = start([work, 'spin', '0', str(SECS)])
