@@ -146,7 +146,8 @@ static int cmd_churn(const char *self, unsigned rate, unsigned secs)
 	while ((t = now_s() - t0) < secs) {
 		unsigned long due = (unsigned long)(t * rate);
 
-		while (started < due) {
+		/* behind the rate (a slow host): catch up, but only until the time is up */
+		while (started < due && now_s() - t0 < secs) {
 			pid_t pid;
 
 			while (waitpid(-1, NULL, started - reaped < CHURN_LIVE ? WNOHANG : 0) > 0)
