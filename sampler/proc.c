@@ -98,16 +98,17 @@ static void proc_insert(struct proc_table *table, struct proc *p)
 }
 
 /*
- * Opens <name> in an open /proc/<tgid> directory, kept for later polls; -1
- * when it cannot be.  Opening through the directory's fd binds every kept fd
- * to the process that directory was: none can name a later user of the tgid.
+ * Opens <name> in an open /proc/<tgid> directory (dirfd -1: fds are not
+ * kept), kept for later polls; -1 when it cannot be.  Opening through the
+ * directory's fd binds every kept fd to the process that directory was:
+ * none can name a later user of the tgid.
  */
 static int open_kept(struct proc_table *table, const struct poll_env *env, int dirfd,
 	const char *name)
 {
 	int fd;
 
-	if (dirfd < 0 || !env->keep_fds || table->fds_open + FDS_SPARE >= env->fds_max)
+	if (dirfd < 0 || table->fds_open + FDS_SPARE >= env->fds_max)
 		return -1; /* read by path each poll: sockets need fds too */
 	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
