@@ -3,19 +3,23 @@
 # (JSON size) stored as .jsonl.zst segments, beside zstd -dc, jq and DuckDB in
 # the same run, with 1 and 2 threads.  Prints MB/s of JSON (1 MB = 1e6 B)
 # and the ratios the readers issue asks for.  Environment: BUILD (build dir,
-# default build), BENCH_BYTES (default 1G), BENCH_DIR (dataset cache),
-# BENCH_RUNS (best of, default 3).
+# default build), BENCH_BYTES (default 1G), BENCH_LEVEL (the segments' zstd
+# level, default the writer's), BENCH_DIR (dataset cache), BENCH_RUNS (best
+# of, default 3).
 set -eu
 cd "$(dirname "$0")/.."
+. bench/benchlib.sh
 BUILD=${BUILD:-build}
 BYTES=${BENCH_BYTES:-1G}
 RUNS=${BENCH_RUNS:-3}
-DIR=${BENCH_DIR:-${TMPDIR:-/tmp}/croft-bench-readers-$BYTES}
+LEVEL=${BENCH_LEVEL:-$(default_zstd_level .)}
+DIR=${BENCH_DIR:-${TMPDIR:-/tmp}/croft-bench-readers-$BYTES-zstd$LEVEL}
 CROFT=$BUILD/cli/croft
 GEN=$BUILD/bench/croft-gen-rows
 [ -x "$CROFT" ] && [ -x "$GEN" ] || { echo "bench-readers: build first ($CROFT, $GEN)"; exit 1; }
 
-# The dataset: one host's rows cut into 8 segments, zstd -3 like the writer.
+# The dataset: one host's rows cut into 8 segments, compressed at the
+# writer's level (zstd -T1 -LEVEL: checksummed frames, as the writer writes).
 if [ ! -f "$DIR/.done" ]; then
 	rm -rf "$DIR"
 	mkdir -p "$DIR/host"
@@ -23,7 +27,7 @@ if [ ! -f "$DIR/.done" ]; then
 	"$GEN" --bytes "$BYTES" --processes 300 > "$DIR/all.jsonl"
 	split -n l/8 -d "$DIR/all.jsonl" "$DIR/host/croft-dataset-20261020T1"
 	for f in "$DIR"/host/croft-dataset-*; do
-		zstd -q -3 --rm "$f" -o "$f.jsonl.zst"
+		zstd -q -T1 "-$LEVEL" --rm "$f" -o "$f.jsonl.zst"
 	done
 	rm "$DIR/all.jsonl"
 	touch "$DIR/.done"
@@ -75,7 +79,7 @@ line() {  # name bytes times
 	printf "%-46s %7s MB/s per core %7s MB/s elapsed\n" "$1" "$(mbs "$2" "$(cpu "$3")")" "$(mbs "$2" "$(wall "$3")")"
 }
 echo "dataset: $(echo $SEGS | wc -w) segments, $JSON_BYTES bytes of JSON, $ZST_BYTES bytes of zstd;" \
-	"$(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); best of $RUNS"
+	"zstd level $LEVEL; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); best of $RUNS"
 skipped=$("$CROFT" stats --json --config /nonexistent "$DIR/host" 2>/dev/null |
 	python3 -c 'import json,sys; i=json.load(sys.stdin)["input"]; print(i["rows_read"], sum(i["skipped"].values()))')
 echo "rows read, lines skipped (not rows): $skipped"

@@ -7,8 +7,12 @@
 # Env: BUILD (build dir, default build), BENCH_DIR (where to write; default
 # a temporary dir under /var/tmp, a real disk), POLLS (default 60),
 # SEGMENT_MB (compression input, default 300), LEVELS (extra levels to sweep),
-# ROUNDS (best of, default 3).  The writer's compressor also fsyncs its output;
-# the CLI's timing includes its process start.
+# ROUNDS (best of, default 3), HOUR_MB (a 300-process host's hourly segment,
+# default 300).  Each level also prints the writer's CPU-seconds to compress
+# one hourly segment and that as a share of one core; with LEVELS the last
+# line names the highest-ratio level within BUDGET_PCT (default 0.5) of one
+# core.  The writer's compressor also fsyncs its output; the CLI's timing
+# includes its process start.
 set -eu
 BUILD=${BUILD:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,8 +31,9 @@ WPID=
 cleanup() { [ -n "$WPID" ] && kill "$WPID" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
 chmod 0755 "$T"
-level=$(sed -n 's/^[[:space:]]*cfg->zstd_level = \([0-9]*\);.*/\1/p' "$ROOT/common/config.c")
-[ -n "$level" ] || level=3
+. "$ROOT/bench/benchlib.sh"
+level=$(default_zstd_level "$ROOT")
+[ -n "$level" ] || { echo "bench-writer: no default zstd_level in common/config.c" >&2; exit 1; }
 now_ns() { date +%s%N; }
 
 # --- 1: throughput through the socket
@@ -84,11 +89,20 @@ compress_at() {
 		rm -f "$T/w.jsonl.zst" "$T/cli.zst"
 		r=$((r + 1))
 	done
-	awk -v l="$1" -v wr="$wr" -v ww="$ww" -v wc="$wc" -v cr="$cr" -v cw="$cw" -v cc="$cc" 'BEGIN {
-		printf "  level %2d: writer %.2fx %6.1f MB/s (%6.1f per CPU-s) | zstd -T1 -%d %.2fx %6.1f MB/s (%6.1f per CPU-s) | writer/CLI %.0f%% wall, %.0f%% CPU\n",
-			l, wr, ww, wc, l, cr, cw, cc, 100 * ww / cw, 100 * wc / cc }'
+	# an hourly segment of HOUR_MB compressed once an hour on one core
+	hour_cpu=$(awk -v mb="${HOUR_MB:-300}" -v wc="$wc" 'BEGIN { printf "%.1f", mb / wc }')
+	echo "$1 $wr $hour_cpu" >> "$T/levels"
+	awk -v l="$1" -v wr="$wr" -v ww="$ww" -v wc="$wc" -v cr="$cr" -v cw="$cw" -v cc="$cc" -v h="$hour_cpu" 'BEGIN {
+		printf "  level %2d: writer %.2fx %6.1f MB/s (%6.1f per CPU-s; %5.1f CPU-s per hourly segment = %.2f%% of a core) | zstd -T1 -%d %.2fx %6.1f MB/s (%6.1f per CPU-s) | writer/CLI %.0f%% wall, %.0f%% CPU\n",
+			l, wr, ww, wc, h, h / 36, l, cr, cw, cc, 100 * ww / cw, 100 * wc / cc }'
 }
 echo "compression of $size bytes of rows (300 processes), writer vs zstd CLI, same file, same run:"
 compress_at "$level"
 echo "  default level $level; goals: ratio >= 13x, speed within 10% of the CLI"
 for l in ${LEVELS:-}; do compress_at "$l"; done
+# the budget: the highest ratio among the measured levels whose hourly
+# segment costs at most BUDGET_PCT of one core (3600 CPU-s an hour = 100%)
+awk -v pct="${BUDGET_PCT:-0.5}" -v mb="${HOUR_MB:-300}" '
+	$3 <= pct * 36 && $2 > best_ratio { best_ratio = $2; best = $1 }
+	END { if (best) printf "  budget %.2f%% of one core for a %d MB hourly segment: level %d (%.2fx) is the highest ratio within it\n", pct, mb, best, best_ratio
+	      else printf "  budget %.2f%% of one core: no measured level is within it\n", pct }' "$T/levels"

@@ -90,7 +90,9 @@ void config_defaults(struct croft_config *cfg)
 	cfg->rotate_size_bytes = GIB;
 	cfg->retention_age_ms = 30 * MS_D;
 	cfg->retention_size_bytes = 10 * GIB;
-	cfg->zstd_level = 6;  /* the lowest level reaching 13x on croft-gen-rows rows (bench-writer.sh) */
+	/* the highest ratio whose hourly segment of a 300-process host costs at
+	 * most 0.5% of one core to compress (bench-writer.sh LEVELS=...) */
+	cfg->zstd_level = 12;
 }
 
 static void config_error(struct config_parse *p, int lineno, const char *key, const char *fmt, ...)

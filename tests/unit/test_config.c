@@ -62,7 +62,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(cfg.rotate_size_bytes, 1ull << 30);
 	ck_assert_uint_eq(cfg.retention_age_ms, 30ull * 86400000);
 	ck_assert_uint_eq(cfg.retention_size_bytes, 10ull << 30);
-	ck_assert_int_eq(cfg.zstd_level, 6);
+	ck_assert_int_eq(cfg.zstd_level, 12);
 }
 END_TEST
 

@@ -1,10 +1,20 @@
 #!/bin/sh
 # test-rotation.sh: croft-writer rotates at rotate_size and on the aligned
 # boundaries of rotate_interval; names are unique and in time order; every
-# segment passes `zstd -t` and the decompressed dataset equals what was sent.
+# segment passes `zstd -t`, the decompressed dataset equals what was sent, and
+# the seed's Python recipe (zstandard's stream_reader) reads every segment.
 . "$(dirname "$0")/wlib.sh"
 require_cmd zstd
 wl_setup
+
+# seed_python: a python3 that has the zstandard module (Debian's python3 has
+# it from python3-zstandard; a pyenv python3 earlier on the PATH may not).
+seed_python() {
+	for p in python3 /usr/bin/python3; do
+		"$p" -c 'import zstandard' 2>/dev/null && { command -v "$p"; return 0; }
+	done
+	return 1
+}
 
 # --- size rotation: 64 KiB segments
 cat > "$CONF" <<CONF
@@ -30,6 +40,19 @@ for f in $segs; do
 done
 wl_dataset > "$TEST_TMP/got" || fail "reading the dataset"
 cmp "$TEST_TMP/sent" "$TEST_TMP/got" || fail "dataset differs from what was sent"
+# the seed's Python recipe reads the segments the default level writes
+py=$(seed_python) || skip "no python3 with the zstandard module (python3-zstandard, make deps)"
+for f in $segs; do
+	"$py" - "$DATA/$f" > "$TEST_TMP/py" <<'PY' || fail "python zstandard recipe on $f"
+import io, json, sys, zstandard
+with open(sys.argv[1], "rb") as f:
+    reader = io.TextIOWrapper(zstandard.ZstdDecompressor().stream_reader(f))
+    rows = [json.loads(line) for line in reader]
+print(len(rows))
+PY
+	[ "$(cat "$TEST_TMP/py")" = "$(zstd -q -dc "$DATA/$f" | wc -l)" ] ||
+		fail "$f: the Python recipe read $(cat "$TEST_TMP/py") rows"
+done
 "$WCHECK" "$TEST_TMP/acks" 10 300 < "$TEST_TMP/got" || fail "wcheck"
 wl_status | grep -q '"batches":300' || fail "status: $(wl_status)"
 grep -q 'rotated (size)' "$WLOG" || fail "no size rotation logged"
