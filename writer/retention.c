@@ -2,8 +2,8 @@
  * retention.c: which closed segments croft-writer deletes.  First every
  * segment older than retention_age (from the start in its name), then the
  * oldest while all segments together exceed retention_size.  The live file
- * is no segment; the newest segment and those queued or in compression
- * are never chosen.  Writer process, croft user.
+ * is no segment; those queued or in compression are never chosen.  Writer
+ * process, croft user.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +15,11 @@
 
 #include "writer.h"
 
+/*
+ * A busy segment is not counted against size_bytes: until its compression
+ * ends its size is the raw one, about 13 times what it keeps; the writer runs
+ * retention again once it is compressed.
+ */
 size_t retention_select(
 	struct seg_info *segs, size_t n, uint64_t now_ms, uint64_t age_ms, uint64_t size_bytes)
 {
@@ -23,15 +28,15 @@ size_t retention_select(
 
 	for (size_t i = 0; i < n; i++) {
 		uint64_t start_ms = segs[i].start_s * 1000;
-		bool keep = segs[i].busy || i + 1 == n;
 
-		segs[i].doomed = !keep && age_ms && now_ms > start_ms && now_ms - start_ms > age_ms;
+		segs[i].doomed =
+			!segs[i].busy && age_ms && now_ms > start_ms && now_ms - start_ms > age_ms;
 		if (segs[i].doomed)
 			doomed++;
-		else
+		else if (!segs[i].busy)
 			total += segs[i].bytes;
 	}
-	for (size_t i = 0; i + 1 < n && total > size_bytes; i++) {
+	for (size_t i = 0; i < n && total > size_bytes; i++) {
 		if (segs[i].doomed || segs[i].busy)
 			continue;
 		segs[i].doomed = true;

@@ -228,6 +228,7 @@ static void compress_done(struct writer *w, const struct compress_result *r)
 	w->last_mb_s = r->elapsed_ns ? (double)r->in_bytes * 1e3 / (double)r->elapsed_ns : 0.0;
 	log_info("%s: compressed %" PRIu64 " -> %" PRIu64 " bytes (%.1fx, %.0f MB/s)", r->name,
 		r->in_bytes, r->out_bytes, w->last_ratio, w->last_mb_s);
+	service_retention(w); /* its stored size is known only now */
 }
 
 static void compress_cb(evutil_socket_t fd, short what, void *arg)
@@ -284,7 +285,7 @@ int service_start(struct writer *w, char (*todo)[SEG_NAME_MAX], size_t ntodo)
 	/* Retention by age first, while nothing is queued: a leftover segment
 	 * already expired (a clock jump, a long stop) goes now, not after its
 	 * compression at the next rotation.  Not by size: a leftover's size is
-	 * its compressed one, known later.  The newest stays, as always. */
+	 * its compressed one, known later. */
 	retention_run(w, UINT64_MAX);
 	for (size_t i = 0; i < ntodo; i++) {
 		struct stat st;

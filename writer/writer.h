@@ -91,9 +91,9 @@ struct seg_info {
 	bool busy;   /* queued or in compression: never deleted */
 	bool doomed; /* chosen for deletion */
 };
-/* Marks what goes: older than age_ms, then the oldest while the total
- * exceeds size_bytes.  The newest segment and busy ones stay.  segs must be
- * sorted by start.  Returns how many are doomed. */
+/* Marks what goes: older than age_ms, then the oldest while the total of
+ * those not busy exceeds size_bytes.  Busy ones stay.  segs must be sorted
+ * by start.  Returns how many are doomed. */
 size_t retention_select(
 	struct seg_info *segs, size_t n, uint64_t now_ms, uint64_t age_ms, uint64_t size_bytes);
 /* Lists the segments of dirfd sorted by start (malloc'd *ret_segs). */

@@ -1,9 +1,10 @@
 #!/bin/sh
 # test-retention.sh: croft-writer deletes segments older than retention_age
 # (from the start in the name) at start, then the oldest while all exceed
-# retention_size (after a reload here); the live file and the newest segment
-# stay; every deletion is logged with name, age and size.  A bad reload
-# keeps the running limits and reports the error.
+# retention_size (after a reload here); the newest segment is judged like
+# any other, the live file is never a segment; every deletion is logged with
+# name, age and size.  A bad reload keeps the running limits and reports the
+# error.
 . "$(dirname "$0")/wlib.sh"
 wl_setup
 mkdir -p "$DATA"
@@ -55,11 +56,17 @@ set -- $recent
 [ -e "$DATA/croft-dataset.jsonl" ] || fail "the live file was deleted"
 grep -q "retention: deleted $2 " "$WLOG" || fail "size deletion not logged"
 
-# the newest stays even alone over the limit, and the live file is no segment
+# the newest goes too: by age (it began over an hour ago) ...
+printf '[writer]\nretention_age = 30m\nretention_size = 1GiB\n' > "$CONF"
+"$WCTL" "$RUN/writer.ctl" reload >/dev/null || fail "reload"
+[ ! -e "$DATA/$newest" ] || fail "the newest segment kept past retention_age"
+grep -Eq "retention: deleted $newest \(age 0d 0[12]h" "$WLOG" || fail "age deletion of the newest not logged"
+# ... and by size when it alone exceeds the limit; the live file is no segment
+head -c 10000 /dev/urandom > "$DATA/$newest"
 printf '[writer]\nretention_size = 4KiB\n' > "$CONF"
 "$WCTL" "$RUN/writer.ctl" reload >/dev/null || fail "reload"
-[ -e "$DATA/$newest" ] || fail "the newest segment was deleted"
+[ ! -e "$DATA/$newest" ] || fail "the newest segment kept alone over retention_size"
 "$WCLIENT" --socket "$RUN/writer.sock" --batches 50 --rows 10 --acks "$TEST_TMP/acks" >/dev/null || fail "client"
 "$WCHECK" "$TEST_TMP/acks" 10 50 < "$DATA/croft-dataset.jsonl" || fail "live file touched by retention"
 wl_stop
-echo "ok by size: oldest deleted, newest and live file kept; bad reload refused"
+echo "ok by size: oldest deleted, then the newest past age or alone over size; live file kept; bad reload refused"

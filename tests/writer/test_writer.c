@@ -199,18 +199,27 @@ START_TEST(test_retention_select)
 	seg(&s[3], now_s - 3600, 10, false);
 	ck_assert_uint_eq(retention_select(s, 4, now_s * 1000, 30 * day * 1000, 1000), 2);
 	ck_assert(s[0].doomed && s[1].doomed && !s[2].doomed && !s[3].doomed);
-	/* by size: oldest first until the rest fit; a busy one is skipped */
+	/* by size: oldest first until the rest fit; a busy one (raw, in
+	 * compression) is neither counted nor chosen */
 	seg(&s[0], 1000, 100, false);
-	seg(&s[1], 2000, 100, true);
+	seg(&s[1], 2000, 100000, true);
 	seg(&s[2], 3000, 100, false);
 	seg(&s[3], 4000, 100, false);
 	seg(&s[4], 5000, 100, false);
-	ck_assert_uint_eq(retention_select(s, 5, 6000 * 1000, 0, 250), 3);
-	ck_assert(s[0].doomed && !s[1].doomed && s[2].doomed && s[3].doomed && !s[4].doomed);
-	/* the newest stays even alone over the limit, and even when old */
+	ck_assert_uint_eq(retention_select(s, 5, 6000 * 1000, 0, 250), 2);
+	ck_assert(s[0].doomed && !s[1].doomed && s[2].doomed && !s[3].doomed && !s[4].doomed);
+	/* age applies to every closed segment, the newest too, but not a busy one */
 	seg(&s[0], 1000, 100, false);
-	ck_assert_uint_eq(retention_select(s, 1, 100 * day * 1000, 1000, 10), 0);
-	ck_assert(!s[0].doomed);
+	seg(&s[1], 2000, 100, true);
+	ck_assert_uint_eq(retention_select(s, 2, 100 * day * 1000, 1000, 1u << 30), 1);
+	ck_assert(s[0].doomed && !s[1].doomed);
+	seg(&s[0], 1000, 100, false);
+	ck_assert_uint_eq(retention_select(s, 1, 100 * day * 1000, 1000, 1u << 30), 1);
+	ck_assert(s[0].doomed);
+	/* size too: a newest segment alone over the limit goes */
+	seg(&s[0], 1000, 100, false);
+	ck_assert_uint_eq(retention_select(s, 1, 2000 * 1000, 0, 10), 1);
+	ck_assert(s[0].doomed);
 }
 END_TEST
 
