@@ -1,8 +1,8 @@
 /*
  * gpudev.c: turns a gpu_devices spec into (major, minor range) rules using
- * the character-device section of /proc/devices.  Shared by croft-probe
- * (which loads the rules into BPF) and croft-sampler (fd scan).  Any
- * privilege.
+ * the character-device section of /proc/devices, and resolves it again
+ * when that file changes.  Shared by croft-probe (which loads the rules
+ * into BPF) and croft-sampler (fd scan).  Any privilege.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -18,7 +18,6 @@
 #define GPUDEV_FILE_MAX     (64u << 10) /* bytes of /proc/devices we read */
 #define GPUDEV_NAME_MAX     64
 #define GPUDEV_MAJOR_MAX    4095u /* 12 bits, MAJOR() */
-#define GPUDEV_MINOR_MAX    ((1u << 20) - 1)
 
 static int gpudev_fail(char *err, size_t err_len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -107,30 +106,41 @@ static bool name_matches(const char *pattern, const char *name)
 	return !strcmp(pattern, name);
 }
 
+/* Walks the character-device section of a /proc/devices text. */
+struct chrdev_iter {
+	const char *line;
+	bool in_char, seen_char;
+};
+
+static bool chrdev_next(struct chrdev_iter *it, unsigned *ret_major, char ret_name[GPUDEV_NAME_MAX])
+{
+	while (it->line && *it->line) {
+		const char *line = it->line, *nl = strchr(line, '\n');
+
+		it->line = nl ? nl + 1 : NULL;
+		if (!strncmp(line, "Character devices:", 18))
+			it->in_char = it->seen_char = true;
+		else if (!strncmp(line, "Block devices:", 14))
+			it->in_char = false;
+		else if (it->in_char && sscanf(line, "%u %63s", ret_major, ret_name) == 2 &&
+			 *ret_major <= GPUDEV_MAJOR_MAX)
+			return true;
+	}
+	return false;
+}
+
 /* A name: every character-device major /proc/devices lists under it. */
 static int gpudev_named(struct gpudev_set *set, const char *pattern, const char *devices)
 {
-	const char *line = devices;
-	bool in_char = false;
+	struct chrdev_iter it = { .line = devices };
+	char name[GPUDEV_NAME_MAX];
+	unsigned major;
 	int r;
 
-	while (line && *line) {
-		const char *nl = strchr(line, '\n');
-		char name[GPUDEV_NAME_MAX];
-		unsigned major;
-
-		if (!strncmp(line, "Character devices:", 18))
-			in_char = true;
-		else if (!strncmp(line, "Block devices:", 14))
-			in_char = false;
-		else if (in_char && sscanf(line, "%u %63s", &major, name) == 2 &&
-			 major <= GPUDEV_MAJOR_MAX && name_matches(pattern, name)) {
-			r = gpudev_add(set, major, 0, GPUDEV_MINOR_MAX);
-			if (r < 0)
-				return r;
-		}
-		line = nl ? nl + 1 : NULL;
-	}
+	while (chrdev_next(&it, &major, name))
+		if (name_matches(pattern, name) &&
+			(r = gpudev_add(set, major, 0, GPUDEV_MINOR_MAX)) < 0)
+			return r;
 	return 0;
 }
 
@@ -143,12 +153,11 @@ static int gpudev_entry(struct gpudev_set *set, const char *entry, const char *d
 	return gpudev_named(set, entry, devices);
 }
 
-int gpudev_resolve(const char *spec, const char *proc_devices, struct gpudev_set *ret_set,
+static int resolve_text(const char *spec, const char *devices, struct gpudev_set *ret_set,
 	char *err, size_t err_len)
 {
 	struct gpudev_set set = { 0 };
-	char copy[1024], *save = NULL, *entry, *devices;
-	size_t devices_len;
+	char copy[GPUDEV_SPEC_MAX], *save = NULL, *entry;
 	int r;
 
 	if (!spec || !*spec)
@@ -157,32 +166,158 @@ int gpudev_resolve(const char *spec, const char *proc_devices, struct gpudev_set
 		return gpudev_fail(
 			err, err_len, "gpu_devices: longer than %zu bytes", sizeof(copy) - 1);
 	strcpy(copy, spec);
-	r = file_read_bounded(proc_devices, GPUDEV_FILE_MAX, &devices, &devices_len);
-	if (r < 0) {
-		if (err && err_len)
-			snprintf(err, err_len, "%s: %s", proc_devices, file_read_strerror(r));
-		return r;
-	}
 	for (entry = strtok_r(copy, ", \t\n", &save); entry;
 		entry = strtok_r(NULL, ", \t\n", &save)) {
 		r = gpudev_entry(&set, entry, devices);
-		if (r == -E2BIG) {
-			r = gpudev_fail(
+		if (r == -E2BIG)
+			return gpudev_fail(
 				err, err_len, "gpu_devices: more than %d rules", GPUDEV_RULES_MAX);
-			goto out;
-		}
-		if (r < 0) {
-			r = gpudev_fail(err, err_len,
+		if (r < 0)
+			return gpudev_fail(err, err_len,
 				"gpu_devices: bad entry '%.64s' (expected a /proc/devices name, "
 				"MAJOR:MINOR, MAJOR:FIRST-LAST or MAJOR:*)",
 				entry);
-			goto out;
-		}
 	}
 	*ret_set = set;
-out:
+	return 0;
+}
+
+static int read_devices(const char *proc_devices, char **ret_text, char *err, size_t err_len)
+{
+	size_t len;
+	int r = file_read_bounded(proc_devices, GPUDEV_FILE_MAX, ret_text, &len);
+
+	if (r < 0 && err && err_len)
+		snprintf(err, err_len, "%s: %s", proc_devices, file_read_strerror(r));
+	return r;
+}
+
+int gpudev_resolve(const char *spec, const char *proc_devices, struct gpudev_set *ret_set,
+	char *err, size_t err_len)
+{
+	char *devices;
+	int r = read_devices(proc_devices, &devices, err, err_len);
+
+	if (r < 0)
+		return r;
+	r = resolve_text(spec, devices, ret_set, err, err_len);
 	free(devices);
 	return r;
+}
+
+/*
+ * Whether some rule's major is a registered character device: without one
+ * no process can hold a GPU file.  A text without that section: unknown, so
+ * yes while there are rules.
+ */
+static bool registered(const struct gpudev_set *set, const char *devices)
+{
+	struct chrdev_iter it = { .line = devices };
+	char name[GPUDEV_NAME_MAX];
+	unsigned major;
+
+	while (chrdev_next(&it, &major, name))
+		for (size_t i = 0; i < set->rules_count; i++)
+			if (set->rules[i].major == major)
+				return true;
+	return !it.seen_char && set->rules_count > 0;
+}
+
+/* FNV-1a: whether /proc/devices changed since the last look. */
+static uint64_t text_hash(const char *text)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *text; text++)
+		h = (h ^ (uint8_t)*text) * 0x100000001b3ull;
+	return h;
+}
+
+/* Resolves w's spec against the text just read; the old set stays on error. */
+static int watch_apply(
+	struct gpudev_watch *w, const char *devices, bool *ret_changed, char *err, size_t err_len)
+{
+	struct gpudev_set set;
+	bool now_registered;
+	int r = resolve_text(w->spec, devices, &set, err, err_len);
+
+	if (r < 0)
+		return r;
+	now_registered = registered(&set, devices);
+	*ret_changed = set.rules_count != w->set.rules_count ||
+		       memcmp(set.rules, w->set.rules, set.rules_count * sizeof(set.rules[0])) ||
+		       now_registered != w->registered;
+	w->set = set;
+	w->registered = now_registered;
+	return 0;
+}
+
+int gpudev_watch_init(struct gpudev_watch *ret_w, const char *spec, const char *proc_devices,
+	char *err, size_t err_len)
+{
+	struct gpudev_watch w = { .proc_devices = proc_devices };
+	bool changed;
+	char *devices;
+	int r;
+
+	if (strlen(spec ? spec : "") >= sizeof(w.spec))
+		return gpudev_fail(
+			err, err_len, "gpu_devices: longer than %zu bytes", sizeof(w.spec) - 1);
+	strcpy(w.spec, spec ? spec : "");
+	if ((r = read_devices(proc_devices, &devices, err, err_len)) < 0)
+		return r;
+	w.text_hash = text_hash(devices);
+	r = watch_apply(&w, devices, &changed, err, err_len);
+	free(devices);
+	if (r == 0)
+		*ret_w = w;
+	return r;
+}
+
+int gpudev_watch_refresh(struct gpudev_watch *w, bool *ret_changed, char *err, size_t err_len)
+{
+	char *devices;
+	uint64_t hash;
+	int r = read_devices(w->proc_devices, &devices, err, err_len);
+
+	*ret_changed = false;
+	if (r < 0) {
+		r = w->read_failed ? 0 : r; /* reported once */
+		w->read_failed = true;
+		return r;
+	}
+	w->read_failed = false;
+	hash = text_hash(devices);
+	if (hash != w->text_hash) {
+		w->text_hash = hash; /* a text the spec cannot resolve is reported once */
+		r = watch_apply(w, devices, ret_changed, err, err_len);
+	}
+	free(devices);
+	return r;
+}
+
+void gpudev_set_format(const struct gpudev_set *set, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < set->rules_count && used < len; i++) {
+		const struct gpudev_rule *r = &set->rules[i];
+		const char *sep = i ? ", " : "";
+		int n;
+
+		if (r->minor_first == 0 && r->minor_last == GPUDEV_MINOR_MAX)
+			n = snprintf(buf + used, len - used, "%s%u:*", sep, r->major);
+		else if (r->minor_first == r->minor_last)
+			n = snprintf(
+				buf + used, len - used, "%s%u:%u", sep, r->major, r->minor_first);
+		else
+			n = snprintf(buf + used, len - used, "%s%u:%u-%u", sep, r->major,
+				r->minor_first, r->minor_last);
+		used += n > 0 ? (size_t)n : 0;
+	}
+	if (!set->rules_count)
+		snprintf(buf, len, "none");
 }
 
 bool gpudev_match(const struct gpudev_set *set, dev_t rdev)

@@ -14,11 +14,13 @@
 #include <sys/types.h>
 
 #define GPUDEV_RULES_MAX 64
+#define GPUDEV_SPEC_MAX  1024             /* bytes of a spec */
+#define GPUDEV_MINOR_MAX ((1u << 20) - 1) /* minor_last of a "MAJOR:*" rule */
 
 struct gpudev_rule {
 	uint32_t major;
-	uint32_t minor_first;  /* inclusive */
-	uint32_t minor_last;   /* inclusive */
+	uint32_t minor_first; /* inclusive */
+	uint32_t minor_last;  /* inclusive */
 };
 
 struct gpudev_set {
@@ -34,5 +36,32 @@ struct gpudev_set {
 int gpudev_resolve(const char *spec, const char *proc_devices, struct gpudev_set *ret_set,
 	char *err, size_t err_len);
 bool gpudev_match(const struct gpudev_set *set, dev_t rdev);
+/* "195:*, 226:128-255" ("none" for no rule), cut to len, for logs. */
+void gpudev_set_format(const struct gpudev_set *set, char *buf, size_t len);
+
+/*
+ * A spec's set while croft runs: a driver that registers later (nvidia-uvm
+ * on the first CUDA call, a driver container) joins it.  proc_devices is
+ * read again at each refresh; when its text changed the spec is resolved
+ * again.
+ */
+struct gpudev_watch {
+	char spec[GPUDEV_SPEC_MAX];
+	const char *proc_devices; /* kept: the caller's string */
+	uint64_t text_hash;       /* of the text last resolved */
+	bool read_failed;         /* the last read failed (reported once) */
+	bool registered;          /* some rule's major is registered: GPU files can exist */
+	struct gpudev_set set;
+};
+
+/* Resolves spec against proc_devices now; errors as gpudev_resolve. */
+int gpudev_watch_init(struct gpudev_watch *ret_w, const char *spec, const char *proc_devices,
+	char *err, size_t err_len);
+/*
+ * Reads proc_devices; when it changed, resolves the spec again.
+ * ret_changed: the set (or registered) changed.  On an error (reported
+ * once per failure, 0 after) the set stays as it was.
+ */
+int gpudev_watch_refresh(struct gpudev_watch *w, bool *ret_changed, char *err, size_t err_len);
 
 #endif

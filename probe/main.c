@@ -26,6 +26,7 @@
 #include "sandbox.h"
 
 #define DRAIN_INTERVAL_MS 100 /* ring buffer reads between answers */
+#define DEVICES_CHECK_MS 1000 /* /proc/devices read again (~60 us of kernel time each) */
 #define UNPOLLED_DISCARD_NS (10ull * 1000000000ull) /* no sampler: empty the maps this often */
 
 static const char extra_usage[] =
@@ -47,7 +48,7 @@ struct probe_main {
 	struct probe_state st;
 	struct ctl_server *ctl;
 	struct daemon_notify *notify;
-	struct event *ev_term, *ev_int, *ev_hup, *ev_drain;
+	struct event *ev_term, *ev_int, *ev_hup, *ev_drain, *ev_devices;
 };
 
 static void parse_args(struct probe_main *pm, int argc, char **argv)
@@ -84,7 +85,7 @@ static void load_config(struct probe_main *pm)
 		fprintf(stderr, "%s", errors ? errors : "");
 		fatalx("%s: configuration refused", pm->opts.config_path);
 	}
-	if (gpudev_resolve(pm->cfg.gpu_devices, "/proc/devices", &pm->st.gpus, err,
+	if (gpudev_watch_init(&pm->st.gpus, pm->cfg.gpu_devices, "/proc/devices", err,
 		    sizeof(err)) < 0)
 		fatalx("%s: gpu_devices: %s", pm->opts.config_path, err);
 }
@@ -137,7 +138,7 @@ static void acquire(struct probe_main *pm)
 	libbpf_set_print(libbpf_log);
 	if ((r = loader_open(&pm->objs, pm->map_entries, err, sizeof(err))) < 0)
 		fatalx("loading eBPF programs: %s", err);
-	if ((r = loader_set_gpu_rules(&pm->objs, &pm->st.gpus)) < 0)
+	if ((r = loader_set_gpu_rules(&pm->objs, &pm->st.gpus.set)) < 0)
 		fatalx("filling the GPU device map: %s", strerror(-r));
 	if ((r = collector_new(&pm->objs, &pm->st.col)) < 0)
 		fatalx("ring buffer: %s", strerror(-r));
@@ -199,18 +200,27 @@ static void on_drain(evutil_socket_t fd, short what, void *arg)
 		collector_answer(st->col, true, &discarded);
 }
 
+/* A GPU driver that registers while we run is counted from the next check on. */
+static void on_devices(evutil_socket_t fd, short what, void *arg)
+{
+	status_follow_devices(arg);
+}
+
 static void events_new(struct probe_main *pm)
 {
 	struct timeval drain = {0, DRAIN_INTERVAL_MS * 1000};
+	struct timeval devices = {DEVICES_CHECK_MS / 1000, DEVICES_CHECK_MS % 1000 * 1000};
 
 	signal(SIGPIPE, SIG_IGN);
 	pm->ev_term = evsignal_new(pm->st.base, SIGTERM, on_signal, pm);
 	pm->ev_int = evsignal_new(pm->st.base, SIGINT, on_signal, pm);
 	pm->ev_hup = evsignal_new(pm->st.base, SIGHUP, on_signal, pm);
 	pm->ev_drain = event_new(pm->st.base, -1, EV_PERSIST, on_drain, &pm->st);
-	if (!pm->ev_term || !pm->ev_int || !pm->ev_hup || !pm->ev_drain ||
+	pm->ev_devices = event_new(pm->st.base, -1, EV_PERSIST, on_devices, &pm->st);
+	if (!pm->ev_term || !pm->ev_int || !pm->ev_hup || !pm->ev_drain || !pm->ev_devices ||
 		evsignal_add(pm->ev_term, NULL) < 0 || evsignal_add(pm->ev_int, NULL) < 0 ||
-		evsignal_add(pm->ev_hup, NULL) < 0 || event_add(pm->ev_drain, &drain) < 0)
+		evsignal_add(pm->ev_hup, NULL) < 0 || event_add(pm->ev_drain, &drain) < 0 ||
+		event_add(pm->ev_devices, &devices) < 0)
 		fatalx("cannot set up signals and timers");
 	pm->notify = daemon_notify_new(pm->st.base);
 }
@@ -222,6 +232,7 @@ static void teardown(struct probe_main *pm)
 	event_free(pm->ev_int);
 	event_free(pm->ev_hup);
 	event_free(pm->ev_drain);
+	event_free(pm->ev_devices);
 	daemon_notify_free(pm->notify);
 	ctl_server_free(pm->ctl);
 	server_free(pm->st.srv);
@@ -250,7 +261,7 @@ int main(int argc, char **argv)
 	pm.st.objs = &pm.objs;
 	events_new(&pm);
 	log_info("attached (%s), %zu GPU device rules, net %s; serving as %s",
-		loader_variant(&pm.objs), pm.st.gpus.rules_count,
+		loader_variant(&pm.objs), pm.st.gpus.set.rules_count,
 		pm.objs.net ? "on" : pm.objs.net_why, pm.user.name);
 	daemon_notify_ready("attached");
 	event_base_dispatch(pm.st.base);

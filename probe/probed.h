@@ -165,12 +165,15 @@ struct probe_state {
 	struct collector *col;
 	struct server *srv;
 	const char *config_path;
-	struct gpudev_set gpus;
+	struct gpudev_watch gpus; /* follows /proc/devices (status_follow_devices) */
+	int gpu_map_error;        /* the device map update that failed, 0 none */
 	uint64_t started_boot_ns;
 	uid_t user_uid;
 };
 int status_handler(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply);
 /* Re-reads gpu_devices from the config file and updates the device map; 0 or -errno. */
 int status_reload(struct probe_state *st, char *err, size_t err_len);
+/* /proc/devices read again: a driver registered or gone updates the device map in place. */
+void status_follow_devices(struct probe_state *st);
 
 #endif

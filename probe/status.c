@@ -1,8 +1,9 @@
 /*
  * status.c: probe.ctl requests.  status: programs and their variant, map
  * fill, drops per reason, fork/exec/exit events seen, delivered and dropped,
- * exits seen, whether socket bytes are counted (and why not), peers.  reload: the GPU device set from croft.conf, written into
- * the device map without reloading any program.  croft-probe, croft user,
+ * exits seen, whether socket bytes are counted (and why not), peers.
+ * reload: the GPU device set from croft.conf, written into the device map
+ * without reloading any program; the same when /proc/devices changes.  croft-probe, croft user,
  * no capabilities (map updates go through fds it already holds).
  */
 #include <errno.h>
@@ -111,7 +112,7 @@ static int status_json(struct probe_state *st, struct evbuffer *reply)
 	json_object_set_new(root, "events", events_json(cs));
 	json_object_set_new(root, "procs_last_answer", json_integer((json_int_t)cs->procs_last));
 	json_object_set_new(root, "collect_ms_last", json_real((double)cs->collect_ns_last / 1e6));
-	json_object_set_new(root, "gpu_rules", json_integer((json_int_t)st->gpus.rules_count));
+	json_object_set_new(root, "gpu_rules", json_integer((json_int_t)st->gpus.set.rules_count));
 	server_status(st->srv, root);
 	text = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(root);
@@ -125,7 +126,7 @@ static int status_json(struct probe_state *st, struct evbuffer *reply)
 int status_reload(struct probe_state *st, char *err, size_t err_len)
 {
 	struct croft_config cfg;
-	struct gpudev_set set;
+	struct gpudev_watch gpus;
 	char *errors = NULL;
 	int r;
 
@@ -135,15 +136,46 @@ int status_reload(struct probe_state *st, char *err, size_t err_len)
 		free(errors);
 		return r;
 	}
-	if ((r = gpudev_resolve(cfg.gpu_devices, "/proc/devices", &set, err, err_len)) < 0)
+	if ((r = gpudev_watch_init(&gpus, cfg.gpu_devices, "/proc/devices", err, err_len)) < 0)
 		return r;
-	if ((r = loader_set_gpu_rules(st->objs, &set)) < 0) {
+	if ((r = loader_set_gpu_rules(st->objs, &gpus.set)) < 0) {
 		snprintf(err, err_len, "updating the GPU device map: %s", strerror(-r));
 		return r;
 	}
-	st->gpus = set;
-	snprintf(err, err_len, "GPU device set reloaded: %zu rules", set.rules_count);
+	st->gpus = gpus;
+	snprintf(err, err_len, "GPU device set reloaded: %zu rules", gpus.set.rules_count);
 	return 0;
+}
+
+/*
+ * The device map takes the new set before st->gpus does: should the update
+ * fail, the next drain tries again (logged once) and status shows the set
+ * the map holds.
+ */
+void status_follow_devices(struct probe_state *st)
+{
+	struct gpudev_watch next = st->gpus;
+	char err[256], rules[512];
+	bool changed;
+	int r;
+
+	if (gpudev_watch_refresh(&next, &changed, err, sizeof(err)) < 0)
+		log_warnx("GPU devices: keeping the set as it was: %s", err);
+	if (changed && (r = loader_set_gpu_rules(st->objs, &next.set)) < 0) {
+		if (r != st->gpu_map_error)
+			log_warnx("GPU devices: /proc/devices changed, cannot update the device "
+				  "map: %s",
+				strerror(-r));
+		st->gpu_map_error = r;
+		return;
+	}
+	st->gpus = next;
+	st->gpu_map_error = 0;
+	if (!changed)
+		return;
+	gpudev_set_format(&st->gpus.set, rules, sizeof(rules));
+	log_info("GPU devices: /proc/devices changed, %zu rules now: %s", st->gpus.set.rules_count,
+		rules);
 }
 
 int status_handler(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply)

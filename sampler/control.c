@@ -83,7 +83,7 @@ static int status_json(struct sampler *s, struct evbuffer *reply)
 		"poll_interval_ms", (json_int_t)s->cfg.poll_interval_ms,
 		"idle_every", (json_int_t)s->cfg.idle_every,
 		"fds_open", (json_int_t)s->procs.fds_open,
-		"gpu_devices_present", s->gpu_possible);
+		"gpu_devices_present", s->gpu.registered);
 	if (!o)
 		return -ENOMEM;
 	probe_status(s, o);
@@ -101,7 +101,7 @@ int sampler_reload(struct sampler *s, char *err, size_t err_len)
 {
 	struct croft_config cfg;
 	struct catalog *cat = NULL;
-	struct gpudev_set gpu;
+	struct gpudev_watch gpu;
 	char *errors = NULL;
 	const char *catalog_path;
 	int r;
@@ -116,7 +116,7 @@ int sampler_reload(struct sampler *s, char *err, size_t err_len)
 	r = catalog_load(catalog_path, &cat, err, err_len);
 	if (r)
 		return r;
-	r = gpudev_resolve(cfg.gpu_devices, "/proc/devices", &gpu, err, err_len);
+	r = gpudev_watch_init(&gpu, cfg.gpu_devices, "/proc/devices", err, err_len);
 	if (r) {
 		catalog_free(cat);
 		return r;
@@ -124,7 +124,7 @@ int sampler_reload(struct sampler *s, char *err, size_t err_len)
 	catalog_free(s->catalog);
 	s->catalog = cat;
 	s->gpu = gpu;
-	s->gpu_possible = procfs_gpu_possible(&s->gpu, "/proc/devices");
+	proc_table_rescan_fds(&s->procs);
 	s->cfg = cfg;
 	spool_set_max(s->spool, cfg.spool_size_bytes);
 	/* catalog indices changed meaning: detect again (once for old processes) */

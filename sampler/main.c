@@ -81,7 +81,7 @@ static void load_config(struct sampler *s, const struct options *o)
 	catalog_path = o->frameworks ? o->frameworks : s->cfg.frameworks;
 	if (catalog_load(catalog_path, &s->catalog, err, sizeof(err)))
 		fatalx("framework catalog refused: %s", err);
-	if (gpudev_resolve(s->cfg.gpu_devices, "/proc/devices", &s->gpu, err, sizeof(err)))
+	if (gpudev_watch_init(&s->gpu, s->cfg.gpu_devices, "/proc/devices", err, sizeof(err)))
 		fatalx("gpu_devices: %s", err);
 }
 

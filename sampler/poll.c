@@ -129,13 +129,29 @@ static void log_probe_state(struct sampler *s)
 	snprintf(s->probe_state_logged, sizeof(s->probe_state_logged), "%s", state);
 }
 
+/* A driver loaded since the last poll joins the device set (one log line per change). */
+static void follow_gpu_devices(struct sampler *s)
+{
+	char err[256], rules[512];
+	bool changed;
+
+	if (gpudev_watch_refresh(&s->gpu, &changed, err, sizeof(err)) < 0)
+		log_warnx("GPU devices: keeping the set as it was: %s", err);
+	if (!changed)
+		return;
+	gpudev_set_format(&s->gpu.set, rules, sizeof(rules));
+	log_info("GPU devices: /proc/devices changed, %zu rules now: %s", s->gpu.set.rules_count,
+		rules);
+	proc_table_rescan_fds(&s->procs);
+}
+
 void sampler_poll(struct sampler *s)
 {
 	uint64_t t0 = clock_mono_ns(), c0 = cpu_time_us(), unix_ms = clock_real_ms();
 	struct poll_env env = {
 		.procfd = s->procfd,
 		.catalog = s->catalog,
-		.gpu = &s->gpu,
+		.gpu = &s->gpu.set,
 		.cgroups = s->cgroups,
 		.gen = s->stats.polls + 1,
 		.first_poll = s->stats.polls == 0,
@@ -148,9 +164,8 @@ void sampler_poll(struct sampler *s)
 	uint64_t now_boot;
 	int r;
 
-	if (s->stats.polls % GPU_RECHECK_POLLS == 0)
-		s->gpu_possible = procfs_gpu_possible(&s->gpu, "/proc/devices");
-	env.gpu_possible = s->gpu_possible;
+	follow_gpu_devices(s);
+	env.gpu_possible = s->gpu.registered;
 	r = proc_table_scan(&s->procs, &env);
 	if (r)
 		log_warnx("poll: reading /proc: %s", strerror(-r));

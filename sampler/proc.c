@@ -449,6 +449,12 @@ void proc_table_settle(struct proc_table *table, const struct poll_env *env,
 			proc_settle(p, env, onset_window_ns, now_boot_ns);
 }
 
+void proc_table_rescan_fds(struct proc_table *table)
+{
+	for (struct proc *p = table->list_head; p; p = p->list_next)
+		p->polls_since_fd_scan = FD_SCAN_NOW;
+}
+
 bool proc_row_due(struct proc *p, uint32_t idle_every)
 {
 	if (p->kthread || !p->rates_valid)

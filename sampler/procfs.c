@@ -346,29 +346,3 @@ int procfs_holds_gpu(int procfd, pid_t tgid, const struct gpudev_set *gpu, bool 
 	*ret_holds = holds;
 	return 0;
 }
-
-/*
- * Whether any rule's major is a registered character device: without one no
- * process can hold a GPU file, and the fd scans are skipped.
- */
-bool procfs_gpu_possible(const struct gpudev_set *gpu, const char *proc_devices)
-{
-	char buf[8192];
-	ssize_t n = procfs_read_at(AT_FDCWD, proc_devices, buf, sizeof(buf));
-	const char *p, *block;
-
-	if (n <= 0 || !(p = strstr(buf, "Character devices:")))
-		return gpu->rules_count > 0; /* unknown: scan */
-	block = strstr(p, "Block devices:");
-	for (p = strchr(p, '\n'); p && (!block || p < block); p = strchr(p + 1, '\n')) {
-		char *end;
-		unsigned long major = strtoul(p + 1, &end, 10);
-
-		if (end == p + 1)
-			continue;
-		for (size_t i = 0; i < gpu->rules_count; i++)
-			if (gpu->rules[i].major == major)
-				return true;
-	}
-	return false;
-}

@@ -34,7 +34,6 @@ struct msg_cursor;
 #define CONTAINER_LABELS_MAX    4096         /* labels set through sampler.ctl */
 #define CONTAINER_ID_LEN        64
 #define FDS_SPARE               512          /* fds left for sockets when keeping /proc fds */
-#define GPU_RECHECK_POLLS       30           /* /proc/devices read again (a driver loaded late) */
 
 /* ---- probe seam (seam.md): filled by probe_link.c each poll ---- */
 struct proc_probe_rates {
@@ -200,7 +199,6 @@ ssize_t procfs_pread(int fd, char *buf, size_t size);
 int procfs_readlink(int procfd, pid_t tgid, const char *name, char **ret, size_t *ret_len);
 int procfs_label(int procfd, pid_t tgid, char **ret, size_t *ret_len);
 size_t procfs_framework(int procfd, pid_t tgid, const struct catalog *cat);
-bool procfs_gpu_possible(const struct gpudev_set *gpu, const char *proc_devices);
 int procfs_holds_gpu(int procfd, pid_t tgid, const struct gpudev_set *gpu, bool *ret_holds);
 
 /* ---- row.c: finished rows ---- */
@@ -285,6 +283,8 @@ void proc_table_settle(struct proc_table *table, const struct poll_env *env,
 	uint64_t onset_window_ns, uint64_t now_boot_ns);
 /* Whether this poll writes a row for p (idle processes once every idle_every polls). */
 bool proc_row_due(struct proc *p, uint32_t idle_every);
+/* The GPU device set changed: every process's fds are read at the next poll. */
+void proc_table_rescan_fds(struct proc_table *table);
 
 /* ---- sampler state (main.c, poll.c, control.c) ---- */
 struct container_label {
@@ -313,8 +313,7 @@ struct sampler {
 	const char *runtime_dir;
 	char writer_socket[PATH_MAX], probe_socket[PATH_MAX];
 	struct catalog *catalog;
-	struct gpudev_set gpu;
-	bool gpu_possible;             /* procfs_gpu_possible, rechecked every GPU_RECHECK_POLLS */
+	struct gpudev_watch gpu;       /* follows /proc/devices, read each poll */
 	int procfd;
 	struct proc_table procs;
 	struct cgroup_table *cgroups;

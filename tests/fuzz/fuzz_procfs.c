@@ -3,7 +3,7 @@
  * first byte picks the file: stat, schedstat and io through their parsers;
  * environ (CROFT_LABEL, checked against a plain reading), cmdline + maps
  * (framework detection against the built-in catalog) and /proc/devices
- * (gpudev_resolve, procfs_gpu_possible) as files of a fake /proc in the
+ * (gpudev_watch_init, gpudev_watch_refresh) as files of a fake /proc in the
  * scratch directory, read by the real readers.
  * sources: sampler/procfs.c catalog/catalog.c common/gpudev.c common/fileio.c
  * sources: tests/fuzz/fuzzlib.c
@@ -126,14 +126,16 @@ static void fuzz_framework(const uint8_t *data, size_t size)
 static void fuzz_devices(const uint8_t *data, size_t size)
 {
 	const char *path = fuzz_write("devices", data, size);
-	struct gpudev_set set;
+	struct gpudev_watch w;
 	char err[256];
+	bool changed;
 
-	if (gpudev_resolve("", path, &set, err, sizeof(err)) < 0)
+	if (gpudev_watch_init(&w, "", path, err, sizeof(err)) < 0)
 		return;
-	if (set.rules_count > GPUDEV_RULES_MAX)
+	if (w.set.rules_count > GPUDEV_RULES_MAX)
 		abort();
-	procfs_gpu_possible(&set, path);
+	if (gpudev_watch_refresh(&w, &changed, err, sizeof(err)) == 0 && changed)
+		abort(); /* the same text again */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -84,27 +84,6 @@ START_TEST(self)
 }
 END_TEST
 
-START_TEST(gpu_possible)
-{
-	char path[] = "/tmp/croft-devices-XXXXXX";
-	static const char devices[] = "Character devices:\n  1 mem\n  4 tty\n195 nvidia\n\n"
-		"Block devices:\n  8 sd\n226 notdrm\n";
-	struct gpudev_set set = { .rules_count = 1, .rules = { { 226, 128, 255 } } };
-	int fd = mkstemp(path);
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, devices, sizeof(devices) - 1), (ssize_t)sizeof(devices) - 1);
-	close(fd);
-	/* 226 is only a block major here: no DRM render node can exist */
-	ck_assert(!procfs_gpu_possible(&set, path));
-	set.rules[0].major = 195;
-	ck_assert(procfs_gpu_possible(&set, path));
-	set.rules_count = 0;
-	ck_assert(!procfs_gpu_possible(&set, path));
-	unlink(path);
-}
-END_TEST
-
 int main(void)
 {
 	Suite *s = suite_create("procfs");
@@ -114,7 +93,6 @@ int main(void)
 	tcase_add_test(tc, io_parse);
 	tcase_add_test(tc, schedstat_parse);
 	tcase_add_test(tc, self);
-	tcase_add_test(tc, gpu_possible);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
 }

@@ -1,6 +1,7 @@
 /*
  * test_gpudev.c: the GPU device resolver against fake /proc/devices files:
- * the default set, names, numbers, ranges, and malformed specs.
+ * the default set, names, numbers, ranges, and malformed specs; the watch
+ * that follows the file as it is rewritten in place.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -131,6 +132,90 @@ START_TEST(test_limits)
 }
 END_TEST
 
+/* Rewrites path in place (same inode, as a bind mount over /proc/devices needs). */
+static void rewrite(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "r+");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(ftruncate(fileno(f), 0), 0);
+	fputs(text, f);
+	fclose(f);
+}
+
+START_TEST(test_watch_follows)
+{
+	static const char before[] = "Character devices:\n  1 mem\n195 nvidia\n\nBlock devices:\n";
+	static const char after[] =
+		"Character devices:\n  1 mem\n195 nvidia\n508 nvidia-uvm\n\nBlock devices:\n";
+	struct gpudev_watch w;
+	char err[256] = "", text[256];
+	bool changed = true;
+
+	fake_devices();
+	rewrite(devices_path, before);
+	ck_assert_int_eq(gpudev_watch_init(&w, "", devices_path, err, sizeof(err)), 0);
+	ck_assert(w.registered);
+	ck_assert(!gpudev_match(&w.set, makedev(508, 0)));
+	ck_assert_int_eq(gpudev_watch_refresh(&w, &changed, err, sizeof(err)), 0);
+	ck_assert(!changed);
+	rewrite(devices_path, after);
+	ck_assert_int_eq(gpudev_watch_refresh(&w, &changed, err, sizeof(err)), 0);
+	ck_assert(changed);
+	ck_assert(gpudev_match(&w.set, makedev(508, 0)));
+	gpudev_set_format(&w.set, text, sizeof(text));
+	ck_assert_str_eq(text, "195:*, 508:*, 226:128-255");
+	ck_assert_int_eq(gpudev_watch_refresh(&w, &changed, err, sizeof(err)), 0);
+	ck_assert(!changed); /* once per change */
+	/* unloaded again: out of the set */
+	rewrite(devices_path, before);
+	ck_assert_int_eq(gpudev_watch_refresh(&w, &changed, err, sizeof(err)), 0);
+	ck_assert(changed && !gpudev_match(&w.set, makedev(508, 0)));
+	/* a change that leaves the set as it was is no change */
+	rewrite(devices_path, "Character devices:\n  1 mem\n  4 tty\n195 nvidia\n");
+	ck_assert_int_eq(gpudev_watch_refresh(&w, &changed, err, sizeof(err)), 0);
+	ck_assert(!changed);
+	/* unreadable: the set stays, the error comes once */
+	unlink(devices_path);
+	ck_assert_int_eq(gpudev_watch_refresh(&w, &changed, err, sizeof(err)), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, devices_path));
+	ck_assert_int_eq(gpudev_watch_refresh(&w, &changed, err, sizeof(err)), 0);
+	ck_assert(!changed && gpudev_match(&w.set, makedev(195, 0)));
+}
+END_TEST
+
+/* Whether a GPU file can exist: some rule's major is a registered character device. */
+START_TEST(test_watch_registered)
+{
+	static const char devices[] = "Character devices:\n  1 mem\n  4 tty\n\n"
+				      "Block devices:\n  8 sd\n226 notdrm\n";
+	struct gpudev_watch w;
+	char err[256] = "";
+	bool changed;
+
+	fake_devices();
+	rewrite(devices_path, devices);
+	/* 226 is only a block major here: no DRM render node can exist */
+	ck_assert_int_eq(gpudev_watch_init(&w, "", devices_path, err, sizeof(err)), 0);
+	ck_assert(!w.registered && w.set.rules_count == 1);
+	ck_assert_int_eq(gpudev_watch_init(&w, "4:64", devices_path, err, sizeof(err)), 0);
+	ck_assert(w.registered);
+	ck_assert_int_eq(gpudev_watch_init(&w, "absent", devices_path, err, sizeof(err)), 0);
+	ck_assert(!w.registered && w.set.rules_count == 0);
+	/* the driver registers: a name rule appears, and its major is registered */
+	ck_assert_int_eq(gpudev_watch_init(&w, "accel", devices_path, err, sizeof(err)), 0);
+	ck_assert(!w.registered);
+	rewrite(devices_path, "Character devices:\n  1 mem\n261 accel\n");
+	ck_assert_int_eq(gpudev_watch_refresh(&w, &changed, err, sizeof(err)), 0);
+	ck_assert(changed && w.registered && gpudev_match(&w.set, makedev(261, 0)));
+	/* no character section: unknown, so scan while there are rules */
+	rewrite(devices_path, "garbage\n");
+	ck_assert_int_eq(gpudev_watch_init(&w, "5:1", devices_path, err, sizeof(err)), 0);
+	ck_assert(w.registered);
+	unlink(devices_path);
+}
+END_TEST
+
 static Suite *gpudev_suite(void)
 {
 	Suite *s = suite_create("gpudev");
@@ -140,6 +225,8 @@ static Suite *gpudev_suite(void)
 	tcase_add_test(tc, test_explicit_spec);
 	tcase_add_test(tc, test_bad_specs);
 	tcase_add_test(tc, test_limits);
+	tcase_add_test(tc, test_watch_follows);
+	tcase_add_test(tc, test_watch_registered);
 	suite_add_tcase(s, tc);
 	return s;
 }
