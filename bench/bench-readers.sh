@@ -1,7 +1,7 @@
 #!/bin/sh
-# bench-readers.sh: croft stats' reading speed on a generated ~1 GiB dataset
-# (JSON size) stored as .jsonl.zst segments, beside zstd -dc, jq and DuckDB in
-# the same run, with 1 and 2 threads.  Prints MB/s of JSON (1 MB = 1e6 B)
+# bench-readers.sh: croft stats' and croft profile's reading speed on a
+# generated ~1 GiB dataset (JSON size) stored as .jsonl.zst segments, beside
+# zstd -dc, jq and DuckDB in the same run, with 1 and 2 threads.  Prints MB/s of JSON (1 MB = 1e6 B)
 # and the ratios the readers issue asks for.  Environment: BUILD (build dir,
 # default build), BENCH_BYTES (default 1G), BENCH_LEVEL (the segments' zstd
 # level, default the writer's), BENCH_DIR (dataset cache), BENCH_RUNS (best
@@ -66,6 +66,7 @@ mbs() { echo "$1 $2" | awk '{ printf "%.0f", $1 / $2 }'; }   # bytes, us -> MB/s
 zstd_t=$(best sh -c "zstd -dc $SEGS > /dev/null")
 c1_t=$(best "$CROFT" stats --config /nonexistent --threads 1 "$DIR/host")
 c2_t=$(best "$CROFT" stats --config /nonexistent --threads 2 "$DIR/host")
+p1_t=$(best "$CROFT" profile --framework vllm --config /nonexistent --threads 1 "$DIR/host")
 cj_t=$(RUNS=1 best "$CROFT" stats --config /nonexistent --threads 1 --jansson "$FIRST")
 jq_t=$(RUNS=1 best sh -c "zstd -dc '$FIRST' | jq -c 'select(.workload==\"gpu-held\")' | wc -l")
 d1_t= d2_t=
@@ -86,6 +87,7 @@ echo "rows read, lines skipped (not rows): $skipped"
 line "zstd -dc > /dev/null" "$JSON_BYTES" "$zstd_t"
 line "croft stats, 1 thread" "$JSON_BYTES" "$c1_t"
 line "croft stats, 2 threads" "$JSON_BYTES" "$c2_t"
+line "croft profile --framework vllm, 1 thread" "$JSON_BYTES" "$p1_t"
 line "croft stats --jansson, 1 segment" "$FIRST_BYTES" "$cj_t"
 line "zstd -dc | jq select(gpu-held) | wc, 1 segment" "$FIRST_BYTES" "$jq_t"
 if [ -n "$d1_t" ]; then
@@ -99,8 +101,10 @@ c1c=$(mbs "$JSON_BYTES" "$(cpu "$c1_t")")
 c1w=$(mbs "$JSON_BYTES" "$(wall "$c1_t")")
 c2w=$(mbs "$JSON_BYTES" "$(wall "$c2_t")")
 jqc=$(mbs "$FIRST_BYTES" "$(cpu "$jq_t")")
+p1c=$(mbs "$JSON_BYTES" "$(cpu "$p1_t")")
 echo "ratios:"
 echo "$c1c $zc" | awk '{ printf "  croft / zstd -dc, per core            %.2f  (goal >= 0.50)\n", $1 / $2 }'
+echo "$p1c $zc" | awk '{ printf "  croft profile / zstd -dc, per core    %.2f\n", $1 / $2 }'
 echo "$c1c $jqc" | awk '{ printf "  croft / jq, per core                  %.1fx (goal >= 10)\n", $1 / $2 }'
 if [ -n "$d1_t" ]; then
 	d1w=$(mbs "$JSON_BYTES" "$(wall "$d1_t")")

@@ -253,11 +253,14 @@ int read_opts_parse(int argc, char **argv, bool profile, struct read_opts *o)
 	return 0;
 }
 
+bool filter_in_span(const struct filter *f, int64_t ms)
+{
+	return (!f->has_since || ms >= f->since_ms) && (!f->has_until || ms < f->until_ms);
+}
+
 bool filter_match(const struct filter *f, const struct row *row)
 {
-	if (f->has_since && row->unix_ms < f->since_ms)
-		return false;
-	if (f->has_until && row->unix_ms >= f->until_ms)
+	if (!filter_in_span(f, row->unix_ms))
 		return false;
 	if (f->has_tgid && row->tgid != f->tgid)
 		return false;

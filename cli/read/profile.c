@@ -1,7 +1,8 @@
 /*
- * profile.c: croft profile.  Workers sum the selected rows per poll and, per
- * process and file, a segment with its GPU phases and syscall calls whose
- * first row profile_join.c settles.  Invoking user, no privilege.
+ * profile.c: croft profile.  Workers turn the selected rows into steps of
+ * the per-poll sums (profile_steps.c) and, per process and file, a segment
+ * with its GPU phases and syscall calls whose first row profile_join.c
+ * settles.  Invoking user, no privilege.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,34 +34,6 @@ static int phase_of(const struct row *r)
 	if (!(r->has & HAS_IOCTL))
 		return PH_HELD;
 	return r->ioctl_count > 0 ? PH_ACTIVE : PH_IDLE;
-}
-
-static void sample_add(struct pworker *w, const struct row *r)
-{
-	struct i64_slot *slot = i64map_slot(&w->polls, r->unix_ms);
-
-	if (!slot) {
-		w->oom = true;
-		return;
-	}
-	if (slot->gen != w->polls.gen) {
-		if (!room((void **)&w->samples, &w->samples_cap, w->samples_count,
-			    sizeof(*w->samples))) {
-			w->oom = true;
-			return;
-		}
-		w->samples[w->samples_count] = (struct sample){ .ms = r->unix_ms };
-		i64map_set(&w->polls, slot, r->unix_ms, (uint32_t)w->samples_count++);
-	}
-	struct sample *s = &w->samples[slot->value];
-	s->cpu_e4 += (r->has & HAS_CPU) ? r->cpu_e4 : 0;
-	s->rss += (r->has & HAS_RSS) ? r->rss_bytes : 0;
-	s->threads += (r->has & HAS_THREADS) ? r->threads : 0;
-	s->ioctls += (r->has & HAS_IOCTL) ? r->ioctl_count : 0;
-	s->rx_e4 += (r->has & HAS_RX) ? r->rx_e4 : 0;
-	s->tx_e4 += (r->has & HAS_TX) ? r->tx_e4 : 0;
-	s->read_e4 += (r->has & HAS_READ) ? r->read_e4 : 0;
-	s->write_e4 += (r->has & HAS_WRITE) ? r->write_e4 : 0;
 }
 
 static void push_stretch(struct pworker *w, struct pseg *seg, int kind, int64_t start, int64_t end)
@@ -138,12 +111,15 @@ static void defer_calls(struct pworker *w, struct pseg *seg, const struct row *r
 	}
 }
 
-static struct pseg *seg_start(struct pworker *w, const struct row *r, uint64_t ident)
+static struct pseg *seg_start(
+	struct pworker *w, const struct row *r, const struct sample *s, uint64_t ident)
 {
 	if (!room((void **)&w->segs, &w->segs_cap, w->segs_count, sizeof(*w->segs)))
 		return NULL;
 	struct pseg *seg = &w->segs[w->segs_count++];
 	*seg = (struct pseg){ .key = { r->tgid, r->unix_ms, r->unix_ms, ident, w->file },
+		.first = *s,
+		.last = *s,
 		.st_first = NONE_ID,
 		.st_last = NONE_ID,
 		.first_kind = (int8_t)phase_of(r),
@@ -151,21 +127,26 @@ static struct pseg *seg_start(struct pworker *w, const struct row *r, uint64_t i
 		.worker = w->index };
 	seg_phase(w, seg, r, 0, true);
 	defer_calls(w, seg, r);
+	steps_first(w, s);
 	return seg;
 }
 
 static void profile_row(void *ctx, const struct row *r)
 {
 	struct pworker *w = ctx;
+	struct sample s;
 
-	if (w->oom || !filter_match(&w->o->filter, r))
+	if (w->oom)
+		return;
+	steps_poll(w, r->unix_ms);
+	if (!filter_match(&w->o->filter, r))
 		return;
 	if (w->rows++ == 0 || r->unix_ms < w->first_ms)
 		w->first_ms = r->unix_ms;
 	if (w->rows == 1 || r->unix_ms > w->last_ms)
 		w->last_ms = r->unix_ms;
 	w->has_any |= r->has;
-	sample_add(w, r);
+	row_sample(r, &s);
 
 	uint64_t ident = row_ident(r);
 	struct i64_slot *slot = i64map_slot(&w->tgids, r->tgid);
@@ -183,11 +164,13 @@ static void profile_row(void *ctx, const struct row *r)
 	if (seg) {
 		uint64_t weight = (uint64_t)(r->unix_ms - seg->key.last_ms);
 		seg->key.last_ms = r->unix_ms;
+		steps_next(w, &seg->last, &s);
+		seg->last = s;
 		seg_phase(w, seg, r, weight, false);
 		add_calls(w, r, weight);
 		return;
 	}
-	seg = seg_start(w, r, ident);
+	seg = seg_start(w, r, &s, ident);
 	if (!seg) {
 		w->oom = true;
 		return;
@@ -202,23 +185,33 @@ static void profile_file_begin(void *ctx, uint32_t file)
 
 	i64map_clear(&w->tgids);
 	w->file = file;
+	w->file_segs = w->segs_count;
+}
+
+/* The file's processes end at their last rows, unless the join finds them go on. */
+static void profile_file_end(void *ctx, uint32_t file)
+{
+	struct pworker *w = ctx;
+
+	for (size_t i = w->file_segs; i < w->segs_count && !w->oom; i++)
+		steps_end(w, &w->segs[i].last);
 }
 
 static void pworker_free(struct pworker *w)
 {
 	strtab_free(&w->syscalls);
 	i64map_free(&w->tgids);
-	i64map_free(&w->polls);
+	i64map_free(&w->step_index);
 	free(w->calls);
 	free(w->segs);
 	free(w->st);
 	free(w->sys);
-	free(w->samples);
+	steps_free(&w->steps);
 }
 
 int cmd_profile(int argc, char **argv)
 {
-	static const struct ds_sink sink = { profile_file_begin, profile_row, NULL };
+	static const struct ds_sink sink = { profile_file_begin, profile_row, profile_file_end };
 	struct read_opts o;
 	struct ds_files files = { 0 };
 	struct ds_report rep;
@@ -233,7 +226,9 @@ int cmd_profile(int argc, char **argv)
 	if (!pw)
 		return 1;
 	for (int k = 0; k < o.threads; k++) {
-		pw[k] = (struct pworker){ .o = &o, .index = (uint8_t)k };
+		pw[k] = (struct pworker){
+			.o = &o, .index = (uint8_t)k, .cached_ms = { INT64_MIN, INT64_MIN }
+		};
 		ctxs[k] = &pw[k];
 	}
 	ds_report_init(&rep);

@@ -1,7 +1,8 @@
 /*
- * profile.h: croft profile's workers' sums (profile.c), how they are joined
- * into one result (profile_join.c) and printed (profile_out.c).  Invoking
- * user, no privilege.
+ * profile.h: croft profile's workers' sums (profile.c), the per-poll sums'
+ * steps (profile_steps.c), how they are joined into one result
+ * (profile_join.c) and printed (profile_out.c).  Invoking user, no
+ * privilege.
  */
 #ifndef CROFT_PROFILE_H
 #define CROFT_PROFILE_H
@@ -10,11 +11,35 @@
 
 #define PHASES_SHOWN 1000 /* GPU phases listed; the count is exact */
 
-/* All rows of one poll (same unix_ms) summed: what the charts show. */
+/*
+ * One poll's figures, summed over the selected processes alive then: what
+ * the charts show.  Also one row's figures, and (in a step) what the sums
+ * gain at one instant.
+ */
 struct sample {
 	int64_t ms;
 	int64_t cpu_e4, rss, threads, ioctls;
 	int64_t rx_e4, tx_e4, read_e4, write_e4;
+};
+
+/* The kinds of figures: how long a row's value lasts (profile_steps.c). */
+enum fig_kind {
+	FIG_LEVEL = 1, /* rss, threads: from its poll until the process's next row */
+	FIG_RATE = 2,  /* cpu, network, disk: the polls since the process's previous row */
+	FIG_COUNT = 4, /* ioctls: its own poll */
+	FIG_ALL = 7,
+};
+
+/* What the per-poll sums gain at d.ms; the polls are the instants rows were taken at. */
+struct step {
+	struct sample d;
+	int32_t alive; /* selected processes begun minus ended */
+	bool poll;     /* some row of the files (selected or not) was taken at d.ms */
+};
+
+struct steps {
+	struct step *v;
+	size_t count, cap;
 };
 
 enum phase_kind { PH_ONSET, PH_ACTIVE, PH_IDLE, PH_HELD, PH_KINDS };
@@ -69,7 +94,8 @@ struct stretch {
  * the process's previous row, maybe in another file.
  */
 struct pseg {
-	struct seg_key key; /* first: the join sorts pointers to keys */
+	struct seg_key key;        /* first: the join sorts pointers to keys */
+	struct sample first, last; /* the figures of its first and last rows */
 	uint32_t sys_off, sys_n, st_first, st_last;
 	int8_t first_kind; /* phase of the first row, -1 none */
 	int8_t open_kind;  /* phase still open at the last row, -1 none */
@@ -86,17 +112,37 @@ struct pworker {
 	struct strtab syscalls;
 	u128_p *calls; /* per syscall id: rate x 1e4 x ms, rows after the first */
 	size_t calls_cap;
-	struct i64map tgids, polls;
+	struct i64map tgids;
 	struct pseg *segs;
 	size_t segs_count, segs_cap;
+	size_t file_segs; /* the current file's first segment */
 	struct stretch *st;
 	size_t st_count, st_cap;
 	struct sys_ref *sys;
 	size_t sys_count, sys_cap;
-	struct sample *samples; /* one per poll seen, by polls */
-	size_t samples_count, samples_cap;
+	struct steps steps; /* one per instant, found through step_index */
+	struct i64map step_index;
+	int64_t cached_ms[2]; /* the last two instants stepped, and their steps */
+	uint32_t cached_step[2];
+	int64_t poll_ms; /* the last poll noted (rows of a poll come together) */
+	bool polls_noted;
 	bool oom;
 };
+
+/* profile_steps.c: the worker's half */
+void row_sample(const struct row *r, struct sample *ret);
+/* A row taken at ms, selected or not: a poll, when the time filter lets it. */
+void steps_poll(struct pworker *w, int64_t ms);
+/* A segment's first row s; a row s after its segment's previous row prev; its last. */
+void steps_first(struct pworker *w, const struct sample *s);
+void steps_next(struct pworker *w, const struct sample *prev, const struct sample *s);
+void steps_end(struct pworker *w, const struct sample *last);
+/* profile_steps.c: the join's half.  b_first's process continues from a_last's row. */
+int steps_continue(struct steps *fix, const struct sample *a_last, const struct sample *b_first);
+/* The polls with a selected process alive, their sums (res->samples_v). */
+int steps_sum(
+	const struct pworker *pw, int workers, const struct steps *fix, struct profile_result *res);
+void steps_free(struct steps *s);
 
 /* profile_join.c */
 int profile_join(

@@ -1,7 +1,8 @@
 /*
- * profile_join.c: croft profile's main-thread half: polls merged by time,
- * each process's segments joined in time order (first rows settled, phases
- * continued across files), then the figures.  Invoking user, no privilege.
+ * profile_join.c: croft profile's main-thread half: each process's segments
+ * joined in time order (first rows settled, phases and figures continued
+ * across files), the polls summed (profile_steps.c), then the figures.  Invoking user, no
+ * privilege.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@ struct join {
 	uint32_t *remap[DS_THREADS_MAX]; /* worker syscall id -> names id */
 	u128_p *calls;                   /* per names id */
 	size_t phases_cap;
+	struct steps fix; /* processes going on across files (steps_continue) */
 };
 
 /* One process while its segments are walked. */
@@ -46,53 +48,6 @@ static int join_names(struct join *j)
 	for (int k = 0; k < j->workers; k++)
 		for (size_t i = 0; i < j->pw[k].calls_cap && i < j->pw[k].syscalls.count; i++)
 			j->calls[j->remap[k][i]] += j->pw[k].calls[i];
-	return 0;
-}
-
-static int cmp_sample(const void *a, const void *b)
-{
-	const struct sample *x = a, *y = b;
-
-	return x->ms < y->ms ? -1 : x->ms > y->ms;
-}
-
-/* Every worker's polls in time order; polls read by two workers summed. */
-static int join_samples(struct join *j)
-{
-	struct profile_result *res = j->res;
-	size_t n = 0;
-
-	for (int k = 0; k < j->workers; k++)
-		n += j->pw[k].samples_count;
-	res->samples_v = malloc((n + 1) * sizeof(*res->samples_v));
-	if (!res->samples_v)
-		return -ENOMEM;
-	n = 0;
-	for (int k = 0; k < j->workers; k++) {
-		if (j->pw[k].samples_count)
-			memcpy(res->samples_v + n, j->pw[k].samples,
-				j->pw[k].samples_count * sizeof(*res->samples_v));
-		n += j->pw[k].samples_count;
-	}
-	if (n)
-		qsort(res->samples_v, n, sizeof(*res->samples_v), cmp_sample);
-	size_t out = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct sample *s = &res->samples_v[i], *t = &res->samples_v[out > 0 ? out - 1 : 0];
-		if (out > 0 && t->ms == s->ms) {
-			t->cpu_e4 += s->cpu_e4;
-			t->rss += s->rss;
-			t->threads += s->threads;
-			t->ioctls += s->ioctls;
-			t->rx_e4 += s->rx_e4;
-			t->tx_e4 += s->tx_e4;
-			t->read_e4 += s->read_e4;
-			t->write_e4 += s->write_e4;
-		} else {
-			res->samples_v[out++] = *s;
-		}
-	}
-	res->samples = out;
 	return 0;
 }
 
@@ -177,12 +132,15 @@ static int join_segments(struct join *j)
 
 		if (cont) {
 			weight = (uint64_t)(seg->key.first_ms - v[i - 1]->last_ms);
+			r = steps_continue(
+				&j->fix, &((const struct pseg *)v[i - 1])->last, &seg->first);
 		} else {
 			p = (struct jproc){ -1, 0 };
 			j->res->processes++;
 		}
 		settle_first_row(j, seg, weight);
-		r = join_stretches(j, seg, &p, weight, cont);
+		if (r == 0)
+			r = join_stretches(j, seg, &p, weight, cont);
 	}
 	free(v);
 	return r;
@@ -323,9 +281,9 @@ int profile_join(
 	if (r == 0)
 		r = join_names(&j);
 	if (r == 0)
-		r = join_samples(&j);
-	if (r == 0)
 		r = join_segments(&j);
+	if (r == 0)
+		r = steps_sum(pw, workers, &j.fix, res);
 	if (r == 0 && res->phases_count)
 		qsort(res->phases, res->phases_count, sizeof(*res->phases), cmp_phase);
 	if (r == 0)
@@ -336,5 +294,6 @@ int profile_join(
 		free(j.remap[k]);
 	free(j.calls);
 	strtab_free(&j.names);
+	steps_free(&j.fix);
 	return r;
 }

@@ -48,6 +48,8 @@ struct read_opts {
 /* Returns 0, 1 after --help (exit 0), or -EINVAL after printing why. */
 int read_opts_parse(int argc, char **argv, bool profile, struct read_opts *ret_opts);
 bool filter_match(const struct filter *f, const struct row *row);
+/* --since and --until alone */
+bool filter_in_span(const struct filter *f, int64_t ms);
 int parse_time_ms(const char *text, int64_t *ret_ms);
 /* "2026-10-20T14:00:00Z" (".123" before Z when not a whole second) */
 void format_time(int64_t ms, char *buf, size_t size);

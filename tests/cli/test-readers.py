@@ -118,10 +118,13 @@ EXPECTED_PROFILE_TGID = {
                  {"name": "futex", "calls": 16, "share": round(16 / 76, 4)}],
 }
 
+# C's rows at 0, 30 and 34 s; the files hold polls at 0, 2, 4, 6, 26, 30 and 34 s
+# while C lives: its RSS (500) holds until its row at 34 s (600); its row at
+# 30 s (0.0 cores) covers the polls after 0 s, the one at 34 s (3.0) the poll at 34 s.
 EXPECTED_PROFILE_CONTAINER = {
-    "rows": 3, "processes": 1, "polls": 3,
-    "cpu_cores": {"mean": 1.0, "p50": 0.0, "p95": 3.0, "max": 3.0},
-    "rss_bytes": {"mean": round(1600 / 3, 1), "p50": 500.0, "p95": 600.0, "max": 600.0},
+    "rows": 3, "processes": 1, "polls": 7,
+    "cpu_cores": {"mean": round(3.0 / 7, 4), "p50": 0.0, "p95": 3.0, "max": 3.0},
+    "rss_bytes": {"mean": round((6 * 500 + 600) / 7, 1), "p50": 500.0, "p95": 600.0, "max": 600.0},
     "gpu_phase_seconds": {"onset": 0.0, "active": 4.0, "idle": 32.0, "held": 0.0},
     "gpu_phases": [
         {"tgid": 300, "phase": "idle", "start_ms": T0 - 2000, "end_ms": T0 + 30000,
@@ -259,6 +262,60 @@ def profile_tgid_json_by_hand():
 def profile_container_json_by_hand():
     got, _ = figures("profile", "--container", "bbbb2222", plain())
     subset(got, EXPECTED_PROFILE_CONTAINER)
+
+
+# Idle processes have a row every idle_every polls; a container's per-poll
+# sums must not swing with that cadence.  Container cccc3333, polls every 2 s
+# from 0 to 60 s: P busy (a row each poll: 1.0 cores, 1000 B, 2 threads); Q
+# idle (rows at 0, 30, 60 s: 0.25 cores, 5000 B, 10 threads); R idle (rows at
+# 10 and 40 s: 0.1 then 0.5 cores, 3000 B, 3 threads).  Per poll: RSS 6000
+# (15 polls) or 9000 while R lives (10..40 s, 16 polls); threads 12 or 15;
+# CPU 1.25 (15 polls), 1.35 at 10 s (R's first row covers its own poll),
+# 1.75 at 12..40 s (R's 0.5 covers the 15 polls since its row at 10 s).
+IDLE_CADENCE = {"comm": "w", "exe": "/usr/bin/w", "cgroup": "/system.slice/docker-cccc3333.scope",
+                "container_id": "cccc3333", "cwd": "/"}
+
+
+def idle_cadence_rows():
+    rows = []
+    for t in range(0, 62, 2):
+        rows.append((t, row(t * 1000, 1, IDLE_CADENCE, "no-gpu", 1.0, 1000, 2)))
+    for t in (0, 30, 60):
+        rows.append((t, row(t * 1000, 2, IDLE_CADENCE, "no-gpu", 0.25, 5000, 10)))
+    for t, cpu in ((10, 0.1), (40, 0.5)):
+        rows.append((t, row(t * 1000, 3, IDLE_CADENCE, "no-gpu", cpu, 3000, 3)))
+    return [r for _, r in sorted(rows, key=lambda x: x[0])]
+
+
+@test
+def profile_levels_hold_and_rates_cover_their_span():
+    want_cpu = [1.25] * 5 + [1.35] + [1.75] * 15 + [1.25] * 10
+    want = {
+        "rows": 36, "processes": 3, "polls": 31,
+        "cpu_cores": {"mean": round(sum(want_cpu) / 31, 4), "p50": 1.35, "p95": 1.75, "max": 1.75},
+        "rss_bytes": {"mean": round((15 * 6000 + 16 * 9000) / 31, 1), "p50": 9000.0, "p95": 9000.0,
+                      "max": 9000.0},
+        "threads": {"mean": round((15 * 12 + 16 * 15) / 31, 2), "max": 15.0},
+    }
+    rows = idle_cadence_rows()
+    one = write_lines(path("cadence", "one", "croft-dataset.jsonl"), rows)
+    got, _ = figures("profile", "--container", "cccc3333", one)
+    subset(got, want)
+    # cut into files mid-process (Q's and R's rows in different files): the same
+    cut = os.path.join(TMP, "cadence", "cut")
+    write_lines(path("cadence", "cut", "croft-dataset-20261020T140000Z.jsonl"), rows[:13])
+    with open(path("cadence", "cut", "croft-dataset-20261020T140024Z.jsonl.zst"), "wb") as f:
+        f.write(frame(rows[13:27]))
+    write_lines(path("cadence", "cut", "croft-dataset.jsonl"), rows[27:])
+    got, _ = figures("profile", "--container", "cccc3333", "--threads", "3", cut)
+    subset(got, want)
+    # the chart draws the same sums: RSS flat but for R's life
+    svg = path("cadence", "c.svg")
+    croft("profile", "--container", "cccc3333", "--svg", svg, one, expect=0)
+    ns = "{http://www.w3.org/2000/svg}"
+    lines = {e.get("id"): e for e in ET.parse(svg).getroot().iter(ns + "polyline")}
+    ys = [float(p.split(",")[1]) for p in lines["rss"].get("points").split()]
+    assert len(ys) == 31 and len(set(ys[:5] + ys[21:])) == 1 and len(set(ys[5:21])) == 1, ys
 
 
 @test
