@@ -2,7 +2,9 @@
  * ioctl.bpf.c: on ioctl (tail-called by syscalls.bpf.c, never attached on
  * its own), walks fd -> file -> inode -> device number and,
  * when the device is in the GPU device set, counts the ioctl and notes its
- * CLOCK_BOOTTIME per tgid.  Kernel side of croft-probe, loaded by root.
+ * CLOCK_BOOTTIME per tgid.  Built twice: with IOCTL_RDONLY_CAST the tp_btf
+ * program types the file through the bpf_rdonly_cast kfunc.  Kernel side
+ * of croft-probe, loaded by root.
  */
 #include "vmlinux.h"
 #include "probe.bpf.h"
@@ -32,8 +34,15 @@ struct {
 IOCTL_MAP(ioctl_0);
 IOCTL_MAP(ioctl_1);
 
-/* Added in Linux 6.2 (a4a3f3f72cbc "bpf: Add bpf_rdonly_cast() kfunc"). */
-extern void *bpf_rdonly_cast(void *obj, __u32 btf_id) __ksym __weak;
+#ifdef IOCTL_RDONLY_CAST
+/*
+ * Added in Linux 6.2 (a4a3f3f72cbc "bpf: Add bpf_rdonly_cast() kfunc").  A
+ * separate build, not a weak extern: libbpf 1.1 fails the whole object
+ * over a weak kfunc the kernel lacks when it may not list module BTFs
+ * (that needs CAP_SYS_ADMIN), even with the program using it not loaded.
+ */
+extern void *bpf_rdonly_cast(void *obj, __u32 btf_id) __ksym;
+#endif
 
 static __always_inline bool gpu_device(__u32 rdev)
 {
@@ -92,25 +101,42 @@ static __always_inline struct file *fd_file(struct fdtable *fdt, unsigned int fd
 	return file;
 }
 
-/* typed pointers: plain loads, no bpf_probe_read per hop */
+/* Counts an ioctl on file (untyped: every hop through bpf_probe_read) when its device is a GPU. */
+static __always_inline int count_file_read(struct file *file)
+{
+	struct inode *inode = BPF_CORE_READ(file, f_inode);
+
+	if (!inode)
+		return 0;
+	return count_gpu_ioctl(BPF_CORE_READ(inode, i_mode), BPF_CORE_READ(inode, i_rdev));
+}
+
+/* The same with plain loads, where the kfunc can type the file. */
+static __always_inline int count_file_btf(struct file *file)
+{
+#ifdef IOCTL_RDONLY_CAST
+	struct inode *inode;
+
+	file = bpf_rdonly_cast(file, bpf_core_type_id_kernel(struct file));
+	inode = file->f_inode;
+	return inode ? count_gpu_ioctl(inode->i_mode, inode->i_rdev) : 0;
+#else
+	return count_file_read(file);
+#endif
+}
+
+/* typed task and fd table: plain loads up to the fd array */
 SEC("tp_btf/sys_enter")
 int BPF_PROG(ioctl_btf, struct pt_regs *regs, long id)
 {
 	struct task_struct *task;
 	struct file *file;
-	struct inode *inode;
 
 	if (id != ioctl_nr)
 		return 0;
 	task = bpf_get_current_task_btf();
 	file = fd_file(task->files->fdt, (unsigned int)PT_REGS_PARM1(regs));
-	if (!file)
-		return 0;
-	file = bpf_rdonly_cast(file, bpf_core_type_id_kernel(struct file));
-	inode = file->f_inode;
-	if (!inode)
-		return 0;
-	return count_gpu_ioctl(inode->i_mode, inode->i_rdev);
+	return file ? count_file_btf(file) : 0;
 }
 
 /* untyped pointers: every hop through bpf_probe_read (BPF_CORE_READ) */
@@ -119,7 +145,6 @@ int BPF_PROG(ioctl_raw, struct pt_regs *regs, long id)
 {
 	struct task_struct *task;
 	struct file *file;
-	struct inode *inode;
 	unsigned int fd;
 
 	if (id != ioctl_nr)
@@ -130,8 +155,5 @@ int BPF_PROG(ioctl_raw, struct pt_regs *regs, long id)
 		return 0;
 	file = NULL;
 	bpf_probe_read_kernel(&file, sizeof(file), BPF_CORE_READ(task, files, fdt, fd) + fd);
-	inode = BPF_CORE_READ(file, f_inode);
-	if (!inode)
-		return 0;
-	return count_gpu_ioctl(BPF_CORE_READ(inode, i_mode), BPF_CORE_READ(inode, i_rdev));
+	return file ? count_file_read(file) : 0;
 }

@@ -1,8 +1,8 @@
 /*
- * loader.c: probes what the kernel offers (tp_btf or raw_tp, kfuncs, the
- * socket tracepoints), opens, sizes, loads and attaches the five eBPF
- * objects, fills the GPU device map and flips map generations.  croft-probe:
- * open/load/attach as root before the drop; the rest works on held fds.
+ * loader.c: opens, sizes, loads and attaches the five eBPF objects in the
+ * variants features.c planned, fills the GPU device map and flips map
+ * generations.  croft-probe: open/load/attach as root before the drop; the
+ * rest works on held fds.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,7 +11,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "clock.h"
@@ -24,6 +23,7 @@
 #pragma GCC diagnostic ignored "-Woverlength-strings"
 #include "syscalls.bpf.skel.h"
 #include "ioctl.bpf.skel.h"
+#include "ioctl_cast.bpf.skel.h"
 #include "sched.bpf.skel.h"
 #include "net.bpf.skel.h"
 #include "proc.bpf.skel.h"
@@ -31,65 +31,25 @@
 
 static const char *const concern_prefix[CONCERNS] = {"syscalls", "ioctl", "sched", "net"};
 
-struct kernel_features {
-	bool tp_btf;        /* BPF_PROG_TYPE_TRACING and tracepoint BTF */
-	bool sched_info;    /* task_struct.sched_info: the kernel counts run-queue wait */
-	bool rdonly_cast;   /* bpf_rdonly_cast kfunc */
-	bool sock_length;   /* sock_send_length / sock_recv_length tracepoints */
-};
+/* Section prefixes of each variant: "iter/" walks need BTF as tp_btf does. */
+static const char *const btf_sections[] = { "tp_btf/", "iter/", NULL };
+static const char *const raw_sections[] = { "raw_tp/", NULL };
 
-static bool btf_has(const struct btf *btf, const char *name, int kind)
+static bool section_in(const char *sec, const char *const *prefixes)
 {
-	return btf && btf__find_by_name_kind(btf, name, kind) > 0;
-}
-
-static bool btf_member(const struct btf *btf, const char *type, const char *member)
-{
-	int id = btf ? btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT) : -1;
-	const struct btf_type *t;
-	const struct btf_member *m;
-
-	if (id <= 0)
-		return false;
-	t = btf__type_by_id(btf, id);
-	m = btf_members(t);
-	for (int i = 0; i < btf_vlen(t); i++, m++)
-		if (!strcmp(btf__name_by_offset(btf, m->name_off), member))
+	for (size_t i = 0; prefixes[i]; i++)
+		if (!strncmp(sec, prefixes[i], strlen(prefixes[i])))
 			return true;
 	return false;
 }
 
-static void probe_features(struct kernel_features *ret_features)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-
-	if (libbpf_get_error(btf))
-		btf = NULL;
-	/* the btf_trace_* typedefs came with tp_btf itself (Linux 5.5, f1b9509c2fb0
-	 * "bpf: Replace prog_raw_tp+btf_id with prog_tracing") */
-	ret_features->tp_btf = btf_has(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
-	ret_features->rdonly_cast = btf_has(btf, "bpf_rdonly_cast", BTF_KIND_FUNC);
-	/* CONFIG_SCHED_INFO: what /proc/<pid>/schedstat reads */
-	ret_features->sched_info = btf_member(btf, "task_struct", "sched_info");
-	ret_features->sock_length = btf_has(btf, "btf_trace_sock_send_length", BTF_KIND_TYPEDEF) &&
-		btf_has(btf, "btf_trace_sock_recv_length", BTF_KIND_TYPEDEF);
-	btf__free(btf);
-}
-
-/*
- * Autoload exactly one variant of every program: "tp_btf/..." (with the
- * "iter/..." walks, which need BTF too) or "raw_tp/...".
- */
-static void choose_variant(struct bpf_object *obj, bool use_btf)
+/* Autoloads exactly the programs whose section starts with one of prefixes. */
+static void choose_programs(struct bpf_object *obj, const char *const *prefixes)
 {
 	struct bpf_program *prog;
 
-	bpf_object__for_each_program(prog, obj) {
-		const char *sec = bpf_program__section_name(prog);
-		bool is_btf = !strncmp(sec, "tp_btf/", 7) || !strncmp(sec, "iter/", 5);
-
-		bpf_program__set_autoload(prog, is_btf == use_btf);
-	}
+	bpf_object__for_each_program(prog, obj) bpf_program__set_autoload(
+		prog, section_in(bpf_program__section_name(prog), prefixes));
 }
 
 /* Sizes every hash map of obj to entries (the tiny-map tests and big hosts). */
@@ -110,22 +70,14 @@ static int size_maps(struct bpf_object *obj, uint32_t entries)
 	return 0;
 }
 
-/* sched.bpf.c: runq_task (task storage) for tp_btf, runq_since (hash) for raw_tp. */
-static void choose_runq_map(struct bpf_object *obj, bool use_btf)
+static const char *const *variant_sections(bool use_btf)
 {
-	struct bpf_map *task = bpf_object__find_map_by_name(obj, "runq_task");
-	struct bpf_map *hash = bpf_object__find_map_by_name(obj, "runq_since");
-
-	if (task && hash) {
-		bpf_map__set_autocreate(task, use_btf);
-		bpf_map__set_autocreate(hash, !use_btf);
-	}
+	return use_btf ? btf_sections : raw_sections;
 }
 
-static int prepare(struct bpf_object *obj, bool use_btf, uint32_t entries)
+static int prepare(struct bpf_object *obj, const char *const *sections, uint32_t entries)
 {
-	choose_variant(obj, use_btf);
-	choose_runq_map(obj, use_btf);
+	choose_programs(obj, sections);
 	return size_maps(obj, entries);
 }
 
@@ -142,23 +94,23 @@ static int sync_maps_new(struct probe_objs *objs)
 	return objs->sync_outer_fd < 0 ? objs->sync_outer_fd : 0;
 }
 
-#define OPEN_LOAD(objs, field, type, use_btf, what)                                  \
-	do {                                                                         \
-		(objs)->field = type##__open();                                      \
-		if (!(objs)->field) {                                                \
-			r = -errno;                                                  \
-			what = #field ": open";                                      \
-			goto fail;                                                   \
-		}                                                                    \
-		r = prepare((objs)->field->obj, use_btf, (objs)->map_entries);       \
-		if (r == 0)                                                          \
-			r = type##__load((objs)->field);                             \
-		if (r == 0)                                                          \
-			r = type##__attach((objs)->field);                           \
-		if (r < 0) {                                                         \
-			what = #field ": load/attach";                               \
-			goto fail;                                                   \
-		}                                                                    \
+#define OPEN_LOAD(objs, field, type, sections, what)                                               \
+	do {                                                                                       \
+		(objs)->field = type##__open();                                                    \
+		if (!(objs)->field) {                                                              \
+			r = -errno;                                                                \
+			what = #field ": open";                                                    \
+			goto fail;                                                                 \
+		}                                                                                  \
+		r = prepare((objs)->field->obj, sections, (objs)->map_entries);                    \
+		if (r == 0)                                                                        \
+			r = type##__load((objs)->field);                                           \
+		if (r == 0)                                                                        \
+			r = type##__attach((objs)->field);                                         \
+		if (r < 0) {                                                                       \
+			what = #field ": load/attach";                                             \
+			goto fail;                                                                 \
+		}                                                                                  \
 	} while (0)
 
 /* Loaded, never attached: syscalls.bpf.c tail-calls it on ioctl. */
@@ -171,33 +123,51 @@ static void no_autoattach(struct bpf_object *obj)
 }
 
 /*
- * ioctl's tp_btf program needs the bpf_rdonly_cast kfunc to type the fd's
- * struct file; a tail call needs both programs of one type, so without it
- * the pair runs as raw_tp.
+ * ioctl.bpf.c is built with the bpf_rdonly_cast kfunc (ioctl_cast) and
+ * without: both have the same maps, programs and variables, so ioctl_bpf's
+ * skeleton serves either ELF.
  */
-static int open_syscalls_ioctl(struct probe_objs *objs, bool rdonly_cast, const char **what)
+static struct ioctl_bpf *ioctl_open(bool cast)
 {
+	struct ioctl_bpf *skel = calloc(1, sizeof(*skel));
+	int r = skel ? ioctl_bpf__create_skeleton(skel) : -ENOMEM;
+
+	if (r == 0 && cast)
+		skel->skeleton->data = (void *)ioctl_cast_bpf__elf_bytes(&skel->skeleton->data_sz);
+	if (r == 0)
+		r = bpf_object__open_skeleton(skel->skeleton, NULL);
+	if (r < 0) {
+		ioctl_bpf__destroy(skel);
+		errno = -r;
+		return NULL;
+	}
+	return skel;
+}
+
+/* A tail call needs both programs of one type: ioctl's variant is syscalls'. */
+static int open_syscalls_ioctl(struct probe_objs *objs, const char **what)
+{
+	const char *const *sections = variant_sections(objs->plan.use_btf);
 	uint32_t zero = 0;
 	int r, prog_fd;
 
-	objs->ioctl_btf = objs->use_btf && rdonly_cast;
 	*what = "ioctl";
-	if (!(objs->ioctl = ioctl_bpf__open()))
+	if (!(objs->ioctl = ioctl_open(objs->plan.ioctl_cast)))
 		return -errno;
 	objs->ioctl->rodata->ioctl_nr = SYS_ioctl;
 	no_autoattach(objs->ioctl->obj);
-	if ((r = prepare(objs->ioctl->obj, objs->ioctl_btf, objs->map_entries)) < 0 ||
-	    (r = ioctl_bpf__load(objs->ioctl)) < 0)
+	if ((r = prepare(objs->ioctl->obj, sections, objs->map_entries)) < 0 ||
+		(r = ioctl_bpf__load(objs->ioctl)) < 0)
 		return r;
 	*what = "syscalls";
 	if (!(objs->syscalls = syscalls_bpf__open()))
 		return -errno;
 	objs->syscalls->rodata->ioctl_nr = SYS_ioctl;
-	if ((r = prepare(objs->syscalls->obj, objs->ioctl_btf, objs->map_entries)) < 0 ||
-	    (r = syscalls_bpf__load(objs->syscalls)) < 0)
+	if ((r = prepare(objs->syscalls->obj, sections, objs->map_entries)) < 0 ||
+		(r = syscalls_bpf__load(objs->syscalls)) < 0)
 		return r;
-	prog_fd = bpf_program__fd(objs->ioctl_btf ? objs->ioctl->progs.ioctl_btf :
-		objs->ioctl->progs.ioctl_raw);
+	prog_fd = bpf_program__fd(
+		objs->plan.use_btf ? objs->ioctl->progs.ioctl_btf : objs->ioctl->progs.ioctl_raw);
 	*what = "syscalls: ioctl tail call";
 	if (bpf_map_update_elem(bpf_map__fd(objs->syscalls->maps.ioctl_jump), &zero, &prog_fd,
 		    BPF_ANY) < 0)
@@ -206,7 +176,14 @@ static int open_syscalls_ioctl(struct probe_objs *objs, bool rdonly_cast, const 
 	return syscalls_bpf__attach(objs->syscalls);
 }
 
-static int open_sched_variant(struct probe_objs *objs, const char **what)
+/* sched.bpf.c: runq_task (task storage) for the walk, runq_since (hash) for sched_switch. */
+static void choose_runq_map(struct bpf_object *obj, bool walk)
+{
+	bpf_map__set_autocreate(bpf_object__find_map_by_name(obj, "runq_task"), walk);
+	bpf_map__set_autocreate(bpf_object__find_map_by_name(obj, "runq_since"), !walk);
+}
+
+static int open_sched(struct probe_objs *objs, const char **what)
 {
 	int r;
 
@@ -214,8 +191,10 @@ static int open_sched_variant(struct probe_objs *objs, const char **what)
 	if (!(objs->sched = sched_bpf__open()))
 		return -errno;
 	objs->sched->rodata->loaded_mono_ns = clock_mono_ns();
-	if ((r = prepare(objs->sched->obj, objs->sched_btf, objs->map_entries)) < 0 ||
-	    (r = sched_bpf__load(objs->sched)) < 0 || (r = sched_bpf__attach(objs->sched)) < 0)
+	choose_runq_map(objs->sched->obj, objs->plan.sched_walk);
+	if ((r = prepare(objs->sched->obj, variant_sections(objs->plan.sched_walk),
+		     objs->map_entries)) < 0 ||
+		(r = sched_bpf__load(objs->sched)) < 0 || (r = sched_bpf__attach(objs->sched)) < 0)
 		return r;
 	/* every thread's counts so far are its baseline: counting starts now */
 	*what = "sched: first thread walk";
@@ -223,29 +202,46 @@ static int open_sched_variant(struct probe_objs *objs, const char **what)
 }
 
 /*
- * The tp_btf walk needs task storage in tracing programs (5.11), task
- * iterators and BPF atomics (5.12); where the kernel refuses it, sched
- * runs as raw_tp (sched_switch and wakeups).
+ * net.bpf.c's programs for the planned source: the tracepoints in the
+ * variant of the rest, else the IPv4 functions and, where vmlinux has
+ * them, the IPv6 ones.
  */
-static int open_sched(struct probe_objs *objs, const char **what)
+static void net_sections(const struct probe_plan *plan, const char *ret_sections[3])
 {
-	int r = open_sched_variant(objs, what);
+	static const char *const by_source[][2] = {
+		[NET_FEXIT] = { "fexit/inet_", "fexit/inet6_" },
+		[NET_KRETPROBE] = { "kretprobe/inet_", "kretprobe/inet6_" },
+	};
 
-	if (r < 0 && objs->sched_btf) {
-		log_warnx("%s: %s; counting scheduling on sched_switch (raw_tp) instead", *what,
-			strerror(-r));
-		sched_bpf__destroy(objs->sched);
-		objs->sched_btf = false;
-		r = open_sched_variant(objs, what);
+	ret_sections[2] = NULL;
+	if (plan->net == NET_TRACEPOINT) {
+		ret_sections[0] = plan->use_btf ? "tp_btf/" : "raw_tp/";
+		ret_sections[1] = NULL;
+		return;
 	}
-	return r;
+	ret_sections[0] = by_source[plan->net][0];
+	ret_sections[1] = plan->net_inet6 ? by_source[plan->net][1] : NULL;
+}
+
+/* One line per fallback, a warning where fields are left out. */
+static void log_plan(const struct probe_plan *plan)
+{
+	static const char *const names[CONCERNS + 1] = { "syscalls", "ioctl", "sched",
+		"net", [PLAN_ALL] = "programs" };
+
+	for (int i = 0; i <= PLAN_ALL; i++) {
+		if (!plan->why[i][0])
+			continue;
+		if (i == CONCERN_NET && plan->net == NET_NONE)
+			log_warnx("%s: %s", names[i], plan->why[i]);
+		else
+			log_notice("%s: %s", names[i], plan->why[i]);
+	}
 }
 
 int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t err_len)
 {
-	struct kernel_features feat;
-	const char *what = "";
-	bool force_raw = getenv("CROFT_PROBE_RAW_TP") != NULL;
+	const char *what = "", *net[3];
 	int r;
 
 	memset(objs, 0, sizeof(*objs));
@@ -256,19 +252,15 @@ int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t
 		snprintf(err, err_len, "cannot count possible CPUs");
 		return -EINVAL;
 	}
-	probe_features(&feat);
-	objs->use_btf = feat.tp_btf && !force_raw;
-	if ((r = open_syscalls_ioctl(objs, feat.rdonly_cast, &what)) < 0)
+	if ((r = features_plan(&objs->plan, err, err_len)) < 0)
+		return r;
+	log_plan(&objs->plan);
+	if ((r = open_syscalls_ioctl(objs, &what)) < 0 || (r = open_sched(objs, &what)) < 0)
 		goto fail;
-	objs->sched_btf = objs->use_btf && feat.sched_info;
-	if ((r = open_sched(objs, &what)) < 0)
-		goto fail;
-	OPEN_LOAD(objs, proc, proc_bpf, objs->use_btf, what);
-	if (feat.sock_length)
-		OPEN_LOAD(objs, net, net_bpf, objs->use_btf, what);
-	else
-		snprintf(objs->net_why, sizeof(objs->net_why),
-			"kernel lacks the sock_send_length/sock_recv_length tracepoints (Linux 6.3+)");
+	OPEN_LOAD(objs, proc, proc_bpf, variant_sections(objs->plan.use_btf), what);
+	net_sections(&objs->plan, net);
+	if (net[0])
+		OPEN_LOAD(objs, net, net_bpf, net, what);
 	r = sync_maps_new(objs);
 	if (r < 0) {
 		what = "generation sync map";
@@ -435,7 +427,7 @@ int loader_walk_threads(struct probe_objs *objs, uint32_t g)
 	ssize_t n;
 	int fd;
 
-	if (!objs->sched_btf)
+	if (!objs->plan.sched_walk)
 		return 0;
 	objs->sched->bss->walk_gen = g;
 	fd = bpf_iter_create(bpf_link__fd(objs->sched->links.thread_walk));
@@ -479,5 +471,5 @@ int loader_take_event_counts(const struct probe_objs *objs, uint32_t g,
 
 const char *loader_variant(const struct probe_objs *objs)
 {
-	return objs->use_btf ? "tp_btf" : "raw_tp";
+	return objs->plan.use_btf ? "tp_btf" : "raw_tp";
 }

@@ -1,8 +1,9 @@
 /*
  * main.c: croft-probe.  Starts as root, loads and attaches the eBPF
  * programs, fills the GPU device map, opens probe.sock and probe.ctl, then
- * drops to the croft user with no capabilities under seccomp and serves the
- * sampler from the fds it holds.  Its programs go away when it exits.
+ * drops to the croft user under seccomp, with no capabilities (CAP_BPF
+ * alone where the kernel gates every bpf() call), and serves the sampler
+ * from the fds it holds.  Its programs go away when it exits.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -11,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 #include <event2/event.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "clock.h"
@@ -31,7 +32,9 @@
 
 static const char extra_usage[] =
 	"      --map-entries N     entries of every per-generation map (default: built-in sizes)\n"
-	"environment: CROFT_PROBE_RAW_TP=1 loads the raw_tp programs even where tp_btf works\n";
+	"test knobs (environment): CROFT_PROBE_RAW_TP=1 loads the raw_tp programs even where\n"
+	"tp_btf works; CROFT_PROBE_NET=fexit|kretprobe counts socket bytes there even where\n"
+	"the tracepoints exist\n";
 
 /* After the drop nothing in croft-probe loads programs, mounts or changes namespaces. */
 static const char *const denied_after_drop[] = {
@@ -98,30 +101,38 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 }
 
 /*
- * Since Linux 6.5 map and ring buffer operations on an fd already held need
- * no capability; before, with unprivileged BPF disabled, every bpf() call
- * needs CAP_BPF (CAP_SYS_ADMIN before 5.8), so keep that one.
+ * Before Linux 6.5 ("bpf: Move unprivileged checks into map_create() and
+ * bpf_prog_load()"), with kernel.unprivileged_bpf_disabled set, every bpf()
+ * call needs CAP_BPF, even on an fd already held.  Distribution kernels
+ * backport, so rather than read the version: a lookup on a held map with
+ * no effective capability, as after the drop.  Outputs the caps to keep.
  */
-static size_t caps_needed(cap_value_t *ret_caps)
+static int caps_needed(struct probe_main *pm, cap_value_t *ret_caps, size_t *ret_ncaps)
 {
-	struct utsname u;
-	unsigned major = 0, minor = 0;
-	FILE *f = fopen("/proc/sys/kernel/unprivileged_bpf_disabled", "re");
-	int disabled = 1;
+	cap_t held = cap_get_proc(), bare = cap_dup(held);
+	uint32_t key = 0, value;
+	bool refused = false;
+	int r = 0;
 
-	if (f) {
-		if (fscanf(f, "%d", &disabled) != 1)
-			disabled = 1;
-		fclose(f);
+	if (!held || !bare || cap_clear_flag(bare, CAP_EFFECTIVE) < 0 || cap_set_proc(bare) < 0)
+		r = -errno;
+	else
+		refused = bpf_map_lookup_elem(pm->objs.sync_inner_fd, &key, &value) < 0 &&
+			  errno == EPERM;
+	if (held && cap_set_proc(held) < 0 && r == 0)
+		r = -errno;
+	cap_free(held);
+	cap_free(bare);
+	if (r < 0)
+		return r;
+	*ret_ncaps = 0;
+	if (refused) {
+		ret_caps[(*ret_ncaps)++] = CAP_BPF;
+		snprintf(pm->st.caps_kept, sizeof(pm->st.caps_kept), "CAP_BPF: this kernel refuses "
+			"bpf() on held fds without it (before Linux 6.5, unprivileged BPF disabled)");
+		log_notice("keeping %s", pm->st.caps_kept);
 	}
-	if (uname(&u) == 0)
-		sscanf(u.release, "%u.%u", &major, &minor);
-	if (!disabled || major > 6 || (major == 6 && minor >= 5))
-		return 0;
-	ret_caps[0] = (major > 5 || (major == 5 && minor >= 8)) ? CAP_BPF : CAP_SYS_ADMIN;
-	log_notice("kernel %u.%u with unprivileged BPF disabled: keeping %s after the drop",
-		major, minor, ret_caps[0] == CAP_BPF ? "CAP_BPF" : "CAP_SYS_ADMIN");
-	return 1;
+	return 0;
 }
 
 static void acquire(struct probe_main *pm)
@@ -157,9 +168,11 @@ static void acquire(struct probe_main *pm)
 static void drop(struct probe_main *pm)
 {
 	cap_value_t caps[1];
-	size_t ncaps = caps_needed(caps);
+	size_t ncaps;
 	int r;
 
+	if ((r = caps_needed(pm, caps, &ncaps)) < 0)
+		fatalx("probing what bpf() needs after the drop: %s", strerror(-r));
 	if ((r = priv_drop(&pm->user, caps, ncaps)) < 0)
 		fatalx("dropping privileges to %s: %s", pm->user.name, strerror(-r));
 	if ((r = sandbox_apply(denied_after_drop)) < 0)
@@ -260,9 +273,9 @@ int main(int argc, char **argv)
 	drop(&pm);
 	pm.st.objs = &pm.objs;
 	events_new(&pm);
-	log_info("attached (%s), %zu GPU device rules, net %s; serving as %s",
+	log_info("attached (%s), %zu GPU device rules, socket bytes from %s; serving as %s",
 		loader_variant(&pm.objs), pm.st.gpus.set.rules_count,
-		pm.objs.net ? "on" : pm.objs.net_why, pm.user.name);
+		pm.objs.net ? features_net_source(pm.objs.plan.net) : "nowhere", pm.user.name);
 	daemon_notify_ready("attached");
 	event_base_dispatch(pm.st.base);
 	teardown(&pm);

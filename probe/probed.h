@@ -2,7 +2,8 @@
  * probed.h: croft-probe's map: the loaded objects, the collector that turns
  * a map generation into an answer, the probe.sock server and the status
  * reply, with every function grouped by its file.  croft-probe only (root
- * until priv_drop, then the croft user with no capabilities).
+ * until priv_drop, then the croft user with no capabilities, or CAP_BPF
+ * alone where the kernel gates every bpf() call).
  */
 #ifndef CROFT_PROBED_H
 #define CROFT_PROBED_H
@@ -43,22 +44,47 @@ enum probe_concern {
 	CONCERNS,
 };
 
+/* Where socket bytes are counted (features.c picks the best that works). */
+enum net_source {
+	NET_NONE,       /* nowhere: the net fields are left out */
+	NET_TRACEPOINT, /* sock_send_length / sock_recv_length (Linux 6.3) */
+	NET_FEXIT,      /* fexit on inet{,6}_{send,recv}msg */
+	NET_KRETPROBE,  /* kretprobe on the same (no BPF trampoline) */
+};
+
+#define PLAN_ALL     CONCERNS /* why[] index of what applies to every program */
+#define PLAN_WHY_LEN 192
+
+/* features.c's answer: which variant of each program this kernel takes. */
+struct probe_plan {
+	bool use_btf;    /* tp_btf programs, else raw_tp */
+	bool ioctl_cast; /* ioctl types the file with the bpf_rdonly_cast kfunc */
+	bool sched_walk; /* sched reads the kernel's counts by a thread walk (tp_btf) */
+	enum net_source net;
+	bool net_inet6; /* fexit/kretprobe: the IPv6 functions are hooked too */
+	/* per concern, then PLAN_ALL: the fallback taken and why, "" when none */
+	char why[CONCERNS + 1][PLAN_WHY_LEN];
+};
+
 struct probe_objs {
 	struct syscalls_bpf *syscalls;
 	struct ioctl_bpf *ioctl;
 	struct sched_bpf *sched;
-	struct net_bpf *net;       /* NULL: the kernel lacks the socket tracepoints */
+	struct net_bpf *net; /* NULL: plan.net is NET_NONE */
 	struct proc_bpf *proc;
-	bool use_btf;              /* tp_btf programs, else raw_tp */
-	bool ioctl_btf;            /* ioctl's tp_btf program (needs the bpf_rdonly_cast kfunc) */
-	bool sched_btf;            /* sched's tp_btf programs (need task_struct.sched_info) */
-	char net_why[160];         /* why net is off, "" when on */
-	int ncpus;                 /* possible CPUs: per-CPU value slots */
-	uint32_t gen;              /* generation the programs write now */
-	int sync_outer_fd;         /* ARRAY_OF_MAPS: updating it waits for an RCU grace period */
+	struct probe_plan plan;
+	int ncpus;         /* possible CPUs: per-CPU value slots */
+	uint32_t gen;      /* generation the programs write now */
+	int sync_outer_fd; /* ARRAY_OF_MAPS: updating it waits for an RCU grace period */
 	int sync_inner_fd;
 	uint32_t map_entries;      /* per-generation map size override, 0: probe.h sizes */
 };
+
+/* features.c: as root, before loading anything. */
+/* Probes the kernel; -EINVAL (err says why) for a bad CROFT_PROBE_NET. */
+int features_plan(struct probe_plan *ret_plan, char *err, size_t err_len);
+/* "tracepoint", "fexit", "kretprobe"; NULL for NET_NONE. */
+const char *features_net_source(enum net_source source);
 
 /* loader.c: as root, before the drop; the rest also after it. */
 int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t err_len);
@@ -78,18 +104,19 @@ int loader_events_fd(const struct probe_objs *objs);
 /* Sums every object's per-CPU drop counters into ret_drops[PROBE_DROP_REASONS]. */
 int loader_drops(const struct probe_objs *objs, uint64_t *ret_drops);
 /*
- * Sums generation g's event counts (seen, dropped per kind) into
- * ret_counts[PROBE_EV_SLOTS] and zeroes them; only for a generation no
- * program writes (after loader_flip).
- */
-/*
  * tp_btf: adds every thread's context switches and run-queue wait not yet
  * counted to generation g (at an answer, the one just closed) by running
  * sched.bpf.c's walk; raw_tp: nothing (sched_switch counts them).
  */
 int loader_walk_threads(struct probe_objs *objs, uint32_t g);
-int loader_take_event_counts(const struct probe_objs *objs, uint32_t g,
-	struct probe_event_count *ret_counts);
+/*
+ * Sums generation g's event counts (seen, dropped per kind) into
+ * ret_counts[PROBE_EV_SLOTS] and zeroes them; only for a generation no
+ * program writes (after loader_flip).
+ */
+int loader_take_event_counts(
+	const struct probe_objs *objs, uint32_t g, struct probe_event_count *ret_counts);
+/* "tp_btf" or "raw_tp" */
 const char *loader_variant(const struct probe_objs *objs);
 
 /* tgidmap.c: tgid -> u64, at most limit entries */
@@ -169,6 +196,7 @@ struct probe_state {
 	int gpu_map_error;        /* the device map update that failed, 0 none */
 	uint64_t started_boot_ns;
 	uid_t user_uid;
+	char caps_kept[PLAN_WHY_LEN]; /* after the drop: "" for none, else which and why */
 };
 int status_handler(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply);
 /* Re-reads gpu_devices from the config file and updates the device map; 0 or -errno. */

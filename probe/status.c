@@ -1,10 +1,11 @@
 /*
- * status.c: probe.ctl requests.  status: programs and their variant, map
- * fill, drops per reason, fork/exec/exit events seen, delivered and dropped,
- * exits seen, whether socket bytes are counted (and why not), peers.
- * reload: the GPU device set from croft.conf, written into the device map
- * without reloading any program; the same when /proc/devices changes.  croft-probe, croft user,
- * no capabilities (map updates go through fds it already holds).
+ * status.c: probe.ctl requests.  status: programs and their variant, the
+ * fallbacks taken and why, where socket bytes are counted (or why not), the
+ * capabilities kept, map fill, drops per reason, fork/exec/exit events
+ * seen, delivered and dropped, exits seen, peers.  reload: the GPU device
+ * set from croft.conf, written into the device map without reloading any
+ * program; the same when /proc/devices changes.  croft-probe, croft user,
+ * after the drop (map updates go through fds it already holds).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,13 +35,36 @@ static json_t *programs_json(const struct probe_objs *objs)
 {
 	json_t *progs = json_object();
 	const char *v = loader_variant(objs);
+	const char *net =
+		objs->plan.net == NET_TRACEPOINT ? v : features_net_source(objs->plan.net);
 
-	json_object_set_new(progs, "syscalls", json_string(objs->ioctl_btf ? "tp_btf" : "raw_tp"));
-	json_object_set_new(progs, "ioctl", json_string(objs->ioctl_btf ? "tp_btf" : "raw_tp"));
-	json_object_set_new(progs, "sched", json_string(objs->sched_btf ? "tp_btf" : "raw_tp"));
+	json_object_set_new(progs, "syscalls", json_string(v));
+	json_object_set_new(progs, "ioctl", json_string(v));
+	json_object_set_new(
+		progs, "sched", json_string(objs->plan.sched_walk ? "tp_btf" : "raw_tp"));
 	json_object_set_new(progs, "proc", json_string(v));
-	json_object_set_new(progs, "net", objs->net ? json_string(v) : json_null());
+	json_object_set_new(progs, "net", net ? json_string(net) : json_null());
 	return progs;
+}
+
+/* Only the fallbacks taken: {"ioctl": "what instead: why", ...}. */
+static json_t *fallbacks_json(const struct probe_plan *plan)
+{
+	json_t *fallbacks = json_object();
+
+	for (int i = 0; i <= PLAN_ALL; i++)
+		if (plan->why[i][0])
+			json_object_set_new(fallbacks,
+				i == PLAN_ALL ? "programs" : concern_names[i],
+				json_string(plan->why[i]));
+	return fallbacks;
+}
+
+static json_t *net_json(const struct probe_plan *plan)
+{
+	if (plan->net == NET_NONE)
+		return json_pack("{s:b, s:s}", "available", 0, "why", plan->why[CONCERN_NET]);
+	return json_pack("{s:b, s:s}", "available", 1, "source", features_net_source(plan->net));
 }
 
 static json_t *maps_json(const struct probe_state *st, const struct collector_stats *cs)
@@ -103,8 +127,10 @@ static int status_json(struct probe_state *st, struct evbuffer *reply)
 	json_object_set_new(root, "uptime_s", json_real((double)(clock_boot_ns() -
 		st->started_boot_ns) / 1e9));
 	json_object_set_new(root, "programs", programs_json(st->objs));
-	json_object_set_new(root, "net", st->objs->net ? json_pack("{s:b}", "available", 1) :
-		json_pack("{s:b, s:s}", "available", 0, "why", st->objs->net_why));
+	json_object_set_new(root, "fallbacks", fallbacks_json(&st->objs->plan));
+	json_object_set_new(root, "net", net_json(&st->objs->plan));
+	json_object_set_new(
+		root, "capabilities", json_string(st->caps_kept[0] ? st->caps_kept : "none"));
 	json_object_set_new(root, "maps", maps_json(st, cs));
 	json_object_set_new(root, "drops", drops_json(st, cs));
 	json_object_set_new(root, "answers", json_integer((json_int_t)cs->answers));

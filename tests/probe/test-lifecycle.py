@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-# test-lifecycle.py: croft-probe as a daemon: status JSON, the permit table
+# test-lifecycle.py: croft-probe as a daemon: status JSON, the capabilities
+# it keeps after the drop (CapEff against the kernel's rule), the permit table
 # and peer checks on probe.sock (an unprivileged user cannot connect), drops
 # counted with tiny maps, and nothing of croft left attached after SIGKILL
 # or SIGTERM (checked with bpftool), then a restart that serves again.
@@ -21,8 +22,11 @@ STRANGER_UID = 48123  # no passwd entry: neither root nor the croft user
 CROFT_PROGS = {'sys_enter_btf', 'sys_enter_raw', 'ioctl_btf', 'ioctl_raw', 'switch_btf',
                'switch_raw', 'wakeup_btf', 'wakeup_raw', 'wakeup_new_btf', 'wakeup_new_raw',
                'fork_btf', 'fork_raw', 'exec_btf', 'exec_raw', 'exit_btf', 'exit_raw',
-               'thread_exit_btf',
-               'send_btf', 'send_raw', 'recv_btf', 'recv_raw'}
+               'thread_exit_btf', 'thread_walk',
+               'send_btf', 'send_raw', 'recv_btf', 'recv_raw', 'send4_fexit', 'send6_fexit',
+               'recv4_fexit', 'recv6_fexit', 'send4_kret', 'send6_kret', 'recv4_kret',
+               'recv6_kret'}
+CAP_BPF = 39
 
 
 def croft_prog_ids(before):
@@ -31,6 +35,31 @@ def croft_prog_ids(before):
     out = subprocess.run(['bpftool', '-j', 'prog', 'show'], capture_output=True, text=True)
     progs = json.loads(out.stdout or '[]')
     return {p['id'] for p in progs if p.get('name') in CROFT_PROGS and p['id'] not in before}
+
+
+def expected_cap_eff():
+    """The kernel's rule, not the probe's trial: before Linux 6.5, with unprivileged
+    BPF disabled, every bpf() call needs CAP_BPF; from 6.5 held fds need nothing."""
+    major, minor = (int(x) for x in os.uname().release.split('.')[:2])
+    with open('/proc/sys/kernel/unprivileged_bpf_disabled') as f:
+        disabled = int(f.read()) != 0
+    return 1 << CAP_BPF if disabled and (major, minor) < (6, 5) else 0
+
+
+def cap_sets(pid):
+    with open('/proc/%d/status' % pid) as f:
+        return {k: int(v, 16) for k, v in (line.split(':') for line in f)
+                if k in ('CapEff', 'CapPrm', 'CapInh', 'CapAmb')}
+
+
+def test_caps(tap, probe):
+    want, caps = expected_cap_eff(), cap_sets(probe.proc.pid)
+    kept = probe.status()['capabilities']
+    tap.ok(caps['CapEff'] == caps['CapPrm'] == want and caps['CapInh'] == caps['CapAmb'] == 0,
+           'after the drop: CapEff %#x on kernel %s' % (want, os.uname().release),
+           ' '.join('%s=%#x' % kv for kv in sorted(caps.items())))
+    tap.ok(kept == 'none' if want == 0 else kept.startswith('CAP_BPF: '),
+           'status says which capability is kept and why', kept)
 
 
 def live_prog_ids():
@@ -161,6 +190,7 @@ def main():
     probe = Probe(probe_bin)
     try:
         test_peers(tap, probe)
+        test_caps(tap, probe)
         test_kill(tap, probe, work, before)
     finally:
         probe.close()
