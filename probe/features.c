@@ -6,10 +6,13 @@
  * croft-probe, as root before the drop.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -99,10 +102,45 @@ static int fexit_attaches(const struct btf *btf, const char *func)
 	return link;
 }
 
-/* kretprobes through the perf kprobe PMU (libbpf's way; tracefs is read-only under the unit) */
-static bool kernel_has_kprobe_pmu(void)
+/* The first integer after prefix in file, or -1. */
+static long read_number(const char *file, const char *prefix)
 {
-	return access("/sys/bus/event_source/devices/kprobe/type", R_OK) == 0;
+	FILE *f = fopen(file, "re");
+	char buf[64];
+	long v = -1;
+
+	if (f && fgets(buf, sizeof(buf), f) && !strncmp(buf, prefix, strlen(prefix)))
+		v = strtol(buf + strlen(prefix), NULL, 10);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+#define KPROBE_PMU "/sys/bus/event_source/devices/kprobe/"
+
+/*
+ * Whether a kretprobe on func can be made as libbpf makes it: a perf event
+ * of the kprobe PMU (tracefs is read-only under the unit).  Distribution
+ * kernels may refuse perf_event_open without CAP_SYS_ADMIN at
+ * kernel.perf_event_paranoid 3 (Debian) or 4 (Ubuntu).  Returns 0 or -errno.
+ */
+static int kretprobe_opens(const char *func)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr) };
+	long type = read_number(KPROBE_PMU "type", ""), bit;
+	int fd;
+
+	bit = read_number(KPROBE_PMU "format/retprobe", "config:");
+	if (type < 0 || bit < 0 || bit > 63)
+		return -ENOENT;
+	attr.type = (__u32)type;
+	attr.config = 1ull << bit;
+	attr.config1 = (__u64)(uintptr_t)func; /* kprobe_func */
+	fd = (int)syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
 }
 
 /* what: a concern, or PLAN_ALL */
@@ -188,16 +226,17 @@ static enum net_source net_source(
 {
 	bool tracepoints = btf_has(btf, "btf_trace_sock_send_length", BTF_KIND_TYPEDEF) &&
 			   btf_has(btf, "btf_trace_sock_recv_length", BTF_KIND_TYPEDEF);
-	int r = 0;
+	int fexit = 0, kret;
 
 	if (tracepoints && forced == NET_NONE)
 		return NET_TRACEPOINT;
-	if (forced != NET_KRETPROBE && (r = fexit_attaches(btf, "inet_sendmsg")) == 0)
+	if (forced != NET_KRETPROBE && (fexit = fexit_attaches(btf, "inet_sendmsg")) == 0)
 		return NET_FEXIT;
-	if (kernel_has_kprobe_pmu())
+	if ((kret = kretprobe_opens("inet_sendmsg")) == 0)
 		return NET_KRETPROBE;
-	snprintf(ret_tried, tried_len, "%s%s%skretprobe: no kprobe PMU (CONFIG_KPROBES)",
-		r ? "fexit: " : "", r ? strerror(-r) : "", r ? "; " : "");
+	snprintf(ret_tried, tried_len, "%s%s%skretprobe: %s", fexit ? "fexit: " : "",
+		fexit ? strerror(-fexit) : "", fexit ? "; " : "",
+		kret == -ENOENT ? "no kprobe PMU (CONFIG_KPROBES)" : strerror(-kret));
 	return NET_NONE;
 }
 

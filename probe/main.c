@@ -101,9 +101,10 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 }
 
 /*
- * Before Linux 6.5 ("bpf: Move unprivileged checks into map_create() and
- * bpf_prog_load()"), with kernel.unprivileged_bpf_disabled set, every bpf()
- * call needs CAP_BPF, even on an fd already held.  Distribution kernels
+ * Before Linux 5.19 (c8644cd0efe7 "bpf: refine
+ * kernel.unprivileged_bpf_disabled behaviour"), with unprivileged BPF
+ * disabled, every bpf() call needs CAP_BPF, even on an fd already held;
+ * since, only map creation and program loads do.  Distribution kernels
  * backport, so rather than read the version: a lookup on a held map with
  * no effective capability, as after the drop.  Outputs the caps to keep.
  */
@@ -129,7 +130,7 @@ static int caps_needed(struct probe_main *pm, cap_value_t *ret_caps, size_t *ret
 	if (refused) {
 		ret_caps[(*ret_ncaps)++] = CAP_BPF;
 		snprintf(pm->st.caps_kept, sizeof(pm->st.caps_kept), "CAP_BPF: this kernel refuses "
-			"bpf() on held fds without it (before Linux 6.5, unprivileged BPF disabled)");
+			"bpf() on held fds without it (before Linux 5.19, unprivileged BPF disabled)");
 		log_notice("keeping %s", pm->st.caps_kept);
 	}
 	return 0;

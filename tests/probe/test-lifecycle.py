@@ -38,12 +38,13 @@ def croft_prog_ids(before):
 
 
 def expected_cap_eff():
-    """The kernel's rule, not the probe's trial: before Linux 6.5, with unprivileged
-    BPF disabled, every bpf() call needs CAP_BPF; from 6.5 held fds need nothing."""
+    """The kernel's rule, not the probe's trial: before Linux 5.19 (c8644cd0efe7),
+    with unprivileged BPF disabled, every bpf() call needs CAP_BPF; from 5.19 only
+    map creation and program loads do, so held fds need nothing."""
     major, minor = (int(x) for x in os.uname().release.split('.')[:2])
     with open('/proc/sys/kernel/unprivileged_bpf_disabled') as f:
         disabled = int(f.read()) != 0
-    return 1 << CAP_BPF if disabled and (major, minor) < (6, 5) else 0
+    return 1 << CAP_BPF if disabled and (major, minor) < (5, 19) else 0
 
 
 def cap_sets(pid):
