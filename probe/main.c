@@ -93,10 +93,21 @@ static void load_config(struct probe_main *pm)
 		fatalx("%s: gpu_devices: %s", pm->opts.config_path, err);
 }
 
+/* libbpf's lines end in a newline, which the log would show as '?'. */
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level != LIBBPF_DEBUG)
-		log_vmsg(level == LIBBPF_WARN ? 4 : 7, false, fmt, ap);
+	char line[1024];
+	int n;
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	if (n > 0 && (size_t)n < sizeof(line) && line[n - 1] == '\n')
+		line[n - 1] = '\0';
+	if (level == LIBBPF_WARN)
+		log_warnx("%s", line);
+	else
+		log_debug("%s", line);
 	return 0;
 }
 
