@@ -230,6 +230,9 @@ int main(int argc, char **argv)
 	if (cgroup_mounts_read(&mounts))
 		memset(&mounts, 0, sizeof(mounts));
 	proc_table_init(&s.procs);
+	s.cpu_clock = procfs_pidns_ours(s.procfd);
+	if (!s.cpu_clock)
+		log_warnx("/proc is not this pid namespace's: cpu_cores from whole clock ticks");
 	s.cgroups = cgroup_table_new(&mounts);
 	s.writer = writer_link_new(s.base, s.writer_socket, s.spool);
 	s.probe = probe_link_new(s.probe_socket);

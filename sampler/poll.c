@@ -108,8 +108,9 @@ static void format_rows(struct sampler *s, const struct poll_env *env, uint64_t 
 			s->rows.len = mark;
 			s->rows.failed = false;
 			s->stats.rows_failed++;
-			continue;
+			continue; /* the next row covers this one's span too */
 		}
+		proc_row_written(p, env);
 		rows++;
 		s->stats.rows++;
 		if (s->rows.len >= BATCH_BYTES_MAX)
@@ -149,6 +150,9 @@ void sampler_poll(struct sampler *s)
 {
 	uint64_t t0 = clock_mono_ns(), c0 = cpu_time_us(), unix_ms = clock_real_ms();
 	struct poll_env env = {
+		.now = { unix_ms, clock_boot_ns() },
+		.prev = s->last_poll,
+		.cpu_clock = s->cpu_clock,
 		.procfd = s->procfd,
 		.catalog = s->catalog,
 		.gpu = &s->gpu.set,
@@ -156,6 +160,7 @@ void sampler_poll(struct sampler *s)
 		.gen = s->stats.polls + 1,
 		.first_poll = s->stats.polls == 0,
 		.idle_every = s->cfg.idle_every ? s->cfg.idle_every : 1,
+		.poll_interval_ms = s->cfg.poll_interval_ms,
 		.tick_ns = s->tick_ns,
 		.page_size = s->page_size,
 		.keep_fds = true,
@@ -175,6 +180,7 @@ void sampler_poll(struct sampler *s)
 	proc_table_settle(&s->procs, &env, s->cfg.onset_window_ms * 1000000, now_boot);
 	format_rows(s, &env, unix_ms, now_boot);
 	writer_link_kick(s->writer);
+	s->last_poll = env.now;
 	s->stats.polls++;
 	s->stats.duration_us = (clock_mono_ns() - t0) / 1000;
 	s->stats.cpu_us = cpu_time_us() - c0;

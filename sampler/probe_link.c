@@ -3,7 +3,7 @@
  * (SOCK_SEQPACKET).  Each poll: connect when needed (HELLO), send
  * MT_PROBE_POLL, read the answer until MT_PROBE_END within a short timeout,
  * match records to tracked processes by tgid and start time, and turn the
- * counts into rates over each process's own elapsed time.  An answer that
+ * counts into rates over the span each process's row stands for.  An answer that
  * covers time before this connection's first poll only sets the baseline,
  * so no rate spans a gap.  croft-sampler, croft user.
  */
@@ -249,8 +249,8 @@ static void reset_rates(struct proc_table *table, bool answered, bool net)
 		free(p->probe.syscalls);
 		memset(&p->probe, 0, sizeof(p->probe));
 		p->probe.last_gpu_ioctl_boot_ns = last; /* "ever seen" outlives a probe restart */
-		/* rates need the process's own elapsed time of this poll */
-		p->probe.valid = answered && p->rates_valid && p->sample_boot_ns > p->prev_sample_boot_ns;
+		/* rates over the span of the process's row (proc.c) */
+		p->probe.valid = answered && p->rates_valid;
 		p->probe.net_valid = p->probe.valid && net;
 	}
 }
@@ -277,13 +277,17 @@ static void apply_record(struct proc *p, const struct probe_proc *rec,
 	const struct probe_syscall *sys)
 {
 	struct proc_probe_rates *pr = &p->probe;
-	double dt = (double)(p->sample_boot_ns - p->prev_sample_boot_ns) / 1e9;
+	double dt = p->span_s;
 
 	if (rec->last_gpu_ioctl_boot_ns > pr->last_gpu_ioctl_boot_ns)
 		pr->last_gpu_ioctl_boot_ns = rec->last_gpu_ioctl_boot_ns;
 	if (!pr->valid)
 		return;
 	pr->gpu_ioctls = rec->gpu_ioctls;
+	/* counts of this poll only: a poll with any is not idle, so none is skipped */
+	pr->active = rec->gpu_ioctls || rec->ctx_voluntary || rec->ctx_involuntary ||
+		     rec->runqueue_ns || rec->net_rx_bytes || rec->net_tx_bytes ||
+		     rec->syscalls_count;
 	pr->ctx_voluntary_s = (double)rec->ctx_voluntary / dt;
 	pr->ctx_involuntary_s = (double)rec->ctx_involuntary / dt;
 	pr->runqueue_s = (double)rec->runqueue_ns / 1e9 / dt;

@@ -18,8 +18,8 @@ void probe_link_free(struct probe_link *link);
  * Once per poll, after /proc was read for every tracked process: asks the
  * probe for its deltas and fills ->probe of each tracked process (matching
  * by tgid and start time: /proc/<pid>/stat starttime (clock ticks) == task
- * start_boottime ns / (1e9 / sysconf(_SC_CLK_TCK))), rates over each
- * process's own elapsed time; leaves valid=false everywhere when
+ * start_boottime ns / (1e9 / sysconf(_SC_CLK_TCK))), rates over the span
+ * of each process's row (->span_s); leaves valid=false everywhere when
  * unavailable.  ->probe.syscalls is malloc'd here and freed by proc.c with
  * the process (or replaced here with free + malloc).
  */

@@ -21,7 +21,7 @@
 #define PF_KTHREAD      0x00200000u  /* include/linux/sched.h */
 #define STAT_BUF        1024
 #define IO_BUF          512
-#define SCHED_BUF       128
+#define SPAN_SLACK_MS   2            /* the two clocks of a poll, each rounded to ms */
 #define FD_SCAN_NOW     UINT32_MAX
 
 void proc_table_init(struct proc_table *table)
@@ -64,7 +64,6 @@ static void proc_remove(struct proc_table *table, struct cgroup_table *cgroups, 
 		table->list_tail = p->list_prev;
 	table->count--;
 	close_fd(table, &p->stat_fd);
-	close_fd(table, &p->sched_fd);
 	close_fd(table, &p->io_fd);
 	cgroup_put(cgroups, p->cg);
 	free(p->comm);
@@ -160,18 +159,53 @@ static uint64_t delta(uint64_t now, uint64_t prev)
 }
 
 /*
- * Counters of this poll and rates over the process's own elapsed time.
+ * Seconds from one poll to another: the rows' own clock (unix_ms) while the
+ * wall clock keeps pace with the boot clock, so that a rate times the time
+ * between its row and the previous one is exactly the count; the boot clock
+ * across a wall-clock step.
+ */
+static double poll_span_s(const struct poll_clock *from, const struct poll_clock *to)
+{
+	int64_t wall_ms = (int64_t)(to->unix_ms - from->unix_ms);
+	int64_t boot_ms;
+
+	if (to->boot_ns <= from->boot_ns)
+		return 0;
+	boot_ms = (int64_t)((to->boot_ns - from->boot_ns) / 1000000);
+	if (wall_ms > 0 && wall_ms <= boot_ms + SPAN_SLACK_MS && boot_ms <= wall_ms + SPAN_SLACK_MS)
+		return (double)wall_ms / 1e3;
+	return (double)(to->boot_ns - from->boot_ns) / 1e9;
+}
+
+/* The counters the next row's rates are taken from, as of poll `at`. */
+static void set_base(struct proc *p, const struct poll_clock *at)
+{
+	p->have_base = true;
+	p->base_poll = *at;
+	p->base_cpu_ns = p->cpu_ns;
+	p->base_read_bytes = p->read_bytes;
+	p->base_write_bytes = p->write_bytes;
+	p->base_io = p->io_ok;
+}
+
+/*
+ * Counters of this poll, and rates over the time the row stands for: the
+ * whole span since the process's last row, so that skipping an idle row
+ * loses nothing; a first row, one poll interval (it holds at most that
+ * poll's counts), as croft stats counts it.
  * st is NULL for a process that has not run since the last sample: its
- * counters are those of that sample.
+ * counters are those of that sample.  Idle: no CPU time, no disk byte since
+ * the baseline (the probe's part is in proc_settle).
  */
 static void proc_sample(struct proc *p, const struct proc_stat *st, const struct poll_env *env,
 	uint64_t now_boot_ns)
 {
 	uint64_t dcpu, dr = 0, dw = 0;
-	double dt;
 
 	if (st) {
 		p->cpu_ticks = st->cpu_ticks;
+		if (!p->cpu_clock_ok)
+			p->cpu_ns = st->cpu_ticks * env->tick_ns;
 		p->threads = st->threads;
 		p->rss_bytes = st->rss_pages * env->page_size;
 		p->vsize = st->vsize;
@@ -181,26 +215,26 @@ static void proc_sample(struct proc *p, const struct proc_stat *st, const struct
 	p->rates_valid = false;
 	p->io_rates_valid = false;
 	p->prev_sample_boot_ns = p->sample_boot_ns;
-	if (p->have_prev && now_boot_ns > p->sample_boot_ns) {
-		dt = (double)(now_boot_ns - p->sample_boot_ns);
-		dcpu = delta(p->cpu_ticks, p->prev_cpu_ticks);
-		p->cpu_cores = (double)(dcpu * env->tick_ns) / dt;
-		if (p->io_ok && p->prev_io) {
-			dr = delta(p->read_bytes, p->prev_read_bytes);
-			dw = delta(p->write_bytes, p->prev_write_bytes);
-			p->read_bytes_s = (double)dr * 1e9 / dt;
-			p->write_bytes_s = (double)dw * 1e9 / dt;
-			p->io_rates_valid = true;
-		}
-		p->rates_valid = true;
-		p->idle = dcpu == 0 && dr == 0 && dw == 0;
-	}
-	p->have_prev = true;
-	p->prev_cpu_ticks = p->cpu_ticks;
-	p->prev_read_bytes = p->read_bytes;
-	p->prev_write_bytes = p->write_bytes;
-	p->prev_io = p->io_ok;
 	p->sample_boot_ns = now_boot_ns;
+	if (!p->have_base) {
+		set_base(p, &env->now); /* running before we looked: a baseline only */
+		return;
+	}
+	p->span_s = p->rows_started ? poll_span_s(&p->base_poll, &env->now)
+				    : (double)env->poll_interval_ms / 1e3;
+	if (p->span_s <= 0 || env->now.boot_ns <= p->base_poll.boot_ns)
+		return;
+	dcpu = delta(p->cpu_ns, p->base_cpu_ns);
+	p->cpu_cores = (double)dcpu / 1e9 / p->span_s;
+	if (p->io_ok && p->base_io) {
+		dr = delta(p->read_bytes, p->base_read_bytes);
+		dw = delta(p->write_bytes, p->base_write_bytes);
+		p->read_bytes_s = (double)dr / p->span_s;
+		p->write_bytes_s = (double)dw / p->span_s;
+		p->io_rates_valid = true;
+	}
+	p->rates_valid = true;
+	p->idle = dcpu == 0 && dr == 0 && dw == 0;
 }
 
 /* comm, exe, cwd, cgroup and label: read once per process. */
@@ -247,6 +281,26 @@ static void proc_reidentify(struct proc *p, const struct proc_stat *st, const st
 	p->framework_done = false;
 }
 
+/*
+ * A process born since the last poll had all its counters at 0 when it
+ * started: its first row holds all it did.
+ * One found later that started before (not tracked then: over the limit) is
+ * a baseline only, as is everything found at the sampler's first poll.
+ * Start times are whole clock ticks, so a start up to a tick before the
+ * last poll is still this interval's.
+ */
+static void proc_first_sample(struct proc *p, const struct poll_env *env, uint64_t now_boot_ns)
+{
+	p->cpu_clock_ok = env->cpu_clock && clock_getcpuclockid(p->tgid, &p->cpu_clock) == 0 &&
+			  procfs_cpu_ns(p->cpu_clock, &p->cpu_ns) == 0;
+	if (!env->first_poll && p->start_boot_ns + env->tick_ns > env->prev.boot_ns) {
+		p->have_base = true;
+		p->base_poll = env->prev;
+		p->base_io = true;
+		p->sample_boot_ns = p->start_boot_ns < now_boot_ns ? p->start_boot_ns : now_boot_ns;
+	}
+}
+
 static void proc_new(struct proc_table *table, const struct poll_env *env, pid_t tgid)
 {
 	char buf[STAT_BUF];
@@ -265,7 +319,6 @@ static void proc_new(struct proc_table *table, const struct poll_env *env, pid_t
 	}
 	p->tgid = tgid;
 	p->stat_fd = fd;
-	p->sched_fd = open_kept(table, env, dirfd, "schedstat");
 	p->io_fd = -1;
 	p->start_ticks = st.start_ticks;
 	p->start_boot_ns = st.start_ticks * env->tick_ns;
@@ -280,12 +333,7 @@ static void proc_new(struct proc_table *table, const struct poll_env *env, pid_t
 	}
 	if (dirfd >= 0)
 		close(dirfd);
-	/* Born since the last poll: its counters were 0 at its start time. */
-	if (!env->first_poll) {
-		p->have_prev = true;
-		p->prev_io = true;
-		p->sample_boot_ns = p->start_boot_ns < now ? p->start_boot_ns : now;
-	}
+	proc_first_sample(p, env, now);
 	proc_insert(table, p);
 	proc_sample(p, &st, env, now);
 }
@@ -293,35 +341,23 @@ static void proc_new(struct proc_table *table, const struct poll_env *env, pid_t
 /*
  * Whether p has not run since its last sample, so that reading its stat and
  * io would only repeat them (most processes on a host sleep through most
- * polls).  The kept schedstat fd shows the leader's run time and run count,
- * which prove it for a single-threaded process only; reading through the
- * fd also proves it is the same process, since the fd dies with it.  A
- * kernel thread never makes a row: being alive is all it needs.  A process
- * whose idle row is due this poll is read in full, so the row is fresh.
+ * polls): its CPU clock, all threads together, has not moved.  A process
+ * that took the tgid since would show another clock, and one that ran is
+ * read in full, which checks that it is the same one.  A kernel thread
+ * never makes a row: being alive is all it needs.  A process whose idle row
+ * is due this poll is read in full, so the row is fresh.
  */
 static bool proc_still(struct proc *p, const struct poll_env *env)
 {
-	char buf[SCHED_BUF];
-	uint64_t runtime, slices;
-	bool same;
-	ssize_t n;
+	uint64_t ns;
 
-	if (p->sched_fd < 0)
-		return false;
-	if (!p->kthread && p->threads != 1) {
-		p->sched_runtime_ns = 0; /* other threads ran unseen: no baseline */
+	if (!p->cpu_clock_ok || procfs_cpu_ns(p->cpu_clock, &ns) < 0)
+		return false; /* gone, or no clock: the full read finds out */
+	if (ns != p->cpu_ns) {
+		p->cpu_ns = ns;
 		return false;
 	}
-	n = procfs_pread(p->sched_fd, buf, sizeof(buf));
-	if (n <= 0 || procfs_parse_schedstat(buf, (size_t)n, &runtime, &slices))
-		return false; /* gone: the full read finds out */
-	if (p->kthread)
-		return true;
-	/* all zeros: the kernel keeps no schedstat, nothing is proven */
-	same = runtime != 0 && runtime == p->sched_runtime_ns && slices == p->sched_slices;
-	p->sched_runtime_ns = runtime;
-	p->sched_slices = slices;
-	return same && p->rows_started && p->idle_skipped + 1 < env->idle_every;
+	return p->kthread || (p->rows_started && p->idle_skipped + 1 < env->idle_every);
 }
 
 static void proc_visit(struct proc_table *table, const struct poll_env *env, pid_t tgid)
@@ -437,8 +473,8 @@ static void proc_settle(struct proc *p, const struct poll_env *env, uint64_t ons
 	in.now_boot_ns = p->sample_boot_ns ? p->sample_boot_ns : now_boot_ns;
 	workload_update(&p->wl, &in, onset_window_ns);
 	p->at_sampler_start = false;
-	if (p->probe.valid && p->probe.gpu_ioctls)
-		p->idle = false;
+	if (p->probe.active)
+		p->idle = false; /* waiting on a run queue without running, say */
 }
 
 void proc_table_settle(struct proc_table *table, const struct poll_env *env,
@@ -469,4 +505,9 @@ bool proc_row_due(struct proc *p, uint32_t idle_every)
 		return true;
 	}
 	return false;
+}
+
+void proc_row_written(struct proc *p, const struct poll_env *env)
+{
+	set_base(p, &env->now);
 }

@@ -1,8 +1,9 @@
 /*
- * procfs.c: readers of /proc/<pid>/ files (stat, schedstat, io, exe, cwd, environ,
- * cmdline, maps, fd), each relative to an open /proc and bounded.  Runs in
- * croft-sampler with CAP_SYS_PTRACE + CAP_DAC_READ_SEARCH (maps, exe, cwd,
- * io, environ and fd/ of other users); without them it reads what it may.
+ * procfs.c: readers of /proc/<pid>/ files (stat, io, exe, cwd, environ,
+ * cmdline, maps, fd), each relative to an open /proc and bounded, and of a
+ * process's CPU clock.  Runs in croft-sampler with CAP_SYS_PTRACE +
+ * CAP_DAC_READ_SEARCH (maps, exe, cwd, io, environ and fd/ of other users);
+ * without them it reads what it may.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "catalog.h"
@@ -98,26 +100,35 @@ int procfs_parse_stat(const char *buf, size_t len, struct proc_stat *ret_stat)
 	return 0;
 }
 
-/* "sum_exec_runtime run_delay timeslices\n": the leader's run time and runs. */
-int procfs_parse_schedstat(const char *buf, size_t len, uint64_t *ret_runtime_ns,
-	uint64_t *ret_slices)
+/*
+ * The kernel's CPU-time clock of a whole process (clock_getcpuclockid(3)):
+ * every thread's scheduler run time in ns, exited threads included, read in
+ * one call.  utime+stime in /proc/<pid>/stat count whole clock ticks, and
+ * /proc/<pid>/schedstat is the leader thread's alone.
+ */
+int procfs_cpu_ns(clockid_t clock, uint64_t *ret_ns)
 {
-	uint64_t v[3];
-	const char *p = buf, *end = buf + len;
+	struct timespec ts;
 
-	for (int i = 0; i < 3; i++) {
-		const char *digits = p;
-
-		v[i] = 0;
-		while (p < end && *p >= '0' && *p <= '9' && v[i] <= UINT64_MAX / 10 - 1)
-			v[i] = v[i] * 10 + (uint64_t)(*p++ - '0');
-		if (p == digits || p == end || *p != (i < 2 ? ' ' : '\n'))
-			return -EINVAL;
-		p++;
-	}
-	*ret_runtime_ns = v[0];
-	*ret_slices = v[2];
+	if (clock_gettime(clock, &ts) < 0)
+		return -errno;
+	*ret_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	return 0;
+}
+
+/*
+ * The CPU clocks take pids of our own namespace; /proc may be another's
+ * (a sampler in a child pid namespace reading the host's /proc).
+ */
+bool procfs_pidns_ours(int procfd)
+{
+	char link[32];
+	ssize_t n = readlinkat(procfd, "self", link, sizeof(link) - 1);
+
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	return strtol(link, NULL, 10) == (long)getpid();
 }
 
 static int io_value(const char *buf, const char *key, uint64_t *ret)

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <limits.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "config.h"
 #include "gpudev.h"
@@ -39,6 +40,7 @@ struct msg_cursor;
 struct proc_probe_rates {
 	bool valid;                /* false: no probe answer this poll; the probe-only fields are left out */
 	bool net_valid;            /* false: the kernel lacks the socket tracepoints */
+	bool active;               /* a syscall, switch, run-queue wait, network byte or GPU ioctl seen */
 	uint64_t gpu_ioctls;       /* GPU ioctls this poll */
 	uint64_t last_gpu_ioctl_boot_ns; /* CLOCK_BOOTTIME of the last GPU ioctl ever seen; 0 = none */
 	double ctx_voluntary_s, ctx_involuntary_s, runqueue_s, net_rx_bytes_s, net_tx_bytes_s;
@@ -128,6 +130,12 @@ void cgroup_refresh(struct cgroup_table *table, struct cgroup *cg, uint64_t gen)
 size_t cgroup_table_containers(const struct cgroup_table *table);
 
 /* ---- proc.c, procfs.c: the process table ---- */
+/* A poll's two clocks, read together at its start. */
+struct poll_clock {
+	uint64_t unix_ms;              /* the rows' unix_ms */
+	uint64_t boot_ns;              /* CLOCK_BOOTTIME */
+};
+
 struct proc {
 	struct proc *hash_next;
 	struct proc *list_prev, *list_next;
@@ -135,8 +143,8 @@ struct proc {
 	uint64_t start_ticks;          /* /proc/<pid>/stat field 22 */
 	uint64_t start_boot_ns;        /* start_ticks in CLOCK_BOOTTIME ns */
 	int stat_fd, io_fd;            /* kept open; -1: open per poll or unreadable */
-	int sched_fd;                  /* kept /proc/<tgid>/schedstat; -1: none */
-	uint64_t sched_runtime_ns, sched_slices; /* the leader's, at the last full read */
+	clockid_t cpu_clock;           /* the process's CPU-time clock (all its threads) */
+	bool cpu_clock_ok;
 	bool io_denied;
 	uint64_t seen_gen;
 	/* identity, read once; raw bytes */
@@ -146,21 +154,23 @@ struct proc {
 	size_t framework;              /* catalog index; >= entries: none */
 	uint64_t framework_vsize;      /* vsize at the last detection */
 	bool framework_done;
-	/* counters of the previous sample */
-	bool have_prev;
-	uint64_t prev_cpu_ticks, prev_read_bytes, prev_write_bytes;
+	/* the baseline rates are taken from: the process's last row (or its first sample) */
+	bool have_base;
+	struct poll_clock base_poll;
+	uint64_t base_cpu_ns, base_read_bytes, base_write_bytes;
+	bool base_io;                  /* the baseline has io counters */
 	uint64_t prev_sample_boot_ns, sample_boot_ns;
-	bool prev_io;                  /* the previous sample had io counters */
 	bool io_rates_valid;
 	bool kthread;                  /* kernel thread: tracked for reuse, never a row */
-	bool idle;                     /* no CPU, no disk I/O, no GPU ioctl this poll */
+	bool idle;                     /* nothing done since the last row (see proc_sample) */
 	bool fd_scanned;               /* fds read this poll */
 	bool holds_gpu_fd;
 	/* this poll */
-	uint64_t cpu_ticks, read_bytes, write_bytes, rss_bytes, vsize;
+	uint64_t cpu_ticks, cpu_ns, read_bytes, write_bytes, rss_bytes, vsize;
 	uint32_t threads;
 	bool io_ok;
 	bool rates_valid;
+	double span_s;                 /* what this poll's row stands for (proc_sample) */
 	double cpu_cores, read_bytes_s, write_bytes_s;
 	/* GPU and rows */
 	struct workload wl;
@@ -190,8 +200,6 @@ struct proc_stat {
 	size_t comm_len;
 };
 int procfs_parse_stat(const char *buf, size_t len, struct proc_stat *ret_stat);
-int procfs_parse_schedstat(const char *buf, size_t len, uint64_t *ret_runtime_ns,
-	uint64_t *ret_slices);
 int procfs_parse_io(const char *buf, size_t len, uint64_t *ret_read, uint64_t *ret_write);
 /* Reads a whole small file into buf (NUL-terminated); returns bytes or -errno. */
 ssize_t procfs_read_at(int dirfd, const char *path, char *buf, size_t size);
@@ -199,6 +207,10 @@ ssize_t procfs_pread(int fd, char *buf, size_t size);
 int procfs_readlink(int procfd, pid_t tgid, const char *name, char **ret, size_t *ret_len);
 int procfs_label(int procfd, pid_t tgid, char **ret, size_t *ret_len);
 size_t procfs_framework(int procfd, pid_t tgid, const struct catalog *cat);
+/* The CPU time of all of tgid's threads, the exited ones too, in ns. */
+int procfs_cpu_ns(clockid_t clock, uint64_t *ret_ns);
+/* Whether the pids /proc shows are those of our own pid namespace. */
+bool procfs_pidns_ours(int procfd);
 int procfs_holds_gpu(int procfd, pid_t tgid, const struct gpudev_set *gpu, bool *ret_holds);
 
 /* ---- row.c: finished rows ---- */
@@ -269,9 +281,12 @@ struct poll_env {
 	uint64_t gen;                  /* this poll's number, from 1 */
 	bool first_poll;               /* processes found now were running before us */
 	uint32_t idle_every;
+	uint64_t poll_interval_ms;
 	uint64_t tick_ns;              /* 1e9 / sysconf(_SC_CLK_TCK) */
 	uint64_t page_size;
-	bool keep_fds;                 /* keep /proc/<pid>/{stat,schedstat,io} open between polls */
+	struct poll_clock now, prev;   /* this poll's clocks and the previous poll's */
+	bool cpu_clock;                /* the per-process CPU clocks name the processes /proc shows */
+	bool keep_fds;                 /* keep /proc/<pid>/{stat,io} open between polls */
 	uint64_t fds_max;              /* ... while fewer than this minus FDS_SPARE are open */
 };
 void proc_table_init(struct proc_table *table);
@@ -285,6 +300,8 @@ void proc_table_settle(struct proc_table *table, const struct poll_env *env,
 bool proc_row_due(struct proc *p, uint32_t idle_every);
 /* The GPU device set changed: every process's fds are read at the next poll. */
 void proc_table_rescan_fds(struct proc_table *table);
+/* p's row of this poll is written: the next one's rates start here. */
+void proc_row_written(struct proc *p, const struct poll_env *env);
 
 /* ---- sampler state (main.c, poll.c, control.c) ---- */
 struct container_label {
@@ -327,6 +344,8 @@ struct sampler {
 	struct poll_stats stats;
 	struct jbuf rows;
 	uint64_t tick_ns, page_size;
+	bool cpu_clock;                /* procfs_pidns_ours, at start */
+	struct poll_clock last_poll;
 	uint64_t nofile;               /* RLIMIT_NOFILE: kept /proc fds stay well below it */
 	char probe_state_logged[128];
 };

@@ -2,7 +2,8 @@
  * probe-work.c: deterministic workloads for croft-probe's tests and
  * benchmark: exact syscall counts, ioctls on a device node, short sleeps
  * (in one thread or in threads that end one by one), pinned busy loops, a
- * paced loopback TCP stream.  Runs as the test's user.
+ * paced loopback TCP stream; quiet ones (a little done each poll) that say
+ * what they did.  Runs as the test's user.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -37,18 +38,24 @@ static void sleep_until(unsigned long long t)
 		;
 }
 
-/* secs > 0: sleep; secs < 0: say "done" and wait for stdin to close (the test decides). */
-static void pause_s(double secs)
+/* Until stdin closes: the test decides when this process ends. */
+static void hold(void)
 {
 	char c;
 
+	fflush(stdout);
+	while (read(0, &c, 1) > 0)
+		;
+}
+
+/* secs > 0: sleep; secs < 0: say "done" and hold. */
+static void pause_s(double secs)
+{
 	if (secs > 0)
 		sleep_until(now_ns() + (unsigned long long)(secs * 1e9));
 	if (secs < 0) {
 		printf("done\n");
-		fflush(stdout);
-		while (read(0, &c, 1) > 0)
-			;
+		hold();
 	}
 }
 
@@ -142,6 +149,51 @@ static int do_threads(int n, unsigned long per_s, double secs)
 	return 0;
 }
 
+static unsigned long long cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+/* "done" with what this process did so far, then held until stdin closes. */
+static void done_report(unsigned long long calls, unsigned long long bytes)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	printf("done calls=%llu bytes=%llu cpu_ns=%llu nvcsw=%ld\n", calls, bytes, cpu_ns(),
+		ru.ru_nvcsw);
+	hold();
+}
+
+/*
+ * Quiet polls: after delay_ms, burst getppid() at once, then count steps
+ * every_ms apart, each batch getppid() and burn_us of this process's own
+ * CPU time (a poll then holds little CPU but something done).
+ */
+static int do_paced(unsigned long delay_ms, unsigned long burst, unsigned long batch,
+	unsigned long every_ms, unsigned long count, unsigned long burn_us)
+{
+	unsigned long long start = now_ns() + delay_ms * 1000000ull, calls = 0;
+
+	sleep_until(start);
+	for (; calls < burst; calls++)
+		syscall(SYS_getppid);
+	for (unsigned long s = 1; s <= count; s++) {
+		unsigned long long until = cpu_ns() + burn_us * 1000ull;
+
+		for (unsigned long i = 0; i < batch; i++, calls++)
+			syscall(SYS_getppid);
+		while (cpu_ns() < until)
+			;
+		sleep_until(start + s * every_ms * 1000000ull);
+	}
+	done_report(calls, 0);
+	return 0;
+}
+
 /* A busy loop pinned to cpu for secs. */
 static int do_spin(int cpu, double secs)
 {
@@ -186,6 +238,30 @@ static int do_send(int port, unsigned long bytes_per_s, double secs)
 		}
 		sleep_until(start + s * 10000000ull);
 	}
+	close(fd);
+	return 0;
+}
+
+/* count sends of bytes to 127.0.0.1:port every_ms apart; the connection held open after. */
+static int do_send_paced(int port, unsigned long bytes, unsigned long every_ms, unsigned long count)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	static char buf[1 << 16];
+	unsigned long long start = now_ns(), sent = 0;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bytes > sizeof(buf) || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		perror("connect");
+		return 1;
+	}
+	for (unsigned long s = 1; s <= count; s++) {
+		sleep_until(start + s * every_ms * 1000000ull);
+		if (send(fd, buf, bytes, 0) != (ssize_t)bytes)
+			return 1;
+		sent += bytes;
+	}
+	done_report(0, sent);
 	close(fd);
 	return 0;
 }
@@ -258,10 +334,20 @@ int main(int argc, char **argv)
 		return do_spin(atoi(argv[2]), atof(argv[3]));
 	if (!strcmp(mode, "send") && argc == 5)
 		return do_send(atoi(argv[2]), strtoul(argv[3], NULL, 10), atof(argv[4]));
+	if (!strcmp(mode, "paced") && argc == 8)
+		return do_paced(strtoul(argv[2], NULL, 10), strtoul(argv[3], NULL, 10),
+			strtoul(argv[4], NULL, 10), strtoul(argv[5], NULL, 10),
+			strtoul(argv[6], NULL, 10), strtoul(argv[7], NULL, 10));
+	if (!strcmp(mode, "sendpaced") && argc == 6)
+		return do_send_paced(atoi(argv[2]), strtoul(argv[3], NULL, 10),
+			strtoul(argv[4], NULL, 10), strtoul(argv[5], NULL, 10));
 	if (!strcmp(mode, "recv") && argc == 3)
 		return do_recv(atoi(argv[2]));
-	fprintf(stderr, "usage: probe-work getppid N SECS [DELAY [HOLD]] | ioctl PATH N HOLD [DELAY] | sleeps PER_S SECS"
-		" | threads N PER_S SECS"
-		" | spin CPU SECS | send PORT BYTES_PER_S SECS | recv PORT\n");
+	fprintf(stderr, "usage: probe-work getppid N SECS [DELAY [HOLD]] | ioctl PATH N HOLD "
+			"[DELAY] | sleeps PER_S SECS"
+			" | threads N PER_S SECS"
+			" | spin CPU SECS | send PORT BYTES_PER_S SECS | recv PORT"
+			" | paced DELAY_MS BURST BATCH EVERY_MS COUNT BURN_US"
+			" | sendpaced PORT BYTES EVERY_MS COUNT\n");
 	return 2;
 }

@@ -1,6 +1,6 @@
 /*
- * test_procfs.c: /proc/<pid>/stat, schedstat and io parsing (hostile comm with ')'
- * and spaces), and the readers against this very process.  Test process,
+ * test_procfs.c: /proc/<pid>/stat and io parsing (hostile comm with ')' and
+ * spaces), and the readers against this very process.  Test process,
  * any user.
  */
 #include <errno.h>
@@ -41,21 +41,6 @@ START_TEST(io_parse)
 }
 END_TEST
 
-START_TEST(schedstat_parse)
-{
-	static const char *const bad[] = { "", "1 2\n", "1 2 3", "1 2 3 4\n", "-1 2 3\n",
-		"1  2 3\n", "x 2 3\n", "99999999999999999999 2 3\n" };
-	uint64_t runtime, slices;
-
-	ck_assert_int_eq(procfs_parse_schedstat("123456789 42 7\n", 15, &runtime, &slices), 0);
-	ck_assert_uint_eq(runtime, 123456789);
-	ck_assert_uint_eq(slices, 7);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		ck_assert_int_eq(procfs_parse_schedstat(bad[i], strlen(bad[i]), &runtime, &slices),
-			-EINVAL);
-}
-END_TEST
-
 START_TEST(self)
 {
 	int procfd = open("/proc", O_RDONLY | O_DIRECTORY);
@@ -91,7 +76,6 @@ int main(void)
 
 	tcase_add_test(tc, stat_parse);
 	tcase_add_test(tc, io_parse);
-	tcase_add_test(tc, schedstat_parse);
 	tcase_add_test(tc, self);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
