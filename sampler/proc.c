@@ -438,17 +438,22 @@ int proc_table_scan(struct proc_table *table, const struct poll_env *env)
 	return 0;
 }
 
-/* Detection once per new process, then while none, for a minute after its start. */
+/*
+ * Detection while the match can still improve: in the process's first
+ * minute, until it matches the catalog's first entry, keeping the earliest
+ * entry seen (a vLLM server maps libtorch before vllm's extension).  Maps
+ * and cmdline are read again only when the mappings' size changed: a
+ * PyTorch-sized maps costs about a millisecond.
+ */
 static void detect_framework(struct proc *p, const struct poll_env *env, uint64_t now_boot_ns)
 {
 	if (!env->catalog || p->framework_done)
 		return;
-	if (p->framework != SIZE_MAX && p->vsize == p->framework_vsize)
-		return; /* nothing mapped or unmapped since the last look */
-	p->framework = procfs_framework(env->procfd, p->tgid, env->catalog);
-	p->framework_vsize = p->vsize;
-	if (p->framework < env->catalog->entries_count ||
-	    now_boot_ns >= p->start_boot_ns + FRAMEWORK_WINDOW_NS)
+	if (p->framework == SIZE_MAX || p->vsize != p->framework_vsize) {
+		p->framework = procfs_framework(env->procfd, p->tgid, env->catalog, p->framework);
+		p->framework_vsize = p->vsize;
+	}
+	if (p->framework == 0 || now_boot_ns >= p->start_boot_ns + FRAMEWORK_WINDOW_NS)
 		p->framework_done = true;
 }
 

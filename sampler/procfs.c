@@ -299,14 +299,17 @@ static size_t match_maps(int fd, const struct catalog *cat, size_t best)
 	return best;
 }
 
-/* The earliest catalog entry the cmdline or the mapped files match. */
-size_t procfs_framework(int procfd, pid_t tgid, const struct catalog *cat)
+size_t procfs_framework(int procfd, pid_t tgid, const struct catalog *cat, size_t best)
 {
-	size_t best = cat->entries_count;
-	char path[64], *args = malloc(PROC_CMDLINE_MAX);
+	char path[64], *args;
 	ssize_t n;
 	int fd;
 
+	if (best > cat->entries_count)
+		best = cat->entries_count;
+	if (best == 0)
+		return 0; /* nothing comes before the first entry */
+	args = malloc(PROC_CMDLINE_MAX);
 	if (args) {
 		snprintf(path, sizeof(path), "%d/cmdline", (int)tgid);
 		n = procfs_read_at(procfd, path, args, PROC_CMDLINE_MAX);

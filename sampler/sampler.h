@@ -151,7 +151,7 @@ struct proc {
 	char *comm, *exe, *cwd, *label;
 	size_t comm_len, exe_len, cwd_len, label_len;
 	struct cgroup *cg;
-	size_t framework;              /* catalog index; >= entries: none */
+	size_t framework;              /* catalog index; >= entries: none; SIZE_MAX: not read yet */
 	uint64_t framework_vsize;      /* vsize at the last detection */
 	bool framework_done;
 	/* the baseline rates are taken from: the process's last row (or its first sample) */
@@ -206,7 +206,8 @@ ssize_t procfs_read_at(int dirfd, const char *path, char *buf, size_t size);
 ssize_t procfs_pread(int fd, char *buf, size_t size);
 int procfs_readlink(int procfd, pid_t tgid, const char *name, char **ret, size_t *ret_len);
 int procfs_label(int procfd, pid_t tgid, char **ret, size_t *ret_len);
-size_t procfs_framework(int procfd, pid_t tgid, const struct catalog *cat);
+/* The earliest entry below best that cmdline or maps match, else best (at most entries_count). */
+size_t procfs_framework(int procfd, pid_t tgid, const struct catalog *cat, size_t best);
 /* The CPU time of all of tgid's threads, the exited ones too, in ns. */
 int procfs_cpu_ns(clockid_t clock, uint64_t *ret_ns);
 /* Whether the pids /proc shows are those of our own pid namespace. */

@@ -84,7 +84,7 @@ static void fuzz_environ(const uint8_t *data, size_t size)
 static void fuzz_framework(const uint8_t *data, size_t size)
 {
 	static struct catalog *cat;
-	size_t cmd_len, repeat, maps_len, best;
+	size_t cmd_len, repeat, maps_len, best, limit;
 	uint8_t *maps;
 
 	if (!cat && catalog_load_builtin(&cat) < 0)
@@ -105,9 +105,11 @@ static void fuzz_framework(const uint8_t *data, size_t size)
 	fuzz_write("1/cmdline", data, cmd_len);
 	fuzz_write("1/maps", maps, maps_len * repeat);
 	free(maps);
-	best = procfs_framework(fuzz_dir_fd(), FUZZ_PID, cat);
-	if (best > cat->entries_count)
-		abort();
+	best = procfs_framework(fuzz_dir_fd(), FUZZ_PID, cat, SIZE_MAX);
+	limit = repeat % (cat->entries_count + 1);
+	if (best > cat->entries_count || procfs_framework(fuzz_dir_fd(), FUZZ_PID, cat, limit) !=
+						 (best < limit ? best : limit))
+		abort(); /* a limit only cuts the search short */
 }
 
 static void fuzz_devices(const uint8_t *data, size_t size)

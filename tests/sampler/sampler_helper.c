@@ -70,17 +70,23 @@ static int writer(const char *path, double rate)
 	}
 }
 
-/* Loads each comma-separated library after delay seconds. */
+static void sleep_s(double s)
+{
+	struct timespec ts = { (time_t)s, (long)((s - (time_t)s) * 1e9) };
+
+	if (s > 0)
+		nanosleep(&ts, NULL);
+}
+
+/* Loads each comma-separated library after delay seconds; an item "+S" waits S seconds more. */
 static int late_dlopen(char *libs, double delay)
 {
 	ready();
-	if (delay > 0) {
-		struct timespec ts = { (time_t)delay, (long)((delay - (time_t)delay) * 1e9) };
-
-		nanosleep(&ts, NULL);
-	}
+	sleep_s(delay);
 	for (char *lib = strtok(libs, ","); lib; lib = strtok(NULL, ","))
-		if (!dlopen(lib, RTLD_NOW)) {
+		if (lib[0] == '+')
+			sleep_s(atof(lib + 1));
+		else if (!dlopen(lib, RTLD_NOW)) {
 			fprintf(stderr, "dlopen: %s\n", dlerror());
 			return 1;
 		}
@@ -188,8 +194,9 @@ int main(int argc, char **argv)
 		ready();
 		sleeper(NULL);
 	}
-	fprintf(stderr, "usage: sampler_helper busy [NAME] | write FILE BYTES_PER_S | threads N |"
-		" dlopen LIB[,LIB] [DELAY_S] | mem MIB | open FILE DELAY_S | bursts MS |"
+	fprintf(stderr,
+		"usage: sampler_helper busy [NAME] | write FILE BYTES_PER_S | threads N |"
+		" dlopen LIB[,LIB|,+S] [DELAY_S] | mem MIB | open FILE DELAY_S | bursts MS |"
 		" sleep [NAME [DIR]] [ARGS...]\n");
 	return 2;
 }

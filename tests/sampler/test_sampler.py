@@ -388,6 +388,59 @@ def t_framework_vllm(h):
     return None if got == 'vllm' else 'framework %s' % got
 
 
+def t_framework_upgrade(h):
+    """libtorch first, vllm's extension 5 s later (as `import vllm` loads): vllm."""
+    d = os.path.join(h.tmp, 'site-late', 'vllm')
+    os.makedirs(d)
+    shutil.copy(TORCH, os.path.join(d, '_C.so'))
+    p = h.spawn(['dlopen', TORCH + ',+5,' + os.path.join(d, '_C.so')])
+    rows = h.rows.wait(lambda: [r for r in h.rows.of(p)
+                                if r['process'].get('framework') == 'vllm'], 30)
+    seen = [r['process'].get('framework') for r in h.rows.of(p)]
+    h.kill(p)
+    order = [f for i, f in enumerate(seen) if i == 0 or seen[i - 1] != f]
+    return None if rows and 'pytorch' in order and order[-1] == 'vllm' else \
+        'frameworks in turn %s' % order
+
+
+XGB_JOB = """
+import sys
+import pandas, sklearn.linear_model
+print('ready', flush=True)
+sys.stdin.readline()
+import numpy, xgboost
+data = xgboost.DMatrix(numpy.random.rand(200, 4), label=numpy.random.rand(200))
+xgboost.train({'tree_method': 'hist'}, data, 5)
+print('trained', flush=True)
+sys.stdin.readline()
+"""
+
+
+def t_framework_xgboost(h):
+    """A real xgboost job (Debian's python3-xgboost): pandas and scikit-learn
+    are mapped first, libxgboost later; the earliest entry, xgboost, wins."""
+    py = '/usr/bin/python3'
+    if subprocess.run([py, '-c', 'import pandas, sklearn, xgboost'],
+                      capture_output=True).returncode != 0:
+        if CI:
+            return 'python3-xgboost, python3-sklearn, python3-pandas not installed'
+        print('# not run: python3-xgboost, python3-sklearn or python3-pandas missing')
+        return None
+    p = h.spawn(['-c', XGB_JOB], executable=py, stdin=subprocess.PIPE)
+    early = h.rows.wait(lambda: [r for r in h.rows.ready(p) if r['process'].get('framework')
+                                 in ('pandas', 'scikit-learn')], 30)
+    p.stdin.write(b'go\n')
+    p.stdin.flush()
+    p.stdout.readline()
+    late = h.rows.wait(lambda: [r for r in h.rows.of(p)
+                                if r['process'].get('framework') == 'xgboost'], 30)
+    seen = [r['process'].get('framework') for r in h.rows.of(p)]
+    h.kill(p)
+    order = [f for i, f in enumerate(seen) if i == 0 or seen[i - 1] != f]
+    return None if early and late and order[-1] == 'xgboost' else \
+        'frameworks in turn %s' % order
+
+
 def t_framework_spark(h):
     p = h.spawn(['sleep', 'sparkdrv', '.', '--conf', 'pyspark-shell'])
     got = framework_of(h, p)
@@ -958,6 +1011,8 @@ def main():
              ('CROFT_LABEL from the environment, and nothing else of it', t_label_env),
              ('libtorch_cpu.so via dlopen -> pytorch', t_framework_pytorch),
              ('/vllm/ dir plus libtorch -> vllm', t_framework_vllm),
+             ('libtorch, then /vllm/ 5 s later -> pytorch, then vllm', t_framework_upgrade),
+             ('xgboost job importing pandas and sklearn first -> xgboost', t_framework_xgboost),
              ('pyspark argument -> spark', t_framework_spark),
              ('library loaded 10 s after start -> pytorch', t_framework_late),
              ('tgid reuse: new identity, no rate across the two', t_tgid_reuse),
