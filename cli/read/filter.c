@@ -270,8 +270,7 @@ bool filter_match(const struct filter *f, const struct row *row)
 	if (f->label && (!row->label.ptr || row->label.len != strlen(f->label) ||
 				memcmp(row->label.ptr, f->label, row->label.len)))
 		return false;
-	if (f->framework && (!row->framework.ptr || row->framework.len != strlen(f->framework) ||
-				    memcmp(row->framework.ptr, f->framework, row->framework.len)))
+	if (f->framework && !(f->fw_select && fw_select_has(f->fw_select, row)))
 		return false;
 	return true;
 }
@@ -307,11 +306,12 @@ bool seg_key_continues(
 	       (uint64_t)(ms - k->last_ms) <= gap_ms;
 }
 
-int read_dataset(const struct read_opts *o, const struct ds_sink *sink, void *const *ctxs,
-	int threads, struct ds_files *ret_files, struct ds_report *rep)
+int read_dataset(struct read_opts *o, const struct ds_sink *sink, void *const *ctxs, int threads,
+	struct ds_files *ret_files, struct ds_report *rep)
 {
 	char err[PATH_MAX + 64];
 	int r = ds_collect(o->paths, o->paths_count, ret_files, err, sizeof(err));
+	struct fw_select *sel = NULL;
 
 	if (r < 0) {
 		fprintf(stderr, "croft %s: %s\n", o->cmd, err[0] ? err : strerror(-r));
@@ -320,7 +320,12 @@ int read_dataset(const struct read_opts *o, const struct ds_sink *sink, void *co
 	if (ret_files->n == 0)
 		fprintf(stderr, "croft %s: no .jsonl or .jsonl.zst files under the given paths\n",
 			o->cmd);
-	r = ds_read(ret_files, threads, o->jansson_only, sink, ctxs, rep);
+	if (o->filter.framework && (r = fw_select_build(o, ret_files, &sel)) == 0)
+		o->filter.fw_select = sel;
+	if (r == 0)
+		r = ds_read(ret_files, threads, o->jansson_only, sink, ctxs, rep);
+	o->filter.fw_select = NULL;
+	fw_select_free(sel);
 	if (r < 0) {
 		fprintf(stderr, "croft %s: cannot read: %s\n", o->cmd, strerror(-r));
 		return r;

@@ -25,11 +25,13 @@
 #define MS_PER_HOUR        3600000.0
 
 /* filter.c: the options both commands share */
+struct fw_select;
 struct filter {
 	bool has_since, has_until, has_tgid;
 	int64_t since_ms, until_ms, tgid;
 	const char *container, *label, *framework; /* NULL = any */
 	size_t container_len;
+	const struct fw_select *fw_select; /* with framework: the processes ending with it */
 };
 
 struct read_opts {
@@ -53,9 +55,10 @@ bool filter_in_span(const struct filter *f, int64_t ms);
 int parse_time_ms(const char *text, int64_t *ret_ms);
 /* "2026-10-20T14:00:00Z" (".123" before Z when not a whole second) */
 void format_time(int64_t ms, char *buf, size_t size);
-/* Collects the files and runs the workers; prints skips to stderr. */
-int read_dataset(const struct read_opts *o, const struct ds_sink *sink, void *const *ctxs,
-	int threads, struct ds_files *ret_files, struct ds_report *rep);
+/* Collects the files and runs the workers (after final_fw.c's pass for
+ * --framework); prints skips to stderr. */
+int read_dataset(struct read_opts *o, const struct ds_sink *sink, void *const *ctxs, int threads,
+	struct ds_files *ret_files, struct ds_report *rep);
 /* exe and comm: what stays the same for the life of a process */
 uint64_t row_ident(const struct row *row);
 
@@ -73,6 +76,12 @@ int seg_key_cmp(const void *a, const void *b);
  * key's: not earlier than its last row, nor more than gap_ms after it. */
 bool seg_key_continues(
 	const struct seg_key *k, int64_t tgid, uint64_t ident, int64_t ms, uint64_t gap_ms);
+
+/* final_fw.c: --framework takes the processes whose last row names it, all their rows */
+int fw_select_build(
+	const struct read_opts *o, const struct ds_files *files, struct fw_select **ret_sel);
+bool fw_select_has(const struct fw_select *sel, const struct row *row);
+void fw_select_free(struct fw_select *sel);
 
 /* strtab.c: interned strings, ids dense from 0 */
 struct strtab {

@@ -182,6 +182,23 @@ static struct seg *seg_start(
 	return seg;
 }
 
+/* A process counts under the framework its last row names: the sampler may
+ * find an earlier catalog entry later in a process's first minute. */
+static void seg_framework(struct worker *w, struct seg *seg, const struct strv *fw)
+{
+	size_t len;
+	const char *now;
+
+	if (!fw->ptr || !fw->len)
+		return;
+	if (seg->framework != NONE_ID) {
+		now = strtab_str(&w->frameworks, seg->framework, &len);
+		if (len == fw->len && memcmp(now, fw->ptr, len) == 0)
+			return;
+	}
+	seg->framework = intern_sv(w, &w->frameworks, fw);
+}
+
 static void stats_row(void *ctx, const struct row *row)
 {
 	struct worker *w = ctx;
@@ -219,8 +236,7 @@ static void stats_row(void *ctx, const struct row *row)
 		i64map_set(&w->tgids, slot, row->tgid, (uint32_t)(seg - w->segs));
 	}
 	seg->states |= (uint8_t)(1u << row->workload);
-	if (seg->framework == NONE_ID && row->framework.ptr && row->framework.len)
-		seg->framework = intern_sv(w, &w->frameworks, &row->framework);
+	seg_framework(w, seg, &row->framework);
 }
 
 /* A new file: its rows start their own segments. */
@@ -389,7 +405,7 @@ static int settle_segments(struct merge *m, int workers)
 		}
 		settle_first_row(m, seg, weight, &p);
 		p.states |= seg->states;
-		if (p.framework == NONE_ID)
+		if (seg->framework != NONE_ID)
 			p.framework = remap(m, T_FRAMEWORKS, seg->worker, seg->framework);
 	}
 	proc_finish(s, &p);

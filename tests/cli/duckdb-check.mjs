@@ -2,7 +2,8 @@
 // by DuckDB (an engine no one here wrote) straight from the .jsonl.zst files:
 // rows per workload, processes and CPU-hours per framework (croft's process
 // rule: a tgid with the same exe and comm and no gap over GAP_MS; a first row
-// stands for POLL_MS), and rows per host taken from the path (dir/HOST/file).
+// stands for POLL_MS; a process counts under the framework its last row
+// names), and rows per host taken from the path (dir/HOST/file).
 // Prints one JSON object.  With --sql: runs the query on stdin instead.  DUCKDB_THREADS=N limits DuckDB's threads (bench).
 import { DuckDBInstance } from '@duckdb/node-api';
 
@@ -53,7 +54,7 @@ for (const row of await q(`SELECT workload, count(*) AS n FROM r GROUP BY worklo
   out.rows_per_workload[row.workload] = num(row.n);
 for (const row of await q(`
   WITH procs AS (
-    SELECT tgid, pno, arg_min(fw, unix_ms) FILTER (WHERE fw IS NOT NULL AND fw <> '') AS fw,
+    SELECT tgid, pno, arg_max(fw, unix_ms) FILTER (WHERE fw IS NOT NULL AND fw <> '') AS fw,
            sum(coalesce(cpu, 0) * weight_ms) AS cpu_ms
     FROM p GROUP BY tgid, pno)
   SELECT fw, count(*) AS processes, sum(cpu_ms) / 3600000.0 AS cpu_hours

@@ -234,6 +234,37 @@ def stats_filters():
         assert (got["rows"], got["processes"]) == (rows, procs), (args, got["rows"], got["processes"])
 
 
+# E (tgid 400) maps libtorch first, vllm's extension later: its rows say
+# pytorch, then vllm.  F (tgid 500) is pytorch throughout.  Split over two
+# files with E's change between them.
+E = dict(A, cwd="/serve", container_id="cccc3333", cgroup="/system.slice/docker-cccc3333.scope")
+F = dict(A, cwd="/train", container_id="dddd4444", cgroup="/system.slice/docker-dddd4444.scope")
+UPGRADE = [
+    row(0, 400, E, "no-gpu", 1.0, 100, 1),
+    row(0, 500, F, "no-gpu", 0.5, 100, 1),
+    row(2000, 400, E, "no-gpu", 1.0, 100, 1),
+    row(4000, 400, dict(E, framework="vllm"), "no-gpu", 2.0, 100, 1),
+    row(6000, 400, dict(E, framework="vllm"), "no-gpu", 2.0, 100, 1),
+    row(6000, 500, F, "no-gpu", 0.5, 100, 1),
+]
+
+
+@test
+def a_process_counts_under_its_last_framework():
+    d1 = write_lines(path("upgrade", "a", "croft-dataset-20261020T140000Z.jsonl"), UPGRADE[:3])
+    write_lines(path("upgrade", "b", "croft-dataset.jsonl"), UPGRADE[3:])
+    d = os.path.dirname(os.path.dirname(d1))
+    got, _ = figures("stats", d)
+    subset(got["frameworks"], [
+        {"framework": "vllm", "processes": 1, "cpu_hours": round((2 + 2 + 4 + 4) * 1000 / H, 6)},
+        {"framework": "pytorch", "processes": 1, "cpu_hours": round(0.5 * 8000 / H, 6)}])
+    for fw, rows in (("vllm", 4), ("pytorch", 2)):
+        got, _ = figures("stats", "--framework", fw, d)
+        assert (got["rows"], got["processes"]) == (rows, 1), (fw, got["rows"], got["processes"])
+        prof, _ = figures("profile", "--framework", fw, d)
+        assert (prof["rows"], prof["processes"]) == (rows, 1), (fw, prof["rows"], prof["processes"])
+
+
 @test
 def config_poll_interval_and_idle_every():
     """poll_interval 10 s, idle_every 1: a first row stands for 10 s and a
