@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -181,42 +182,24 @@ static int run_mkdir(const char *path, mode_t mode)
 	return 0;
 }
 
-/* The dropped daemons must be able to walk down to dir. */
-static int run_check_reachable(const char *dir, const struct priv_user *user)
-{
-	char tmp[PATH_MAX];
-	struct stat st;
-
-	snprintf(tmp, sizeof(tmp), "%s", dir);
-	for (char *slash = strrchr(tmp, '/'); slash && slash != tmp; slash = strrchr(tmp, '/')) {
-		*slash = '\0';
-		if (stat(tmp, &st) < 0)
-			return -errno;
-		bool ok = (st.st_mode & S_IXOTH) ||
-			  (st.st_uid == user->uid && (st.st_mode & S_IXUSR)) ||
-			  (st.st_gid == user->gid && (st.st_mode & S_IXGRP));
-		if (!ok) {
-			log_warnx(
-				"%s cannot enter %s (mode %03o): the daemons run as %s and need to "
-				"reach %s",
-				user->name, tmp, st.st_mode & 0777, user->name, dir);
-			return -EACCES;
-		}
-	}
-	return 0;
-}
-
-/* Root: data dir owned by the drop user, runtime dir root:<its group> 0750. */
+/*
+ * Root: data dir owned by the drop user, runtime dir root:<its group> 0750.
+ * The directories above them need not be open to that user (a checkout in
+ * a 0700 home): each daemon opens what it uses in them before its drop
+ * (the writer the data dir, the probe and writer their sockets), and the
+ * sampler reaches the sockets with its CAP_DAC_READ_SEARCH.
+ */
 static int run_prepare_dir(
 	const char *path, bool data, const struct priv_user *user, char ret_abs[PATH_MAX])
 {
 	int ret = run_mkdir(path, 0750);
 
 	if (ret < 0) {
-		log_warnx("cannot create %s: %s", path, strerror(-ret));
+		log_warnx("cannot create %s: %s; give another --%s", path, strerror(-ret),
+			data ? "data-dir" : "runtime-dir");
 		return ret;
 	}
-	/* absolute: the daemons chdir, and every parent is checked below */
+	/* absolute: the daemons are handed paths that do not depend on our cwd */
 	if (!realpath(path, ret_abs))
 		return -errno;
 	if (!user)
@@ -226,7 +209,20 @@ static int run_prepare_dir(
 		log_warn("cannot give %s to %s", ret_abs, user->name);
 		return ret;
 	}
-	return run_check_reachable(ret_abs, user);
+	return 0;
+}
+
+/* The socket paths must fit a sockaddr_un. */
+static int run_check_runtime_len(const char *runtime_dir)
+{
+	size_t max = sizeof(((struct sockaddr_un *)0)->sun_path) - sizeof("/" RUN_LONGEST_SOCKET);
+
+	if (strlen(runtime_dir) <= max)
+		return 0;
+	log_warnx("runtime dir %s is %zu bytes, too long for the socket paths in it (at most "
+		  "%zu): give a shorter --runtime-dir",
+		runtime_dir, strlen(runtime_dir), max);
+	return -ENAMETOOLONG;
 }
 
 /* A live writer on this runtime dir means another croft is running there. */
@@ -439,7 +435,7 @@ static void run_on_signal(evutil_socket_t sig, short what, void *arg)
 	}
 }
 
-/* Resolves the data and runtime dirs (made absolute: the daemons chdir). */
+/* Resolves the data and runtime dirs (made absolute for the daemons). */
 static int run_resolve_dirs(
 	struct run_opts *opts, const struct priv_user *user, char *data_abs, char *runtime_abs)
 {
@@ -470,7 +466,8 @@ static int run_resolve_dirs(
 		opts->runtime_dir = runtime_default;
 	}
 	if ((ret = run_prepare_dir(opts->data_dir, true, user, data_abs)) < 0 ||
-		(ret = run_prepare_dir(opts->runtime_dir, false, user, runtime_abs)) < 0)
+		(ret = run_prepare_dir(opts->runtime_dir, false, user, runtime_abs)) < 0 ||
+		(ret = run_check_runtime_len(runtime_abs)) < 0)
 		return ret;
 	opts->data_dir = data_abs;
 	opts->runtime_dir = runtime_abs;
@@ -525,6 +522,33 @@ static int run_loop(struct run *run)
 	return ret;
 }
 
+/* A path as a shell word: quoted when it holds more than [A-Za-z0-9_./+-]. */
+static void run_shell_word(const char *path, char *buf, size_t len)
+{
+	bool plain = *path != '\0';
+
+	for (const char *c = path; *c; c++)
+		if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./+-",
+			    *c))
+			plain = false;
+	if (plain || strchr(path, '\''))
+		snprintf(buf, len, "%s", path);
+	else
+		snprintf(buf, len, "'%s'", path);
+}
+
+/* The way back to the rows: the data dir as it was given, and the command
+ * that reads it (this binary as it was invoked, when not from the PATH). */
+static void run_say_where(const char *data_dir)
+{
+	const char *self = program_invocation_name;
+	char dir_word[PATH_MAX + 2], self_word[PATH_MAX + 2];
+
+	run_shell_word(data_dir, dir_word, sizeof(dir_word));
+	run_shell_word(strchr(self, '/') ? self : "croft", self_word, sizeof(self_word));
+	log_info("the data is in %s; `%s stats %s` reads it", dir_word, self_word, dir_word);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	char data_abs[PATH_MAX], runtime_abs[PATH_MAX];
@@ -558,10 +582,13 @@ int cmd_run(int argc, char **argv)
 		}
 		user = &user_buf;
 	}
+	const char *data_given = opts.data_dir;
 	if (run_resolve_dirs(&opts, user, data_abs, runtime_abs) < 0)
 		return 1;
 	if (run_already_running(opts.runtime_dir)) {
-		log_warnx("a croft is already running with runtime dir %s", opts.runtime_dir);
+		log_warnx("a croft is already running with runtime dir %s (another croft run, or "
+			  "the croft units): stop it, or give this one another --runtime-dir",
+			opts.runtime_dir);
 		return 1;
 	}
 	run.base = event_base_new();
@@ -578,8 +605,9 @@ int cmd_run(int argc, char **argv)
 	for (size_t i = 0; i < run.nchildren; i++)
 		child_free(run.children[i]);
 	event_base_free(run.base);
-	if (ret < 0 || run.stop_status)
-		return 1;
-	log_info("all daemons stopped");
-	return 0;
+	if (ret == 0 && !run.stop_status)
+		log_info("all daemons stopped");
+	if (ret == 0 && run.all_started)
+		run_say_where(data_given ? data_given : opts.data_dir);
+	return ret < 0 || run.stop_status ? 1 : 0;
 }

@@ -25,6 +25,8 @@ struct bufferevent;
 #define RUN_WATCHDOG_ENV "CROFT_RUN_WATCHDOG_S" /* overrides it (tests) */
 #define RUN_ARGV_MAX     20
 #define RUN_LOG_LINE_MAX 8192 /* bytes of one relayed log line */
+/* the longest socket name in the runtime dir (as long as writer.sock) */
+#define RUN_LONGEST_SOCKET "sampler.ctl"
 
 enum child_state {
 	CHILD_IDLE,     /* not started, or waiting for its restart */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "fileio.h"
@@ -508,6 +509,12 @@ int config_load(const char *path, struct croft_config *ret_cfg, char **ret_error
 	}
 	if (r == -EFBIG) {
 		config_error(p, 0, NULL, "cannot read: larger than %u bytes", CONFIG_FILE_MAX);
+	} else if (r == -EACCES && geteuid() != 0) {
+		/* a reload after the privilege drop: the kept directory's own modes count */
+		config_error(p, 0, NULL,
+			"cannot read as uid %u: %s (the file must be readable, and its directory "
+			"searchable, by that user)",
+			(unsigned)geteuid(), file_read_strerror(r));
 	} else if (r < 0) {
 		config_error(p, 0, NULL, "cannot read: %s", file_read_strerror(r));
 	} else {

@@ -1,8 +1,8 @@
 /*
  * daemon.c: common option handling, the runtime directory, sd_notify and
  * croft run's supervisor pipe for croft-probe, croft-sampler and
- * croft-writer.  Runs in each daemon; daemon_runtime_dir runs before the
- * privilege drop.
+ * croft-writer.  Runs in each daemon; daemon_keep_file and
+ * daemon_runtime_dir run before the privilege drop.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "fileio.h"
 #include "log.h"
 
 struct daemon_notify {
@@ -83,6 +84,20 @@ bool daemon_option(struct daemon_opts *opts, int opt, const char *arg)
 	default:
 		return false;
 	}
+}
+
+void daemon_keep_file(const char *path)
+{
+	int ret;
+
+	if (!path || !*path)
+		return;
+	ret = file_keep_dir(path);
+	if (ret == -ENOENT)
+		log_debug("%s: no directory to keep; reload opens it by name", path);
+	else if (ret < 0)
+		log_warnx("%s: cannot keep its directory open (%s); reload opens it by name", path,
+			strerror(-ret));
 }
 
 int daemon_runtime_dir(const char *dir, gid_t gid)

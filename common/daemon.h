@@ -44,6 +44,14 @@ void daemon_opts_init(struct daemon_opts *opts, const char *name, const char *ex
 bool daemon_option(struct daemon_opts *opts, int opt, const char *arg);
 void daemon_usage(const struct daemon_opts *opts, int status) __attribute__((noreturn));
 
+/*
+ * Before the privilege drop: keeps path's directory open (file_keep_dir) so
+ * that a reload after the drop still reads path however the directories
+ * above it are set (a --config in a 0700 home).  NULL or "" does nothing;
+ * a failure is logged and reload then opens path by name.
+ */
+void daemon_keep_file(const char *path);
+
 /* mkdir -p dir, mode 0750; when root, owner root and group gid ((gid_t)-1: keep). */
 int daemon_runtime_dir(const char *dir, gid_t gid);
 

@@ -1,9 +1,11 @@
 /*
  * fileio.c: bounded whole-file reads for configuration, catalogs and
- * /proc files.  Any process, any privilege.
+ * /proc files, and the directories kept open for them across a privilege
+ * drop.  Any process, any privilege.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -56,6 +58,64 @@ fail_nomem:
 	return -ENOMEM;
 }
 
+/* Directories opened by file_keep_dir; read by the main thread only. */
+static struct {
+	char dir[PATH_MAX];
+	int fd;
+} kept_dirs[FILE_KEPT_DIRS_MAX];
+static size_t kept_dirs_count;
+
+/* The directory part of path ("/" for "/x") into dir; NULL when path has no '/'. */
+static const char *split_dir(const char *path, char dir[PATH_MAX])
+{
+	const char *slash = strrchr(path, '/');
+	size_t len;
+
+	if (!slash)
+		return NULL;
+	len = slash == path ? 1 : (size_t)(slash - path);
+	if (len >= PATH_MAX)
+		return NULL;
+	memcpy(dir, path, len);
+	dir[len] = '\0';
+	return slash + 1;
+}
+
+static int kept_dir_fd(const char *dir)
+{
+	for (size_t i = 0; i < kept_dirs_count; i++)
+		if (!strcmp(kept_dirs[i].dir, dir))
+			return kept_dirs[i].fd;
+	return -1;
+}
+
+int file_keep_dir(const char *path)
+{
+	char dir[PATH_MAX];
+	int fd;
+
+	if (!split_dir(path, dir) || kept_dir_fd(dir) >= 0)
+		return 0;
+	if (kept_dirs_count == FILE_KEPT_DIRS_MAX)
+		return -ENOSPC;
+	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	memcpy(kept_dirs[kept_dirs_count].dir, dir, strlen(dir) + 1);
+	kept_dirs[kept_dirs_count++].fd = fd;
+	return 0;
+}
+
+/* path through its kept directory when there is one, else as given. */
+static int open_read(const char *path, int flags)
+{
+	char dir[PATH_MAX];
+	const char *name = split_dir(path, dir);
+	int dirfd = name && *name ? kept_dir_fd(dir) : -1;
+
+	return dirfd >= 0 ? openat(dirfd, name, flags) : open(path, flags);
+}
+
 int file_read_bounded(const char *path, size_t max_bytes, char **ret_buf, size_t *ret_len)
 {
 	struct stat st;
@@ -63,7 +123,7 @@ int file_read_bounded(const char *path, size_t max_bytes, char **ret_buf, size_t
 	int fd, r;
 
 	/* O_NONBLOCK: opening a FIFO without a writer would otherwise wait forever. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	fd = open_read(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0) {

@@ -165,6 +165,7 @@ static void acquire(struct probe_main *pm)
 		fatalx("filling the GPU device map: %s", strerror(-r));
 	if ((r = collector_new(&pm->objs, &pm->st.col)) < 0)
 		fatalx("ring buffer: %s", strerror(-r));
+	daemon_keep_file(pm->opts.config_path); /* reload reads it as the croft user */
 	if ((r = daemon_runtime_dir(pm->opts.runtime_dir, pm->user.gid)) < 0)
 		fatalx("runtime dir %s: %s", pm->opts.runtime_dir, strerror(-r));
 	snprintf(path, sizeof(path), "%s/%s", pm->opts.runtime_dir, PROBE_SOCKET_NAME);

@@ -109,7 +109,8 @@ static uint64_t raise_nofile(void)
 	return rl.rlim_cur;
 }
 
-/* Everything that may need root: runtime dir, /proc, spool file, control socket. */
+/* Everything that may need root: runtime dir, config and catalog directories,
+ * /proc, spool file, control socket. */
 static void acquire(struct sampler *s, const struct options *o, const struct priv_user *user)
 {
 	char path[PATH_MAX];
@@ -118,6 +119,8 @@ static void acquire(struct sampler *s, const struct options *o, const struct pri
 	r = daemon_runtime_dir(s->runtime_dir, geteuid() == 0 ? user->gid : (gid_t)-1);
 	if (r)
 		fatalx("runtime dir %s: %s", s->runtime_dir, strerror(-r));
+	daemon_keep_file(s->config_path); /* reload reads them as the croft user */
+	daemon_keep_file(s->frameworks_path ? s->frameworks_path : s->cfg.frameworks);
 	s->nofile = raise_nofile();
 	s->procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->procfd < 0)

@@ -1,8 +1,9 @@
 /*
- * main.c: croft-writer.  Started as root it creates and hands over the data
- * directory, binds writer.sock and writer.ctl, then drops to the croft user
- * with no capabilities under the seccomp sandbox; started unprivileged it
- * runs as its caller.  Then recovery, the compression thread and the loop.
+ * main.c: croft-writer.  Started as root it creates, locks and hands over the
+ * data directory, binds writer.sock and writer.ctl, keeps croft.conf's
+ * directory open for reloads, then drops to the croft user with no
+ * capabilities under the seccomp sandbox; started unprivileged it runs as
+ * its caller.  Then recovery, the compression thread and the loop.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -87,7 +89,8 @@ static void chown_dataset(int dirfd, const struct priv_user *user)
 }
 
 /* The data dir's fd is opened before the drop: every file is reached through it,
- * whatever the permissions of the directories above. */
+ * whatever the permissions of the directories above.  Its lock, held until
+ * exit, keeps a second writer (another croft run) out of the same dataset. */
 static int open_data_dir(const struct writer *w, const struct priv_user *user, bool root)
 {
 	int dirfd;
@@ -97,6 +100,13 @@ static int open_data_dir(const struct writer *w, const struct priv_user *user, b
 	dirfd = open(w->cfg.data_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0)
 		fatal("%s", w->cfg.data_dir);
+	if (flock(dirfd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK)
+			fatalx("%s is in use by another croft-writer: stop that one, or give "
+			       "this one another --data-dir",
+				w->cfg.data_dir);
+		fatal("lock %s", w->cfg.data_dir);
+	}
 	if (root)
 		chown_dataset(dirfd, user);
 	return dirfd;
@@ -202,6 +212,7 @@ int main(int argc, char **argv)
 		fatalx("event_base_new");
 	dirfd = open_data_dir(&w, &user, root);
 	bind_sockets(&w, opts.runtime_dir, root ? user.gid : (gid_t)-1, &sock_fd);
+	daemon_keep_file(opts.config_path); /* reload reads it as the croft user */
 	drop_privileges(&user, root);
 
 	open_dataset(&w, dirfd);

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,7 +36,8 @@ static void usage(FILE *out, bool profile)
 			"workload state; GPU-held and idle GPU-held hours per container and cwd;\n"
 			"processes and CPU-hours per framework; top syscalls; what was skipped.\n");
 	fprintf(out, "\nPATH: .jsonl and .jsonl.zst files and directories of them (default: the\n"
-		     "data_dir of the configuration).  T: ISO 8601 UTC (2026-10-20T14:00:00Z) or\n"
+		     "data_dir of the configuration; while that is not set, ./croft-data where it\n"
+		     "exists).  T: ISO 8601 UTC (2026-10-20T14:00:00Z) or\n"
 		     "unix milliseconds; --since is inclusive, --until exclusive.  --container\n"
 		     "takes an id or a prefix of one.  Other options: --config FILE, --threads N\n"
 		     "(default: one per CPU), --jansson (parse with the reference parser only).\n"
@@ -213,6 +215,27 @@ static int load_config(struct read_opts *o, const char *path, bool explicit_path
 	return 0;
 }
 
+/*
+ * No PATH given: the configured data_dir.  While that is the default one
+ * and the working directory holds croft-data/ (where `make run` and the
+ * README's `croft run --data-dir ./croft-data` write), that one, said on
+ * stderr.
+ */
+static void default_path(struct read_opts *o)
+{
+	static char local[] = READ_LOCAL_DATA_DIR;
+	struct stat st;
+
+	if (strcmp(o->default_path[0], CROFT_DATA_DIR) || stat(local, &st) < 0 ||
+		!S_ISDIR(st.st_mode))
+		return;
+	fprintf(stderr,
+		"croft %s: reading ./%s, found here (data_dir is the default, " CROFT_DATA_DIR
+		"); give a PATH for another\n",
+		o->cmd, local);
+	o->default_path[0] = local;
+}
+
 int read_opts_parse(int argc, char **argv, bool profile, struct read_opts *o)
 {
 	const char *config = NULL;
@@ -247,6 +270,7 @@ int read_opts_parse(int argc, char **argv, bool profile, struct read_opts *o)
 	o->paths = argv + optind;
 	o->paths_count = argc - optind;
 	if (o->paths_count == 0) {
+		default_path(o);
 		o->paths = o->default_path;
 		o->paths_count = 1;
 	}

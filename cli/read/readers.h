@@ -34,6 +34,8 @@ struct filter {
 	const struct fw_select *fw_select; /* with framework: the processes ending with it */
 };
 
+#define READ_LOCAL_DATA_DIR "croft-data" /* read when no PATH is given and no data_dir is set */
+
 struct read_opts {
 	const char *cmd; /* "stats" or "profile" */
 	struct filter filter;

@@ -875,11 +875,16 @@ def t_privileges(h):
 
 
 def t_unprivileged(h):
-    """Started as an ordinary user, it runs and writes rows of what it may read."""
-    base = os.path.join(h.tmp, 'unpriv')
+    """Started as an ordinary user, it runs and writes rows of what it may read.
+    What it is given (binary, config, sockets) lies in a 0755 directory of its
+    own: the checkout may sit where nobody cannot enter (a 0700 home)."""
+    base = tempfile.mkdtemp(prefix='croft-sampler-unpriv-')
+    os.chmod(base, 0o755)
     os.makedirs(os.path.join(base, 'rt'))
-    for d in (base, os.path.join(base, 'rt')):
-        os.chown(d, 65534, 65534)
+    os.chown(os.path.join(base, 'rt'), 65534, 65534)
+    sampler = shutil.copy(SAMPLER, os.path.join(base, 'croft-sampler'))
+    conf = shutil.copy(h.conf, os.path.join(base, 'croft.conf'))
+    os.chmod(conf, 0o644)
     w = FakeWriter(os.path.join(base, 'writer.sock'), os.path.join(base, 'rows.jsonl'))
     w.start()
     rows = Rows(os.path.join(base, 'rows.jsonl'))
@@ -888,7 +893,7 @@ def t_unprivileged(h):
         os.setgroups([])
         os.setgid(65534)
         os.setuid(65534)
-    s = subprocess.Popen([SAMPLER, '-c', h.conf, '-r', os.path.join(base, 'rt'),
+    s = subprocess.Popen([sampler, '-c', conf, '-r', os.path.join(base, 'rt'),
                           '--writer-socket', w.path],
                          stdout=open(os.path.join(base, 'sampler.log'), 'ab'),
                          stderr=subprocess.STDOUT, preexec_fn=as_nobody)
@@ -900,10 +905,12 @@ def t_unprivileged(h):
         w.stop()
     if not got:
         return 'no rows from an unprivileged sampler (log in %s)' % base
-    own = [r for r in rows.rows if r['tgid'] == s.pid]
     print('# unprivileged sampler: %d rows, %d processes' % (len(rows.rows),
                                                          len({r['tgid'] for r in rows.rows})))
-    return None if rows.bad == [] else 'invalid lines %s' % rows.bad[:1]
+    if rows.bad:
+        return 'invalid lines %s (in %s)' % (rows.bad[:1], base)
+    shutil.rmtree(base, ignore_errors=True)
+    return None
 
 
 def t_foreign_pidns(h):

@@ -1,14 +1,18 @@
 /*
  * test_fileio.c: bounded whole-file reads: exact sizes, the limit, /proc
  * files (size 0), and what must be refused without hanging (FIFO, device,
- * directory, missing file).
+ * directory, missing file); a kept directory reached after a drop to
+ * nobody through a 0700 parent (root; a failure under CI=true without).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -82,6 +86,90 @@ START_TEST(test_refused)
 }
 END_TEST
 
+/* A 0700 directory holding conf/croft.conf (0755, 0644), given to nobody. */
+static void make_private_tree(char top[64], char conf[128], const struct passwd *nobody)
+{
+	char sub[96];
+	FILE *f;
+
+	snprintf(top, 64, "/tmp/croft-test-keep.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(top));
+	ck_assert_int_eq(chmod(top, 0700), 0);
+	snprintf(sub, sizeof(sub), "%s/conf", top);
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	ck_assert_int_eq(chown(sub, nobody->pw_uid, nobody->pw_gid), 0);
+	snprintf(conf, 128, "%s/croft.conf", sub);
+	f = fopen(conf, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("first\n", f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(chmod(conf, 0644), 0);
+}
+
+/* Replaced the way editors save: a new file renamed over the old one. */
+static void replace_file(const char *conf, const char *text)
+{
+	char tmp[160];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", conf);
+	f = fopen(tmp, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(rename(tmp, conf), 0);
+}
+
+/* As nobody: 0 when only the kept directory leads to the file, else the
+ * number of the step that failed. */
+static int read_as_nobody(const struct passwd *nobody, const char *conf, const char *other)
+{
+	char *buf = NULL;
+	size_t len;
+
+	if (setgroups(0, NULL) < 0 ||
+		setresgid(nobody->pw_gid, nobody->pw_gid, nobody->pw_gid) < 0 ||
+		setresuid(nobody->pw_uid, nobody->pw_uid, nobody->pw_uid) < 0)
+		return 1;
+	if (open(conf, O_RDONLY) >= 0 || errno != EACCES)
+		return 2; /* the 0700 parent must be closed to nobody */
+	if (file_read_bounded(conf, 100, &buf, &len) < 0 || strcmp(buf, "second\n"))
+		return 3;
+	free(buf);
+	/* another name in the kept directory: reached too, missing is -ENOENT */
+	if (file_read_bounded(other, 100, &buf, &len) != -ENOENT)
+		return 4;
+	return 0;
+}
+
+START_TEST(test_kept_dir)
+{
+	struct passwd *nobody = getpwnam("nobody");
+	char top[64], conf[128], other[160], rm[96];
+	int status;
+	pid_t pid;
+
+	if (!tl_have_root())
+		return;
+	ck_assert_ptr_nonnull(nobody);
+	make_private_tree(top, conf, nobody);
+	snprintf(other, sizeof(other), "%s/conf/other.conf", top);
+	ck_assert_int_eq(file_keep_dir(conf), 0);
+	ck_assert_int_eq(file_keep_dir(conf), 0);         /* the same directory once */
+	ck_assert_int_eq(file_keep_dir("croft.conf"), 0); /* no directory: nothing kept */
+	replace_file(conf, "second\n"); /* an edit after the keep is what is read */
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(read_as_nobody(nobody, conf, other));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	snprintf(rm, sizeof(rm), "rm -rf %s", top);
+	ck_assert_int_eq(system(rm), 0);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		"as nobody through the kept directory: step %d failed", WEXITSTATUS(status));
+}
+END_TEST
+
 static Suite *fileio_suite(void)
 {
 	Suite *s = suite_create("fileio");
@@ -90,6 +178,7 @@ static Suite *fileio_suite(void)
 	tcase_add_test(tc, test_sizes);
 	tcase_add_test(tc, test_proc_file);
 	tcase_add_test(tc, test_refused);
+	tcase_add_test(tc, test_kept_dir);
 	suite_add_tcase(s, tc);
 	return s;
 }
