@@ -2,7 +2,8 @@
 #   make deps     install the missing Debian 12 packages (.ci/debian-packages)
 #   make          build into ./build (warnings are errors)
 #   make run      build and run croft on this host, writing to ./croft-data
-#   make test     build and run every test
+#                 (RUN_ARGS='...' adds croft run flags)
+#   make test     build and run every test (npm ci fetches DuckDB for one of them)
 #   make bench    run bench/bench-*.sh
 #   make soak     long reliability run;  make fuzz  fuzz the parsers
 #   make install  meson install (DESTDIR honoured);  make clean
@@ -17,37 +18,51 @@ all: build
 
 deps:
 	@# A line is "PACKAGE [COMMAND]": with COMMAND on the PATH the package counts as present.
-	@missing=$$(sed 's/#.*//' .ci/debian-packages | while read -r p c; do \
+	@if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then \
+		echo "make deps: no apt-get here (not Debian or Ubuntu): install what .ci/debian-packages names with this system's packages; going on"; \
+		exit 0; \
+	fi; \
+	missing=$$(sed 's/#.*//' .ci/debian-packages | while read -r p c; do \
 		[ -n "$$p" ] || continue; \
 		if [ -n "$$c" ] && command -v "$$c" >/dev/null 2>&1; then continue; fi; \
-		dpkg-query -W -f='$${Status}\n' "$$p" 2>/dev/null | grep -q '^install ok installed$$' || \
+		dpkg-query -W -f='$${Status}\n' "$$p" 2>/dev/null | grep -Eq '^install ok (installed|triggers-awaited|triggers-pending)$$' || \
 			printf ' %s' "$$p"; \
 	done); \
-	if [ -n "$$missing" ]; then \
-		echo "make deps: installing$$missing"; \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
-	fi
-	@# DuckDB for the croft stats cross-check (tests/cli), pinned by its lock file
-	@if [ ! -d tests/cli/node_modules/@duckdb/node-api ]; then \
-		npm ci --prefix tests/cli --no-audit --no-fund; \
-	fi
+	[ -n "$$missing" ] || exit 0; \
+	if [ -n "$(SUDO)" ] && ! command -v sudo >/dev/null 2>&1; then \
+		echo "make deps: missing$$missing, and sudo is not installed: run 'apt-get install$$missing' as root, then make again"; \
+		exit 1; \
+	fi; \
+	echo "make deps: installing$$missing"; \
+	{ $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q -o DPkg::Lock::Timeout=300 && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=300 --no-install-recommends $$missing; } || { \
+		echo "make deps: apt-get could not install$$missing (see above): fix that (network, apt sources, sudo rights), then make again"; \
+		exit 1; \
+	}
 
 $(BUILD)/build.ninja:
 	meson setup $(BUILD) $(MESON_OPTS)
 
 build: $(BUILD)/build.ninja
-	ninja -C $(BUILD)
-
-run: deps build
-	@if [ -x $(BUILD)/cli/croft ]; then \
-		exec $(BUILD)/cli/croft run --data-dir ./croft-data; \
-	else \
-		echo "make run: $(BUILD)/cli/croft is not built yet (the croft command has not landed)"; \
+	@src=$$(sed -n 's/.*"source": *"\([^"]*\)".*/\1/p' $(BUILD)/meson-info/meson-info.json 2>/dev/null); \
+	if [ -n "$$src" ] && [ "$$(cd "$$src" 2>/dev/null && pwd -P)" != "$$(pwd -P)" ]; then \
+		echo "make: $(BUILD) was set up for $$src, not this checkout: remove it (make clean), then make again"; \
 		exit 1; \
 	fi
+	ninja -C $(BUILD)
+
+# RUN_ARGS: more croft run flags, e.g. RUN_ARGS='--runtime-dir /tmp/croft-2'
+run: deps build
+	@exec $(BUILD)/cli/croft run --data-dir ./croft-data $(RUN_ARGS)
 
 test: deps build
+	@# DuckDB for the croft stats cross-check (tests/cli), pinned by its lock file
+	@if [ ! -d tests/cli/node_modules/@duckdb/node-api ]; then \
+		npm ci --prefix tests/cli --no-audit --no-fund || { \
+			echo "make test: npm ci in tests/cli failed (it fetches DuckDB from the npm registry): fix that, then make test again"; \
+			exit 1; \
+		}; \
+	fi
 	meson test -C $(BUILD) --print-errorlogs
 
 bench: build
