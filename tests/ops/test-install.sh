@@ -2,7 +2,8 @@
 # test-install.sh: `meson install --destdir` (what `make install DESTDIR=`
 # runs) puts every file croft ships where it belongs: binaries, units,
 # sysusers/tmpfiles snippets, man pages, the default croft.conf and the
-# catalog; the units start the installed daemons.
+# catalog; the units start the installed daemons; the man pages name the
+# files of this prefix (every .../share/croft/ path they give is installed).
 # usage: test-install.sh BUILD_ROOT PREFIX BINDIR SBINDIR MANDIR SYSCONFDIR DATADIR PROBE(true|false) MAN(true|false)
 set -u
 . "$(dirname "$0")/../lib/testlib.sh"
@@ -78,6 +79,24 @@ if command -v jq >/dev/null; then
 	else echo "not ok $n - frameworks.json names: $names"; fails=$((fails + 1)); fi
 else
 	echo "ok $n - # SKIP jq not installed"
+fi
+# The man pages name the paths this install uses, not those of another prefix.
+if [ "$with_man" = true ] && command -v man >/dev/null; then
+	named=$(for p in "$dest$man"/man[158]/croft*.[158]; do MANWIDTH=1000 man -l "$p" 2>/dev/null; done |
+		grep -oE '(/[A-Za-z0-9._-]+)*/share/croft/[A-Za-z0-9._-]*[A-Za-z0-9]' | sort -u)
+	for f in $named; do
+		n=$((n + 1))
+		if [ -e "$dest$f" ]; then echo "ok $n - the man pages name $f, installed"
+		else echo "not ok $n - the man pages name $f, not installed"; fails=$((fails + 1)); fi
+	done
+	n=$((n + 1))
+	if [ -n "$named" ] && MANWIDTH=1000 man -l "$dest$man/man5/croft.conf.5" 2>/dev/null |
+		grep -qF "$etc/croft/croft.conf"; then
+		echo "ok $n - croft.conf(5) names $etc/croft/croft.conf"
+	else
+		echo "not ok $n - croft.conf(5) does not name $etc/croft/croft.conf (or no share/croft path named)"
+		fails=$((fails + 1))
+	fi
 fi
 echo "1..$n"
 exit $((fails > 0))
