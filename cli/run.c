@@ -150,7 +150,7 @@ static const char *run_probe_blocker(char *buf, size_t len)
 	int ret;
 
 	if (geteuid() != 0)
-		return "croft run is not running as root";
+		return "croft run is not running as root (run as root, it starts the probe)";
 	if (run_find_binary("croft-probe", "probe", probe.path, sizeof(probe.path)) < 0)
 		return "croft-probe is not built (meson -Dprobe needs clang, bpftool and BTF)";
 	ret = run_bpf_works();

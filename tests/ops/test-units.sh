@@ -75,7 +75,9 @@ fi
 n=$((n + 1))
 croft_uid=$(awk -F: '$1 == "croft" { print $3 }' "$TEST_TMP/root/etc/passwd")
 croft_gid=$(awk -F: '$1 == "croft" { print $3 }' "$TEST_TMP/root/etc/group")
-if command -v systemd-tmpfiles >/dev/null &&
+if [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ]; then
+	echo "ok $n - # SKIP tmpfiles.d/croft.conf: systemd-tmpfiles --root chowns, which needs root"
+elif command -v systemd-tmpfiles >/dev/null &&
    out=$(systemd-tmpfiles --root="$TEST_TMP/root" --create "$src/tmpfiles.d/croft.conf" 2>&1) &&
    [ "$(stat -c '%a %u %g' "$TEST_TMP/root/run/croft")" = "750 0 $croft_gid" ] &&
    [ "$(stat -c '%a %u %g' "$TEST_TMP/root/var/lib/croft")" = "750 $croft_uid $croft_gid" ]; then
