@@ -1,0 +1,73 @@
+#!/bin/bash
+# mkbase.sh: the Debian 12 base tree of the VM image, built once by
+# mmdebstrap from tests/vm/packages and cached under CACHE_DIR, keyed by the
+# package list, the apt sources and this script; a rerun with the same key
+# only prints the tree's path.  Runs on the host as root.
+# usage: mkbase.sh CACHE_DIR      prints the tree's directory on stdout
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cache=$1
+
+# The image takes the apt sources this host uses (Debian's, never a third
+# party's); without a deb822 debian.sources, Debian's own mirror.
+sources=/etc/apt/sources.list.d/debian.sources
+sources_ext=sources
+if [ -r "$sources" ]; then
+	mirror_text=$(cat "$sources")
+else
+	sources_ext=list
+	mirror_text='deb http://deb.debian.org/debian bookworm main
+deb http://deb.debian.org/debian bookworm-updates main
+deb http://deb.debian.org/debian-security bookworm-security main'
+fi
+packages=$(sed 's/#.*//' "$here/packages" | tr -s ' \t\n' '\n' | sed '/^$/d' | sort -u)
+
+# The hooks run on the finished tree: a fixed hostname, no getty on the
+# consoles (the serial ports are the checks'), and a machine id made at
+# each boot (no fstab: the root file system is on the kernel command line).
+hooks=(
+	'echo croft-vm >"$1/etc/hostname"'
+	'ln -sf /dev/null "$1/etc/systemd/system/serial-getty@ttyS0.service"'
+	'ln -sf /dev/null "$1/etc/systemd/system/getty@tty1.service"'
+	'rm -f "$1/etc/machine-id"; : >"$1/etc/machine-id"'
+)
+# Documentation and translations are left out (the checks read none).
+dpkg_opts=(
+	--dpkgopt='path-exclude=/usr/share/doc/*'
+	--dpkgopt='path-exclude=/usr/share/man/*'
+	--dpkgopt='path-exclude=/usr/share/locale/*'
+)
+key=$(printf '%s\n' "$packages" "$mirror_text" "${hooks[@]}" "${dpkg_opts[@]}" |
+	sha256sum | cut -c1-16)
+tree=$cache/base-$key
+if [ -f "$tree/.croft-base-complete" ]; then
+	echo "$tree"
+	exit 0
+fi
+
+# An older tree (another package list) goes; vm.sh holds the cache's lock
+# while it builds or copies a tree, so none is in use.
+for old in "$cache"/base-*; do
+	[ -d "$old" ] && [ "$old" != "$tree" ] && rm -rf "$old"
+done
+mkdir -p "$cache"
+rm -rf "$tree"
+src_file=$cache/base-$key.$sources_ext
+printf '%s\n' "$mirror_text" >"$src_file"
+echo "mkbase: building $tree (mmdebstrap, $(echo "$packages" | wc -l) packages)" >&2
+
+# A dated snapshot mirror has Release files past their Valid-Until: accept
+# them as the host's apt does.
+hook_args=()
+for h in "${hooks[@]}"; do hook_args+=(--customize-hook="$h"); done
+nice mmdebstrap --variant=minbase --mode=root \
+	--include="$(echo "$packages" | paste -sd,)" \
+	--aptopt='Acquire::Check-Valid-Until "false"' \
+	--aptopt='Acquire::Check-Date "false"' \
+	"${dpkg_opts[@]}" \
+	"${hook_args[@]}" \
+	bookworm "$tree" "$src_file" >&2
+rm -f "$src_file"
+ls "$tree"/boot/vmlinuz-* "$tree"/boot/initrd.img-* >/dev/null
+touch "$tree/.croft-base-complete"
+echo "$tree"

@@ -1,0 +1,138 @@
+#!/bin/bash
+# vm.sh: boot Debian 12 with one of its own kernels under qemu (TCG, no
+# KVM needed) with croft from a meson build directory installed, run a
+# script in it as root under systemd, print the script's output and exit
+# with its status.  Runs on the host as root.
+#
+# usage: vm.sh --kernel 6.1|6.12 --build DIR --run SCRIPT [--copy PATH]...
+#              [--cache DIR] [--timeout SECONDS] [--console FILE] [--keep]
+#   --build DIR     meson build directory; `meson install --destdir` puts
+#                   croft into the image, as `make install` would
+#   --run SCRIPT    bash script run in the VM (cwd: a copy of SCRIPT's
+#                   folder-less name plus every --copy PATH, in /croft-vm/work)
+#   --copy PATH     file or folder copied next to SCRIPT (repeatable)
+#   --cache DIR     where the base tree is kept (default DIR/vm-cache)
+#   --timeout S     the VM is killed after S seconds (default 900): exit 124
+#   --console FILE  keep the serial console (kernel, systemd) in FILE
+#   --keep          keep the run's image and files (path printed)
+# Inside: CROFT_VM_KERNEL is 6.1 or 6.12; croft is installed under the
+# build's prefix; the system is left as booted (no sysusers/tmpfiles run).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+
+usage() {
+	sed -n '/^# usage:/,/^# Inside/p' "$0" | sed 's/^# \{0,1\}//' >&2
+	exit 2
+}
+
+kernel= build= script= cache= timeout_s=900 console= keep=false copies=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) kernel=$2; shift 2 ;;
+	--build) build=$2; shift 2 ;;
+	--run) script=$2; shift 2 ;;
+	--copy) copies+=("$2"); shift 2 ;;
+	--cache) cache=$2; shift 2 ;;
+	--timeout) timeout_s=$2; shift 2 ;;
+	--console) console=$2; shift 2 ;;
+	--keep) keep=true; shift ;;
+	*) usage ;;
+	esac
+done
+[ -n "$kernel" ] && [ -n "$build" ] && [ -n "$script" ] || usage
+case $kernel in
+6.1) kernel_glob='6.1.0-*' ;;
+6.12) kernel_glob='6.12.*' ;;
+*) echo "vm.sh: --kernel is 6.1 or 6.12, not $kernel" >&2; exit 2 ;;
+esac
+[ -f "$build/build.ninja" ] || { echo "vm.sh: $build is not a meson build directory" >&2; exit 2; }
+[ -f "$script" ] || { echo "vm.sh: no script $script" >&2; exit 2; }
+for tool in mmdebstrap qemu-system-x86_64 mke2fs; do
+	command -v "$tool" >/dev/null || { echo "vm.sh: needs $tool (make deps)" >&2; exit 3; }
+done
+build=$(cd "$build" && pwd)
+cache=${cache:-$build/vm-cache}
+mkdir -p "$cache"
+
+# One base tree per package list.  The lock is held while the tree is
+# built or copied: concurrent runs wait, and mkbase.sh may remove a stale
+# tree no run is copying.
+exec 9>"$cache/.lock"
+flock 9
+base=$("$here/mkbase.sh" "$cache")
+vmlinuz=$(ls "$base"/boot/vmlinuz-$kernel_glob | sort -V | tail -n1)
+release=${vmlinuz##*/vmlinuz-}
+initrd=$base/boot/initrd.img-$release
+
+run=$(mktemp -d "$cache/run-XXXXXX")
+qemu_pid=
+cleanup() {
+	[ -n "$qemu_pid" ] && kill "$qemu_pid" 2>/dev/null
+	if [ "$keep" = true ]; then echo "vm.sh: kept $run" >&2; else rm -rf "$run"; fi
+}
+trap cleanup EXIT
+
+# The run's tree: the base hard-linked (only new files are written into
+# it, so the cache stays as built), without the other kernel's modules,
+# croft installed, the test unit and the script in /croft-vm.
+root=$run/root
+cp -al "$base" "$root"
+for m in "$root"/lib/modules/*; do
+	[ "${m##*/}" = "$release" ] || rm -rf "$m"
+done
+rm -f "$root/.croft-base-complete"
+flock -u 9
+meson install -C "$build" --no-rebuild --quiet --destdir "$root" >"$run/install.log" 2>&1 ||
+	{ cat "$run/install.log" >&2; exit 1; }
+mkdir -p "$root/croft-vm/work" "$root/etc/systemd/system/multi-user.target.wants"
+install -m 0755 "$here/guest/croft-vm-run" "$root/croft-vm/croft-vm-run"
+install -m 0644 "$here/guest/croft-vm-run.service" "$root/etc/systemd/system/"
+ln -s ../croft-vm-run.service "$root/etc/systemd/system/multi-user.target.wants/"
+cp "$script" "$root/croft-vm/work/"
+for c in "${copies[@]}"; do cp -a "$c" "$root/croft-vm/work/"; done
+printf 'CROFT_VM_KERNEL=%s\nCROFT_VM_SCRIPT=%q\n' "$kernel" "${script##*/}" >"$root/croft-vm/env"
+
+image=$run/root.img
+size_mib=$(( $(du -sm "$root" | cut -f1) + 768 ))
+truncate -s "${size_mib}M" "$image"
+mke2fs -q -t ext4 -L croft-root -d "$root" "$image"
+rm -rf "$root"
+
+results=$run/results.log
+console_log=${console:-$run/console.log}
+: >"$results"
+: >"$console_log"
+qemu-system-x86_64 -accel tcg -machine pc -cpu max -smp 2 -m 1536 \
+	-nodefaults -display none -no-reboot \
+	-serial "file:$console_log" -serial "file:$results" \
+	-drive "file=$image,format=raw,if=virtio,cache=unsafe" \
+	-device virtio-rng-pci \
+	-kernel "$vmlinuz" -initrd "$initrd" \
+	-append "console=ttyS0 root=/dev/vda rw panic=-1 quiet loglevel=4" &
+qemu_pid=$!
+
+# Stream the script's output as it comes; the last line carries its status.
+tail -n +1 -f --pid="$qemu_pid" "$results" | grep -v --line-buffered '^croft-vm: exit ' &
+tail_pid=$!
+started_s=$SECONDS
+while kill -0 "$qemu_pid" 2>/dev/null; do
+	if [ $((SECONDS - started_s)) -ge "$timeout_s" ]; then
+		kill "$qemu_pid"
+		wait "$tail_pid" || true
+		echo "vm.sh: VM ($release) still running after ${timeout_s}s, killed; console:" >&2
+		tail -n 40 "$console_log" >&2
+		exit 124
+	fi
+	sleep 1
+done
+wait "$qemu_pid" || true
+qemu_pid=
+wait "$tail_pid" || true
+status=$(sed -n 's/^croft-vm: exit \([0-9]*\).*/\1/p' "$results" | tail -n1)
+if [ -z "$status" ]; then
+	echo "vm.sh: VM ($release) stopped before the script finished; console:" >&2
+	tail -n 40 "$console_log" >&2
+	exit 125
+fi
+echo "vm.sh: $release: script exited $status after $((SECONDS - started_s))s in the VM" >&2
+exit "$status"
