@@ -3,7 +3,9 @@
 #   make          build into ./build (warnings are errors)
 #   make run      build and run croft on this host, writing to ./croft-data
 #                 (RUN_ARGS='...' adds croft run flags)
-#   make test     build and run every test (npm ci fetches DuckDB for one of them)
+#   make test     build and run every test (npm ci fetches DuckDB for one of them;
+#                 and test-vm when CI=true)
+#   make test-vm  the Debian 12 VM suite: both Debian 12 kernels under qemu (tests/vm/)
 #   make bench    run bench/bench-*.sh
 #   make soak     long reliability run;  make fuzz  fuzz the parsers
 #   make install  meson install (DESTDIR honoured);  make clean
@@ -12,7 +14,7 @@ BUILD ?= build
 MESON_OPTS ?= -Dwerror=true -Dsysconfdir=/etc
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build deps run test bench soak fuzz install clean
+.PHONY: all build deps run test test-vm bench soak fuzz install clean
 
 all: build
 
@@ -64,6 +66,10 @@ test: deps build
 		}; \
 	fi
 	meson test -C $(BUILD) --print-errorlogs
+	@if [ "$${CI:-}" = true ]; then $(MAKE) --no-print-directory test-vm; fi
+
+test-vm: deps build
+	nice tests/vm/run.sh $(BUILD)
 
 bench: build
 	@set -e; for b in bench/bench-*.sh; do \

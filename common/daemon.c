@@ -124,7 +124,16 @@ int daemon_runtime_dir(const char *dir, gid_t gid)
 		return -errno;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	if (geteuid() == 0 && gid != (gid_t)-1 && (chown(dir, 0, gid) < 0 || chmod(dir, 0750) < 0))
+	if (geteuid() != 0 || gid == (gid_t)-1)
+		return 0;
+	/*
+	 * Only what differs: under its unit the probe is root in group croft
+	 * with chown denied by the unit's seccomp filter (@privileged), and
+	 * systemd already made its RuntimeDirectory root:croft 0750.
+	 */
+	if ((st.st_uid != 0 || st.st_gid != gid) && chown(dir, 0, gid) < 0)
+		return -errno;
+	if ((st.st_mode & 07777) != 0750 && chmod(dir, 0750) < 0)
 		return -errno;
 	return 0;
 }

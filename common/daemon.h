@@ -52,7 +52,8 @@ void daemon_usage(const struct daemon_opts *opts, int status) __attribute__((nor
  */
 void daemon_keep_file(const char *path);
 
-/* mkdir -p dir, mode 0750; when root, owner root and group gid ((gid_t)-1: keep). */
+/* mkdir -p dir, mode 0750; when root, owner root and group gid ((gid_t)-1: keep),
+ * changing only what differs (chown may be denied where nothing needs it). */
 int daemon_runtime_dir(const char *dir, gid_t gid);
 
 /*

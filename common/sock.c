@@ -53,6 +53,7 @@ static int sock_remove_stale(const char *path, int type)
 int sock_listen(const char *path, int type, gid_t gid)
 {
 	struct sockaddr_un addr;
+	struct stat st;
 	int fd, r = sock_addr(path, &addr);
 
 	if (r < 0)
@@ -67,7 +68,10 @@ int sock_listen(const char *path, int type, gid_t gid)
 		goto fail;
 	if (chmod(path, 0660) < 0)
 		goto fail;
-	if (gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) < 0)
+	/* bind made it in our egid: chown only when that is not gid (the
+	 * probe's unit denies chown; its egid is already croft there) */
+	if (gid != (gid_t)-1 &&
+		(stat(path, &st) < 0 || (st.st_gid != gid && chown(path, (uid_t)-1, gid) < 0)))
 		goto fail;
 	if (listen(fd, SOCK_LISTEN_BACKLOG) < 0)
 		goto fail;

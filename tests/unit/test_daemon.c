@@ -1,20 +1,25 @@
 /*
  * test_daemon.c: the daemons' shared options (with bad ones), the runtime
- * directory (nested, existing, blocked by a file), and notify calls being
- * harmless outside systemd.
+ * directory (nested, existing, blocked by a file; made by systemd for a
+ * root daemon whose chown is denied), and notify calls being harmless
+ * outside systemd.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 
 #include "config.h"
 #include "daemon.h"
+#include "sandbox.h"
+#include "sock.h"
 #include "testlib.h"
 
 static const struct option long_options[] = {
@@ -127,6 +132,49 @@ START_TEST(test_runtime_dir)
 }
 END_TEST
 
+/*
+ * croft-probe's unit: root in group croft (Group=), chown denied with EPERM
+ * by SystemCallFilter=~@privileged, the runtime directory already made
+ * root:croft 0750 by systemd.  Nothing needs a chown, so none is tried.
+ * Exit codes of the child: 1 runtime dir, 2 socket.
+ */
+static int in_chown_denied_sandbox(const char *dir, const char *sock_path)
+{
+	static const char *const chown_calls[] = { "chown", "fchown", "fchownat", "lchown", NULL };
+
+	if (sandbox_apply(chown_calls) < 0)
+		return 3;
+	if (daemon_runtime_dir(dir, getegid()) < 0)
+		return 1;
+	if (sock_listen(sock_path, SOCK_STREAM, getegid()) < 0)
+		return 2;
+	return 0;
+}
+
+START_TEST(test_runtime_dir_chown_denied)
+{
+	char dir[] = "/tmp/croft-test-rtc.XXXXXX", sock_path[160];
+	int status;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(chmod(dir, 0750), 0);
+	if (geteuid() == 0)
+		ck_assert_int_eq(chown(dir, 0, getegid()), 0);
+	snprintf(sock_path, sizeof(sock_path), "%s/probe.sock", dir);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(in_chown_denied_sandbox(dir, sock_path));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		"chown denied: %s failed (child status %d)",
+		WEXITSTATUS(status) == 1 ? "daemon_runtime_dir" : "sock_listen", status);
+	unlink(sock_path);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 START_TEST(test_notify_outside_systemd)
 {
 	struct event_base *base = event_base_new();
@@ -156,6 +204,7 @@ static Suite *daemon_suite(void)
 	tcase_add_exit_test(tc, test_unknown_option_exits_2, 2);
 	tcase_add_exit_test(tc, test_missing_argument_exits_2, 2);
 	tcase_add_test(tc, test_runtime_dir);
+	tcase_add_test(tc, test_runtime_dir_chown_denied);
 	tcase_add_test(tc, test_notify_outside_systemd);
 	suite_add_tcase(s, tc);
 	return s;

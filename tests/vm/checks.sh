@@ -1,0 +1,389 @@
+#!/bin/bash
+# checks.sh: croft on Debian 12 under systemd, inside the VM (root, run by
+# vm.sh's test unit; croft installed by `meson install --destdir`).  Does
+# the README's "On a GPU host" steps, then checks the units, journald,
+# restarts, the watchdog, croftctl, systemd-analyze security and the cgroup
+# v2 figures of croft's rows.  Prints TAP: one named line per check.
+set -u
+export SYSTEMD_PAGER= SYSTEMD_COLORS=0
+here=$(pwd)
+units=(croft-writer croft-probe croft-sampler)
+dataset=/var/lib/croft/croft-dataset.jsonl
+conf=/etc/croft/croft.conf
+
+n=0 failed=0
+# check NAME FUNCTION [ARGS...]: one TAP line; on failure the function's
+# output follows as comments.
+check() {
+	local name=$1 out rc started=$SECONDS
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	out+=$'\n'"($((SECONDS - started)) s)"
+	n=$((n + 1))
+	if [ $rc = 0 ]; then
+		echo "ok $n - $name"
+		printf '%s\n' "$out" | sed 's/^/#   /'
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $name"
+		printf '%s\n' "$out" | sed 's/^/# /'
+	fi
+	return 0
+}
+
+# wait_until TIMEOUT_S COMMAND...: polls every 0.2 s (under TCG everything
+# is slow: the deadlines are generous, nothing waits longer than it must).
+wait_until() {
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -ge $deadline ] && return 1
+		sleep 0.2
+	done
+}
+
+prop() { systemctl show -P "$2" "$1"; }
+is_active() { [ "$(prop "$1" ActiveState)" = active ]; }
+now_ms() { date +%s%3N; }
+journal_since() { journalctl -q -o cat --no-pager --since "@$2" -u "$1"; }
+unit_diag() {
+	systemctl status --no-pager -n 0 "$1" | head -n 8
+	journalctl -q --no-pager -o short-monotonic -u "$1" | tail -n 15
+}
+
+# --- the README's steps (make install = the meson install vm.sh did) ---
+setup() {
+	systemd-sysusers &&
+		systemd-tmpfiles --create &&
+		systemctl daemon-reload &&
+		systemctl enable --now croft-writer croft-sampler croft-probe
+}
+
+t_sysusers() {
+	local pw
+	pw=$(getent passwd croft) || { echo "no croft user"; return 1; }
+	getent group croft >/dev/null || { echo "no croft group"; return 1; }
+	echo "$pw"
+}
+
+# t_mode PATH "MODE USER:GROUP"
+t_mode() {
+	local got
+	got=$(stat -c '%a %U:%G' "$1") || return 1
+	echo "$1: $got"
+	[ "$got" = "$2" ]
+}
+
+t_active() {
+	local u=$1
+	if ! wait_until 120 is_active "$u"; then
+		unit_diag "$u"
+		return 1
+	fi
+	echo "Type=$(prop "$u" Type) NRestarts=$(prop "$u" NRestarts) StatusText=$(prop "$u" StatusText)"
+	[ "$(prop "$u" Type)" = notify ] && [ -n "$(prop "$u" StatusText)" ]
+}
+
+# The sampler is ordered after the writer and the probe: with Type=notify
+# its process starts only once both said READY=1.
+t_order() {
+	local s w p
+	s=$(prop croft-sampler ExecMainStartTimestampMonotonic)
+	w=$(prop croft-writer ActiveEnterTimestampMonotonic)
+	p=$(prop croft-probe ActiveEnterTimestampMonotonic)
+	echo "writer ready @${w}us, probe ready @${p}us, sampler exec @${s}us"
+	[ "$w" -gt 0 ] && [ "$p" -gt 0 ] && [ "$s" -ge "$w" ] && [ "$s" -ge "$p" ]
+}
+
+t_sockets() {
+	local f ok=0
+	for f in /run/croft/writer/writer.sock /run/croft/writer/writer.ctl \
+		/run/croft/probe/probe.sock /run/croft/probe/probe.ctl /run/croft/sampler/sampler.ctl; do
+		if [ -S "$f" ]; then stat -c '%n %a %U:%G' "$f"; else echo "missing $f"; ok=1; fi
+	done
+	return $ok
+}
+
+t_status_up() {
+	local out rc
+	out=$(croftctl status 2>&1)
+	rc=$?
+	echo "$out" | head -n 12
+	echo "exit $rc"
+	[ $rc = 0 ]
+}
+
+t_rows() {
+	wait_until 120 test -s "$dataset" || { echo "no rows in $dataset"; return 1; }
+	echo "$(wc -l <"$dataset") rows so far"
+}
+
+# --- cgroup v2 figures from croft's rows ---
+cg_root=/sys/fs/cgroup/system.slice
+
+# A CPUQuota=30% busy loop: the rows of its process carry its cgroup's
+# cpu.stat figures.  The test reads memory.current and cpu.stat itself
+# meanwhile (rows.py cglog, every 50 ms).
+t_cpu_quota() {
+	local cg=/system.slice/croft-vm-busy.service since logger rc
+	systemctl stop croft-vm-busy 2>/dev/null
+	systemd-run -q --unit croft-vm-busy -p CPUQuota=30% /bin/sh -c 'while :; do :; done' || return 1
+	since=$(($(now_ms) + 3000)) # the first polls see the loop's start
+	python3 "$here/rows.py" cglog "$cg_root/croft-vm-busy.service" /tmp/busy-cg.log >/dev/null 2>&1 &
+	logger=$!
+	python3 "$here/rows.py" wait "$cg" 8 240 --since "$since" >/tmp/busy-rows.json
+	rc=$?
+	kill "$logger"
+	[ $rc = 0 ] || { echo "fewer than 8 rows of $cg"; return 1; }
+	python3 - /tmp/busy-rows.json <<'EOF'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+cores = [r["cgroup_usage"].get("cpu_cores") for r in rows]
+thr = [r["cgroup_usage"].get("cpu_throttled_fraction") for r in rows]
+print("cgroup cpu_cores", cores)
+print("cpu_throttled_fraction", thr)
+if None in cores or None in thr:
+    sys.exit(1)
+mean = statistics.mean(cores)
+print(f"mean cpu_cores {mean:.3f} (0.30 +- 0.05), min throttled fraction {min(thr)}")
+sys.exit(0 if abs(mean - 0.30) <= 0.05 and min(thr) > 0 else 1)
+EOF
+}
+
+# croft's cpu_cores add up to the CPU time cpu.stat shows over the same
+# span (ends matched to the test's reads nearest the first and last poll:
+# 50 ms reads at 0.3 cores over 14 s or more are within 1%).
+t_cpu_stat() {
+	python3 "$here/rows.py" cpufit /tmp/busy-rows.json /tmp/busy-cg.log 0.03
+}
+
+# The busy loop allocates nothing: its cgroup's memory.current stays put,
+# so the row's figure must lie within what the test read around that poll.
+t_memory_current() {
+	python3 "$here/rows.py" memfit /tmp/busy-rows.json /tmp/busy-cg.log 0
+}
+
+t_psi() {
+	python3 - /tmp/busy-rows.json <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+keys = ("cpu_pressure_avg10", "memory_pressure_avg10", "io_pressure_avg10")
+ok = all(k in r["cgroup_usage"] for r in rows for k in keys)
+for k in keys:
+    print(k, [r["cgroup_usage"].get(k) for r in rows])
+# the throttled loop waits for CPU: its cgroup's cpu pressure shows it
+ok = ok and max(r["cgroup_usage"]["cpu_pressure_avg10"] for r in rows) > 0
+sys.exit(0 if ok else 1)
+EOF
+}
+
+# A MemoryMax=64M unit whose child allocates 256 MiB: the kernel kills the
+# child, its parent lives on in the cgroup and its rows count the kill.
+t_oom() {
+	local cg=/system.slice/croft-vm-oom.service since
+	rm -f /run/croft-vm-oom.go /run/croft-vm-oom.rc
+	systemd-run -q --unit croft-vm-oom -p MemoryMax=64M -p MemorySwapMax=0 -p OOMPolicy=continue \
+		python3 "$here/oomparent.py" /run/croft-vm-oom.go /run/croft-vm-oom.rc || return 1
+	since=$(now_ms)
+	python3 "$here/rows.py" wait "$cg" 1 120 --since "$since" >/tmp/oom-before.json || {
+		echo "no row of $cg before the kill"; return 1; }
+	touch /run/croft-vm-oom.go
+	wait_until 120 test -s /run/croft-vm-oom.rc || { echo "the child did not end"; return 1; }
+	echo "child's exit: $(cat /run/croft-vm-oom.rc); memory.events: $(grep oom_kill "$cg_root/croft-vm-oom.service/memory.events" | tr '\n' ' ')"
+	since=$(now_ms)
+	python3 "$here/rows.py" wait "$cg" 2 120 --since "$since" >/tmp/oom-after.json || {
+		echo "no rows of $cg after the kill"; return 1; }
+	python3 - /tmp/oom-before.json /tmp/oom-after.json "$cg_root/croft-vm-oom.service/memory.events" \
+		/run/croft-vm-oom.rc <<'EOF'
+import json, sys
+before = [json.loads(l)["cgroup_usage"].get("oom_kills") for l in open(sys.argv[1])]
+after = [json.loads(l)["cgroup_usage"].get("oom_kills") for l in open(sys.argv[2])]
+events = dict(l.split() for l in open(sys.argv[3]))
+rc = open(sys.argv[4]).read().strip()
+print(f"oom_kills before {before}, after {after}; kernel oom_kill {events['oom_kill']}; child {rc}")
+sys.exit(0 if before[0] == 0 and after[-1] == 1 and events["oom_kill"] == "1" and rc == "-9" else 1)
+EOF
+	local rc=$?
+	systemctl stop croft-vm-oom
+	return $rc
+}
+
+# --- reload ---
+good_conf='[sampler]
+poll_interval = 3s
+[probe]
+gpu_devices = 1:7
+[writer]
+rotate_size = 512MiB'
+bad_conf='[sampler]
+poll_interval = banana
+[probe]
+gpu_devices = 1:7
+[writer]
+rotate_size = 512MiB'
+
+# t_reload UNIT PATTERN: systemctl reload; the journal shows PATTERN and the
+# daemon is the same process.
+t_reload() {
+	local u=$1 pattern=$2 pid t
+	pid=$(prop "$u" MainPID)
+	t=$(date +%s)
+	systemctl reload "$u" || return 1
+	if ! wait_until 60 eval 'journal_since "$u" "$t" | grep -q -- "$pattern"'; then
+		echo "no journal line matching '$pattern' after the reload:"
+		journal_since "$u" "$t" | tail -n 5
+		return 1
+	fi
+	journal_since "$u" "$t" | grep -- "$pattern" | tail -n 3
+	[ "$(prop "$u" MainPID)" = "$pid" ] && is_active "$u"
+}
+
+# The sampler's polls, seen as the busy loop's row times: their median
+# spacing shows the poll_interval in force.
+t_poll_spacing() {
+	local want_ms=$1 since
+	since=$(now_ms)
+	python3 "$here/rows.py" wait /system.slice/croft-vm-busy.service 5 180 --since "$since" \
+		>/tmp/spacing.json || { echo "fewer than 5 rows"; return 1; }
+	python3 - /tmp/spacing.json "$want_ms" <<'EOF'
+import json, statistics, sys
+t = [json.loads(l)["unix_ms"] for l in open(sys.argv[1])]
+gaps = [b - a for a, b in zip(t, t[1:])]
+want = int(sys.argv[2])
+print(f"poll gaps {gaps} ms, want ~{want}")
+sys.exit(0 if abs(statistics.median(gaps) - want) <= want / 4 else 1)
+EOF
+}
+
+# --- journald ---
+# t_priorities UNIT: the daemon's own lines (not systemd's about the unit)
+# carry syslog priorities (info and warning at least, after the refused
+# reload) and no raw "<N>" prefixes.
+t_priorities() {
+	local u=$1 prios raw
+	prios=$(journalctl -q "_SYSTEMD_UNIT=$u.service" -o json --output-fields=PRIORITY,MESSAGE |
+		python3 -c 'import json,sys
+from collections import Counter
+c = Counter(json.loads(l).get("PRIORITY") for l in sys.stdin)
+print(" ".join(f"{k}:{v}" for k, v in sorted(c.items())))')
+	echo "priorities (count): $prios"
+	raw=$(journalctl -q "_SYSTEMD_UNIT=$u.service" -o cat | grep -c '^<[0-7]>')
+	[ "$raw" = 0 ] || { echo "$raw lines with a raw <N> prefix"; return 1; }
+	[[ " $prios" == *" 6:"* ]] && [[ " $prios" == *" 4:"* ]]
+}
+
+# journalctl -p warning shows the probe's warnings and none of its info lines.
+t_probe_warnings() {
+	local warn
+	warn=$(journalctl -q -u croft-probe -p warning -o cat)
+	echo "$warn" | tail -n 8
+	echo "$warn" | grep -q 'reload refused' || { echo "no 'reload refused' warning"; return 1; }
+	! echo "$warn" | grep -q 'GPU device set reloaded'
+}
+
+# --- restarts ---
+# t_restart UNIT SIGNAL TIMEOUT_S: the signalled daemon is replaced by a new
+# process under Restart= (SIGSTOP: by the watchdog).
+t_restart() {
+	local u=$1 sig=$2 pid restarts
+	pid=$(prop "$u" MainPID) restarts=$(prop "$u" NRestarts)
+	[ "$pid" -gt 0 ] || { echo "$u has no main pid"; return 1; }
+	kill -s "$sig" "$pid"
+	if ! wait_until "$3" eval '[ "$(prop "$u" MainPID)" != "$pid" ] && [ "$(prop "$u" MainPID)" != 0 ] && is_active "$u"'; then
+		echo "pid $pid not replaced within $3 s"
+		unit_diag "$u"
+		kill -CONT "$pid" 2>/dev/null
+		return 1
+	fi
+	echo "pid $pid -> $(prop "$u" MainPID), NRestarts $restarts -> $(prop "$u" NRestarts), Result $(prop "$u" Result)"
+	[ "$(prop "$u" NRestarts)" -gt "$restarts" ]
+}
+
+t_watchdog_logged() {
+	journalctl -q -u croft-writer -o cat | grep -i 'watchdog' | tail -n 3 | grep .
+}
+
+t_status_down() {
+	local out rc
+	systemctl stop croft-probe
+	out=$(croftctl status 2>&1)
+	rc=$?
+	echo "$out" | grep -i probe | head -n 3
+	echo "exit $rc with croft-probe stopped"
+	systemctl start croft-probe
+	[ $rc != 0 ]
+}
+
+# t_security UNIT MAX: the installed unit's overall exposure.
+t_security() {
+	local line score
+	line=$(systemd-analyze security --no-pager "$1.service" | grep 'Overall exposure level')
+	echo "$line"
+	score=$(echo "$line" | sed -n 's/.*: \([0-9.]*\) .*/\1/p')
+	[ -n "$score" ] && awk -v s="$score" -v m="$2" 'BEGIN { exit !(s <= m) }'
+}
+
+t_probe_caps() {
+	local pid
+	pid=$(prop croft-probe MainPID)
+	[ "$pid" -gt 0 ] || return 1
+	grep -E '^(Uid|Gid|CapEff|CapPrm|NoNewPrivs|Seccomp):' "/proc/$pid/status"
+}
+
+echo "# kernel $(uname -r), systemd $(systemctl --version | head -n1 | cut -d' ' -f2)"
+check "README steps: sysusers, tmpfiles, daemon-reload, enable --now" setup
+check "systemd-sysusers made the croft user and group" t_sysusers
+check "systemd-tmpfiles made /run/croft 0750 root:croft" t_mode /run/croft "750 root:croft"
+check "systemd-tmpfiles made /var/lib/croft 0750 croft:croft" t_mode /var/lib/croft "750 croft:croft"
+for u in "${units[@]}"; do
+	check "$u is active under Type=notify with a StatusText" t_active "$u"
+done
+check "croft-sampler started once croft-writer and croft-probe were ready" t_order
+check "each unit's sockets are in its runtime directory" t_sockets
+check "croftctl status exits 0 with all three up" t_status_up
+check "rows reach $dataset" t_rows
+check "probe's credentials after its drop" t_probe_caps
+
+check "CPUQuota=30% busy loop: cgroup cpu_cores 0.30+-0.05, throttled fraction > 0" t_cpu_quota
+check "cgroup cpu_cores add up to cpu.stat usage_usec over the same span" t_cpu_stat
+check "cgroup memory_bytes equals memory.current read at the poll" t_memory_current
+check "PSI figures present (cpu pressure > 0 under the quota)" t_psi
+check "MemoryMax= unit with an OOM-killed child: oom_kills 0 -> 1" t_oom
+
+printf '%s\n' "$good_conf" >"$conf"
+check "systemctl reload croft-writer re-reads croft.conf" t_reload croft-writer 'rotate .* / 536870912 bytes'
+check "systemctl reload croft-probe re-reads croft.conf" t_reload croft-probe 'GPU device set reloaded: 1 rules'
+check "systemctl reload croft-sampler re-reads croft.conf" t_reload croft-sampler 'poll every 3000 ms'
+check "the sampler polls every 3 s after the reload" t_poll_spacing 3000
+printf '%s\n' "$bad_conf" >"$conf"
+for u in "${units[@]}"; do
+	check "$u refuses a broken croft.conf on reload and keeps running" t_reload "$u" 'reload refused'
+done
+check "the sampler still polls every 3 s (old configuration kept)" t_poll_spacing 3000
+printf '%s\n' "$good_conf" >"$conf"
+
+for u in "${units[@]}"; do
+	check "journald holds $u's lines with their priorities" t_priorities "$u"
+done
+check "journalctl -u croft-probe -p warning shows its warnings only" t_probe_warnings
+
+for u in "${units[@]}"; do
+	check "SIGKILLed $u is restarted by Restart=" t_restart "$u" KILL 120
+done
+check "a frozen croft-writer (SIGSTOP) is restarted by the watchdog" t_restart croft-writer STOP 240
+check "the watchdog's kill is in the journal" t_watchdog_logged
+for u in "${units[@]}"; do
+	wait_until 120 is_active "$u"
+done
+check "croftctl status exits 0 with all three up again" t_status_up
+check "croftctl status exits non-zero with croft-probe stopped" t_status_down
+
+check "systemd-analyze security croft-writer <= 1.0" t_security croft-writer 1.0
+check "systemd-analyze security croft-probe <= 1.5" t_security croft-probe 1.5
+check "systemd-analyze security croft-sampler <= 2.0" t_security croft-sampler 2.0
+
+echo "# croft-probe's own warnings: $(journalctl -q _SYSTEMD_UNIT=croft-probe.service -p warning -o cat | sort -u | head -n 8 | tr '\n' '|')"
+echo "1..$n"
+echo "# $((n - failed)) passed, $failed failed"
+[ $failed = 0 ]

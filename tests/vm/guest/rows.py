@@ -1,0 +1,140 @@
+#!/usr/bin/python3
+"""rows.py: croft's rows in the VM, for checks.sh (root, inside the VM).
+
+  rows.py wait CGROUP COUNT TIMEOUT_S [--since MS]
+      waits until COUNT rows of processes in CGROUP (process.cgroup) carry
+      cgroup_usage, then prints them, one JSON object a line
+  rows.py cglog CGROUP_DIR LOG
+      every LOG_INTERVAL_S until killed: "unix_ms memory.current
+      usage_usec" of the cgroup, read by the test itself
+  rows.py memfit ROWS_FILE LOG TOLERANCE_BYTES
+      each row's cgroup_usage.memory_bytes against the memory.current LOG
+      read within READ_WINDOW_MS of the row's poll: how far it lies outside
+      them; fails above TOLERANCE_BYTES
+  rows.py cpufit ROWS_FILE LOG TOLERANCE
+      the rows' CPU time (cgroup cpu_cores x the time since the previous
+      row, summed) against cpu.stat usage_usec's growth between the LOG
+      reads nearest the first and last row; fails above TOLERANCE (relative)
+"""
+import json
+import sys
+import time
+
+DATASET = "/var/lib/croft/croft-dataset.jsonl"
+READ_WINDOW_MS = 1000  # the poll's reads of one cgroup fall within its unix_ms +- this
+LOG_INTERVAL_S = 0.05
+
+
+def rows_of(cgroup, since_ms):
+    out = []
+    try:
+        with open(DATASET, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    row = json.loads(line)
+                except ValueError:
+                    continue  # a line being appended
+                if row.get("process", {}).get("cgroup") != cgroup:
+                    continue
+                if row["unix_ms"] < since_ms or "cgroup_usage" not in row:
+                    continue
+                out.append(row)
+    except FileNotFoundError:
+        pass
+    return out
+
+
+def wait(cgroup, count, timeout_s, since_ms):
+    deadline = time.monotonic() + timeout_s
+    while True:
+        rows = rows_of(cgroup, since_ms)
+        if len(rows) >= count or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    for row in rows:
+        print(json.dumps(row))
+    return 0 if len(rows) >= count else 1
+
+
+def cglog(cgdir, log):
+    with open(log, "w", buffering=1) as out:
+        while True:
+            try:
+                with open(f"{cgdir}/memory.current") as f:
+                    mem = int(f.read())
+                with open(f"{cgdir}/cpu.stat") as f:
+                    usage = int(f.readline().split()[1])  # usage_usec comes first
+            except (OSError, ValueError, IndexError):
+                return 0
+            out.write(f"{int(time.time() * 1000)} {mem} {usage}\n")
+            time.sleep(LOG_INTERVAL_S)
+
+
+def read_log(log):
+    reads = []
+    with open(log) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 3:
+                reads.append(tuple(int(p) for p in parts))
+    return reads
+
+
+def load_rows(rows_file):
+    with open(rows_file) as f:
+        return [json.loads(line) for line in f]
+
+
+def memfit(rows_file, log, tolerance):
+    reads = [(t, m) for t, m, _ in read_log(log)]
+    worst = None
+    for row in load_rows(rows_file):
+        got = row["cgroup_usage"].get("memory_bytes")
+        near = [b for t, b in reads if abs(t - row["unix_ms"]) <= READ_WINDOW_MS]
+        if got is None or not near:
+            print(f"row at {row['unix_ms']}: memory_bytes {got}, {len(near)} reads near it")
+            return 1
+        # zero when the row's figure lies within what the cgroup file
+        # showed around that poll
+        diff = max(min(near) - got, got - max(near), 0)
+        print(f"row at {row['unix_ms']}: memory_bytes {got}, memory.current "
+              f"{min(near)}..{max(near)} ({len(near)} reads), off by {diff}")
+        worst = diff if worst is None else max(worst, diff)
+    print(f"worst {worst} bytes off (tolerance {tolerance})")
+    return 0 if worst <= tolerance else 1
+
+
+def cpufit(rows_file, log, tolerance):
+    reads = read_log(log)
+    rows = load_rows(rows_file)
+    croft_s = sum(r["cgroup_usage"]["cpu_cores"] * (r["unix_ms"] - p["unix_ms"]) / 1000
+                  for p, r in zip(rows, rows[1:]))
+
+    def usage_at(ms):
+        return min(reads, key=lambda read: abs(read[0] - ms))
+
+    first, last = usage_at(rows[0]["unix_ms"]), usage_at(rows[-1]["unix_ms"])
+    kernel_s = (last[2] - first[2]) / 1e6
+    span_s = (rows[-1]["unix_ms"] - rows[0]["unix_ms"]) / 1000
+    off = abs(croft_s - kernel_s) / kernel_s
+    print(f"over {span_s:.1f} s: croft {croft_s:.3f} CPU-s, cpu.stat {kernel_s:.3f} CPU-s "
+          f"({kernel_s / span_s:.3f} cores), off by {off:.1%} (tolerance {tolerance:.0%})")
+    return 0 if off <= tolerance else 1
+
+
+def main(argv):
+    if len(argv) >= 5 and argv[1] == "wait":
+        since = int(argv[6]) if len(argv) == 7 and argv[5] == "--since" else 0
+        return wait(argv[2], int(argv[3]), float(argv[4]), since)
+    if len(argv) == 4 and argv[1] == "cglog":
+        return cglog(argv[2], argv[3])
+    if len(argv) == 5 and argv[1] == "memfit":
+        return memfit(argv[2], argv[3], int(argv[4]))
+    if len(argv) == 5 and argv[1] == "cpufit":
+        return cpufit(argv[2], argv[3], float(argv[4]))
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
