@@ -133,8 +133,10 @@ static void acquire(struct sampler *s, const struct options *o, const struct pri
 	if (!s->base)
 		fatalx("event_base_new failed");
 	snprintf(path, sizeof(path), "%s/sampler.ctl", s->runtime_dir);
-	s->ctl = ctl_server_new(s->base, path, geteuid() == 0 ? user->gid : (gid_t)-1,
-		sampler_ctl, s);
+	/* The croft group may read the status, also when the unit starts us as
+	 * croft: then it is our own group. */
+	s->ctl = ctl_server_new(
+		s->base, path, geteuid() == 0 ? user->gid : getegid(), sampler_ctl, s);
 	if (!s->ctl)
 		fatalx("control socket %s: cannot listen", path);
 	(void)o;

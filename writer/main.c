@@ -211,7 +211,9 @@ int main(int argc, char **argv)
 	if (!w.base)
 		fatalx("event_base_new");
 	dirfd = open_data_dir(&w, &user, root);
-	bind_sockets(&w, opts.runtime_dir, root ? user.gid : (gid_t)-1, &sock_fd);
+	/* The croft group may read the status, also when the unit starts us as
+	 * croft (then user.gid is our own: nothing to chown). */
+	bind_sockets(&w, opts.runtime_dir, user.gid, &sock_fd);
 	daemon_keep_file(opts.config_path); /* reload reads it as the croft user */
 	drop_privileges(&user, root);
 
