@@ -3,11 +3,13 @@
 # kernels (vm.sh), one after the other; prints their TAP and one summary
 # line.  Host, root.  Without qemu or mmdebstrap (or not root) it skips,
 # except under CI=true, where that is a failure.
-# usage: run.sh BUILD_DIR      CROFT_VM_KERNELS="6.1 6.12" by default
+# usage: run.sh BUILD_DIR      CROFT_VM_KERNELS="6.1 6.12" by default;
+#        CROFT_VM_CACHE=DIR shares a base tree (default BUILD_DIR/vm-cache)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:?usage: run.sh BUILD_DIR}" && pwd)
 kernels=${CROFT_VM_KERNELS:-6.1 6.12}
+cache=${CROFT_VM_CACHE:-$build/vm-cache}
 
 cannot() {
 	if [ "${CI:-}" = true ]; then
@@ -25,11 +27,12 @@ done
 passed=0 failed=0 summary=
 for k in $kernels; do
 	echo "== kernel $k"
-	console=$build/vm-cache/console-$k.log
+	mkdir -p "$cache"
+	console=$cache/console-$k.log
 	out=$(mktemp)
-	"$here/vm.sh" --kernel "$k" --build "$build" --run "$here/checks.sh" \
+	"$here/vm.sh" --kernel "$k" --build "$build" --cache "$cache" --run "$here/checks.sh" \
 		--copy "$here/guest/rows.py" --copy "$here/guest/oomparent.py" \
-		--console "$console" | tee "$out"
+		--console "$console" --timeout 1800 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	p=$(grep -c '^ok ' "$out") f=$(grep -c '^not ok ' "$out")
 	rm -f "$out"

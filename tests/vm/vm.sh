@@ -8,8 +8,8 @@
 #              [--cache DIR] [--timeout SECONDS] [--console FILE] [--keep]
 #   --build DIR     meson build directory; `meson install --destdir` puts
 #                   croft into the image, as `make install` would
-#   --run SCRIPT    bash script run in the VM (cwd: a copy of SCRIPT's
-#                   folder-less name plus every --copy PATH, in /croft-vm/work)
+#   --run SCRIPT    bash script run in the VM as root by a systemd unit,
+#                   from /croft-vm/work, which holds a copy of it
 #   --copy PATH     file or folder copied next to SCRIPT (repeatable)
 #   --cache DIR     where the base tree is kept (default DIR/vm-cache)
 #   --timeout S     the VM is killed after S seconds (default 900): exit 124
@@ -102,7 +102,7 @@ results=$run/results.log
 console_log=${console:-$run/console.log}
 : >"$results"
 : >"$console_log"
-qemu-system-x86_64 -accel tcg -machine pc -cpu max -smp 2 -m 1536 \
+qemu-system-x86_64 -accel tcg,thread=multi -machine pc -cpu max -smp 2 -m 1536 \
 	-nodefaults -display none -no-reboot \
 	-serial "file:$console_log" -serial "file:$results" \
 	-drive "file=$image,format=raw,if=virtio,cache=unsafe" \
