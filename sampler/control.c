@@ -125,6 +125,7 @@ int sampler_reload(struct sampler *s, char *err, size_t err_len)
 	s->catalog = cat;
 	s->gpu = gpu;
 	proc_table_rescan_fds(&s->procs);
+	s->gpu_index.next_load_gen = 0; /* names of GPUs read again at the next poll */
 	s->cfg = cfg;
 	spool_set_max(s->spool, cfg.spool_size_bytes);
 	/* catalog indices changed meaning: detect again (once for old processes) */

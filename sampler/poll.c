@@ -144,6 +144,7 @@ static void follow_gpu_devices(struct sampler *s)
 	log_info("GPU devices: /proc/devices changed, %zu rules now: %s", s->gpu.set.rules_count,
 		rules);
 	proc_table_rescan_fds(&s->procs);
+	s->gpu_index.next_load_gen = 0; /* which major is NVIDIA's may have changed too */
 }
 
 void sampler_poll(struct sampler *s)
@@ -156,6 +157,7 @@ void sampler_poll(struct sampler *s)
 		.procfd = s->procfd,
 		.catalog = s->catalog,
 		.gpu = &s->gpu.set,
+		.gpu_index = &s->gpu_index,
 		.cgroups = s->cgroups,
 		.gen = s->stats.polls + 1,
 		.first_poll = s->stats.polls == 0,

@@ -457,17 +457,33 @@ static void detect_framework(struct proc *p, const struct poll_env *env, uint64_
 		p->framework_done = true;
 }
 
+/*
+ * A process in a GPU state, or making GPU ioctls, has its fds read every
+ * poll: the GPUs it holds stay current and closing the last GPU file ends
+ * gpu-held at the next poll (bench-sampler.sh measures what that costs
+ * with many fds).  Others are read once every idle_every polls, to find
+ * files opened without an ioctl.
+ */
+static bool gpu_scan_due(struct proc *p, const struct poll_env *env)
+{
+	if (!env->gpu_possible)
+		return false;
+	if (p->polls_since_fd_scan == FD_SCAN_NOW || p->wl.state != WL_NO_GPU ||
+		(p->probe.valid && p->probe.gpu_ioctls))
+		return true;
+	return ++p->polls_since_fd_scan >= env->idle_every;
+}
+
 static void proc_settle(struct proc *p, const struct poll_env *env, uint64_t onset_window_ns,
 	uint64_t now_boot_ns)
 {
 	struct workload_input in = { 0 };
-	bool holds = false;
+	struct workload before = p->wl;
 
 	detect_framework(p, env, now_boot_ns);
-	if (env->gpu_possible && (p->polls_since_fd_scan == FD_SCAN_NOW ||
-				  ++p->polls_since_fd_scan >= env->idle_every)) {
-		in.fd_scanned = procfs_holds_gpu(env->procfd, p->tgid, env->gpu, &holds) == 0;
-		in.holds_gpu_fd = holds;
+	if (gpu_scan_due(p, env)) {
+		in.fd_scanned = gpufd_scan(env->procfd, p->tgid, env->gpu, env->gpu_index,
+					&in.holds_gpu_fd, &in.gpus) == 0;
 		p->polls_since_fd_scan = 0;
 	}
 	in.at_sampler_start = p->at_sampler_start;
@@ -478,13 +494,19 @@ static void proc_settle(struct proc *p, const struct poll_env *env, uint64_t ons
 	in.now_boot_ns = p->sample_boot_ns ? p->sample_boot_ns : now_boot_ns;
 	workload_update(&p->wl, &in, onset_window_ns);
 	p->at_sampler_start = false;
-	if (p->probe.active)
-		p->idle = false; /* waiting on a run queue without running, say */
+	/* a change of state or GPUs is written now, not at the next idle row;
+	 * and what the probe saw (waiting on a run queue without running, say) */
+	if (p->probe.active || workload_changed(&before, &p->wl))
+		p->idle = false;
 }
 
 void proc_table_settle(struct proc_table *table, const struct poll_env *env,
 	uint64_t onset_window_ns, uint64_t now_boot_ns)
 {
+	if (env->gpu_possible && env->gen >= env->gpu_index->next_load_gen) {
+		gpu_index_load(env->gpu_index, "/proc/devices", "/sys");
+		env->gpu_index->next_load_gen = env->gen + GPU_INDEX_LOAD_POLLS;
+	}
 	for (struct proc *p = table->list_head; p; p = p->list_next)
 		if (!p->kthread)
 			proc_settle(p, env, onset_window_ns, now_boot_ns);

@@ -1,11 +1,10 @@
 /*
  * procfs.c: readers of /proc/<pid>/ files (stat, io, exe, cwd, environ,
- * cmdline, maps, fd), each relative to an open /proc and bounded, and of a
+ * cmdline, maps), each relative to an open /proc and bounded, and of a
  * process's CPU clock.  Runs in croft-sampler with CAP_SYS_PTRACE +
- * CAP_DAC_READ_SEARCH (maps, exe, cwd, io, environ and fd/ of other users);
+ * CAP_DAC_READ_SEARCH (maps, exe, cwd, io and environ of other users);
  * without them it reads what it may.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -324,39 +323,4 @@ size_t procfs_framework(int procfd, pid_t tgid, const struct catalog *cat, size_
 		close(fd);
 	}
 	return best;
-}
-
-int procfs_holds_gpu(int procfd, pid_t tgid, const struct gpudev_set *gpu, bool *ret_holds)
-{
-	char path[64];
-	struct dirent *de;
-	size_t seen = 0;
-	bool holds = false;
-	DIR *dir;
-	int fd;
-
-	if (!gpu->rules_count) {
-		*ret_holds = false;
-		return 0;
-	}
-	snprintf(path, sizeof(path), "%d/fd", (int)tgid);
-	fd = openat(procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return -errno;
-	}
-	while (!holds && seen++ < PROC_FDS_MAX && (de = readdir(dir))) {
-		struct stat st;
-
-		if (de->d_name[0] == '.')
-			continue;
-		if (fstatat(fd, de->d_name, &st, 0) == 0 && S_ISCHR(st.st_mode))
-			holds = gpudev_match(gpu, st.st_rdev);
-	}
-	closedir(dir);
-	*ret_holds = holds;
-	return 0;
 }

@@ -263,6 +263,25 @@ static void format_gpu(struct jbuf *b, const struct proc *p, const struct row_co
 			(ctx->now_boot_ns - p->probe.last_gpu_ioctl_boot_ns) / 1000000, true);
 }
 
+/* The GPUs held, sorted; [] when the GPU files held name none (nvidiactl, kfd). */
+static void format_gpus(struct jbuf *b, const struct workload *wl)
+{
+	bool first = true;
+
+	if (wl->state == WL_NO_GPU || !wl->gpus_known)
+		return;
+	put(b, ",\"gpus\":[");
+	for (int i = 0; i < GPU_INDEX_MAX; i++) {
+		if (!gpu_mask_has(&wl->gpus, i))
+			continue;
+		if (!first)
+			put(b, ",");
+		jbuf_u64(b, (uint64_t)i);
+		first = false;
+	}
+	put(b, "]");
+}
+
 static void format_usage(struct jbuf *b, const struct proc *p)
 {
 	const struct proc_probe_rates *pr = &p->probe;
@@ -348,6 +367,7 @@ void row_format(struct jbuf *b, const struct proc *p, const struct row_context *
 	int_field(b, "tgid", (uint64_t)p->tgid, true);
 	format_process(b, p, ctx);
 	format_gpu(b, p, ctx);
+	format_gpus(b, &p->wl);
 	format_usage(b, p);
 	if (p->cg)
 		format_cgroup(b, p->cg);

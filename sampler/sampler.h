@@ -48,6 +48,46 @@ struct proc_probe_rates {
 	struct syscall_rate { const char *name; double rate_per_sec; } *syscalls; /* highest rate first */
 };
 
+/* ---- gpus.c: the GPUs a process holds open ---- */
+#define GPU_INDEX_MAX       256 /* indices kept, 0..255 (NVIDIA minors end at 253) */
+#define GPU_DEVICES_MAX     64  /* GPU devices sysfs names (render and accel nodes) */
+#define GPU_DEVICE_NAME_MAX 64  /* bytes of a device name, "0000:41:00.0" */
+#define GPU_NVIDIA_MAJORS   8
+#define GPU_INDEX_CACHE     64 /* device numbers resolved through sysfs, per load */
+#define GPU_INDEX_LOAD_POLLS 30 /* sysfs's GPU devices read again (hotplug) */
+
+struct gpu_mask {
+	uint64_t bits[GPU_INDEX_MAX / 64];
+};
+
+/* What names a GPU: loaded again every GPU_INDEX_LOAD_POLLS polls, when
+ * /proc/devices changes and at reload. */
+struct gpu_index {
+	const char *sysfs;                         /* "/sys"; tests give a tree of their own */
+	uint32_t nvidia_majors[GPU_NVIDIA_MAJORS]; /* /proc/devices: nvidia, nvidia-frontend... */
+	size_t nvidia_count;
+	char devices[GPU_DEVICES_MAX][GPU_DEVICE_NAME_MAX]; /* behind render/accel nodes, sorted */
+	size_t devices_count;
+	struct gpu_index_cached {
+		dev_t rdev;
+		int index;
+	} cache[GPU_INDEX_CACHE];
+	size_t cache_count;
+	uint64_t next_load_gen; /* poll at which to load again; 0 = now */
+};
+
+/* Reads proc_devices ("/proc/devices") and sysfs ("/sys", kept: it must
+ * outlive gi); an unreadable proc_devices leaves no NVIDIA major (-errno),
+ * sysfs is optional. */
+int gpu_index_load(struct gpu_index *gi, const char *proc_devices, const char *sysfs);
+/* The GPU a device number names, or -1 (nvidiactl, uvm, kfd, /dev/full...). */
+int gpu_index_of(struct gpu_index *gi, dev_t rdev);
+void gpu_mask_set(struct gpu_mask *m, int index);
+bool gpu_mask_has(const struct gpu_mask *m, int index);
+/* Every fd of tgid: whether one is a GPU file, and the GPUs they name. */
+int gpufd_scan(int procfd, pid_t tgid, const struct gpudev_set *gpu, struct gpu_index *gi,
+	bool *ret_holds, struct gpu_mask *ret_gpus);
+
 /* ---- workload.c: the GPU state machine ---- */
 enum workload_state { WL_NO_GPU = 0, WL_GPU_ONSET, WL_GPU_HELD };
 
@@ -55,12 +95,15 @@ struct workload {
 	enum workload_state state;
 	bool holds_gpu_fd;         /* last fd scan found a GPU device file */
 	bool held_before_ioctl;    /* holding GPU files before any ioctl was seen: no onset */
+	bool gpus_known;           /* an fd scan named the GPUs: row field "gpus" */
+	struct gpu_mask gpus;      /* the GPUs of the last fd scan */
 	uint64_t first_ioctl_boot_ns; /* 0 = none seen */
 };
 
 struct workload_input {
 	bool fd_scanned;           /* the fds were read this poll */
 	bool holds_gpu_fd;         /* valid when fd_scanned */
+	struct gpu_mask gpus;      /* valid when fd_scanned */
 	bool at_sampler_start;     /* this is the sampler's first look at the process */
 	bool probe_valid;
 	uint64_t gpu_ioctls;       /* this poll */
@@ -71,6 +114,8 @@ struct workload_input {
 
 void workload_update(struct workload *wl, const struct workload_input *in,
 	uint64_t onset_window_ns);
+/* Whether a row must say it: another state, or other GPUs held. */
+bool workload_changed(const struct workload *before, const struct workload *after);
 const char *workload_name(enum workload_state state);
 
 /* ---- cgroup.c ---- */
@@ -163,8 +208,6 @@ struct proc {
 	bool io_rates_valid;
 	bool kthread;                  /* kernel thread: tracked for reuse, never a row */
 	bool idle;                     /* nothing done since the last row (see proc_sample) */
-	bool fd_scanned;               /* fds read this poll */
-	bool holds_gpu_fd;
 	/* this poll */
 	uint64_t cpu_ticks, cpu_ns, read_bytes, write_bytes, rss_bytes, vsize;
 	uint32_t threads;
@@ -212,7 +255,6 @@ size_t procfs_framework(int procfd, pid_t tgid, const struct catalog *cat, size_
 int procfs_cpu_ns(clockid_t clock, uint64_t *ret_ns);
 /* Whether the pids /proc shows are those of our own pid namespace. */
 bool procfs_pidns_ours(int procfd);
-int procfs_holds_gpu(int procfd, pid_t tgid, const struct gpudev_set *gpu, bool *ret_holds);
 
 /* ---- row.c: finished rows ---- */
 struct jbuf {
@@ -277,6 +319,7 @@ struct poll_env {
 	int procfd;                    /* open /proc */
 	const struct catalog *catalog;
 	const struct gpudev_set *gpu;
+	struct gpu_index *gpu_index;   /* which GPU a device file names */
 	bool gpu_possible;             /* a GPU major is registered: fd scans are worth it */
 	struct cgroup_table *cgroups;
 	uint64_t gen;                  /* this poll's number, from 1 */
@@ -332,6 +375,7 @@ struct sampler {
 	char writer_socket[PATH_MAX], probe_socket[PATH_MAX];
 	struct catalog *catalog;
 	struct gpudev_watch gpu;       /* follows /proc/devices, read each poll */
+	struct gpu_index gpu_index;
 	int procfd;
 	struct proc_table procs;
 	struct cgroup_table *cgroups;

@@ -5,7 +5,8 @@
  * refused; a complete answer is applied (twice: the first is a baseline) to
  * a process table read from a fake /proc of three processes.
  * sources: sampler/probe_link.c sampler/proc.c sampler/procfs.c sampler/cgroup.c
- * sources: sampler/workload.c catalog/catalog.c common/clock.c common/log.c common/msg.c
+ * sources: sampler/workload.c sampler/gpus.c catalog/catalog.c common/clock.c common/log.c
+ * sources: common/msg.c
  * sources: common/sandbox.c common/sock.c common/gpudev.c common/fileio.c
  * sources: tests/fuzz/fuzzlib.c
  * libs: -ljansson -lseccomp -levent_core

@@ -1,12 +1,14 @@
 /*
  * sampler_helper.c: workloads for croft-sampler's integration tests: a busy
  * loop, a paced fsync writer, N threads, late dlopen, a renamed sleeper,
- * CPU bursts on demand after sleeping.
- * Prints "ready" once set up, then runs until killed.  Test process.
+ * CPU bursts on demand after sleeping, device files opened and closed on
+ * command.  Prints "ready" once set up, then runs until killed.  Test
+ * process.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +132,62 @@ static int bursts(double seconds)
 	return 0;
 }
 
+static void *spinner(void *arg)
+{
+	volatile unsigned long n = 0;
+
+	(void)arg;
+	for (;;)
+		n++;
+	return NULL;
+}
+
+/*
+ * Files opened and closed on stdin's word: "open PATH", "path PATH"
+ * (O_PATH: a node with no driver here, held as a GPU's would be), "close
+ * PATH"; each answered "done".  busy: a thread spins meanwhile.
+ */
+static int files(bool busy)
+{
+	char line[4096 + 8], *path;
+	struct held {
+		char path[4096];
+		int fd;
+	} held[64];
+	size_t count = 0;
+	pthread_t t;
+
+	if (busy && pthread_create(&t, NULL, spinner, NULL))
+		return 1;
+	ready();
+	while (fgets(line, sizeof(line), stdin)) {
+		line[strcspn(line, "\n")] = '\0';
+		path = strchr(line, ' ');
+		if (!path)
+			return 2;
+		*path++ = '\0';
+		if (!strcmp(line, "close")) {
+			for (size_t i = 0; i < count; i++)
+				if (held[i].fd >= 0 && !strcmp(held[i].path, path)) {
+					close(held[i].fd);
+					held[i].fd = -1;
+				}
+		} else if (count < 64 && strlen(path) < sizeof(held[0].path)) {
+			int fd = open(path, !strcmp(line, "path") ? O_PATH : O_RDONLY);
+
+			if (fd < 0) {
+				perror(path);
+				return 1;
+			}
+			strcpy(held[count].path, path);
+			held[count++].fd = fd;
+		}
+		printf("done\n");
+		fflush(stdout);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -182,6 +240,8 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		sleeper(NULL);
 	}
+	if (!strcmp(mode, "files") && argc == 3)
+		return files(!strcmp(argv[2], "busy"));
 	if (!strcmp(mode, "bursts") && argc == 3)
 		return bursts(atof(argv[2]) / 1000);
 	if (!strcmp(mode, "sleep")) {
@@ -196,7 +256,8 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr,
 		"usage: sampler_helper busy [NAME] | write FILE BYTES_PER_S | threads N |"
-		" dlopen LIB[,LIB|,+S] [DELAY_S] | mem MIB | open FILE DELAY_S | bursts MS |"
+		" dlopen LIB[,LIB|,+S] [DELAY_S] | mem MIB | open FILE DELAY_S | files busy|idle |"
+		" bursts MS |"
 		" sleep [NAME [DIR]] [ARGS...]\n");
 	return 2;
 }

@@ -855,6 +855,160 @@ def t_gpu_fd(h):
     return '; '.join(problems) or None
 
 
+def command(p, line):
+    """Tells a `files` helper to open or close something; waits for its answer."""
+    p.stdin.write(line.encode() + b'\n')
+    p.stdin.flush()
+    if p.stdout.readline() != b'done\n':
+        raise RuntimeError('helper did not do %r' % line)
+
+
+def t_gpu_close(h):
+    """Closing the last GPU file ends gpu-held within two polls, for an idle process
+    (whose rows otherwise come every idle_every polls) and a busy one alike; gpu-held
+    rows carry gpus ([] here: /dev/full names no GPU), no-gpu rows none."""
+    h.write_conf('[probe]\ngpu_devices = 1:7\n')
+    st, text = h.ctl(MT_CTL_RELOAD)
+    problems = [] if st == 0 else ['reload with gpu_devices = 1:7: %s' % text]
+    pipes = dict(stdin=subprocess.PIPE)
+    try:
+        idle = h.spawn(['files', 'idle'], **pipes)
+        busy = h.spawn(['files', 'busy'], **pipes)
+        for p in (idle, busy):
+            command(p, 'open /dev/full')
+
+        def state(p):
+            rows = h.rows.of(p)
+            return rows[-1]['workload'] if rows else None
+        if not h.rows.wait(lambda: state(idle) == state(busy) == 'gpu-held', 40):
+            return 'not gpu-held after opening /dev/full: idle %s, busy %s' % (
+                state(idle), state(busy))
+        for p in (idle, busy):
+            held = [r for r in h.rows.of(p) if r['workload'] == 'gpu-held']
+            if any(r.get('gpus') != [] for r in held):
+                problems.append('gpu-held rows without "gpus": []: %s' % held[-1])
+            command(p, 'close /dev/full')
+        closed_ms = int(time.time() * 1000)
+        after = lambda p: [r for r in h.rows.of(p) if r['unix_ms'] > closed_ms]  # noqa: E731
+        h.rows.wait(lambda: after(idle) and len(after(busy)) >= 4, 30)
+        first = after(idle)[:1]
+        # the busy process has a row every poll: the polls since the close
+        polls = len([r for r in after(busy) if first and r['unix_ms'] <= first[0]['unix_ms']])
+        if not first or first[0]['workload'] != 'no-gpu' or polls > 2:
+            problems.append('idle process: first row after the close %s, %d polls later' %
+                            (first and first[0]['workload'], polls))
+        late = [r['workload'] for r in after(busy)[:4]]
+        if late[:2] != ['no-gpu', 'no-gpu'] and late[1:3] != ['no-gpu', 'no-gpu']:
+            problems.append('busy process after the close: %s' % late)
+        if any('gpus' in r for p in (idle, busy) for r in after(p) if r['workload'] == 'no-gpu'):
+            problems.append('no-gpu rows with gpus')
+        print('# after the close: idle first row %s %d polls later; busy %s' %
+              (first and first[0]['workload'], polls, ' '.join(late)))
+        for p in (idle, busy):
+            h.kill(p)
+    finally:
+        h.write_conf()
+        h.ctl(MT_CTL_RELOAD)
+    return '; '.join(problems) or None
+
+
+def fake_gpu_host(base):
+    """/proc/devices with NVIDIA's major (195) and drm's (226), a sysfs with two GPUs
+    (render nodes of 0000:00:02.0 and 0000:41:00.0) and a BMC with a card node only,
+    and device nodes with NVIDIA's and DRM's numbering: what a two-GPU host shows."""
+    with open('/proc/devices') as f:
+        char, block = f.read().split('Block devices:')
+    names = [ln.split()[1] for ln in char.splitlines()[1:] if ln.strip()]
+    extra = ''.join('%s\n' % e for e in ('195 nvidia', '195 nvidiactl', '226 drm')
+                    if e.split()[1] not in names)
+    with open(os.path.join(base, 'devices'), 'w') as f:
+        f.write(char.rstrip('\n') + '\n' + extra + '\nBlock devices:' + block)
+    sysfs = os.path.join(base, 'sys')
+    for pci, node, num in (('0000:41:00.0', 'renderD129', '226:129'),
+                           ('0000:00:02.0', 'renderD128', '226:128'),
+                           ('0000:03:00.0', 'card0', '226:0')):
+        d = os.path.join(sysfs, 'devices/pci0000:00', pci, 'drm', node)
+        os.makedirs(d)
+        os.symlink('../../../' + pci, os.path.join(d, 'device'))
+        for cls in ('class/drm', 'dev/char'):
+            os.makedirs(os.path.join(sysfs, cls), exist_ok=True)
+        os.symlink(d, os.path.join(sysfs, 'class/drm', node))
+        os.symlink(d, os.path.join(sysfs, 'dev/char', num))
+    nodes = {'nvidia0': (195, 0), 'nvidia1': (195, 1), 'nvidia3': (195, 3),
+             'nvidiactl': (195, 255), 'renderD129': (226, 129), 'card0': (226, 0)}
+    for name, (ma, mi) in nodes.items():
+        os.mknod(os.path.join(base, name), 0o666 | 0o020000, os.makedev(ma, mi))
+    return sysfs
+
+
+def t_gpus(h):
+    """gpus: a sampler in a private mount namespace over a fake /proc/devices and
+    sysfs (tests/sampler/test_sampler.py fake_gpu_host) with the default device set.
+    /dev/nvidiaN is GPU N, nvidiactl none, a render node its PCI device's place among
+    the GPUs (the BMC's card node none); gpus follows files closed, within two polls."""
+    base = os.path.join(h.tmp, 'gpus')
+    os.makedirs(os.path.join(base, 'rt'))
+    os.chmod(base, 0o755)
+    sysfs = fake_gpu_host(base)
+    conf = os.path.join(base, 'croft.conf')
+    with open(conf, 'w') as f:
+        f.write('[sampler]\npoll_interval = %dms\n' % POLL_MS)
+    w = FakeWriter(os.path.join(base, 'writer.sock'), os.path.join(base, 'rows.jsonl'))
+    w.start()
+    rows = Rows(os.path.join(base, 'rows.jsonl'))
+    pipes = dict(stdin=subprocess.PIPE)
+    nv = h.spawn(['files', 'idle'], **pipes)
+    drm = h.spawn(['files', 'busy'], **pipes)
+    ctl = h.spawn(['files', 'idle'], **pipes)
+    for name in ('nvidia0', 'nvidia1', 'nvidia3', 'nvidiactl'):
+        command(nv, 'path ' + os.path.join(base, name))
+    for name in ('renderD129', 'card0', 'nvidiactl'):
+        command(drm, 'path ' + os.path.join(base, name))
+    command(ctl, 'path ' + os.path.join(base, 'nvidiactl'))
+    mounts = 'mount --bind "$1" /proc/devices && mount --bind "$2/class" /sys/class && ' \
+             'mount --bind "$2/dev" /sys/dev && shift 2 && exec "$@"'
+    s = subprocess.Popen(['unshare', '-m', '--propagation', 'private', 'sh', '-c', mounts, 'sh',
+                          os.path.join(base, 'devices'), sysfs, SAMPLER, '-c', conf,
+                          '-r', os.path.join(base, 'rt'), '-u', 'nobody',
+                          '--writer-socket', w.path],
+                         stdout=open(os.path.join(base, 'sampler.log'), 'ab'),
+                         stderr=subprocess.STDOUT)
+    problems = []
+
+    def last(p):
+        got = [r for r in rows.rows if r['tgid'] == p.pid]
+        return got[-1] if got else {}
+    try:
+        want = {nv.pid: [0, 1, 3], drm.pid: [1], ctl.pid: []}
+        rows.wait(lambda: all(p.pid in {r['tgid'] for r in rows.rows}
+                                                for p in (nv, drm, ctl)), 30)
+        for p in (nv, drm, ctl):
+            r = last(p)
+            if r.get('workload') != 'gpu-held' or r.get('gpus') != want[p.pid]:
+                problems.append('pid %d: %s gpus %s, want gpu-held %s' % (
+                    p.pid, r.get('workload'), r.get('gpus'), want[p.pid]))
+        command(nv, 'close ' + os.path.join(base, 'nvidia1'))
+        closed_ms = int(time.time() * 1000)
+        after = lambda p: [r for r in rows.rows if r['tgid'] == p.pid and  # noqa: E731
+                           r['unix_ms'] > closed_ms]
+        rows.wait(lambda: (after(nv) and len(after(drm)) >= 3), 30)
+        first = after(nv)[:1]
+        polls = len([r for r in after(drm) if first and r['unix_ms'] <= first[0]['unix_ms']])
+        if not first or first[0].get('gpus') != [0, 3] or polls > 2:
+            problems.append('after closing nvidia1: %s, %d polls later' %
+                            (first and first[0].get('gpus'), polls))
+        print('# gpus: %s; after closing nvidia1 %s (%d polls later)' % (
+            ' '.join('%s=%s' % (p.pid, last(p).get('gpus')) for p in (nv, drm, ctl)),
+            first and first[0].get('gpus'), polls))
+    finally:
+        s.terminate()
+        s.wait(15)
+        w.stop()
+        for p in (nv, drm, ctl):
+            h.kill(p)
+    return '; '.join(problems) or None
+
+
 def t_privileges(h):
     """Started as root: the croft (here nobody) user, exactly CAP_SYS_PTRACE and
     CAP_DAC_READ_SEARCH, no_new_privs and a seccomp filter."""
@@ -1030,6 +1184,8 @@ def main():
              ('reload: poll interval and idle_every change', t_reload_cadence),
              ('sampler.ctl: status, reload (bad catalog kept old), label', t_control),
              ('GPU device files without the probe: gpu-held, late opener found', t_gpu_fd),
+             ('last GPU file closed: no-gpu within two polls, idle or busy', t_gpu_close),
+             ('gpus: NVIDIA minors, DRM nodes by PCI order, kept current', t_gpus),
              ('privileges: nobody, CAP_SYS_PTRACE + CAP_DAC_READ_SEARCH, seccomp', t_privileges),
              ('an unprivileged start works', t_unprivileged),
              ('in a child pid namespace: CPU from clock ticks, logged once', t_foreign_pidns),

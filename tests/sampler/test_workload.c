@@ -1,7 +1,8 @@
 /*
  * test_workload.c: the GPU state machine with synthetic fd scans and probe
  * counts: no-gpu, onset for onset_window after the first ioctl, held while
- * a GPU file stays open, held from the first row when found at start.
+ * a GPU file stays open, held from the first row when found at start; the
+ * GPUs of the last scan, and which changes a row must show.
  * Test process, any user.
  */
 #include <errno.h>
@@ -92,6 +93,61 @@ START_TEST(old_ioctl_at_start)
 }
 END_TEST
 
+/* A scan of the same poll as the ioctls came after them: it says what is open. */
+START_TEST(scan_beats_ioctl)
+{
+	struct workload wl = { 0 };
+
+	step(&wl, true, false, false, true, 0, 0, S(100));
+	step(&wl, true, true, false, true, 4, S(101), S(102));
+	ck_assert_int_eq(wl.state, WL_GPU_ONSET);
+	ck_assert(wl.holds_gpu_fd);
+	/* ioctls, then the last GPU file closed before the poll's scan */
+	step(&wl, true, false, false, true, 2, S(133), S(134));
+	ck_assert(!wl.holds_gpu_fd);
+	ck_assert_int_eq(wl.state, WL_NO_GPU);
+	/* no scan this poll: the ioctl is the evidence */
+	step(&wl, false, false, false, true, 1, S(135), S(136));
+	ck_assert_int_eq(wl.state, WL_GPU_HELD);
+}
+END_TEST
+
+START_TEST(gpus_and_changes)
+{
+	struct workload wl = { 0 }, before;
+	struct workload_input in = { .fd_scanned = true,
+		.holds_gpu_fd = true,
+		.at_sampler_start = true,
+		.now_boot_ns = S(100) };
+
+	gpu_mask_set(&in.gpus, 3);
+	before = wl;
+	workload_update(&wl, &in, ONSET);
+	ck_assert_int_eq(wl.state, WL_GPU_HELD);
+	ck_assert(wl.gpus_known && gpu_mask_has(&wl.gpus, 3));
+	ck_assert(workload_changed(&before, &wl));
+	/* the same again: nothing to say */
+	before = wl;
+	in.at_sampler_start = false;
+	workload_update(&wl, &in, ONSET);
+	ck_assert(!workload_changed(&before, &wl));
+	/* another GPU opened: news even in the same state */
+	gpu_mask_set(&in.gpus, 5);
+	before = wl;
+	workload_update(&wl, &in, ONSET);
+	ck_assert(workload_changed(&before, &wl));
+	/* closed: no-gpu, news; then what a no-gpu process holds is not */
+	in = (struct workload_input){ .fd_scanned = true, .now_boot_ns = S(104) };
+	before = wl;
+	workload_update(&wl, &in, ONSET);
+	ck_assert_int_eq(wl.state, WL_NO_GPU);
+	ck_assert(workload_changed(&before, &wl));
+	before = wl;
+	wl.gpus_known = false;
+	ck_assert(!workload_changed(&before, &wl));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("workload");
@@ -102,6 +158,8 @@ int main(void)
 	tcase_add_test(tc, onset_then_held_then_closed);
 	tcase_add_test(tc, fd_only_without_probe);
 	tcase_add_test(tc, old_ioctl_at_start);
+	tcase_add_test(tc, scan_beats_ioctl);
+	tcase_add_test(tc, gpus_and_changes);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
 }

@@ -1,0 +1,231 @@
+/*
+ * gpus.c: which GPUs a process holds open.  The fd scan stats every entry
+ * of /proc/<pid>/fd; a character device in the GPU set is held, and its
+ * device number names a GPU: NVIDIA's /dev/nvidiaN by its minor, a DRM or
+ * accel node by the place of the device behind it among the host's GPUs
+ * (sysfs).  croft-sampler, croft user (fd/ of others: CAP_DAC_READ_SEARCH).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "sampler.h"
+
+#define PROC_DEVICES_MAX (64u << 10) /* bytes of /proc/devices read */
+#define NV_MINOR_GPU_MAX 253u        /* 254 is nvidia-modeset, 255 nvidiactl */
+
+/*
+ * The names NVIDIA's driver registers its major under: GPU files are
+ * /dev/nvidiaN (minor N) on it.  nvidia-uvm, nvidia-caps, nvidia-nvlink and
+ * nvidia-nvswitch are majors of their own, shared by all GPUs.
+ */
+static const char *const nvidia_names[] = { "nvidia", "nvidia-frontend", "nvidiactl",
+	"nvidia-modeset" };
+
+static bool is_nvidia_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof(nvidia_names) / sizeof(nvidia_names[0]); i++)
+		if (!strcmp(name, nvidia_names[i]))
+			return true;
+	return false;
+}
+
+static void add_nvidia_major(struct gpu_index *gi, uint32_t major)
+{
+	for (size_t i = 0; i < gi->nvidia_count; i++)
+		if (gi->nvidia_majors[i] == major)
+			return;
+	if (gi->nvidia_count < GPU_NVIDIA_MAJORS)
+		gi->nvidia_majors[gi->nvidia_count++] = major;
+}
+
+/* The character-device section of /proc/devices: "MAJOR name" lines. */
+static void parse_devices(struct gpu_index *gi, const char *text)
+{
+	bool in_char = false;
+
+	for (const char *line = text; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		char name[64];
+		unsigned major;
+
+		if (!strncmp(line, "Character devices:", 18))
+			in_char = true;
+		else if (!strncmp(line, "Block devices:", 14))
+			in_char = false;
+		else if (in_char && sscanf(line, "%u %63s", &major, name) == 2 &&
+			 is_nvidia_name(name))
+			add_nvidia_major(gi, major);
+		line = nl ? nl + 1 : NULL;
+	}
+}
+
+/* The last path component of the device behind a sysfs class entry. */
+static int device_name(const char *link, char ret[GPU_DEVICE_NAME_MAX])
+{
+	char real[PATH_MAX];
+	const char *base;
+
+	if (!realpath(link, real))
+		return -errno;
+	base = strrchr(real, '/');
+	base = base ? base + 1 : real;
+	if (strlen(base) >= GPU_DEVICE_NAME_MAX)
+		return -ENAMETOOLONG;
+	strcpy(ret, base);
+	return 0;
+}
+
+static void add_device(struct gpu_index *gi, const char *name)
+{
+	for (size_t i = 0; i < gi->devices_count; i++)
+		if (!strcmp(gi->devices[i], name))
+			return;
+	if (gi->devices_count < GPU_DEVICES_MAX)
+		strcpy(gi->devices[gi->devices_count++], name);
+}
+
+/* The devices behind <sysfs>/class/<cls>/<prefix>N: drm renderD*, accel accel*. */
+static void list_class(struct gpu_index *gi, const char *cls, const char *prefix)
+{
+	char path[PATH_MAX], name[GPU_DEVICE_NAME_MAX];
+	struct dirent *de;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "%s/class/%s", gi->sysfs, cls);
+	dir = opendir(path);
+	if (!dir)
+		return; /* no such subsystem on this kernel or host */
+	while ((de = readdir(dir))) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)))
+			continue;
+		if (snprintf(path, sizeof(path), "%s/class/%s/%s/device", gi->sysfs, cls,
+			    de->d_name) >= (int)sizeof(path))
+			continue;
+		if (device_name(path, name) == 0)
+			add_device(gi, name);
+	}
+	closedir(dir);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+int gpu_index_load(struct gpu_index *gi, const char *proc_devices, const char *sysfs)
+{
+	char *text;
+	size_t len;
+	int r;
+
+	*gi = (struct gpu_index){ .sysfs = sysfs };
+	r = file_read_bounded(proc_devices, PROC_DEVICES_MAX, &text, &len);
+	if (r == 0) {
+		parse_devices(gi, text);
+		free(text);
+	}
+	/* Render and accel nodes, one per GPU: card nodes also name display-only
+	 * devices (a server's BMC), which are no GPUs. */
+	list_class(gi, "drm", "renderD");
+	list_class(gi, "accel", "accel");
+	/* PCI addresses (0000:41:00.0) sort by bus as strings: NVIDIA's and
+	 * nvidia-smi's default order */
+	qsort(gi->devices, gi->devices_count, sizeof(gi->devices[0]), cmp_name);
+	return r;
+}
+
+static bool is_nvidia_major(const struct gpu_index *gi, uint32_t major)
+{
+	for (size_t i = 0; i < gi->nvidia_count; i++)
+		if (gi->nvidia_majors[i] == major)
+			return true;
+	return false;
+}
+
+/* A DRM, accel or other node: the place of the device behind it. */
+static int sysfs_index(const struct gpu_index *gi, dev_t rdev)
+{
+	char path[PATH_MAX], name[GPU_DEVICE_NAME_MAX];
+
+	snprintf(path, sizeof(path), "%s/dev/char/%u:%u/device", gi->sysfs, major(rdev),
+		minor(rdev));
+	if (device_name(path, name))
+		return -1;
+	for (size_t i = 0; i < gi->devices_count; i++)
+		if (!strcmp(gi->devices[i], name))
+			return (int)i;
+	return -1;
+}
+
+int gpu_index_of(struct gpu_index *gi, dev_t rdev)
+{
+	int index;
+
+	if (is_nvidia_major(gi, major(rdev)))
+		return minor(rdev) <= NV_MINOR_GPU_MAX ? (int)minor(rdev) : -1;
+	for (size_t i = 0; i < gi->cache_count; i++)
+		if (gi->cache[i].rdev == rdev)
+			return gi->cache[i].index;
+	index = sysfs_index(gi, rdev);
+	if (gi->cache_count < GPU_INDEX_CACHE)
+		gi->cache[gi->cache_count++] = (struct gpu_index_cached){ rdev, index };
+	return index;
+}
+
+void gpu_mask_set(struct gpu_mask *m, int index)
+{
+	if (index >= 0 && index < GPU_INDEX_MAX)
+		m->bits[index / 64] |= 1ull << (index % 64);
+}
+
+bool gpu_mask_has(const struct gpu_mask *m, int index)
+{
+	return index >= 0 && index < GPU_INDEX_MAX && (m->bits[index / 64] >> (index % 64)) & 1;
+}
+
+int gpufd_scan(int procfd, pid_t tgid, const struct gpudev_set *gpu, struct gpu_index *gi,
+	bool *ret_holds, struct gpu_mask *ret_gpus)
+{
+	struct gpu_mask gpus = { { 0 } };
+	char path[64];
+	struct dirent *de;
+	size_t seen = 0;
+	bool holds = false;
+	DIR *dir;
+	int fd;
+
+	if (gpu->rules_count) {
+		snprintf(path, sizeof(path), "%d/fd", (int)tgid);
+		fd = openat(procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		dir = fdopendir(fd);
+		if (!dir) {
+			close(fd);
+			return -errno;
+		}
+		/* every entry: the GPUs are all the GPU files held, not the first */
+		while (seen++ < PROC_FDS_MAX && (de = readdir(dir))) {
+			struct stat st;
+
+			if (de->d_name[0] == '.' || fstatat(fd, de->d_name, &st, 0) ||
+				!S_ISCHR(st.st_mode) || !gpudev_match(gpu, st.st_rdev))
+				continue;
+			holds = true;
+			gpu_mask_set(&gpus, gpu_index_of(gi, st.st_rdev));
+		}
+		closedir(dir);
+	}
+	*ret_holds = holds;
+	*ret_gpus = gpus;
+	return 0;
+}
