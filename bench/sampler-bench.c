@@ -1,9 +1,11 @@
 /*
- * sampler-bench.c: helpers for bench-sampler.sh.  `spawn N` forks N
- * sleeping processes and holds them until stdin closes; `refloop ROUNDS`
+ * sampler-bench.c: helpers for bench-sampler.sh.  `spawn N [FDS PATH]`
+ * forks N sleeping processes (each holding PATH and /dev/null up to FDS
+ * fds) and holds them until stdin closes; `refloop ROUNDS`
  * is the reference: open and read /proc/<pid>/stat of every process, CPU
- * time per process per pass; `status PATH` prints croft-sampler's status
- * JSON.  Benchmark processes (spawn and refloop need no privilege).
+ * time per process per pass; `fdloop ROUNDS PID...` stats every fd of the
+ * pids (a full fd scan); `status PATH` prints croft-sampler's status JSON.  Benchmark processes
+ * (spawn and refloop need no privilege).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -11,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,7 +22,25 @@
 #include "ctl.h"
 #include "msg.h"
 
-static int spawn(int n)
+/* A child's files: path once, then /dev/null up to fds open in all. */
+static void hold_files(int fds, const char *path)
+{
+	struct rlimit rl;
+
+	if (!path)
+		return;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)fds + 16) {
+		rl.rlim_cur = rl.rlim_max < (rlim_t)fds + 16 ? rl.rlim_max : (rlim_t)fds + 16;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (open(path, O_RDONLY) < 0)
+		_exit(1);
+	for (int i = 4; i < fds; i++)
+		if (open("/dev/null", O_RDONLY) < 0)
+			_exit(1);
+}
+
+static int spawn(int n, int fds, const char *path)
 {
 	pid_t *pids = calloc((size_t)n, sizeof(*pids));
 	char c;
@@ -28,6 +50,7 @@ static int spawn(int n)
 	for (int i = 0; i < n; i++) {
 		pids[i] = fork();
 		if (pids[i] == 0) {
+			hold_files(fds, path);
 			for (;;)
 				pause();
 		}
@@ -37,7 +60,10 @@ static int spawn(int n)
 			break;
 		}
 	}
-	printf("ready %d\n", n);
+	printf("ready %d", n);
+	for (int i = 0; i < n; i++)
+		printf(" %d", (int)pids[i]);
+	printf("\n");
 	fflush(stdout);
 	while (read(0, &c, 1) > 0)
 		;
@@ -101,6 +127,35 @@ static int refloop(int rounds)
 	return 0;
 }
 
+/* The reference for GPU holders: every fd of each pid stat'ed, as a full fd
+ * scan does; ms of CPU for the best pass over all of them. */
+static int fdloop(int rounds, int count, char **pids)
+{
+	char path[64];
+	double best = 1e9;
+
+	for (int r = 0; r < rounds; r++) {
+		double t0 = cpu_s();
+
+		for (int i = 0; i < count; i++) {
+			struct dirent *de;
+			struct stat st;
+			DIR *dir;
+
+			snprintf(path, sizeof(path), "/proc/%.16s/fd", pids[i]);
+			if (!(dir = opendir(path)))
+				continue;
+			while ((de = readdir(dir)))
+				fstatat(dirfd(dir), de->d_name, &st, 0);
+			closedir(dir);
+		}
+		if (cpu_s() - t0 < best)
+			best = cpu_s() - t0;
+	}
+	printf("%.3f\n", best * 1e3);
+	return 0;
+}
+
 static int status(const char *path)
 {
 	char *text = NULL;
@@ -118,11 +173,16 @@ static int status(const char *path)
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "spawn"))
-		return spawn(atoi(argv[2]));
+		return spawn(atoi(argv[2]), 0, NULL);
+	if (argc == 5 && !strcmp(argv[1], "spawn"))
+		return spawn(atoi(argv[2]), atoi(argv[3]), argv[4]);
 	if (argc == 3 && !strcmp(argv[1], "refloop"))
 		return refloop(atoi(argv[2]));
+	if (argc >= 3 && !strcmp(argv[1], "fdloop"))
+		return fdloop(atoi(argv[2]), argc - 3, argv + 3);
 	if (argc == 3 && !strcmp(argv[1], "status"))
 		return status(argv[2]);
-	fprintf(stderr, "usage: sampler-bench spawn N | refloop ROUNDS | status CTL\n");
+	fprintf(stderr, "usage: sampler-bench spawn N [FDS PATH] | refloop ROUNDS |"
+			" fdloop ROUNDS PID... | status CTL\n");
 	return 2;
 }

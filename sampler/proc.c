@@ -71,6 +71,7 @@ static void proc_remove(struct proc_table *table, struct cgroup_table *cgroups, 
 	free(p->cwd);
 	free(p->label);
 	free(p->probe.syscalls); /* malloc'd by probe_link.c */
+	gpu_fds_free(&p->gpu_fds);
 	free(p);
 }
 
@@ -458,20 +459,22 @@ static void detect_framework(struct proc *p, const struct poll_env *env, uint64_
 }
 
 /*
- * A process in a GPU state, or making GPU ioctls, has its fds read every
- * poll: the GPUs it holds stay current and closing the last GPU file ends
- * gpu-held at the next poll (bench-sampler.sh measures what that costs
- * with many fds).  Others are read once every idle_every polls, to find
- * files opened without an ioctl.
+ * The fds of a process in a GPU state are looked at every poll, so that
+ * closing its last GPU file ends gpu-held at the next poll; between full
+ * scans, only its GPU files are checked (gpufd_look).  Full scans: at the
+ * first look, during onset (CUDA opens its files then) and once every
+ * idle_every polls, for files opened without an ioctl.
  */
-static bool gpu_scan_due(struct proc *p, const struct poll_env *env)
+static bool gpu_look_due(struct proc *p, const struct poll_env *env, bool *ret_full)
 {
+	bool periodic;
+
 	if (!env->gpu_possible)
 		return false;
-	if (p->polls_since_fd_scan == FD_SCAN_NOW || p->wl.state != WL_NO_GPU ||
-		(p->probe.valid && p->probe.gpu_ioctls))
-		return true;
-	return ++p->polls_since_fd_scan >= env->idle_every;
+	periodic = p->polls_since_fd_scan == FD_SCAN_NOW ||
+		   ++p->polls_since_fd_scan >= env->idle_every;
+	*ret_full = periodic || p->wl.state == WL_GPU_ONSET;
+	return *ret_full || p->wl.state != WL_NO_GPU || (p->probe.valid && p->probe.gpu_ioctls);
 }
 
 static void proc_settle(struct proc *p, const struct poll_env *env, uint64_t onset_window_ns,
@@ -479,12 +482,14 @@ static void proc_settle(struct proc *p, const struct poll_env *env, uint64_t ons
 {
 	struct workload_input in = { 0 };
 	struct workload before = p->wl;
+	bool full;
 
 	detect_framework(p, env, now_boot_ns);
-	if (gpu_scan_due(p, env)) {
-		in.fd_scanned = gpufd_scan(env->procfd, p->tgid, env->gpu, env->gpu_index,
-					&in.holds_gpu_fd, &in.gpus) == 0;
-		p->polls_since_fd_scan = 0;
+	if (gpu_look_due(p, env, &full)) {
+		in.fd_scanned = gpufd_look(env->procfd, p->tgid, env->gpu, env->gpu_index, full,
+					&p->gpu_fds, &in.holds_gpu_fd, &in.gpus) == 0;
+		if (full)
+			p->polls_since_fd_scan = 0;
 	}
 	in.at_sampler_start = p->at_sampler_start;
 	in.probe_valid = p->probe.valid;

@@ -55,6 +55,7 @@ struct proc_probe_rates {
 #define GPU_NVIDIA_MAJORS   8
 #define GPU_INDEX_CACHE     64 /* device numbers resolved through sysfs, per load */
 #define GPU_INDEX_LOAD_POLLS 30 /* sysfs's GPU devices read again (hotplug) */
+#define GPU_FDS_KEPT        32 /* GPU devices per process checked between full scans */
 
 struct gpu_mask {
 	uint64_t bits[GPU_INDEX_MAX / 64];
@@ -84,9 +85,30 @@ int gpu_index_load(struct gpu_index *gi, const char *proc_devices, const char *s
 int gpu_index_of(struct gpu_index *gi, dev_t rdev);
 void gpu_mask_set(struct gpu_mask *m, int index);
 bool gpu_mask_has(const struct gpu_mask *m, int index);
-/* Every fd of tgid: whether one is a GPU file, and the GPUs they name. */
-int gpufd_scan(int procfd, pid_t tgid, const struct gpudev_set *gpu, struct gpu_index *gi,
-	bool *ret_holds, struct gpu_mask *ret_gpus);
+/*
+ * A process's GPU files at its last fd scan (allocated only while it holds
+ * some), for cheap checks between full scans: one fd per GPU device held,
+ * and how many fds were open (st_size of /proc/<pid>/fd: kernels 6.2+).
+ */
+struct gpu_fds {
+	bool overflow; /* more devices than kept: every look scans */
+	struct gpu_mask gpus;
+	uint64_t fds_open; /* 0: the kernel does not say */
+	size_t kept_count;
+	int fd[GPU_FDS_KEPT];
+	dev_t rdev[GPU_FDS_KEPT];
+};
+
+/*
+ * The GPU files of tgid.  full: every fd is read.  Otherwise the last scan
+ * (*kept) is checked and read again only when it no longer stands: a kept
+ * fd closed or on another device, or (6.2+) another number of fds open.
+ * So a close is seen at once, a new open at once on 6.2+ and at the next
+ * full scan before.  *kept is allocated and freed here.
+ */
+int gpufd_look(int procfd, pid_t tgid, const struct gpudev_set *gpu, struct gpu_index *gi,
+	bool full, struct gpu_fds **kept, bool *ret_holds, struct gpu_mask *ret_gpus);
+void gpu_fds_free(struct gpu_fds **kept);
 
 /* ---- workload.c: the GPU state machine ---- */
 enum workload_state { WL_NO_GPU = 0, WL_GPU_ONSET, WL_GPU_HELD };
@@ -217,6 +239,7 @@ struct proc {
 	double cpu_cores, read_bytes_s, write_bytes_s;
 	/* GPU and rows */
 	struct workload wl;
+	struct gpu_fds *gpu_fds; /* the last fd scan's GPU files; NULL: none */
 	bool at_sampler_start;
 	uint32_t polls_since_fd_scan;
 	uint32_t idle_skipped;

@@ -1,13 +1,14 @@
 /*
  * test_gpus.c: which GPU a device number names (NVIDIA minors from a
  * /proc/devices written here, DRM and accel nodes through a sysfs tree
- * built here, the way the kernel lays it out) and the fd scan of this very
- * process holding /dev/random and /dev/urandom.  Test process, any user.
+ * built here, the way the kernel lays it out) and the fd scans and checks
+ * of a child holding /dev/random and /dev/urandom.  Test process, any user.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 
 #include "sampler.h"
 #include "testlib.h"
@@ -169,7 +170,62 @@ START_TEST(no_sysfs)
 }
 END_TEST
 
-static void scan_self(struct gpu_index *gi, const char *spec, bool *holds, struct gpu_mask *m)
+/* A child whose fds change on our word (not this process: scanning our own
+ * fd/ opens one there). */
+struct child {
+	pid_t pid;
+	int cmd, ack;
+};
+
+enum { OPEN_RANDOM = -1, OPEN_URANDOM = -2 };
+
+static void child_loop(int cmd, int ack)
+{
+	int what, fd;
+
+	while (read(cmd, &what, sizeof(what)) == sizeof(what)) {
+		if (what >= 0)
+			close(what);
+		fd = what >= 0
+			     ? what
+			     : open(what == OPEN_RANDOM ? "/dev/random" : "/dev/urandom", O_RDONLY);
+		if (write(ack, &fd, sizeof(fd)) != sizeof(fd))
+			break;
+	}
+	_exit(0);
+}
+
+static void child_start(struct child *c)
+{
+	int to[2], from[2];
+
+	ck_assert_int_eq(pipe(to), 0);
+	ck_assert_int_eq(pipe(from), 0);
+	c->pid = fork();
+	ck_assert_int_ge(c->pid, 0);
+	if (c->pid == 0) {
+		close(to[1]); /* or our own write end keeps the loop from its EOF */
+		close(from[0]);
+		child_loop(to[0], from[1]);
+	}
+	close(to[0]);
+	close(from[1]);
+	c->cmd = to[1];
+	c->ack = from[0];
+}
+
+/* OPEN_*: the child's new fd; an fd: closed. */
+static int child_do(struct child *c, int what)
+{
+	int fd = -1;
+
+	ck_assert_int_eq(write(c->cmd, &what, sizeof(what)), sizeof(what));
+	ck_assert_int_eq(read(c->ack, &fd, sizeof(fd)), sizeof(fd));
+	return fd;
+}
+
+static void look(struct gpu_index *gi, pid_t pid, const char *spec, bool full,
+	struct gpu_fds **kept, bool *holds, struct gpu_mask *m)
 {
 	struct gpudev_set set;
 	char err[256];
@@ -177,43 +233,69 @@ static void scan_self(struct gpu_index *gi, const char *spec, bool *holds, struc
 
 	ck_assert_int_ge(procfd, 0);
 	ck_assert_int_eq(gpudev_resolve(spec, "/proc/devices", &set, err, sizeof(err)), 0);
-	ck_assert_int_eq(gpufd_scan(procfd, getpid(), &set, gi, holds, m), 0);
+	ck_assert_int_eq(gpufd_look(procfd, pid, &set, gi, full, kept, holds, m), 0);
 	close(procfd);
 }
 
+static bool only(const struct gpu_mask *m, int a, int b)
+{
+	for (int i = 0; i < GPU_INDEX_MAX; i++)
+		if (gpu_mask_has(m, i) != (i == a || i == b))
+			return false;
+	return true;
+}
+
 /* mem's major named nvidia: /dev/random (1:8) is GPU 8, /dev/urandom (1:9)
- * GPU 9 (not /dev/null: stdin may be it). */
-START_TEST(scan_own_fds)
+ * GPU 9 (not /dev/null: stdin may be it).  Full scans and checks alike see
+ * what the child holds now. */
+START_TEST(look_child_fds)
 {
 	struct gpu_index gi;
+	struct gpu_fds *kept = NULL;
 	struct gpu_mask m;
-	bool holds;
-	int rand_fd, urand_fd, zero_fd;
+	struct child c;
+	struct stat st;
+	bool holds, counted;
+	int rand_fd, urand_fd, dup_fd;
 
+	ck_assert_int_eq(stat("/proc/self/fd", &st), 0);
+	counted = st.st_size != 0; /* the kernel counts open fds: 6.2+ */
+	child_start(&c);
+	rand_fd = child_do(&c, OPEN_RANDOM);
+	urand_fd = child_do(&c, OPEN_URANDOM);
 	load(&gi, "Character devices:\n  1 nvidia\n");
-	rand_fd = open("/dev/random", O_RDONLY);
-	urand_fd = open("/dev/urandom", O_RDONLY);
-	zero_fd = open("/dev/zero", O_RDONLY);
-	ck_assert_int_ge(rand_fd, 0);
-	ck_assert_int_ge(urand_fd, 0);
-	ck_assert_int_ge(zero_fd, 0);
-	scan_self(&gi, "1:8-9", &holds, &m);
-	ck_assert(holds);
-	for (int i = 0; i < GPU_INDEX_MAX; i++)
-		ck_assert_int_eq(gpu_mask_has(&m, i), i == 8 || i == 9);
-	close(urand_fd);
-	scan_self(&gi, "1:8-9", &holds, &m);
-	ck_assert(holds && gpu_mask_has(&m, 8) && !gpu_mask_has(&m, 9));
-	close(rand_fd);
-	scan_self(&gi, "1:8-9", &holds, &m);
-	ck_assert(!holds && !gpu_mask_has(&m, 8));
+	look(&gi, c.pid, "1:8-9", true, &kept, &holds, &m);
+	ck_assert(holds && only(&m, 8, 9) && kept && kept->kept_count == 2);
+	look(&gi, c.pid, "1:8-9", false, &kept, &holds, &m); /* nothing changed */
+	ck_assert(holds && only(&m, 8, 9));
+	/* a second fd on a device kept: still the same GPUs */
+	dup_fd = child_do(&c, OPEN_RANDOM);
+	look(&gi, c.pid, "1:8-9", false, &kept, &holds, &m);
+	ck_assert(holds && only(&m, 8, 9) && kept->kept_count == 2);
+	child_do(&c, urand_fd);
+	look(&gi, c.pid, "1:8-9", false, &kept, &holds, &m);
+	ck_assert(holds && only(&m, 8, -1));
+	/* the kept fd of 1:8 closed: the other keeps GPU 8 */
+	child_do(&c, rand_fd);
+	look(&gi, c.pid, "1:8-9", false, &kept, &holds, &m);
+	ck_assert(holds && only(&m, 8, -1));
+	/* opened between full scans: seen at once where the kernel counts fds */
+	urand_fd = child_do(&c, OPEN_URANDOM);
+	look(&gi, c.pid, "1:8-9", !counted, &kept, &holds, &m);
+	ck_assert(holds && only(&m, 8, 9));
+	child_do(&c, urand_fd);
+	child_do(&c, dup_fd);
+	look(&gi, c.pid, "1:8-9", false, &kept, &holds, &m);
+	ck_assert(!holds && only(&m, -1, -1) && !kept);
 	/* a GPU file that names no GPU: held, no index */
 	load(&gi, "Character devices:\n  1 mem\n");
-	scan_self(&gi, "1:5", &holds, &m);
-	ck_assert(holds);
-	for (int i = 0; i < GPU_INDEX_MAX; i++)
-		ck_assert(!gpu_mask_has(&m, i));
-	close(zero_fd);
+	child_do(&c, OPEN_RANDOM);
+	look(&gi, c.pid, "1:8", true, &kept, &holds, &m);
+	ck_assert(holds && only(&m, -1, -1));
+	gpu_fds_free(&kept);
+	close(c.cmd);
+	close(c.ack);
+	waitpid(c.pid, NULL, 0);
 }
 END_TEST
 
@@ -239,7 +321,7 @@ int main(void)
 	tcase_add_test(tc, nvidia_minors);
 	tcase_add_test(tc, drm_by_pci_order);
 	tcase_add_test(tc, no_sysfs);
-	tcase_add_test(tc, scan_own_fds);
+	tcase_add_test(tc, look_child_fds);
 	tcase_add_test(tc, mask_bounds);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
