@@ -19,6 +19,7 @@
 #define ONSET_POLLS    15   /* 30 s onset window at 2 s polls */
 #define SYSCALLS_MAX   20   /* entries in one process's mix */
 #define CONTAINERS_MAX 64
+#define HOST_GPUS      8 /* /dev/nvidia0..7: containers get 1, 2, 4 or all 8 of them */
 #define OUT_BUF_BYTES  (1u << 20)
 
 struct rng {
@@ -58,6 +59,7 @@ struct container {
 	char label[64];        /* "" = none */
 	const char *framework; /* main framework of its workload, NULL = none */
 	bool gpu;
+	uint8_t gpu_first, gpu_count; /* the GPUs its processes hold */
 	uint64_t memory_bytes;
 	double cpu_cores; /* mean of this poll */
 	uint32_t oom_kills;
@@ -77,6 +79,7 @@ struct proc {
 	bool bad_exe;    /* exe not valid UTF-8: exe_b64 follows */
 	bool shortlived; /* replaced now and then by a new tgid */
 	enum gpu_kind gpu;
+	uint8_t gpu_first, gpu_count; /* "gpus" */
 	int gpu_start_poll; /* first GPU ioctl (GPU_LATER) */
 	uint64_t since_last_ioctl_ms;
 	uint64_t rss_bytes;
@@ -328,6 +331,13 @@ static void make_container(struct gen *g, struct container *c, size_t index)
 	c->framework = rng_chance(&g->rng, 0.85) ? pick_framework(&g->rng) : NULL;
 	c->gpu = c->framework && strcmp(c->framework, "pandas") && strcmp(c->framework, "spark") &&
 		 rng_chance(&g->rng, 0.8);
+	if (c->gpu) {
+		static const uint8_t counts[] = { 1, 1, 2, 4, HOST_GPUS };
+
+		c->gpu_count = counts[rng_below(&g->rng, sizeof(counts))];
+		c->gpu_first =
+			(uint8_t)(rng_below(&g->rng, HOST_GPUS / c->gpu_count) * c->gpu_count);
+	}
 	c->memory_bytes = (1 + rng_below(&g->rng, 64)) << 28;
 	c->oom_kills = rng_chance(&g->rng, 0.05) ? 1 : 0;
 }
@@ -378,8 +388,11 @@ static void make_container_proc(struct gen *g, struct proc *p, int polls)
 		p->threads = 8 + (uint32_t)rng_below(&g->rng, 120);
 		p->cpu_mean = 0.2 + 6.0 * rng_unit(&g->rng);
 		make_syscalls(g, p, 6 + (unsigned)rng_below(&g->rng, SYSCALLS_MAX - 5), 1.0);
-		if (c->gpu)
+		if (c->gpu) {
 			make_gpu(g, p, polls);
+			p->gpu_first = c->gpu_first;
+			p->gpu_count = c->gpu_count;
+		}
 	} else {
 		size_t h = rng_below(&g->rng, NHELPERS);
 
@@ -413,6 +426,7 @@ static void make_host_proc(struct gen *g, struct proc *p)
 	make_syscalls(g, p, 1 + (unsigned)rng_below(&g->rng, 10), 0.2);
 	if (!strcmp(t->comm, "nvidia-persiste")) {
 		p->gpu = GPU_HELD_FROM_START;
+		p->gpu_count = HOST_GPUS; /* the daemon holds every GPU open */
 		p->since_last_ioctl_ms = rng_below(&g->rng, 90000000);
 	}
 }
@@ -487,6 +501,9 @@ static uint64_t emit_gpu(struct gen *g, struct proc *p, int poll, bool idle_now)
 		p->since_last_ioctl_ms += POLL_MS;
 	out_key_u64(g, ",\"ioctl_count\":", ioctls);
 	out_key_u64(g, ",\"since_last_gpu_ioctl_ms\":", p->since_last_ioctl_ms);
+	for (unsigned i = 0; i < p->gpu_count; i++)
+		out_key_u64(g, i ? "," : ",\"gpus\":[", p->gpu_first + i);
+	out_str(g, p->gpu_count ? "]" : ",\"gpus\":[]");
 	return ioctls;
 }
 

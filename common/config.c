@@ -31,7 +31,7 @@
 #define TIB    (1024 * GIB)
 #define PIB    (1024 * TIB)
 
-enum key_kind { KEY_DURATION, KEY_SIZE, KEY_U32, KEY_INT, KEY_STRING };
+enum key_kind { KEY_DURATION, KEY_SIZE, KEY_U32, KEY_INT, KEY_STRING, KEY_NAMES };
 
 struct key_spec {
 	int section; /* index into config_sections */
@@ -53,6 +53,7 @@ static const struct key_spec config_keys[] = {
 	{ 0, "onset_window", KEY_DURATION, F(onset_window_ms), 0, MS_D, "0s..1d" },
 	{ 0, "frameworks", KEY_STRING, F(frameworks), 0, 0, NULL },
 	{ 0, "spool_size", KEY_SIZE, F(spool_size_bytes), 64 * KIB, 64 * GIB, "64KiB..64GiB" },
+	{ 0, "gpu_system_holders", KEY_NAMES, F(gpu_system_holders), 0, 0, NULL },
 	{ 1, "gpu_devices", KEY_STRING, F(gpu_devices), 0, 0, NULL },
 	{ 2, "data_dir", KEY_STRING, F(data_dir), 1, 0, NULL },
 	{ 2, "rotate_interval", KEY_DURATION, F(rotate_interval_ms), MS_S, 30 * MS_D, "1s..30d" },
@@ -86,6 +87,8 @@ void config_defaults(struct croft_config *cfg)
 	cfg->idle_every = 15;
 	cfg->onset_window_ms = 30 * MS_S;
 	cfg->spool_size_bytes = 256 * MIB;
+	snprintf(cfg->gpu_system_holders, sizeof(cfg->gpu_system_holders), "%s",
+		CONFIG_GPU_SYSTEM_HOLDERS);
 	snprintf(cfg->data_dir, sizeof(cfg->data_dir), "%s", CROFT_DATA_DIR);
 	cfg->rotate_interval_ms = MS_H;
 	cfg->rotate_size_bytes = GIB;
@@ -425,6 +428,34 @@ static void config_set_string(struct config_parse *p, const struct key_spec *k, 
 	memcpy((char *)&p->cfg + k->offset, value, len + 1);
 }
 
+/* Names split at commas and blanks, each [A-Za-z0-9._+-], no longer than
+ * CONFIG_NAME_MAX: what a file name (no '/') or a comm holds. */
+static void config_set_names(struct config_parse *p, const struct key_spec *k, const char *value)
+{
+	size_t run = 0;
+
+	for (const char *c = value;; c++) {
+		if (*c == '\0' || *c == ',' || *c == ' ' || *c == '\t') {
+			run = 0;
+			if (*c == '\0')
+				break;
+			continue;
+		}
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			    (*c >= '0' && *c <= '9') || strchr("._+-", *c))) {
+			config_error(p, p->lineno, k->name,
+				"'%.64s': names hold letters, digits and . _ + - only", value);
+			return;
+		}
+		if (++run > CONFIG_NAME_MAX) {
+			config_error(p, p->lineno, k->name, "a name longer than %d bytes",
+				CONFIG_NAME_MAX);
+			return;
+		}
+	}
+	config_set_string(p, k, value);
+}
+
 static void config_set(struct config_parse *p, const struct key_spec *k, const char *value)
 {
 	uint64_t v;
@@ -433,6 +464,9 @@ static void config_set(struct config_parse *p, const struct key_spec *k, const c
 	switch (k->kind) {
 	case KEY_STRING:
 		config_set_string(p, k, value);
+		return;
+	case KEY_NAMES:
+		config_set_names(p, k, value);
 		return;
 	case KEY_DURATION:
 		r = config_parse_duration_ms(value, &v);

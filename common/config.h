@@ -17,6 +17,22 @@
 #define CROFT_FALLBACK_USER        "nobody"
 
 #define CONFIG_GPU_DEVICES_MAX     512   /* bytes of the gpu_devices value */
+#define CONFIG_NAMES_MAX           1024  /* bytes of a list of names (gpu_system_holders) */
+#define CONFIG_NAME_MAX            63    /* bytes of one name in it */
+
+/*
+ * The driver daemons and monitors that hold GPU files open all day: exe
+ * basenames (or comm, which the kernel cuts at 15 bytes).  NVIDIA: the
+ * persistence daemon, DCGM's host engine and exporter, the Kubernetes
+ * device plugin and feature discovery, the NVSwitch fabric manager,
+ * nvidia-smi; AMD: amd-smi, rocm-smi (Python scripts: matched by comm),
+ * the RDC daemon, the metrics exporter and its GPU agent, the Kubernetes
+ * device plugin.
+ */
+#define CONFIG_GPU_SYSTEM_HOLDERS                                                                  \
+	"nvidia-persistenced, nv-hostengine, dcgm-exporter, nvidia-device-plugin, "                \
+	"gpu-feature-discovery, nv-fabricmanager, nvidia-smi, amd-smi, rocm-smi, rdcd, "           \
+	"amd-metrics-exporter, gpuagent, k8s-device-plugin"
 #define CONFIG_ERRORS_MAX          64    /* errors reported per file */
 
 struct croft_config {
@@ -26,6 +42,7 @@ struct croft_config {
 	uint64_t onset_window_ms;        /* gpu-onset length, default 30 s */
 	char frameworks[PATH_MAX];       /* catalog file; "" = built-in */
 	uint64_t spool_size_bytes;       /* unacked batches kept, default 256 MiB */
+	char gpu_system_holders[CONFIG_NAMES_MAX]; /* croft stats: "system", not workloads */
 	/* [probe] */
 	char gpu_devices[CONFIG_GPU_DEVICES_MAX]; /* "" = default set (gpudev.h) */
 	/* [writer] */

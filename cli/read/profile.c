@@ -36,14 +36,23 @@ static int phase_of(const struct row *r)
 	return r->ioctl_count > 0 ? PH_ACTIVE : PH_IDLE;
 }
 
-static void push_stretch(struct pworker *w, struct pseg *seg, int kind, int64_t start, int64_t end)
+static struct phase_gpus row_gpus(const struct row *r)
+{
+	struct phase_gpus g = { .known = (r->has & HAS_GPUS) != 0 };
+
+	memcpy(g.bits, r->gpus, sizeof(g.bits));
+	return g;
+}
+
+static void push_stretch(struct pworker *w, struct pseg *seg, int kind, int64_t start, int64_t end,
+	const struct phase_gpus *gpus)
 {
 	if (!room((void **)&w->st, &w->st_cap, w->st_count, sizeof(*w->st))) {
 		w->oom = true;
 		return;
 	}
 	uint32_t i = (uint32_t)w->st_count++;
-	w->st[i] = (struct stretch){ start, end, NONE_ID, (uint8_t)kind };
+	w->st[i] = (struct stretch){ start, end, NONE_ID, (uint8_t)kind, *gpus };
 	if (seg->st_first == NONE_ID)
 		seg->st_first = i;
 	else
@@ -52,14 +61,17 @@ static void push_stretch(struct pworker *w, struct pseg *seg, int kind, int64_t 
 	seg->open_kind = (int8_t)kind;
 }
 
-/* The row's GPU phase: extends the open stretch or starts one.  A first
- * row's stretch starts at the row for now; the join moves it back. */
+/* The row's GPU phase: extends the open stretch (same kind, same GPUs) or
+ * starts one.  A first row's stretch starts at the row for now; the join
+ * moves it back. */
 static void seg_phase(
 	struct pworker *w, struct pseg *seg, const struct row *r, uint64_t weight, bool first)
 {
 	int kind = phase_of(r);
+	struct phase_gpus gpus = row_gpus(r);
 
-	if (seg->open_kind >= 0 && seg->open_kind != kind)
+	if (seg->open_kind >= 0 &&
+		(seg->open_kind != kind || !phase_gpus_equal(&w->st[seg->st_last].gpus, &gpus)))
 		seg->open_kind = -1;
 	if (kind < 0)
 		return;
@@ -68,7 +80,7 @@ static void seg_phase(
 	if (seg->open_kind == kind)
 		w->st[seg->st_last].end_ms = r->unix_ms;
 	else
-		push_stretch(w, seg, kind, r->unix_ms - (int64_t)weight, r->unix_ms);
+		push_stretch(w, seg, kind, r->unix_ms - (int64_t)weight, r->unix_ms, &gpus);
 }
 
 static void add_calls(struct pworker *w, const struct row *r, uint64_t weight)

@@ -44,9 +44,19 @@ struct steps {
 
 enum phase_kind { PH_ONSET, PH_ACTIVE, PH_IDLE, PH_HELD, PH_KINDS };
 
+#define PHASE_GPU_WORDS (ROW_GPUS_MAX / 64)
+
+/* The GPUs a phase held: its rows' gpus, all the same (a change starts
+ * another phase); known false where the rows carry none. */
+struct phase_gpus {
+	uint64_t bits[PHASE_GPU_WORDS];
+	bool known;
+};
+
 struct phase {
 	int64_t tgid, start_ms, end_ms;
 	enum phase_kind kind;
+	struct phase_gpus gpus;
 };
 
 struct summary {
@@ -67,6 +77,7 @@ struct profile_result {
 	uint32_t has_any;              /* enum row_has: figures some row carried */
 	struct phase *phases;
 	size_t phases_count;
+	struct phase_gpus gpus; /* every GPU a phase held */
 	uint64_t phase_ms[PH_KINDS];
 	struct syscall_share top[TOP_SYSCALLS_PROF];
 	size_t top_count;
@@ -86,6 +97,7 @@ struct stretch {
 	int64_t start_ms, end_ms;
 	uint32_t next; /* NONE_ID: the segment's last */
 	uint8_t kind;
+	struct phase_gpus gpus;
 };
 
 /*
@@ -149,6 +161,7 @@ int profile_join(
 	const struct read_opts *o, struct pworker *pw, int workers, struct profile_result *res);
 
 const char *phase_name(enum phase_kind kind);
+bool phase_gpus_equal(const struct phase_gpus *a, const struct phase_gpus *b);
 void profile_print_table(const struct read_opts *o, const struct profile_result *p,
 	const struct ds_files *files, const struct ds_report *rep);
 void profile_print_json(const struct read_opts *o, const struct profile_result *p,

@@ -51,7 +51,12 @@ static int join_names(struct join *j)
 	return 0;
 }
 
-static size_t emit_phase(struct join *j, int64_t tgid, int64_t start, int64_t end, int kind)
+bool phase_gpus_equal(const struct phase_gpus *a, const struct phase_gpus *b)
+{
+	return a->known == b->known && !memcmp(a->bits, b->bits, sizeof(a->bits));
+}
+
+static size_t emit_phase(struct join *j, int64_t tgid, const struct stretch *st, int64_t start)
 {
 	struct profile_result *res = j->res;
 
@@ -63,7 +68,11 @@ static size_t emit_phase(struct join *j, int64_t tgid, int64_t start, int64_t en
 		res->phases = v;
 		j->phases_cap = cap;
 	}
-	res->phases[res->phases_count] = (struct phase){ tgid, start, end, (enum phase_kind)kind };
+	res->phases[res->phases_count] =
+		(struct phase){ tgid, start, st->end_ms, (enum phase_kind)st->kind, st->gpus };
+	for (size_t w = 0; w < PHASE_GPU_WORDS; w++)
+		res->gpus.bits[w] |= st->gpus.bits[w];
+	res->gpus.known |= st->gpus.known;
 	return res->phases_count++;
 }
 
@@ -79,13 +88,14 @@ static int join_stretches(
 		const struct stretch *st = &w->st[i];
 		bool first_row = i == seg->st_first && seg->first_kind >= 0;
 
-		if (first_row && cont && p->open_kind == seg->first_kind) {
+		if (first_row && cont && p->open_kind == seg->first_kind &&
+			phase_gpus_equal(&j->res->phases[p->open_out].gpus, &st->gpus)) {
 			out = p->open_out;
 			j->res->phases[out].end_ms = st->end_ms;
 		} else {
 			int64_t start =
 				first_row ? seg->key.first_ms - (int64_t)weight : st->start_ms;
-			out = emit_phase(j, seg->key.tgid, start, st->end_ms, st->kind);
+			out = emit_phase(j, seg->key.tgid, st, start);
 			if (out == SIZE_MAX)
 				return -ENOMEM;
 		}

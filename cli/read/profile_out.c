@@ -63,22 +63,66 @@ static void print_rate(const char *name, const struct summary *s, bool known)
 	printf("%-16s mean %s/s, max %s/s\n", name, mean, max);
 }
 
+static bool has_gpu(const struct phase_gpus *g, unsigned i)
+{
+	return (g->bits[i / 64] >> (i % 64)) & 1;
+}
+
+/* "0-3,6"; "none" when the rows said [], "-" where they carried no gpus. */
+static void gpus_text(const struct phase_gpus *g, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	snprintf(buf, size, "%s", g->known ? "none" : "-");
+	for (unsigned i = 0; i < ROW_GPUS_MAX && len < size; i++) {
+		unsigned end = i;
+
+		if (!has_gpu(g, i))
+			continue;
+		while (end + 1 < ROW_GPUS_MAX && has_gpu(g, end + 1))
+			end++;
+		len += (size_t)snprintf(buf + len, size - len, end > i ? "%s%u-%u" : "%s%u",
+			len ? "," : "", i, end);
+		i = end;
+	}
+}
+
+static json_t *json_gpus(const struct phase_gpus *g)
+{
+	json_t *arr;
+
+	if (!g->known)
+		return json_null();
+	arr = json_array();
+	for (unsigned i = 0; i < ROW_GPUS_MAX; i++)
+		if (has_gpu(g, i))
+			json_array_append_new(arr, json_integer(i));
+	return arr;
+}
+
 static void print_phases(const struct profile_result *p)
 {
-	char a[40], b[40];
+	char a[40], b[40], g[256];
 
 	printf("\nGPU phases       %zu (onset %.1f s, active %.1f s, idle %.1f s, held without "
 	       "probe %.1f s)\n",
 		p->phases_count, p->phase_ms[PH_ONSET] / 1000.0, p->phase_ms[PH_ACTIVE] / 1000.0,
 		p->phase_ms[PH_IDLE] / 1000.0, p->phase_ms[PH_HELD] / 1000.0);
 	if (p->phases_count)
-		printf("%10s %-7s %-24s %-24s %12s\n", "tgid", "phase", "start", "end", "length s");
+		printf("%10s %-7s %-24s %-24s %12s  %s\n", "tgid", "phase", "start", "end",
+			"length s", "gpus");
 	for (size_t i = 0; i < p->phases_count && i < PHASES_SHOWN; i++) {
 		const struct phase *ph = &p->phases[i];
 		format_time(ph->start_ms, a, sizeof(a));
 		format_time(ph->end_ms, b, sizeof(b));
-		printf("%10" PRId64 " %-7s %-24s %-24s %12.1f\n", ph->tgid, phase_name(ph->kind), a,
-			b, (double)(ph->end_ms - ph->start_ms) / 1000.0);
+		gpus_text(&ph->gpus, g, sizeof(g));
+		printf("%10" PRId64 " %-7s %-24s %-24s %12.1f  %s\n", ph->tgid,
+			phase_name(ph->kind), a, b, (double)(ph->end_ms - ph->start_ms) / 1000.0,
+			g);
+	}
+	if (p->phases_count) {
+		gpus_text(&p->gpus, g, sizeof(g));
+		printf("GPUs held        %s\n", g);
 	}
 	if (p->phases_count > PHASES_SHOWN)
 		printf("(%zu more)\n", p->phases_count - PHASES_SHOWN);
@@ -175,6 +219,7 @@ static json_t *json_phases(const struct profile_result *p)
 		json_object_set_new(e, "end", json_string(t));
 		json_object_set_new(
 			e, "length_s", json_round((double)(ph->end_ms - ph->start_ms) / 1000.0, 3));
+		json_object_set_new(e, "gpus", json_gpus(&ph->gpus));
 		json_array_append_new(arr, e);
 	}
 	return arr;
@@ -230,6 +275,7 @@ void profile_print_json(const struct read_opts *o, const struct profile_result *
 	json_object_set_new(root, "gpu_phase_seconds", pm);
 	json_object_set_new(root, "gpu_phases", json_phases(p));
 	json_object_set_new(root, "gpu_phases_total", json_integer((json_int_t)p->phases_count));
+	json_object_set_new(root, "gpus", json_gpus(&p->gpus));
 	for (size_t i = 0; i < p->top_count; i++) {
 		json_t *e = json_object();
 		json_object_set_new(e, "name", json_string(p->top[i].name));

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "config.h"
 #include "dataset.h"
 #include "rowscan.h"
 
@@ -23,6 +24,7 @@
 #define TOP_SYSCALLS_PROF  15
 #define GAP_POLLS          2 /* x idle_every polls: a longer gap is a new process */
 #define MS_PER_HOUR        3600000.0
+#define HOLDERS_MAX        (CONFIG_NAMES_MAX / 2) /* names in gpu_system_holders */
 
 /* filter.c: the options both commands share */
 struct fw_select;
@@ -47,6 +49,11 @@ struct read_opts {
 	char *default_path[1];
 	uint64_t poll_ms; /* from the config: what a first row stands for */
 	uint64_t gap_ms;  /* rows of a tgid further apart: another process */
+	/* gpu_system_holders: names in holders_text */
+	char holders_text[CONFIG_NAMES_MAX];
+	const char *holders[HOLDERS_MAX];
+	uint32_t holders_len[HOLDERS_MAX];
+	size_t holders_count;
 };
 
 /* Returns 0, 1 after --help (exit 0), or -EINVAL after printing why. */
@@ -84,6 +91,11 @@ int fw_select_build(
 	const struct read_opts *o, const struct ds_files *files, struct fw_select **ret_sel);
 bool fw_select_has(const struct fw_select *sel, const struct row *row);
 void fw_select_free(struct fw_select *sel);
+
+/* holders.c: gpu_system_holders */
+void holders_parse(struct read_opts *o, const char *names);
+/* The index of the name a row's exe basename or comm is, or -1. */
+int holder_of(const struct read_opts *o, const struct row *row);
 
 /* strtab.c: interned strings, ids dense from 0 */
 struct strtab {

@@ -1,25 +1,21 @@
 /*
- * rowscan.c: from one dataset line to a struct row.  rowscan_fast() is a
- * strict scanner for the rows croft writes (compact, ASCII, no exponents);
- * whatever it declines goes to jansson, the reference.  croft stats/profile
- * worker threads, invoking user, no privilege.
+ * rowscan.c: from one dataset line to a struct row, fast: a strict scanner
+ * for the rows croft writes (compact, ASCII, no exponents); whatever it
+ * declines goes to jansson, the reference (rowscan_json.c).  croft
+ * stats/profile worker threads, invoking user, no privilege.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <string.h>
 
-#include <jansson.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
 
 #include "rowscan.h"
 
-#define SKIP_DEPTH_MAX 32                /* nesting the scanner skips; deeper: jansson */
-#define E4_ABS_MAX     900000000000000LL /* |value| kept in 1e-4 units: 9e14 */
-#define E4_EXACT_MAX   (1LL << 50)       /* scaled reals beyond this go to strtod */
+#define SKIP_DEPTH_MAX 32          /* nesting the scanner skips; deeper: jansson */
+#define E4_EXACT_MAX   (1LL << 50) /* scaled reals beyond this go to strtod */
 
 struct scan {
 	const char *p, *end;
@@ -38,7 +34,7 @@ const char *workload_name(enum workload w)
 	return w < WL_COUNT ? names[w] : "?";
 }
 
-static int workload_parse(const char *s, size_t len, enum workload *ret)
+int workload_parse(const char *s, size_t len, enum workload *ret)
 {
 	for (int w = 0; w < WL_COUNT; w++) {
 		const char *name = workload_name(w);
@@ -562,6 +558,31 @@ static bool scan_syscalls(struct scan *s, struct row *row)
 	return eat(s, ']');
 }
 
+void row_gpu_add(struct row *row, int64_t index)
+{
+	if (index >= 0 && index < ROW_GPUS_MAX)
+		row->gpus[index / 64] |= 1ull << (index % 64);
+}
+
+/* An array of integers; anything else in it is jansson's to judge. */
+static bool scan_gpus(struct scan *s, struct row *row)
+{
+	struct num n;
+
+	if (!eat(s, '['))
+		return false;
+	row->has |= HAS_GPUS;
+	if (eat(s, ']'))
+		return true;
+	do {
+		skip_ws(s);
+		if (!scan_number(s, &n) || !n.is_int)
+			return false;
+		row_gpu_add(row, n.i);
+	} while (eat(s, ','));
+	return eat(s, ']');
+}
+
 static const struct key top_keys[] = {
 	K("unix_ms"),
 	K("tgid"),
@@ -569,6 +590,7 @@ static const struct key top_keys[] = {
 	K("workload"),
 	K("ioctl_count"),
 	K("since_last_gpu_ioctl_ms"),
+	K("gpus"),
 	K("usage"),
 	K("cgroup_usage"),
 	K("syscalls"),
@@ -581,6 +603,7 @@ enum {
 	TK_WORKLOAD,
 	TK_IOCTL,
 	TK_SINCE,
+	TK_GPUS,
 	TK_USAGE,
 	TK_CGROUP,
 	TK_SYSCALLS,
@@ -604,6 +627,8 @@ static bool scan_member(struct scan *s, int k, struct row *row)
 		       workload_parse(str.ptr, str.len, &row->workload) == 0;
 	case TK_IOCTL:
 		return scan_int(s, &row->ioctl_count, &row->has, HAS_IOCTL);
+	case TK_GPUS:
+		return scan_gpus(s, row);
 	case TK_USAGE:
 		return scan_usage(s, row);
 	case TK_SYSCALLS:
@@ -615,7 +640,7 @@ static bool scan_member(struct scan *s, int k, struct row *row)
 	}
 }
 
-static void row_clear(struct row *row)
+void row_clear(struct row *row)
 {
 	/* Only the header: syscalls[] beyond syscalls_count is never read. */
 	memset(row, 0, offsetof(struct row, syscalls));
@@ -634,7 +659,7 @@ enum rowscan_result rowscan_fast(
 	if (!eat(&s, '}')) {
 		do {
 			skip_ws(&s);
-			int k = next_key(&s, top_keys, 10, &next);
+			int k = next_key(&s, top_keys, 11, &next);
 			if (k == -2)
 				return ROWSCAN_FALLBACK;
 			skip_ws(&s);
@@ -655,134 +680,4 @@ enum rowscan_result rowscan_fast(
 		return ROWSCAN_FALLBACK;
 	*ret_newline = s.p;
 	return ROWSCAN_OK;
-}
-
-/* ---- the reference path ---- */
-
-static struct strv json_strv(json_t *obj, const char *key)
-{
-	json_t *v = json_object_get(obj, key);
-	struct strv sv = { NULL, 0 };
-
-	if (json_is_string(v)) {
-		sv.ptr = json_string_value(v);
-		sv.len = (uint32_t)json_string_length(v);
-	}
-	return sv;
-}
-
-/* The one conversion to 1e-4 units both paths agree on. */
-static bool json_e4(json_t *v, int64_t *ret)
-{
-	if (json_is_integer(v)) {
-		json_int_t i = json_integer_value(v);
-		if (i > E4_ABS_MAX || i < -E4_ABS_MAX)
-			return false;
-		*ret = (int64_t)i * E4;
-		return true;
-	}
-	if (json_is_real(v)) {
-		double d = json_real_value(v) * E4;
-		if (!isfinite(d) || fabs(d) >= (double)E4_ABS_MAX * E4)
-			return false;
-		*ret = llround(d);
-		return true;
-	}
-	return false;
-}
-
-static void json_field_e4(json_t *obj, const char *key, int64_t *ret, uint32_t *has, uint32_t bit)
-{
-	if (json_e4(json_object_get(obj, key), ret))
-		*has |= bit;
-}
-
-static void json_field_int(json_t *obj, const char *key, int64_t *ret, uint32_t *has, uint32_t bit)
-{
-	json_t *v = json_object_get(obj, key);
-
-	if (json_is_integer(v)) {
-		*ret = json_integer_value(v);
-		*has |= bit;
-	}
-}
-
-static void row_from_syscalls(json_t *arr, struct row *row)
-{
-	size_t i;
-	json_t *el;
-
-	json_array_foreach(arr, i, el)
-	{
-		struct row_syscall sc;
-		json_t *name = json_object_get(el, "name");
-
-		/* An entry needs a string name and a rate in range. */
-		if (!json_is_string(name) ||
-			!json_e4(json_object_get(el, "rate_per_sec"), &sc.rate_e4))
-			continue;
-		if (row->syscalls_count >= ROW_SYSCALLS_MAX)
-			break;
-		sc.name.ptr = json_string_value(name);
-		sc.name.len = (uint32_t)json_string_length(name);
-		row->syscalls[row->syscalls_count++] = sc;
-	}
-}
-
-static int row_from_json(json_t *root, struct row *row, char *err, size_t err_size)
-{
-	json_t *ms = json_object_get(root, "unix_ms"), *tgid = json_object_get(root, "tgid");
-	json_t *wl = json_object_get(root, "workload");
-	json_t *proc = json_object_get(root, "process"), *usage = json_object_get(root, "usage");
-
-	row_clear(row);
-	if (!json_is_object(root) || !json_is_integer(ms) || !json_is_integer(tgid) ||
-		!json_is_string(wl) ||
-		workload_parse(json_string_value(wl), json_string_length(wl), &row->workload) < 0) {
-		snprintf(err, err_size,
-			"not a croft row (needs integer unix_ms and tgid and a known workload)");
-		return -EINVAL;
-	}
-	row->unix_ms = json_integer_value(ms);
-	row->tgid = json_integer_value(tgid);
-	if (json_is_object(proc)) {
-		row->comm = json_strv(proc, "comm");
-		row->exe = json_strv(proc, "exe");
-		row->container_id = json_strv(proc, "container_id");
-		row->cwd = json_strv(proc, "cwd");
-		row->framework = json_strv(proc, "framework");
-	}
-	row->label = json_strv(root, "label");
-	json_field_int(root, "ioctl_count", &row->ioctl_count, &row->has, HAS_IOCTL);
-	if (json_is_object(usage)) {
-		json_field_e4(usage, "cpu_cores", &row->cpu_e4, &row->has, HAS_CPU);
-		json_field_int(usage, "rss_bytes", &row->rss_bytes, &row->has, HAS_RSS);
-		json_field_int(usage, "threads", &row->threads, &row->has, HAS_THREADS);
-		json_field_e4(usage, "read_bytes_s", &row->read_e4, &row->has, HAS_READ);
-		json_field_e4(usage, "write_bytes_s", &row->write_e4, &row->has, HAS_WRITE);
-		json_field_e4(usage, "network_rx_bytes_s", &row->rx_e4, &row->has, HAS_RX);
-		json_field_e4(usage, "network_tx_bytes_s", &row->tx_e4, &row->has, HAS_TX);
-	}
-	if (json_is_array(json_object_get(root, "syscalls")))
-		row_from_syscalls(json_object_get(root, "syscalls"), row);
-	return 0;
-}
-
-int rowscan_jansson(const char *line, size_t len, struct row *row, struct json_t **ret_tree,
-	char *err, size_t err_size)
-{
-	json_error_t jerr;
-	json_t *root = json_loadb(line, len, 0, &jerr);
-
-	*ret_tree = NULL;
-	if (!root) {
-		snprintf(err, err_size, "not JSON: %s (column %d)", jerr.text, jerr.column);
-		return -EINVAL;
-	}
-	if (row_from_json(root, row, err, err_size) < 0) {
-		json_decref(root);
-		return -EINVAL;
-	}
-	*ret_tree = root;
-	return 0;
 }

@@ -7,6 +7,7 @@
 #ifndef CROFT_ROWSCAN_H
 #define CROFT_ROWSCAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,6 +16,7 @@ enum workload { WL_ONSET, WL_HELD, WL_NOGPU, WL_COUNT };
 #define ROW_SYSCALLS_MAX 512   /* syscalls kept per row; later ones ignored */
 #define ROWSCAN_PAD      64    /* readable bytes the scanner needs past a line */
 #define E4               10000 /* fixed point: figures are kept in 1e-4 units */
+#define E4_ABS_MAX       900000000000000LL /* |value| kept in 1e-4 units: 9e14 */
 
 /* A string in the line (scanner) or in the jansson tree; ptr NULL = absent. */
 struct strv {
@@ -36,7 +38,10 @@ enum row_has {
 	HAS_WRITE = 1u << 5,
 	HAS_RX = 1u << 6,
 	HAS_TX = 1u << 7,
+	HAS_GPUS = 1u << 8,
 };
+
+#define ROW_GPUS_MAX 256 /* GPU indices kept, 0..255; others are not counted */
 
 struct row {
 	int64_t unix_ms, tgid;
@@ -46,6 +51,7 @@ struct row {
 	int64_t ioctl_count;
 	int64_t cpu_e4, rss_bytes, threads;
 	int64_t read_e4, write_e4, rx_e4, tx_e4; /* bytes per second x 1e4 */
+	uint64_t gpus[ROW_GPUS_MAX / 64];        /* bit i: GPU i held (HAS_GPUS) */
 	uint32_t syscalls_count;
 	struct row_syscall syscalls[ROW_SYSCALLS_MAX];
 };
@@ -78,5 +84,14 @@ int rowscan_jansson(const char *line, size_t len, struct row *ret_row, struct js
 
 /* "gpu-onset", "gpu-held", "no-gpu" */
 const char *workload_name(enum workload w);
+/* The two paths' shared parts: a workload's name, an empty row, a GPU
+ * index (one outside 0..ROW_GPUS_MAX-1 is left out). */
+int workload_parse(const char *s, size_t len, enum workload *ret);
+void row_clear(struct row *row);
+void row_gpu_add(struct row *row, int64_t index);
+static inline bool row_has_gpu(const struct row *row, unsigned index)
+{
+	return index < ROW_GPUS_MAX && (row->gpus[index / 64] >> (index % 64)) & 1;
+}
 
 #endif

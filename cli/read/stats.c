@@ -21,6 +21,8 @@ struct seg {
 	u128 cpu_e4ms;      /* rows after the first */
 	int64_t first_cpu_e4;
 	uint32_t framework, first_container, first_cwd, first_sys_off, first_sys_n;
+	uint64_t first_gpus[GPU_WORDS];
+	int16_t first_holder; /* gpu_system_holders name; -1: a workload */
 	uint8_t states, first_state, first_idle, worker;
 };
 
@@ -30,6 +32,7 @@ struct worker {
 	struct strtab containers, cwds, frameworks, syscalls;
 	struct gpu_acc *by_container, *by_cwd, host, cwd_unknown;
 	size_t by_container_cap, by_cwd_cap;
+	struct gpu_sums gpu;
 	u128 *calls;
 	size_t calls_cap;
 	uint64_t rows, wl_rows[WL_COUNT], wl_ms[WL_COUNT];
@@ -96,16 +99,25 @@ static struct gpu_acc *cwd_acc(struct worker *w, uint32_t id)
 	return &w->by_cwd[id];
 }
 
-static void add_gpu(struct gpu_acc *a, bool idle, uint64_t ms)
-{
-	a->held_ms += ms;
-	if (idle)
-		a->idle_ms += ms;
-}
-
 static bool row_idle_held(const struct row *row)
 {
 	return row->workload == WL_HELD && (row->has & HAS_IOCTL) && row->ioctl_count == 0;
+}
+
+/* A gpu-held row: a system holder's, or a workload's per container, cwd and GPU. */
+static void held_row(struct worker *w, const struct row *row, uint32_t container, uint64_t ms)
+{
+	bool idle = row_idle_held(row);
+	int holder = holder_of(w->o, row);
+
+	if (holder >= 0) {
+		gpu_acc_add(&w->gpu.system[holder], idle, ms);
+		return;
+	}
+	gpu_acc_add(container_acc(w, container), idle, ms);
+	gpu_acc_add(cwd_acc(w, intern_sv(w, &w->cwds, &row->cwd)), idle, ms);
+	if (!gpu_sums_add(&w->gpu, container, row->gpus, idle, ms))
+		w->oom = true;
 }
 
 static void add_syscalls(struct worker *w, const struct row *row, uint64_t weight_ms)
@@ -129,11 +141,8 @@ static void row_continues(
 	w->wl_ms[row->workload] += weight;
 	if ((row->has & HAS_CPU) && row->cpu_e4 > 0)
 		seg->cpu_e4ms += (u128)row->cpu_e4 * weight;
-	if (row->workload == WL_HELD) {
-		bool idle = row_idle_held(row);
-		add_gpu(container_acc(w, container), idle, weight);
-		add_gpu(cwd_acc(w, intern_sv(w, &w->cwds, &row->cwd)), idle, weight);
-	}
+	if (row->workload == WL_HELD)
+		held_row(w, row, container, weight);
 	add_syscalls(w, row, weight);
 }
 
@@ -156,12 +165,16 @@ static struct seg *seg_start(
 		.first_container = container,
 		.first_cwd = NONE_ID,
 		.first_sys_off = (uint32_t)w->sys_count,
+		.first_holder = -1,
 		.first_state = (uint8_t)row->workload,
 		.first_idle = row_idle_held(row),
 		.worker = w->index,
 	};
-	if (row->workload == WL_HELD)
+	if (row->workload == WL_HELD) {
 		seg->first_cwd = intern_sv(w, &w->cwds, &row->cwd);
+		seg->first_holder = (int16_t)holder_of(w->o, row);
+		memcpy(seg->first_gpus, row->gpus, sizeof(seg->first_gpus));
+	}
 	for (uint32_t i = 0; i < row->syscalls_count; i++) {
 		uint32_t id = intern_sv(w, &w->syscalls, &row->syscalls[i].name);
 		if (id == NONE_ID || row->syscalls[i].rate_e4 <= 0)
@@ -284,12 +297,6 @@ static uint32_t remap(struct merge *m, int table, int worker, uint32_t id)
 	return id == NONE_ID || !m->remap[table][worker] ? NONE_ID : m->remap[table][worker][id];
 }
 
-static void add_acc(struct gpu_acc *to, const struct gpu_acc *from)
-{
-	to->held_ms += from->held_ms;
-	to->idle_ms += from->idle_ms;
-}
-
 static void merge_worker_sums(struct merge *m, struct worker *w)
 {
 	struct stats_result *s = m->s;
@@ -310,14 +317,16 @@ static void merge_worker_sums(struct merge *m, struct worker *w)
 		return;
 	}
 	for (size_t i = 0; i < w->by_container_cap && i < w->containers.count; i++)
-		add_acc(&s->by_container[remap(m, T_CONTAINERS, k, (uint32_t)i)],
+		gpu_acc_sum(&s->by_container[remap(m, T_CONTAINERS, k, (uint32_t)i)],
 			&w->by_container[i]);
 	for (size_t i = 0; i < w->by_cwd_cap && i < w->cwds.count; i++)
-		add_acc(&s->by_cwd[remap(m, T_CWDS, k, (uint32_t)i)], &w->by_cwd[i]);
+		gpu_acc_sum(&s->by_cwd[remap(m, T_CWDS, k, (uint32_t)i)], &w->by_cwd[i]);
 	for (size_t i = 0; i < w->calls_cap && i < w->syscalls.count; i++)
 		s->syscall_calls_e7[remap(m, T_SYSCALLS, k, (uint32_t)i)] += w->calls[i];
-	add_acc(&s->host, &w->host);
-	add_acc(&s->cwd_unknown, &w->cwd_unknown);
+	gpu_acc_sum(&s->host, &w->host);
+	gpu_acc_sum(&s->cwd_unknown, &w->cwd_unknown);
+	if (!gpu_sums_merge(&s->gpu, &w->gpu, m->remap[T_CONTAINERS][k]))
+		m->oom = true;
 	for (int wl = 0; wl < WL_COUNT; wl++) {
 		s->wl_rows[wl] += w->wl_rows[wl];
 		s->wl_ms[wl] += w->wl_ms[wl];
@@ -359,11 +368,16 @@ static void settle_first_row(
 
 	s->wl_ms[seg->first_state] += weight;
 	p->cpu_e4ms += (u128)seg->first_cpu_e4 * weight + seg->cpu_e4ms;
-	if (seg->first_state == WL_HELD) {
+	if (seg->first_state == WL_HELD && seg->first_holder >= 0) {
+		gpu_acc_add(&s->gpu.system[seg->first_holder], seg->first_idle, weight);
+	} else if (seg->first_state == WL_HELD) {
 		uint32_t c = remap(m, T_CONTAINERS, seg->worker, seg->first_container);
 		uint32_t d = remap(m, T_CWDS, seg->worker, seg->first_cwd);
-		add_gpu(c == NONE_ID ? &s->host : &s->by_container[c], seg->first_idle, weight);
-		add_gpu(d == NONE_ID ? &s->cwd_unknown : &s->by_cwd[d], seg->first_idle, weight);
+		gpu_acc_add(c == NONE_ID ? &s->host : &s->by_container[c], seg->first_idle, weight);
+		gpu_acc_add(
+			d == NONE_ID ? &s->cwd_unknown : &s->by_cwd[d], seg->first_idle, weight);
+		if (!gpu_sums_add(&s->gpu, c, seg->first_gpus, seg->first_idle, weight))
+			m->oom = true;
 	}
 	for (uint32_t i = 0; i < seg->first_sys_n; i++) {
 		const struct sys_ref *r = &w->sys[seg->first_sys_off + i];
@@ -411,7 +425,7 @@ static int settle_segments(struct merge *m, int workers)
 	proc_finish(s, &p);
 	s->containers = s->containers_tab.count;
 	free(v);
-	return 0;
+	return m->oom ? -ENOMEM : 0;
 }
 
 static void worker_free(struct worker *w)
@@ -426,6 +440,7 @@ static void worker_free(struct worker *w)
 	free(w->segs);
 	free(w->sys);
 	i64map_free(&w->tgids);
+	gpu_sums_free(&w->gpu);
 }
 
 static void result_free(struct stats_result *s)
@@ -438,6 +453,7 @@ static void result_free(struct stats_result *s)
 	free(s->by_cwd);
 	free(s->by_framework);
 	free(s->syscall_calls_e7);
+	gpu_sums_free(&s->gpu);
 }
 
 static int stats_merge(struct merge *m, int workers)
@@ -469,12 +485,19 @@ int cmd_stats(int argc, char **argv)
 	m.workers = calloc((size_t)o.threads, sizeof(*m.workers));
 	if (!m.workers)
 		return 1;
+	s.o = &o;
+	bool sums = gpu_sums_init(&s.gpu, o.holders_count);
 	for (int k = 0; k < o.threads; k++) {
 		m.workers[k].o = &o;
 		m.workers[k].index = (uint8_t)k;
+		sums &= gpu_sums_init(&m.workers[k].gpu, o.holders_count);
 		ctxs[k] = &m.workers[k];
 	}
 	ds_report_init(&rep);
+	if (!sums) {
+		fprintf(stderr, "croft stats: out of memory\n");
+		goto out;
+	}
 	if (read_dataset(&o, &sink, ctxs, o.threads, &files, &rep) < 0)
 		goto out;
 	if (stats_merge(&m, o.threads) < 0) {

@@ -13,6 +13,35 @@ struct gpu_acc {
 	uint64_t held_ms, idle_ms; /* gpu-held; of which with no GPU ioctl */
 };
 
+#define GPU_WORDS (ROW_GPUS_MAX / 64)
+#define GPU_NONE  ROW_GPUS_MAX /* by_gpu's entry for rows naming no GPU */
+
+/* stats_gpu.c: per GPU, per container x GPU, per system holder */
+struct gpu_pair {
+	uint32_t container; /* an id of the containers' table; NONE_ID: host */
+	uint16_t gpu;       /* GPU_NONE: none named */
+	struct gpu_acc acc;
+};
+
+struct gpu_sums {
+	struct gpu_acc by_gpu[GPU_NONE + 1];
+	struct i64map pair_index; /* PAIR_KEY -> pairs[] */
+	struct gpu_pair *pairs;
+	size_t pairs_count, pairs_cap;
+	struct gpu_acc *system; /* per gpu_system_holders name */
+	size_t system_count;
+};
+
+void gpu_acc_add(struct gpu_acc *a, bool idle, uint64_t ms);
+void gpu_acc_sum(struct gpu_acc *to, const struct gpu_acc *from);
+bool gpu_sums_init(struct gpu_sums *g, size_t holders);
+void gpu_sums_free(struct gpu_sums *g);
+/* ms of a workload's gpu-held row on each of its GPUs (or on none). */
+bool gpu_sums_add(struct gpu_sums *g, uint32_t container, const uint64_t gpus[GPU_WORDS], bool idle,
+	uint64_t ms);
+/* remap: from's container ids to to's (NULL: the same table). */
+bool gpu_sums_merge(struct gpu_sums *to, const struct gpu_sums *from, const uint32_t *remap);
+
 struct fw_acc {
 	uint64_t processes;
 	u128 cpu_e4ms; /* cpu_cores x 1e4 x ms */
@@ -29,6 +58,8 @@ struct stats_result {
 	u128 *syscall_calls_e7;     /* rate x 1e4 x ms */
 	struct gpu_acc host;        /* rows with no container */
 	struct gpu_acc cwd_unknown; /* rows with no cwd */
+	struct gpu_sums gpu;        /* workloads per GPU, container x GPU; system holders */
+	const struct read_opts *o;  /* the holders' names */
 };
 
 void stats_print_table(

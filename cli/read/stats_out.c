@@ -1,7 +1,7 @@
 /*
  * stats_out.c: croft stats' table and --json (shape: README "Reading it").
  * Rankings put the most idle GPU-held hours, the most CPU-hours, the most
- * calls first; ties by name.  Invoking user, no privilege.
+ * calls first; ties by name, then GPU.  Invoking user, no privilege.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -16,6 +16,7 @@ struct rank {
 	const char *name; /* NULL: host / unknown / none */
 	uint64_t a, b;    /* sort keys, descending */
 	u128 big;         /* first key where the figure is wide */
+	uint32_t gpu;     /* container x GPU: the GPU (GPU_NONE: none) */
 };
 
 static int cmp_rank(const void *x, const void *y)
@@ -28,9 +29,15 @@ static int cmp_rank(const void *x, const void *y)
 		return p->a > q->a ? -1 : 1;
 	if (p->b != q->b)
 		return p->b > q->b ? -1 : 1;
-	if (!p->name || !q->name)
-		return p->name ? -1 : q->name ? 1 : 0;
-	return strcmp(p->name, q->name);
+	if (!p->name || !q->name) {
+		if (p->name || q->name)
+			return p->name ? -1 : 1;
+	} else if (strcmp(p->name, q->name)) {
+		return strcmp(p->name, q->name);
+	}
+	if (p->gpu != q->gpu)
+		return p->gpu < q->gpu ? -1 : 1;
+	return p->id < q->id ? -1 : p->id > q->id;
 }
 
 /* GPU rankings: entries that held a GPU, the most idle first. */
@@ -48,7 +55,63 @@ static struct rank *rank_gpu(const struct strtab *t, const struct gpu_acc *acc,
 			continue;
 		v[n++] = (struct rank){ i < t->count ? (uint32_t)i : HOST_ID,
 			i < t->count ? strtab_str(t, (uint32_t)i, NULL) : NULL, a->idle_ms,
-			a->held_ms, 0 };
+			a->held_ms, 0, 0 };
+	}
+	qsort(v, n, sizeof(*v), cmp_rank);
+	*ret_n = n;
+	return v;
+}
+
+/* Per GPU index: the GPUs held, the most idle first, then by index. */
+static struct rank *rank_by_gpu(const struct stats_result *s, size_t *ret_n)
+{
+	struct rank *v = calloc(GPU_NONE + 1, sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return NULL;
+	for (uint32_t i = 0; i <= GPU_NONE; i++)
+		if (s->gpu.by_gpu[i].held_ms)
+			v[n++] = (struct rank){ i, NULL, s->gpu.by_gpu[i].idle_ms,
+				s->gpu.by_gpu[i].held_ms, 0, i };
+	qsort(v, n, sizeof(*v), cmp_rank);
+	*ret_n = n;
+	return v;
+}
+
+static struct rank *rank_pairs(const struct stats_result *s, size_t *ret_n)
+{
+	struct rank *v = calloc(s->gpu.pairs_count + 1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < s->gpu.pairs_count; i++) {
+		const struct gpu_pair *p = &s->gpu.pairs[i];
+		v[i] = (struct rank){ p->container,
+			p->container == NONE_ID
+				? NULL
+				: strtab_str(&s->containers_tab, p->container, NULL),
+			p->acc.idle_ms, p->acc.held_ms, 0, p->gpu };
+	}
+	qsort(v, s->gpu.pairs_count, sizeof(*v), cmp_rank);
+	*ret_n = s->gpu.pairs_count;
+	return v;
+}
+
+/* The system holders that held a GPU, by name (gpu_system_holders). */
+static struct rank *rank_system(const struct stats_result *s, size_t *ret_n)
+{
+	struct rank *v = calloc(s->gpu.system_count + 1, sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < s->gpu.system_count; i++) {
+		const struct gpu_acc *a = &s->gpu.system[i];
+		if (!a->held_ms)
+			continue;
+		v[n++] = (struct rank){ (uint32_t)i, s->o->holders[i], a->idle_ms, a->held_ms, 0,
+			0 };
 	}
 	qsort(v, n, sizeof(*v), cmp_rank);
 	*ret_n = n;
@@ -69,7 +132,7 @@ static struct rank *rank_frameworks(const struct stats_result *s, size_t *ret_n)
 			continue;
 		v[n++] = (struct rank){ i < t->count ? (uint32_t)i : HOST_ID,
 			i < t->count ? strtab_str(t, (uint32_t)i, NULL) : NULL, f->processes, 0,
-			f->cpu_e4ms };
+			f->cpu_e4ms, 0 };
 	}
 	qsort(v, n, sizeof(*v), cmp_rank);
 	*ret_n = n;
@@ -85,7 +148,7 @@ static struct rank *rank_syscalls(const struct stats_result *s, size_t *ret_n)
 		return NULL;
 	for (size_t i = 0; i < t->count; i++)
 		v[i] = (struct rank){ (uint32_t)i, strtab_str(t, (uint32_t)i, NULL), 0, 0,
-			s->syscall_calls_e7[i] };
+			s->syscall_calls_e7[i], 0 };
 	qsort(v, t->count, sizeof(*v), cmp_rank);
 	*ret_n = t->count;
 	return v;
@@ -106,17 +169,58 @@ static uint64_t calls(u128 e7)
 	return (uint64_t)((e7 + 5000000) / 10000000); /* rate x 1e4 x ms -> calls */
 }
 
-/* width: container ids are 64 characters, shown whole (--container takes them). */
-static void table_gpu(const char *title, const char *none, struct rank *v, size_t n, int width)
+enum rank_kind { RK_NAME, RK_GPU, RK_PAIR };
+
+/* An entry as the table shows it: its name, "GPU 3", or both. */
+static const char *rank_label(
+	const struct rank *r, enum rank_kind kind, const char *none, char *buf, size_t size)
 {
+	const char *name = r->name ? r->name : none;
+
+	if (kind == RK_NAME)
+		return name;
+	if (r->gpu == GPU_NONE)
+		snprintf(buf, size, "(no GPU named)%s%s", kind == RK_PAIR ? " " : "",
+			kind == RK_PAIR ? name : "");
+	else
+		snprintf(buf, size, "GPU %-3u%s%s", r->gpu, kind == RK_PAIR ? " " : "",
+			kind == RK_PAIR ? name : "");
+	return buf;
+}
+
+/* width: container ids are 64 characters, shown whole (--container takes them). */
+static void table_gpu(const char *title, const char *none, struct rank *v, size_t n, int width,
+	enum rank_kind kind)
+{
+	char buf[128];
+
 	printf("\n%-*s %12s %12s %7s\n", width, title, "held h", "idle h", "idle %");
 	if (n == 0)
 		printf("(no GPU held)\n");
 	for (size_t i = 0; i < n && i < TOP_TABLE; i++)
-		printf("%-*s %12.3f %12.3f %6.1f%%\n", width, v[i].name ? v[i].name : none,
-			hours(v[i].b), hours(v[i].a), 100.0 * (double)v[i].a / (double)v[i].b);
+		printf("%-*s %12.3f %12.3f %6.1f%%\n", width,
+			rank_label(&v[i], kind, none, buf, sizeof(buf)), hours(v[i].b),
+			hours(v[i].a), 100.0 * (double)v[i].a / (double)v[i].b);
 	if (n > TOP_TABLE)
 		printf("(%zu more)\n", n - TOP_TABLE);
+}
+
+/* The GPU rankings of workloads, then the system holders apart. */
+static void table_gpus(const struct stats_result *s)
+{
+	size_t ng = 0, np = 0, ns = 0;
+	struct rank *vg = rank_by_gpu(s, &ng), *vp = rank_pairs(s, &np), *vs = rank_system(s, &ns);
+
+	if (vg)
+		table_gpu("GPU-held hours by GPU", NULL, vg, ng, 40, RK_GPU);
+	if (vp)
+		table_gpu("GPU-held hours by GPU and container", "(host)", vp, np, 80, RK_PAIR);
+	if (vs && ns)
+		table_gpu("system holders (gpu_system_holders; not in the rankings above)", NULL,
+			vs, ns, 64, RK_NAME);
+	free(vg);
+	free(vp);
+	free(vs);
 }
 
 void stats_print_table(
@@ -143,9 +247,10 @@ void stats_print_table(
 		printf("%-12s %12" PRIu64 " %10" PRIu64 " %14.3f\n", workload_name(k),
 			s->wl_rows[k], s->wl_processes[k], hours(s->wl_ms[k]));
 	if (vc)
-		table_gpu("GPU-held hours by container", "(host)", vc, nc, 64);
+		table_gpu("GPU-held hours by container", "(host)", vc, nc, 64, RK_NAME);
 	if (vw)
-		table_gpu("GPU-held hours by cwd", "(unknown)", vw, nw, 40);
+		table_gpu("GPU-held hours by cwd", "(unknown)", vw, nw, 40, RK_NAME);
+	table_gpus(s);
 	printf("\n%-24s %10s %12s\n", "framework", "processes", "CPU-hours");
 	for (size_t i = 0; vf && i < nf && i < TOP_TABLE; i++)
 		printf("%-24.24s %10" PRIu64 " %12.3f\n", vf[i].name ? vf[i].name : "(none)",
@@ -161,13 +266,22 @@ void stats_print_table(
 	free(vs);
 }
 
-static json_t *json_gpu(const char *key, struct rank *v, size_t n)
+static json_t *json_gpu_index(uint32_t gpu)
+{
+	return gpu == GPU_NONE ? json_null() : json_integer(gpu);
+}
+
+/* key: the name's key ("container_id", "cwd", "holder"); gpu_key: the GPU's, or NULL. */
+static json_t *json_gpu(const char *key, const char *gpu_key, struct rank *v, size_t n)
 {
 	json_t *arr = json_array();
 
 	for (size_t i = 0; v && i < n && i < TOP_JSON; i++) {
 		json_t *e = json_object();
-		json_object_set_new(e, key, json_str_or_null(v[i].name));
+		if (key)
+			json_object_set_new(e, key, json_str_or_null(v[i].name));
+		if (gpu_key)
+			json_object_set_new(e, gpu_key, json_gpu_index(v[i].gpu));
 		json_object_set_new(e, "gpu_held_hours", json_round(hours(v[i].b), 6));
 		json_object_set_new(e, "idle_gpu_held_hours", json_round(hours(v[i].a), 6));
 		json_array_append_new(arr, e);
@@ -193,6 +307,20 @@ static json_t *json_span(const struct stats_result *s)
 	return o;
 }
 
+static void json_gpus(json_t *root, const struct stats_result *s)
+{
+	size_t ng = 0, np = 0, ns = 0;
+	struct rank *vg = rank_by_gpu(s, &ng), *vp = rank_pairs(s, &np), *vs = rank_system(s, &ns);
+
+	json_object_set_new(root, "gpu_held_by_gpu", json_gpu(NULL, "gpu", vg, ng));
+	json_object_set_new(
+		root, "gpu_held_by_container_gpu", json_gpu("container_id", "gpu", vp, np));
+	json_object_set_new(root, "gpu_held_system", json_gpu("holder", NULL, vs, ns));
+	free(vg);
+	free(vp);
+	free(vs);
+}
+
 void stats_print_json(
 	const struct stats_result *s, const struct ds_files *files, const struct ds_report *rep)
 {
@@ -215,8 +343,9 @@ void stats_print_json(
 		json_array_append_new(wl, e);
 	}
 	json_object_set_new(root, "workloads", wl);
-	json_object_set_new(root, "gpu_held_by_container", json_gpu("container_id", vc, nc));
-	json_object_set_new(root, "gpu_held_by_cwd", json_gpu("cwd", vw, nw));
+	json_object_set_new(root, "gpu_held_by_container", json_gpu("container_id", NULL, vc, nc));
+	json_object_set_new(root, "gpu_held_by_cwd", json_gpu("cwd", NULL, vw, nw));
+	json_gpus(root, s);
 	for (size_t i = 0; vf && i < nf && i < TOP_JSON; i++) {
 		json_t *e = json_object();
 		json_object_set_new(e, "framework", json_str_or_null(vf[i].name));

@@ -35,6 +35,8 @@ static bool rows_equal(const struct row *a, const struct row *b)
 		!SAME(write_e4, HAS_WRITE) || !SAME(rx_e4, HAS_RX) || !SAME(tx_e4, HAS_TX))
 		return false;
 #undef SAME
+	if (memcmp(a->gpus, b->gpus, sizeof(a->gpus)))
+		return false;
 	for (uint32_t i = 0; i < a->syscalls_count; i++)
 		if (!strv_eq(a->syscalls[i].name, b->syscalls[i].name) ||
 			a->syscalls[i].rate_e4 != b->syscalls[i].rate_e4)

@@ -2,7 +2,8 @@
 # test-duckdb.sh CROFT GEN_ROWS: croft stats against DuckDB (from npm, installed
 # into tests/cli/node_modules by `make deps`) on a generated dataset stored as
 # .jsonl.zst segments in one folder per host: rows per workload, processes
-# and CPU-hours per framework, rows per host taken from the path.  Prints TAP.
+# and CPU-hours per framework, GPU-held and idle hours per GPU (workloads and
+# the system holder apart), rows per host taken from the path.  Prints TAP.
 # Without node or DuckDB it skips, saying why; under CI=true that fails.
 set -eu
 CROFT=$1
@@ -26,7 +27,7 @@ for f in "$tmp"/data/host-a/croft-dataset-part*; do
 done
 "$GEN" --processes 30 --polls 200 --seed 7 | zstd -q -o "$tmp/data/host-b/croft-dataset-20261020T140000Z.jsonl.zst"
 
-echo "1..5"
+echo "1..7"
 # Processes are told apart per host: the check runs on host-a's folder.
 node "$HERE/duckdb-check.mjs" "$tmp/data/host-a/*.jsonl.zst" 2000 60000 > "$tmp/duck-a.json"
 node "$HERE/duckdb-check.mjs" "$tmp/data/*/*.jsonl.zst" 2000 60000 > "$tmp/duck-all.json"
@@ -64,6 +65,18 @@ cpu = {f["framework"] or "(none)": f["cpu_hours"] for f in ca["frameworks"]}
 bad = {k: (cpu.get(k), v["cpu_hours"]) for k, v in duck["frameworks"].items()
        if cpu.get(k) is None or abs(cpu[k] - v["cpu_hours"]) > 2e-6}
 check(not bad and len(cpu) == len(duck["frameworks"]), "CPU-hours per framework", bad)
+def close(a, b):
+    return all(abs(a[k][f] - b[k][f]) <= 2e-6 for k in a for f in ("held", "idle")) and a.keys() == b.keys()
+gpus = {str(g["gpu"]): {"held": g["gpu_held_hours"], "idle": g["idle_gpu_held_hours"]}
+        for g in ca["gpu_held_by_gpu"]}
+check(close(gpus, duck["gpus"]) and len(gpus) == 8, "GPU-held and idle hours per GPU", [gpus, duck["gpus"]])
+system = {g["holder"]: {"held": g["gpu_held_hours"], "idle": g["idle_gpu_held_hours"]}
+          for g in ca["gpu_held_system"]}
+# the daemon holds all 8 GPUs: DuckDB's per-GPU sums are 8 times its hours
+dsys = duck["system"]
+ok = len(dsys) == 8 and all(close({"x": v}, {"x": dsys["0"]}) for v in dsys.values()) and \
+    system.keys() == {"nvidia-persistenced"} and close({"x": system["nvidia-persistenced"]}, {"x": dsys["0"]})
+check(ok, "system holder's hours (gpu_system_holders) apart", [system, dsys])
 hosts = {"host-a": ca["rows"], "host-b": cb["rows"]}
 check(hosts == alld["rows_per_host"], "rows per host from the path", [hosts, alld["rows_per_host"]])
 readme = json.load(open(f"{tmp}/readme.json"))

@@ -364,6 +364,90 @@ def profile_table_by_hand():
     assert lines["ioctl 60"][2] == "78.9%", lines["ioctl 60"]
 
 
+# Per GPU: tgid 400 holds GPUs 0 and 1 (active, then idle, an idle row 30 s on,
+# then GPU 1 closed); tgid 800 holds only files naming no GPU ("gpus": []), then
+# GPU 3 without the probe (no ioctl_count: not idle).  System holders: the
+# NVIDIA persistence daemon by exe, rocm-smi (a Python script) by comm, DCGM's
+# host engine by an exe replaced on disk.
+G = {"comm": "python", "exe": "/usr/bin/python3", "cgroup": "/system.slice/docker-cccc3333.scope",
+     "container_id": "cccc3333", "cwd": "/g"}
+D = {"comm": "infer", "exe": "/opt/infer", "cgroup": "/system.slice/docker-dddd4444.scope",
+     "container_id": "dddd4444", "cwd": "/d"}
+PERSIST = {"comm": "nvidia-persiste", "exe": "/usr/bin/nvidia-persistenced", "cgroup": "/system.slice", "cwd": "/"}
+ROCM = {"comm": "rocm-smi", "exe": "/usr/bin/python3.12", "cgroup": "/user.slice", "cwd": "/h"}
+DCGM = {"comm": "hostengine-x", "exe": "/usr/bin/nv-hostengine (deleted)", "cgroup": "/system.slice", "cwd": "/"}
+
+
+def grow(dt, tgid, proc, ioctl, gpus):
+    r = json.loads(row(dt, tgid, proc, "gpu-held", 0.0, 100, 1, ioctl))
+    if gpus is not None:
+        r = {k: v for k, v in r.items() if k != "usage"} | {"gpus": gpus, "usage": r["usage"]}
+    return json.dumps(r, separators=(",", ":"))
+
+
+GPU_ROWS = [
+    grow(0, 400, G, 5, [0, 1]), grow(2000, 400, G, 0, [0, 1]), grow(32000, 400, G, 0, [0, 1]),
+    grow(34000, 400, G, 0, [0]),
+    grow(0, 500, PERSIST, 0, [0, 1]), grow(30000, 500, PERSIST, 0, [0, 1]),
+    grow(0, 600, ROCM, 0, [1]), grow(2000, 600, ROCM, 0, [1]),
+    grow(0, 700, DCGM, 3, None),
+    grow(0, 800, D, 0, []), grow(2000, 800, D, None, [3]),
+]
+
+
+def hours(held, idle):
+    return {"gpu_held_hours": round(held / H, 6), "idle_gpu_held_hours": round(idle / H, 6)}
+
+
+@test
+def stats_per_gpu_and_system_holders_by_hand():
+    p = write_lines(path("gpus", "croft-dataset.jsonl"), GPU_ROWS)
+    got, _ = figures("stats", p)
+    subset(got["gpu_held_by_gpu"], [{"gpu": 0, **hours(36000, 34000)}, {"gpu": 1, **hours(34000, 32000)},
+                                    {"gpu": None, **hours(2000, 2000)}, {"gpu": 3, **hours(2000, 0)}])
+    subset(got["gpu_held_by_container_gpu"], [
+        {"container_id": "cccc3333", "gpu": 0, **hours(36000, 34000)},
+        {"container_id": "cccc3333", "gpu": 1, **hours(34000, 32000)},
+        {"container_id": "dddd4444", "gpu": None, **hours(2000, 2000)},
+        {"container_id": "dddd4444", "gpu": 3, **hours(2000, 0)}])
+    subset(got["gpu_held_system"], [{"holder": "nvidia-persistenced", **hours(32000, 32000)},
+                                    {"holder": "rocm-smi", **hours(4000, 4000)},
+                                    {"holder": "nv-hostengine", **hours(2000, 0)}])
+    # the system holders are in no workload ranking, but keep their rows
+    subset(got["gpu_held_by_container"], [{"container_id": "cccc3333", **hours(36000, 34000)},
+                                          {"container_id": "dddd4444", **hours(4000, 2000)}])
+    assert [e["cwd"] for e in got["gpu_held_by_cwd"]] == ["/g", "/d"], got["gpu_held_by_cwd"]
+    assert got["rows"] == 11 and got["processes"] == 5, got
+    # gpu_system_holders empty: they are workloads again, host processes
+    conf = path("gpus", "none.conf")
+    with open(conf, "w") as f:
+        f.write("[sampler]\ngpu_system_holders =\n")
+    none = json.loads(subprocess.run([CROFT, "stats", "--json", "--config", conf, p], check=True,
+                                     stdout=subprocess.PIPE, text=True).stdout)
+    assert none["gpu_held_system"] == [], none["gpu_held_system"]
+    subset(none["gpu_held_by_container"][0], {"container_id": None, **hours(38000, 36000)})
+    subset(none["gpu_held_by_gpu"][:2], [{"gpu": 1, **hours(70000, 68000)}, {"gpu": 0, **hours(68000, 66000)}])
+    out = croft("stats", p, expect=0).stdout
+    assert "GPU 0   cccc3333" in out and "system holders" in out and "nvidia-persistenced" in out, out
+
+
+@test
+def profile_phases_name_their_gpus():
+    p = write_lines(path("gpus", "croft-dataset.jsonl"), GPU_ROWS)
+    got, _ = figures("profile", "--tgid", "400", p)
+    subset(got["gpu_phases"], [
+        {"phase": "active", "start_ms": T0 - 2000, "end_ms": T0, "gpus": [0, 1]},
+        {"phase": "idle", "start_ms": T0, "end_ms": T0 + 32000, "gpus": [0, 1]},
+        {"phase": "idle", "start_ms": T0 + 32000, "end_ms": T0 + 34000, "gpus": [0]}])
+    assert got["gpus"] == [0, 1], got["gpus"]
+    got, _ = figures("profile", "--container", "dddd4444", p)
+    assert [ph["gpus"] for ph in got["gpu_phases"]] == [[], [3]], got["gpu_phases"]
+    got, _ = figures("profile", "--tgid", "700", p)
+    assert got["gpu_phases"][0]["gpus"] is None and got["gpus"] is None, got
+    out = croft("profile", "--tgid", "400", p, expect=0).stdout
+    assert "GPUs held        0-1" in out, out
+
+
 def layouts():
     """The same rows, stored five ways: (name, paths)."""
     out = [("plain", [plain()])]

@@ -16,7 +16,8 @@ static const char *const good_rows[] = {
 	"docker-e33e.scope\",\"container_id\":"
 	"\"e33e5d9172919ec08e2be8102113b25bf6cba6e272f42b2ef003d458d6005623\",\"cwd\":\"/srv/"
 	"model\",\"framework\":\"transformers\"},\"workload\":\"gpu-held\",\"ioctl_count\":12818,"
-	"\"since_last_gpu_ioctl_ms\":1417,\"usage\":{\"cpu_cores\":0.9955,\"rss_bytes\":8084520960,"
+	"\"since_last_gpu_ioctl_ms\":1417,\"gpus\":[0,3,255],\"usage\":{\"cpu_cores\":0.9955,\"rss_"
+	"bytes\":8084520960,"
 	"\"threads\":92,\"ctx_voluntary_s\":6214.6073,\"ctx_involuntary_s\":13.0065,\"read_bytes_"
 	"s\":0.0,\"write_bytes_s\":0.0,\"network_rx_bytes_s\":0.0,\"network_tx_bytes_s\":0.0,"
 	"\"runqueue_s\":0.0158},\"cgroup_usage\":{\"cpu_cores\":2.8924,\"cpu_throttled_fraction\":"
@@ -80,6 +81,13 @@ static const char *const odd_rows[] = {
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"x\":1234567890123456789}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"x\":123456789012345678.25}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"x\":[1,-2.5,0]}",
+	/* gpus: integers 0..255 count, others are left out; other values jansson's */
+	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"gpu-held\",\"gpus\":[]}",
+	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"gpu-held\",\"gpus\":[7,256,-1,64]}",
+	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"gpu-held\",\"gpus\":[1.5,\"2\",null,3]}",
+	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"gpu-held\",\"gpus\":[1],\"gpus\":[2]}",
+	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"gpu-held\",\"gpus\":3}",
+	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"gpu-held\",\"gpus\":[ 2 , 1 ]}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\",\"x\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
 	"[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
 };
@@ -98,6 +106,15 @@ START_TEST(test_good_rows_take_the_fast_path)
 	ck_assert_int_eq(rowcheck_fast.syscalls_count, 2);
 	ck_assert_int_eq(rowcheck_fast.syscalls[1].rate_e4, 240120);
 	ck_assert_int_eq(rowcheck_fast.workload, WL_HELD);
+	ck_assert(rowcheck_fast.has & HAS_GPUS);
+	for (unsigned i = 0; i < ROW_GPUS_MAX; i++)
+		ck_assert_int_eq(row_has_gpu(&rowcheck_fast, i), i == 0 || i == 3 || i == 255);
+	/* out of range: not counted by either path */
+	static const char big[] = "{\"unix_ms\":1,\"tgid\":2,\"workload\":\"gpu-held\","
+				  "\"gpus\":[7,256,64]}";
+	ck_assert_int_eq(rowcheck_line(big, strlen(big), why, sizeof(why)), 1);
+	ck_assert(row_has_gpu(&rowcheck_ref, 7) && row_has_gpu(&rowcheck_ref, 64));
+	ck_assert(!row_has_gpu(&rowcheck_ref, 256) && !row_has_gpu(&rowcheck_fast, 256));
 }
 END_TEST
 

@@ -58,6 +58,7 @@ START_TEST(test_defaults)
 	ck_assert_str_eq(cfg.data_dir, "/var/lib/croft");
 	ck_assert_str_eq(cfg.frameworks, "");
 	ck_assert_str_eq(cfg.gpu_devices, "");
+	ck_assert_ptr_nonnull(strstr(cfg.gpu_system_holders, "nvidia-persistenced"));
 	ck_assert_uint_eq(cfg.rotate_interval_ms, 3600000);
 	ck_assert_uint_eq(cfg.rotate_size_bytes, 1ull << 30);
 	ck_assert_uint_eq(cfg.retention_age_ms, 30ull * 86400000);
@@ -76,6 +77,7 @@ START_TEST(test_full_file)
 			    "onset_window = 1m30s ; inline comment\n"
 			    "frameworks = /etc/croft/frameworks.json\n"
 			    "spool_size = 64MiB\n"
+			    "gpu_system_holders = nvidia-persistenced,my-agent_2.1 gpu+mon\n"
 			    "\n"
 			    "[probe]\n"
 			    "gpu_devices = nvidia*, 226:128-255\n"
@@ -94,6 +96,7 @@ START_TEST(test_full_file)
 	ck_assert_uint_eq(cfg.onset_window_ms, 90000);
 	ck_assert_str_eq(cfg.frameworks, "/etc/croft/frameworks.json");
 	ck_assert_uint_eq(cfg.spool_size_bytes, 64ull << 20);
+	ck_assert_str_eq(cfg.gpu_system_holders, "nvidia-persistenced,my-agent_2.1 gpu+mon");
 	ck_assert_str_eq(cfg.gpu_devices, "nvidia*, 226:128-255");
 	ck_assert_str_eq(cfg.data_dir, "/srv/croft");
 	ck_assert_uint_eq(cfg.rotate_interval_ms, 900000);
@@ -101,6 +104,25 @@ START_TEST(test_full_file)
 	ck_assert_uint_eq(cfg.retention_age_ms, 7ull * 86400000);
 	ck_assert_uint_eq(cfg.retention_size_bytes, 2ull << 40);
 	ck_assert_int_eq(cfg.zstd_level, 9);
+}
+END_TEST
+
+START_TEST(test_names)
+{
+	struct croft_config cfg;
+	char *errors = load("[sampler]\ngpu_system_holders = /usr/bin/nvidia-smi\n", &cfg);
+
+	assert_has(errors, ":2: gpu_system_holders: '/usr/bin/nvidia-smi': names hold");
+	free(errors);
+	errors = load("[sampler]\ngpu_system_holders = a, "
+		      "b123456789012345678901234567890123456789012345678901234567890123\n",
+		&cfg);
+	assert_has(errors, "gpu_system_holders: a name longer than 63 bytes");
+	free(errors);
+	/* empty: no system holders */
+	errors = load("[sampler]\ngpu_system_holders =\n", &cfg);
+	ck_assert_ptr_null(errors);
+	ck_assert_str_eq(cfg.gpu_system_holders, "");
 }
 END_TEST
 
@@ -294,6 +316,7 @@ static Suite *config_suite(void)
 
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_full_file);
+	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_all_errors_at_once);
 	tcase_add_test(tc, test_ranges);
 	tcase_add_test(tc, test_syntax_errors);
