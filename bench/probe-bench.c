@@ -1,15 +1,20 @@
 /*
  * probe-bench.c: the timed loops of bench-probe.sh, pinned to one CPU:
  * "getppid N" prints ns per getppid(); "pingpong N" bounces a byte N times
- * between two processes over pipes and prints ns per context switch.  Each
+ * between two processes over pipes and prints ns per context switch;
+ * "ioctl N PATH [HOLD_S]" prints ns per ioctl on PATH (a GPU's device file
+ * in bench/gpu-host.sh) and how many it made, then holds the file HOLD_S
+ * seconds, so that croft's rows count them.  Each
  * is timed in short chunks and the fastest chunk counts: on a shared host
  * other work only ever adds time, so the minimum is the undisturbed cost.
  * Runs as any user.
  */
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -41,6 +46,7 @@ static void pin(int cpu)
 
 #define GETPPID_CHUNK  2000 /* calls per timed chunk (~0.2 ms undisturbed) */
 #define PINGPONG_CHUNK 100  /* round trips per timed chunk */
+#define IOCTL_CHUNK    1000 /* ioctls per timed chunk */
 
 static double getppid_ns(long n)
 {
@@ -58,6 +64,51 @@ static double getppid_ns(long n)
 			best = t;
 	}
 	return best;
+}
+
+/*
+ * ioctl number 0 (no driver's type: NVIDIA's returns EINVAL at its first
+ * check), so the loop times the syscall, the probe's program and the
+ * driver's refusal; *ret_made counts every call, warm-up included.
+ */
+static double ioctl_ns(long n, int fd, long *ret_made)
+{
+	double best = 1e18;
+	long made = 0;
+
+	for (long i = 0; i < n / 10; i++, made++) /* warm up */
+		ioctl(fd, 0, NULL);
+	for (long done = 0; done < n; done += IOCTL_CHUNK) {
+		double t = now_ns();
+
+		for (int i = 0; i < IOCTL_CHUNK; i++)
+			ioctl(fd, 0, NULL);
+		t = (now_ns() - t) / IOCTL_CHUNK;
+		made += IOCTL_CHUNK;
+		if (t < best)
+			best = t;
+	}
+	*ret_made = made;
+	return best;
+}
+
+static int ioctl_bench(long n, const char *path, double hold_s)
+{
+	struct timespec hold = { (time_t)hold_s, (long)((hold_s - (time_t)hold_s) * 1e9) };
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	long made;
+	double ns;
+
+	if (fd < 0) {
+		perror(path);
+		return 1;
+	}
+	ns = ioctl_ns(n, fd, &made);
+	printf("%.1f %ld\n", ns, made);
+	fflush(stdout);
+	nanosleep(&hold, NULL);
+	close(fd);
+	return 0;
 }
 
 /* Both ends on one CPU: each round trip is two context switches. */
@@ -96,8 +147,12 @@ int main(int argc, char **argv)
 {
 	long n = argc > 2 ? atol(argv[2]) : 0;
 
+	if (argc >= 4 && argc <= 5 && n > 0 && !strcmp(argv[1], "ioctl")) {
+		pin(0);
+		return ioctl_bench(n, argv[3], argc == 5 ? atof(argv[4]) : 0);
+	}
 	if (argc != 3 || n <= 0) {
-		fprintf(stderr, "usage: probe-bench getppid|pingpong N\n");
+		fprintf(stderr, "usage: probe-bench getppid|pingpong N | ioctl N PATH [HOLD_S]\n");
 		return 2;
 	}
 	pin(0);

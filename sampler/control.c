@@ -52,6 +52,24 @@ static void probe_status(const struct sampler *s, json_t *o)
 		"probe_drops_total", (json_int_t)ps.probe_drops_total));
 }
 
+/* What names a GPU here: the device set's rules, the majors with NVIDIA's
+ * numbering and the devices behind render and accel nodes, in index order
+ * (bench/gpu-host.sh prints them). */
+static void gpu_status(const struct sampler *s, json_t *o)
+{
+	json_t *nv = json_array(), *devs = json_array();
+	char rules[1024];
+
+	gpudev_set_format(&s->gpu.set, rules, sizeof(rules));
+	for (size_t i = 0; i < s->gpu_index.nvidia_count; i++)
+		json_array_append_new(nv, json_integer(s->gpu_index.nvidia_majors[i]));
+	for (size_t i = 0; i < s->gpu_index.devices_count; i++)
+		json_array_append_new(devs, json_string(s->gpu_index.devices[i]));
+	json_object_set_new(o, "gpu_device_rules", json_string(rules));
+	json_object_set_new(o, "gpu_nvidia_majors", nv);
+	json_object_set_new(o, "gpu_index_devices", devs);
+}
+
 static int status_json(struct sampler *s, struct evbuffer *reply)
 {
 	struct spool_stats sp;
@@ -87,6 +105,7 @@ static int status_json(struct sampler *s, struct evbuffer *reply)
 	if (!o)
 		return -ENOMEM;
 	probe_status(s, o);
+	gpu_status(s, o);
 	text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	if (!text)
