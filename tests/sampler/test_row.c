@@ -135,6 +135,34 @@ START_TEST(key_order)
 		"\"label\":\"run-7\"}\n");
 	free(text);
 	free(p->label);
+	p->label = NULL;
+	json_decref(row);
+	/* gpus: after the GPU fields, sorted; [] when the files name no GPU;
+	 * left out for no-gpu rows and where no fd scan has said */
+	p->wl.gpus_known = true;
+	gpu_mask_set(&p->wl.gpus, 7);
+	gpu_mask_set(&p->wl.gpus, 0);
+	gpu_mask_set(&p->wl.gpus, 255);
+	row = format_parse(p, &ctx, &text);
+	ck_assert_ptr_nonnull(
+		strstr(text, "\"workload\":\"gpu-held\",\"gpus\":[0,7,255],\"usage\""));
+	free(text);
+	json_decref(row);
+	memset(&p->wl.gpus, 0, sizeof(p->wl.gpus));
+	row = format_parse(p, &ctx, &text);
+	ck_assert_ptr_nonnull(strstr(text, "\"gpus\":[],\"usage\""));
+	free(text);
+	json_decref(row);
+	p->wl.state = WL_NO_GPU;
+	row = format_parse(p, &ctx, &text);
+	ck_assert_ptr_null(strstr(text, "gpus"));
+	free(text);
+	json_decref(row);
+	p->wl.state = WL_GPU_ONSET;
+	p->wl.gpus_known = false;
+	row = format_parse(p, &ctx, &text);
+	ck_assert_ptr_null(strstr(text, "gpus"));
+	free(text);
 	json_decref(row);
 	catalog_free(cat);
 	free_proc(p);
