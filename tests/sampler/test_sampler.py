@@ -887,29 +887,39 @@ def t_gpu_close(h):
             held = [r for r in h.rows.of(p) if r['workload'] == 'gpu-held']
             if any(r.get('gpus') != [] for r in held):
                 problems.append('gpu-held rows without "gpus": []: %s' % held[-1])
+        seen = {}
+        for p in (idle, busy):
+            sent_ms = int(time.time() * 1000)
             command(p, 'close /dev/full')
-        closed_ms = int(time.time() * 1000)
-        after = lambda p: [r for r in h.rows.of(p) if r['unix_ms'] > closed_ms]  # noqa: E731
-        h.rows.wait(lambda: after(idle) and len(after(busy)) >= 4, 30)
-        first = after(idle)[:1]
-        # the busy process has a row every poll: the polls since the close
-        polls = len([r for r in after(busy) if first and r['unix_ms'] <= first[0]['unix_ms']])
-        if not first or first[0]['workload'] != 'no-gpu' or polls > 2:
-            problems.append('idle process: first row after the close %s, %d polls later' %
-                            (first and first[0]['workload'], polls))
-        late = [r['workload'] for r in after(busy)[:4]]
-        if late[:2] != ['no-gpu', 'no-gpu'] and late[1:3] != ['no-gpu', 'no-gpu']:
-            problems.append('busy process after the close: %s' % late)
-        if any('gpus' in r for p in (idle, busy) for r in after(p) if r['workload'] == 'no-gpu'):
-            problems.append('no-gpu rows with gpus')
-        print('# after the close: idle first row %s %d polls later; busy %s' %
-              (first and first[0]['workload'], polls, ' '.join(late)))
+            seen[p] = lambda p=p, t=sent_ms: change_seen(
+                h.rows, p, busy, t, lambda r: r['workload'] == 'no-gpu' and 'gpus' not in r)
+        h.rows.wait(lambda: all(seen[p]()[0] is not None for p in seen), 30)
+        for p, name in ((idle, 'idle'), (busy, 'busy')):
+            polls, stays = seen[p]()
+            if polls is None or polls > 2 or not stays:
+                problems.append('%s process: no-gpu %s polls after the close, stays: %s' %
+                                (name, polls, stays))
+        print('# after the close: no-gpu, without gpus, %s polls later (idle), %s (busy)' %
+              (seen[idle]()[0], seen[busy]()[0]))
         for p in (idle, busy):
             h.kill(p)
     finally:
         h.write_conf()
         h.ctl(MT_CTL_RELOAD)
     return '; '.join(problems) or None
+
+
+def change_seen(rows, p, clock, sent_ms, changed):
+    """How many polls after sent_ms (counted by clock's rows: a busy process has
+    one each poll) p's first row with changed(row) came, None while none did;
+    and whether every row of p after it says so too.  A poll that began before
+    the change was made may still show the old state."""
+    mine = [r for r in rows.of(p) if r['unix_ms'] > sent_ms]
+    first = next((i for i, r in enumerate(mine) if changed(r)), None)
+    if first is None:
+        return None, False
+    polls = len([r for r in rows.of(clock) if sent_ms < r['unix_ms'] <= mine[first]['unix_ms']])
+    return polls, all(changed(r) for r in mine[first:])
 
 
 def fake_gpu_host(base):
@@ -987,19 +997,17 @@ def t_gpus(h):
             if r.get('workload') != 'gpu-held' or r.get('gpus') != want[p.pid]:
                 problems.append('pid %d: %s gpus %s, want gpu-held %s' % (
                     p.pid, r.get('workload'), r.get('gpus'), want[p.pid]))
+        sent_ms = int(time.time() * 1000)
         command(nv, 'close ' + os.path.join(base, 'nvidia1'))
-        closed_ms = int(time.time() * 1000)
-        after = lambda p: [r for r in rows.rows if r['tgid'] == p.pid and  # noqa: E731
-                           r['unix_ms'] > closed_ms]
-        rows.wait(lambda: (after(nv) and len(after(drm)) >= 3), 30)
-        first = after(nv)[:1]
-        polls = len([r for r in after(drm) if first and r['unix_ms'] <= first[0]['unix_ms']])
-        if not first or first[0].get('gpus') != [0, 3] or polls > 2:
-            problems.append('after closing nvidia1: %s, %d polls later' %
-                            (first and first[0].get('gpus'), polls))
-        print('# gpus: %s; after closing nvidia1 %s (%d polls later)' % (
-            ' '.join('%s=%s' % (p.pid, last(p).get('gpus')) for p in (nv, drm, ctl)),
-            first and first[0].get('gpus'), polls))
+        seen = lambda: change_seen(rows, nv, drm, sent_ms,  # noqa: E731
+                                   lambda r: r.get('gpus') == [0, 3])
+        rows.wait(lambda: seen()[0] is not None, 30)
+        polls, stays = seen()
+        if polls is None or polls > 2 or not stays:
+            problems.append('after closing nvidia1: [0, 3] %s polls later, stays: %s' %
+                            (polls, stays))
+        print('# gpus: %s; after closing nvidia1 [0, 3] %s polls later' % (
+            ' '.join('%s=%s' % (p.pid, last(p).get('gpus')) for p in (nv, drm, ctl)), polls))
     finally:
         s.terminate()
         s.wait(15)
