@@ -428,10 +428,15 @@ static void config_set_string(struct config_parse *p, const struct key_spec *k, 
 	memcpy((char *)&p->cfg + k->offset, value, len + 1);
 }
 
-/* Names split at commas and blanks, each [A-Za-z0-9._+-], no longer than
- * CONFIG_NAME_MAX: what a file name (no '/') or a comm holds. */
-static void config_set_names(struct config_parse *p, const struct key_spec *k, const char *value)
+/*
+ * Names split at commas and blanks, each [A-Za-z0-9._+-], no longer than
+ * CONFIG_NAME_MAX: what a file name (no '/') or a comm holds.  A key given
+ * again adds its names (a line holds fewer bytes than a list may).
+ */
+static void config_set_names(
+	struct config_parse *p, const struct key_spec *k, const char *value, bool add)
 {
+	char joined[CONFIG_NAMES_MAX + 2];
 	size_t run = 0;
 
 	for (const char *c = value;; c++) {
@@ -453,10 +458,17 @@ static void config_set_names(struct config_parse *p, const struct key_spec *k, c
 			return;
 		}
 	}
+	if (add && *value) {
+		const char *had = (const char *)&p->cfg + k->offset;
+
+		snprintf(joined, sizeof(joined), "%s%s%s", had, *had ? ", " : "", value);
+		value = joined;
+	}
 	config_set_string(p, k, value);
 }
 
-static void config_set(struct config_parse *p, const struct key_spec *k, const char *value)
+static void config_set(
+	struct config_parse *p, const struct key_spec *k, const char *value, bool again)
 {
 	uint64_t v;
 	int r;
@@ -466,7 +478,7 @@ static void config_set(struct config_parse *p, const struct key_spec *k, const c
 		config_set_string(p, k, value);
 		return;
 	case KEY_NAMES:
-		config_set_names(p, k, value);
+		config_set_names(p, k, value, again);
 		return;
 	case KEY_DURATION:
 		r = config_parse_duration_ms(value, &v);
@@ -508,13 +520,15 @@ static int config_handler(void *user, const char *section, const char *name, con
 
 		if (k->section != p->section || strcmp(k->name, name))
 			continue;
-		if (p->key_line[i]) {
+		bool again = p->key_line[i] != 0;
+
+		if (again && k->kind != KEY_NAMES) {
 			config_error(
 				p, p->lineno, name, "set twice (first at line %d)", p->key_line[i]);
 			return 1;
 		}
 		p->key_line[i] = p->lineno;
-		config_set(p, k, value);
+		config_set(p, k, value, again);
 		return 1;
 	}
 	config_error(p, p->lineno, name, "unknown key in [%s]", config_sections[p->section]);

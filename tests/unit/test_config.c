@@ -123,6 +123,20 @@ START_TEST(test_names)
 	errors = load("[sampler]\ngpu_system_holders =\n", &cfg);
 	ck_assert_ptr_null(errors);
 	ck_assert_str_eq(cfg.gpu_system_holders, "");
+	/* given again, the names add up: a list longer than a line */
+	errors = load("[sampler]\ngpu_system_holders = a, b\ngpu_system_holders = c\n", &cfg);
+	ck_assert_ptr_null(errors);
+	ck_assert_str_eq(cfg.gpu_system_holders, "a, b, c");
+	/* an empty one clears what came before */
+	errors = load("[sampler]\ngpu_system_holders = a\ngpu_system_holders =\n"
+		      "gpu_system_holders = x\n",
+		&cfg);
+	ck_assert_ptr_null(errors);
+	ck_assert_str_eq(cfg.gpu_system_holders, "x");
+	/* other keys still may not */
+	errors = load("[sampler]\nidle_every = 3\nidle_every = 4\n", &cfg);
+	assert_has(errors, ":3: idle_every: set twice (first at line 2)");
+	free(errors);
 }
 END_TEST
 
