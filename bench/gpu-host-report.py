@@ -60,10 +60,10 @@ def gpus_info(d):
 
 
 def smi_snapshots(d):
-    """[(unix_ms, [(pid, uuid)])] from nvidia-smi --query-compute-apps=pid,gpu_uuid
-    --format=csv, one file per snapshot named by the time nvidia-smi returned;
-    the header line and entries that are not a pid ([N/A] under some MIG
-    setups) are left out."""
+    """[(start_ms, end_ms, [(pid, uuid)])] from nvidia-smi
+    --query-compute-apps=pid,gpu_uuid --format=csv, one file per snapshot named
+    START-END by when nvidia-smi started and returned; the header line and
+    entries that are not a pid ([N/A] under some MIG setups) are left out."""
     out = []
     for path in sorted(glob.glob(os.path.join(d, "smi", "*.csv"))):
         apps = []
@@ -71,7 +71,8 @@ def smi_snapshots(d):
             cells = [c.strip() for c in line.split(",")]
             if len(cells) >= 2 and cells[0].isdigit():
                 apps.append((int(cells[0]), cells[1]))
-        out.append((int(os.path.basename(path)[:-4]), apps))
+        start, end = os.path.basename(path)[:-4].split("-")
+        out.append((int(start), int(end), apps))
     return out
 
 
@@ -131,7 +132,7 @@ def report_devices(d):
           "the nvidia major numbers GPUs by minor")
 
 
-def report_job(job, rows):
+def report_job(d, job, rows):
     print("job pid %d (%s): compute %.1f s, idle %.1f s, %s products" % (
         job["compute"]["pid"], job["compute"].get("device", "?"),
         (job["idle"]["unix_ms"] - job["compute"]["unix_ms"]) / 1000,
@@ -153,7 +154,10 @@ def report_job(job, rows):
           "ioctl_count 0 in every row of the idle window (%d rows), still gpu-held: %s" % (
               len(idle), all(r["workload"] == "gpu-held" for r in idle)))
     fw = [r["process"].get("framework") for r in rows if r["process"].get("framework")]
-    check(fw and fw[-1] == "pytorch", "framework %s" % (fw[-1] if fw else None))
+    maps = os.path.join(d, "job-maps.txt")
+    libs = open(maps).read().split() if os.path.exists(maps) else []
+    check(fw and fw[-1] == "pytorch", "framework %s (the job mapped %s)" % (
+        fw[-1] if fw else None, ", ".join(libs) or "no libtorch"))
     rate = [r["ioctl_count"] / ((r["unix_ms"] - p["unix_ms"]) / 1000) for p, r in zip(rows, rows[1:])
             if r in busy]
     return sum(rate) / len(rate) if rate else 0.0
@@ -172,16 +176,20 @@ def report_gpus(d, rows, names, t0):
                                for u, g in sorted(info.items(), key=lambda x: x[1]["minor"])))
     print("gpus against nvidia-smi --query-compute-apps=pid,gpu_uuid:")
     seen, bad = 0, []
-    for t, apps in smi_snapshots(d):
+    for start, t, apps in smi_snapshots(d):
         want = {}
         for pid, uuid in apps:
             want.setdefault(pid, set()).add(info[uuid]["minor"] if uuid in info else uuid)
         for pid, minors in sorted(want.items()):
-            # the row that covers t: the next one, or, where the process ended
-            # before its next (idle) row was due, its last
+            # nvidia-smi saw it at some moment before t: croft's rows on either
+            # side of t (the next one; the last before, for a process that
+            # exited or opened its GPU while nvidia-smi ran)
             mine = rows.get(pid, [])
-            after = [r for r in mine if r["unix_ms"] >= t] or mine[-1:]
-            got = after[0].get("gpus") if after else None
+            before = [r for r in mine if r["unix_ms"] <= t][-1:]
+            after = [r for r in mine if r["unix_ms"] >= t][:1]
+            sides = [r.get("gpus") for r in after + before]
+            got = next((g for g in sides if g is not None and minors <= set(g)),
+                       sides[0] if sides else None)
             ok = got is not None and minors <= set(got)
             seen += 1
             if not ok:
@@ -226,7 +234,7 @@ def main():
     job_rate = 0.0
     if {"compute", "idle", "end"} <= job.keys():
         names[job["compute"]["pid"]] = "job"
-        job_rate = report_job(job, rows.get(job["compute"]["pid"], []))
+        job_rate = report_job(d, job, rows.get(job["compute"]["pid"], []))
     else:
         check(False, "the job ran (job.out has compute, idle and end)")
     if "ready" in holder:

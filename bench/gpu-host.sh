@@ -128,19 +128,33 @@ host_facts() {
 	} > "$R/host.txt"
 }
 
-# while the job runs: nvidia-smi's compute apps every 4 s, each file named
-# by the time nvidia-smi returned (croft's next poll began after what it saw)
+# until the job says it ends: nvidia-smi's compute apps every 4 s, each file
+# named by the times nvidia-smi started and returned (the job is reaped at
+# once after: a zombie holds no file)
 smi_loop() {
 	mkdir -p "$R/smi"
-	while kill -0 "$1" 2>/dev/null; do
+	while ! grep -q '"end"' "$R/job.out" && kill -0 "$1" 2>/dev/null; do
+		# the libraries that make it pytorch, once it computes
+		[ -s "$R/job-maps.txt" ] || ! grep -q compute "$R/job.out" ||
+			grep -o '[^ /]*libtorch[^ /]*\.so[^ ]*' "/proc/$1/maps" 2>/dev/null | sort -u > "$R/job-maps.txt" || true
+		t=$(($(date +%s%N) / 1000000))
 		nvidia-smi --query-compute-apps=pid,gpu_uuid --format=csv > "$R/smi/.csv" 2>/dev/null || true
-		mv "$R/smi/.csv" "$R/smi/$(($(date +%s%N) / 1000000)).csv"
-		sleep 4
+		mv "$R/smi/.csv" "$R/smi/$t-$(($(date +%s%N) / 1000000)).csv"
+		i=0; while [ $i -lt 40 ] && ! grep -q '"end"' "$R/job.out"; do i=$((i + 1)); sleep 0.1; done
 	done
+}
+
+# a run stopped midway stops what it started
+cleanup() {
+	[ -n "${JOB:-}" ] && kill "$JOB" 2>/dev/null
+	[ -n "${CROFT:-}" ] && kill -INT "$CROFT" 2>/dev/null && wait "$CROFT" 2>/dev/null
+	[ -n "${HOLDER:-}" ] && kill "$HOLDER" 2>/dev/null
+	return 0
 }
 
 run() {
 	preflight
+	trap cleanup EXIT
 	R=${1:-$HERE/results-$(date -u +%Y%m%dT%H%M%SZ)}
 	mkdir -p "$R/data" "$R/run"
 	host_facts
@@ -161,6 +175,7 @@ run() {
 	JOB=$!
 	smi_loop $JOB
 	wait $JOB || die "the job failed: $(tail -3 "$R/job.err")"
+	JOB=
 	wait_polls 3
 	echo "$NVIDIACTL" > "$R/ioctl-device"
 	"$HERE/bench/probe-bench" ioctl "$IOCTLS" "$NVIDIACTL" 3 > "$R/ioctl-probe.txt" &
@@ -170,9 +185,11 @@ run() {
 	"$HERE/cli/croftctl" --runtime-dir "$R/run" status --json > "$R/status-end.json"
 	kill -INT $CROFT
 	wait $CROFT || echo "gpu-host: croft run exited $? (see $R/croft.log)" >&2
+	CROFT=
 	"$HERE/bench/probe-bench" ioctl "$IOCTLS" "$NVIDIACTL" > "$R/ioctl-bare.txt"
 	exec 9>&-
 	wait $HOLDER || true
+	HOLDER=
 	rm -f "$R/.hold" "$R/.st"
 	rc=0
 	python3 "$HERE/gpu-host-report.py" "$R" > "$R/report.txt" || rc=$?

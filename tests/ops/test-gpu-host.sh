@@ -48,8 +48,8 @@ python3 - "$TEST_TMP/broken/data/croft-dataset.jsonl" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 for r in rows:
-    if r["tgid"] == 4242 and r["unix_ms"] == 1796000011000:
-        r["gpus"] = [1]           # the row after a snapshot where nvidia-smi says GPU 0
+    if r["tgid"] == 4242 and r["unix_ms"] in (1796000010000, 1796000011000):
+        r["gpus"] = [1]           # both sides of a snapshot where nvidia-smi says GPU 0
     if r["tgid"] == 4242 and r["unix_ms"] == 1796000036000:
         r["ioctl_count"] = 5      # inside the idle window
 open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
