@@ -912,13 +912,15 @@ def t_gpu_close(h):
 def change_seen(rows, p, clock, sent_ms, changed):
     """How many polls after sent_ms (counted by clock's rows: a busy process has
     one each poll) p's first row with changed(row) came, None while none did;
-    and whether every row of p after it says so too.  A poll that began before
-    the change was made may still show the old state."""
-    mine = [r for r in rows.of(p) if r['unix_ms'] > sent_ms]
+    and whether every row of p after it says so too.  A row's unix_ms is when
+    its poll began: the poll under way at sent_ms may show the change (0) or
+    not yet."""
+    started = max((r['unix_ms'] for r in rows.of(clock) if r['unix_ms'] <= sent_ms), default=0)
+    mine = [r for r in rows.of(p) if r['unix_ms'] >= started]
     first = next((i for i, r in enumerate(mine) if changed(r)), None)
     if first is None:
         return None, False
-    polls = len([r for r in rows.of(clock) if sent_ms < r['unix_ms'] <= mine[first]['unix_ms']])
+    polls = len([r for r in rows.of(clock) if started < r['unix_ms'] <= mine[first]['unix_ms']])
     return polls, all(changed(r) for r in mine[first:])
 
 
