@@ -3,11 +3,14 @@
  * name.jsonl into name.jsonl.zst (a standard zstd frame with a checksum):
  * written as .zst.tmp, fsynced, renamed, the directory fsynced, and only
  * then the .jsonl removed.  Jobs come in through a mutex-guarded queue;
- * results go back through another and an eventfd the main loop watches.
- * The thread never touches libevent.  Writer process, croft user.
+ * results go back through another and an eventfd the main loop watches,
+ * which keeps what is pending, retries failures and runs retention once a
+ * segment's stored size is known.  The thread never touches libevent.
+ * Writer process, croft user.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,16 +19,31 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <event2/event.h>
 #include <zstd.h>
 
 #include "clock.h"
+#include "log.h"
 #include "writer.h"
+
+struct compress_result {
+	char name[SEG_NAME_MAX];
+	int error; /* 0 or -errno */
+	uint64_t in_bytes, out_bytes, elapsed_ns;
+};
 
 struct compress_job {
 	struct compress_result result;
 	STAILQ_ENTRY(compress_job) entry;
 };
 STAILQ_HEAD(job_list, compress_job);
+
+/* A segment queued for or in compression; main thread only. */
+struct pending_seg {
+	char name[SEG_NAME_MAX];
+	bool failed;         /* compression failed; queued again by compress_retry */
+	bool failure_logged; /* one log line per segment until it succeeds */
+};
 
 struct compressor {
 	int dirfd;
@@ -36,6 +54,12 @@ struct compressor {
 	struct job_list todo, done; /* both under lock */
 	int level;                  /* under lock */
 	volatile bool stop;         /* set under lock; read between chunks */
+	/* the main thread's side */
+	struct writer *w;
+	struct event *ev; /* efd readable */
+	struct pending_seg *pending;
+	size_t pending_count;
+	struct compress_figures figures;
 };
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -212,7 +236,7 @@ static void *compressor_main(void *arg)
 	return NULL;
 }
 
-int compressor_new(int dirfd, int level, struct compressor **ret_c)
+static int compressor_new(int dirfd, int level, struct compressor **ret_c)
 {
 	struct compressor *c = calloc(1, sizeof(*c));
 	int ret;
@@ -251,7 +275,7 @@ static void job_list_free(struct job_list *list)
 	}
 }
 
-void compressor_free(struct compressor *c)
+static void compressor_free(struct compressor *c)
 {
 	if (!c)
 		return;
@@ -265,22 +289,20 @@ void compressor_free(struct compressor *c)
 	close(c->efd);
 	pthread_mutex_destroy(&c->lock);
 	pthread_cond_destroy(&c->wake);
+	if (c->ev)
+		event_free(c->ev);
+	free(c->pending);
 	free(c);
 }
 
-int compressor_eventfd(const struct compressor *c)
-{
-	return c->efd;
-}
-
-void compressor_set_level(struct compressor *c, int level)
+void compress_set_level(struct compressor *c, int level)
 {
 	pthread_mutex_lock(&c->lock);
 	c->level = level;
 	pthread_mutex_unlock(&c->lock);
 }
 
-int compressor_submit(struct compressor *c, const char *name)
+static int compressor_submit(struct compressor *c, const char *name)
 {
 	struct compress_job *job = calloc(1, sizeof(*job));
 
@@ -298,7 +320,7 @@ int compressor_submit(struct compressor *c, const char *name)
 	return 0;
 }
 
-bool compressor_take(struct compressor *c, struct compress_result *ret)
+static bool compressor_take(struct compressor *c, struct compress_result *ret)
 {
 	struct compress_job *job;
 	uint64_t count;
@@ -316,4 +338,132 @@ bool compressor_take(struct compressor *c, struct compress_result *ret)
 	*ret = job->result;
 	free(job);
 	return true;
+}
+
+static struct pending_seg *pending_find(const struct compressor *c, const char *name)
+{
+	for (size_t i = 0; i < c->pending_count; i++)
+		if (!strcmp(c->pending[i].name, name))
+			return &c->pending[i];
+	return NULL;
+}
+
+void compress_queue(struct compressor *c, const char *name)
+{
+	struct pending_seg *p;
+	int ret;
+
+	if (pending_find(c, name))
+		return;
+	p = realloc(c->pending, (c->pending_count + 1) * sizeof(*p));
+	if (!p)
+		return;
+	c->pending = p;
+	p = &c->pending[c->pending_count++];
+	memset(p, 0, sizeof(*p));
+	strcpy(p->name, name);
+	ret = compressor_submit(c, name);
+	if (ret < 0) {
+		p->failed = true;
+		log_warnx("%s: cannot queue for compression: %s", name, strerror(-ret));
+	}
+}
+
+void compress_retry(struct compressor *c)
+{
+	for (size_t i = 0; i < c->pending_count; i++)
+		if (c->pending[i].failed && compressor_submit(c, c->pending[i].name) == 0)
+			c->pending[i].failed = false;
+}
+
+bool compress_busy(const struct compressor *c, const char *name)
+{
+	char base[SEG_NAME_MAX];
+	size_t len = strlen(name);
+
+	if (pending_find(c, name))
+		return true;
+	if (len > 4 && len < sizeof(base) && !strcmp(name + len - 4, ".zst")) {
+		memcpy(base, name, len - 4);
+		base[len - 4] = '\0';
+		return pending_find(c, base) != NULL;
+	}
+	return false;
+}
+
+void compress_get_figures(const struct compressor *c, struct compress_figures *ret)
+{
+	*ret = c->figures;
+	ret->queued = c->pending_count;
+}
+
+static void compress_failed(struct compressor *c, const struct compress_result *r)
+{
+	struct pending_seg *p = pending_find(c, r->name);
+	bool logged = p && p->failure_logged;
+
+	c->figures.failed++;
+	if (p) {
+		p->failed = true;
+		p->failure_logged = true;
+	}
+	if (!logged)
+		log_warnx("%s: compression failed: %s (retried every %d s, the .jsonl "
+			  "stays meanwhile)",
+			r->name, strerror(-r->error), TICK_MAX_MS / 1000);
+	writer_error(c->w, "compression: %s: %s", r->name, r->error);
+}
+
+static void compress_done(struct compressor *c, const struct compress_result *r)
+{
+	struct pending_seg *p = pending_find(c, r->name);
+	struct compress_figures *f = &c->figures;
+
+	if (p)
+		*p = c->pending[--c->pending_count];
+	f->done++;
+	f->last_ratio = r->out_bytes ? (double)r->in_bytes / (double)r->out_bytes : 0.0;
+	f->last_mb_s = r->elapsed_ns ? (double)r->in_bytes * 1e3 / (double)r->elapsed_ns : 0.0;
+	log_info("%s: compressed %" PRIu64 " -> %" PRIu64 " bytes (%.1fx, %.0f MB/s)", r->name,
+		r->in_bytes, r->out_bytes, f->last_ratio, f->last_mb_s);
+	retention_run(c->w); /* its stored size is known only now */
+}
+
+static void compress_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct compressor *c = arg;
+	struct compress_result r;
+
+	while (compressor_take(c, &r)) {
+		if (r.error == -ECANCELED)
+			continue;
+		if (r.error < 0)
+			compress_failed(c, &r);
+		else
+			compress_done(c, &r);
+	}
+}
+
+int compress_start(struct writer *w)
+{
+	struct compressor *c = NULL;
+	int ret = compressor_new(w->ds->dirfd, w->cfg.zstd_level, &c);
+
+	if (ret < 0)
+		return ret;
+	c->w = w;
+	c->ev = event_new(w->base, c->efd, EV_READ | EV_PERSIST, compress_cb, c);
+	if (!c->ev || event_add(c->ev, NULL) < 0) {
+		compressor_free(c);
+		return -ENOMEM;
+	}
+	w->comp = c;
+	return 0;
+}
+
+void compress_stop(struct writer *w)
+{
+	/* the thread stops between chunks; an unfinished .jsonl is redone at the next start */
+	compressor_free(w->comp);
+	w->comp = NULL;
 }

@@ -50,29 +50,30 @@ static json_t *status_disk(const struct writer *w)
 	if (fstatvfs(w->ds->dirfd, &vfs) == 0)
 		free_bytes = (json_int_t)((uint64_t)vfs.f_bavail * vfs.f_frsize);
 	return json_pack(
-		"{s:s, s:I}", "state", disk_state_names[w->disk], "free_bytes", free_bytes);
+		"{s:s, s:I}", "state", disk_state_names[w->ds->disk], "free_bytes", free_bytes);
 }
 
 static json_t *status_json(const struct writer *w)
 {
 	const struct dataset *ds = w->ds;
 	const struct dataset_stats *st = &ds->stats;
+	struct compress_figures cf;
+
+	compress_get_figures(w->comp, &cf);
 
 	return json_pack("{s:s, s:s, s:{s:s, s:I, s:I}, s:o, s:{s:I, s:i, s:f, s:f, s:I, s:I}, "
 			 "s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I}, s:o, s:s?, s:I, s:I}",
 		"version", CROFT_VERSION, "data_dir", w->cfg.data_dir, "live", "name", LIVE_NAME,
-		"bytes",
-		(json_int_t)ds->live_bytes, "start_unix_ms", (json_int_t)ds->rec.live_start_ms,
-		"segments", status_segments(w), "compression", "queue",
-		(json_int_t)w->pending_count, "level", w->cfg.zstd_level, "last_ratio",
-		w->last_ratio, "last_mb_s", w->last_mb_s, "done", (json_int_t)w->compressed_count,
-		"failed", (json_int_t)w->compress_failures, "written", "batches",
-		(json_int_t)st->batches_written, "rows", (json_int_t)st->rows_written, "bytes",
-		(json_int_t)st->bytes_written, "duplicates", (json_int_t)st->batches_duplicate,
-		"committed", "epoch", (json_int_t)ds->rec.epoch, "seq", (json_int_t)ds->rec.seq,
-		"disk", status_disk(w), "last_error", w->last_error[0] ? w->last_error : NULL,
-		"peers", (json_int_t)w->peers_count, "segments_deleted",
-		(json_int_t)w->segments_deleted);
+		"bytes", (json_int_t)ds->live_bytes, "start_unix_ms",
+		(json_int_t)ds->rec.live_start_ms, "segments", status_segments(w), "compression",
+		"queue", (json_int_t)cf.queued, "level", w->cfg.zstd_level, "last_ratio",
+		cf.last_ratio, "last_mb_s", cf.last_mb_s, "done", (json_int_t)cf.done, "failed",
+		(json_int_t)cf.failed, "written", "batches", (json_int_t)st->batches_written,
+		"rows", (json_int_t)st->rows_written, "bytes", (json_int_t)st->bytes_written,
+		"duplicates", (json_int_t)st->batches_duplicate, "committed", "epoch",
+		(json_int_t)ds->rec.epoch, "seq", (json_int_t)ds->rec.seq, "disk", status_disk(w),
+		"last_error", w->last_error[0] ? w->last_error : NULL, "peers",
+		(json_int_t)w->peers_count, "segments_deleted", (json_int_t)w->segments_deleted);
 }
 
 /* Only the writer's limits change at reload; data_dir needs a restart. */
@@ -93,17 +94,15 @@ int control_reload(struct writer *w, char **ret_errors)
 		log_warnx("reload: data_dir %s takes effect at the next start", next.data_dir);
 	snprintf(next.data_dir, sizeof(next.data_dir), "%s", w->cfg.data_dir);
 	w->cfg = next;
-	compressor_set_level(w->comp, next.zstd_level);
-	w->live_boundary_ms =
-		seg_next_boundary_ms(w->ds->rec.live_start_ms, next.rotate_interval_ms);
+	compress_set_level(w->comp, next.zstd_level);
+	dataset_reload(w);
 	log_info("reload: %s read (rotate %llu ms / %llu bytes, retention %llu ms / %llu bytes, "
 		 "zstd %d)",
 		w->config_path, (unsigned long long)next.rotate_interval_ms,
 		(unsigned long long)next.rotate_size_bytes,
 		(unsigned long long)next.retention_age_ms,
 		(unsigned long long)next.retention_size_bytes, next.zstd_level);
-	service_retention(w);
-	service_rearm(w);
+	retention_run(w);
 	*ret_errors = NULL;
 	return 0;
 }

@@ -169,10 +169,13 @@ static void open_dataset(struct writer *w, int dirfd)
 	ret = dataset_open(dirfd, w->cfg.rotate_interval_ms, &w->ds, &todo, &ntodo);
 	if (ret < 0)
 		fatalx("%s: recovery: %s", w->cfg.data_dir, strerror(-ret));
-	ret = service_start(w, todo, ntodo);
-	free(todo);
+	ret = compress_start(w);
 	if (ret < 0)
 		fatalx("compression thread: %s", strerror(-ret));
+	ret = dataset_start(w, todo, ntodo);
+	free(todo);
+	if (ret < 0)
+		fatalx("%s: %s", w->cfg.data_dir, strerror(-ret));
 	log_info("%s: committed epoch %016llx seq %llu, live file %llu bytes", w->cfg.data_dir,
 		(unsigned long long)w->ds->rec.epoch, (unsigned long long)w->ds->rec.seq,
 		(unsigned long long)w->ds->live_bytes);
@@ -231,7 +234,7 @@ int main(int argc, char **argv)
 
 	daemon_notify_stopping();
 	peers_free(&w);
-	service_stop(&w);
+	compress_stop(&w);
 	ctl_server_free(w.ctl);
 	daemon_notify_free(notify);
 	for (int i = 0; i < 3; i++)

@@ -153,24 +153,17 @@ static bool peer_reads_acks(const struct peer *p)
 	if (ioctl(bufferevent_getfd(p->bev), TIOCOUTQ, &unread) < 0)
 		return true;
 	return (size_t)unread + evbuffer_get_length(bufferevent_get_output(p->bev)) <=
-		PEER_UNREAD_MAX;
+	       PEER_UNREAD_MAX;
 }
 
 static void peer_ack_group(struct peer *p)
 {
 	struct evbuffer *out = bufferevent_get_output(p->bev);
-	struct dataset_stats *st = &p->w->ds->stats;
 
 	for (size_t i = 0; i < p->group_count; i++) {
 		const struct group_entry *e = &p->group[i];
 		struct msg_ack ack = { .epoch = e->batch.epoch, .seq = e->batch.seq };
 
-		if (e->duplicate) {
-			st->batches_duplicate++;
-		} else {
-			st->batches_written++;
-			st->rows_written += e->batch.rows;
-		}
 		msg_compose(out, MT_ACK, &ack, sizeof(ack), NULL, 0);
 	}
 	group_clear(p);
@@ -179,33 +172,29 @@ static void peer_ack_group(struct peer *p)
 /* Returns 0 when the group is on disk and acked, -errno when it waits. */
 static int peer_flush(struct peer *p)
 {
-	struct iovec iov[GROUP_BATCHES_MAX];
-	const struct group_entry *last = NULL;
-	size_t n = 0;
+	struct dataset_group g = { .iovcnt = 0 };
 	int ret;
 
 	for (size_t i = 0; i < p->group_count; i++) {
-		struct group_entry *e = &p->group[i];
+		const struct group_entry *e = &p->group[i];
 
-		if (e->duplicate || !e->lines_len) {
-			if (!e->duplicate)
-				last = e;
+		if (e->duplicate) {
+			g.duplicates++;
 			continue;
 		}
-		iov[n].iov_base = e->payload + sizeof(struct msg_batch);
-		iov[n++].iov_len = e->lines_len;
-		last = e;
+		g.batches++;
+		g.rows += e->batch.rows;
+		g.epoch = e->batch.epoch;
+		g.seq = e->batch.seq;
+		if (!e->lines_len)
+			continue;
+		g.iov[g.iovcnt].iov_base = e->payload + sizeof(struct msg_batch);
+		g.iov[g.iovcnt++].iov_len = e->lines_len;
 	}
-	if (last) {
-		service_before_append(p->w);
-		ret = dataset_append(p->w->ds, iov, n, last->batch.epoch, last->batch.seq);
-		service_disk_result(p->w, ret);
-		if (ret < 0)
-			return ret;
-	}
+	ret = dataset_write(p->w, &g);
+	if (ret < 0)
+		return ret;
 	peer_ack_group(p);
-	if (last)
-		service_after_append(p->w);
 	return 0;
 }
 

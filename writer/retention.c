@@ -1,18 +1,21 @@
 /*
- * retention.c: which closed segments croft-writer deletes.  First every
- * segment older than retention_age (from the start in its name), then the
- * oldest while all segments together exceed retention_size.  The live file
- * is no segment; those queued or in compression are never chosen.  Writer
- * process, croft user.
+ * retention.c: which closed segments croft-writer deletes, and deleting
+ * them.  First every segment older than retention_age (from the start in
+ * its name), then the oldest while all segments together exceed
+ * retention_size.  The live file is no segment; those queued or in
+ * compression are never chosen.  Writer process, croft user.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "log.h"
 #include "writer.h"
 
 /*
@@ -121,4 +124,51 @@ int segments_list(int dirfd, struct seg_info **ret_segs, size_t *ret_n)
 	*ret_segs = segs;
 	*ret_n = n;
 	return 0;
+}
+
+static void retention_delete(struct writer *w, const struct seg_info *s, uint64_t now_ms)
+{
+	uint64_t age_s = now_ms / 1000 > s->start_s ? now_ms / 1000 - s->start_s : 0;
+
+	if (unlinkat(w->ds->dirfd, s->name, 0) < 0) {
+		log_warn("retention: cannot delete %s", s->name);
+		return;
+	}
+	w->segments_deleted++;
+	log_info("retention: deleted %s (age %" PRIu64 "d %02" PRIu64 "h%02" PRIu64 "m, %" PRIu64
+		 " bytes)",
+		s->name, age_s / 86400, age_s / 3600 % 24, age_s / 60 % 60, s->bytes);
+}
+
+/* size_bytes: the limit on all segments together, UINT64_MAX for none. */
+static void retention_pass(struct writer *w, uint64_t size_bytes)
+{
+	uint64_t now_ms = clock_real_ms();
+	struct seg_info *segs;
+	size_t n;
+	int ret = segments_list(w->ds->dirfd, &segs, &n);
+
+	if (ret < 0) {
+		log_warnx("retention: cannot list the data dir: %s", strerror(-ret));
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		segs[i].busy = compress_busy(w->comp, segs[i].name);
+	if (retention_select(segs, n, now_ms, w->cfg.retention_age_ms, size_bytes))
+		for (size_t i = 0; i < n; i++)
+			if (segs[i].doomed)
+				retention_delete(w, &segs[i], now_ms);
+	free(segs);
+}
+
+void retention_run(struct writer *w)
+{
+	retention_pass(w, w->cfg.retention_size_bytes);
+}
+
+/* Before leftovers are queued: an uncompressed leftover's size is not its
+ * stored size, known only after its compression. */
+void retention_run_by_age(struct writer *w)
+{
+	retention_pass(w, UINT64_MAX);
 }

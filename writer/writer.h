@@ -27,10 +27,10 @@
 #define PEERS_MAX         8           /* sampler connections at once */
 #define PEER_READ_STEP    (1u << 20)  /* bytes read from a peer per loop turn */
 #define PEER_HELLO_S      5           /* seconds a new peer has to complete its HELLO */
-#define PEER_UNREAD_MAX   (32u << 10) /* bytes of acks a peer may leave unread (kernel
-				       * accounting: ~768 per ack written alone) */
+#define PEER_UNREAD_MAX   (32u << 10) /* bytes of acks a peer may leave unread (~768 an ack) */
 #define COMPRESS_CHUNK    (1u << 20)  /* bytes read per compression step */
 #define SEGMENTS_MAX      100000      /* segments considered by retention */
+#define TICK_MAX_MS       10000       /* ms between clock checks and compression retries */
 
 /* commit.c: the commit record, two checksummed slots written alternately. */
 struct commit_rec {
@@ -65,26 +65,31 @@ int lines_check(const uint8_t *data, size_t len, uint32_t rows);
 /* Length of the prefix of data that ends with its last '\n' (0 when none). */
 size_t lines_whole_prefix(const uint8_t *data, size_t len);
 
-/* compress.c: the compression thread.  The main loop submits segment names
- * and collects results when the eventfd is readable. */
-struct compress_result {
-	char name[SEG_NAME_MAX];
-	int error; /* 0 or -errno */
-	uint64_t in_bytes, out_bytes, elapsed_ns;
-};
+/* compress.c: the compression thread, its queue and its results.  The main
+ * loop queues segment names; finished jobs come back through an eventfd. */
+struct writer;
 struct compressor;
-int compressor_new(int dirfd, int level, struct compressor **ret_c);
-void compressor_free(struct compressor *c); /* stops at the next chunk */
-int compressor_eventfd(const struct compressor *c);
-void compressor_set_level(struct compressor *c, int level);
-int compressor_submit(struct compressor *c, const char *name);
-/* Takes one finished job; false when none is left. */
-bool compressor_take(struct compressor *c, struct compress_result *ret);
+struct compress_figures {
+	uint64_t queued; /* queued for or in compression */
+	uint64_t done, failed;
+	double last_ratio, last_mb_s;
+};
+/* Starts the thread and watches its results in w->base. */
+int compress_start(struct writer *w);
+void compress_stop(struct writer *w); /* the thread stops at the next chunk */
+void compress_set_level(struct compressor *c, int level);
+/* Queues a closed .jsonl segment once; a failure to queue is retried. */
+void compress_queue(struct compressor *c, const char *name);
+/* Queues again what failed (at each tick, and when the disk takes writes again). */
+void compress_retry(struct compressor *c);
+/* Queued or in compression, or the .zst such a segment is about to replace. */
+bool compress_busy(const struct compressor *c, const char *name);
+void compress_get_figures(const struct compressor *c, struct compress_figures *ret);
 /* Compresses dirfd/name to name.zst in the calling thread (bench, tests). */
 int compress_file(int dirfd, const char *name, int level, const volatile bool *stop,
 	uint64_t *ret_in, uint64_t *ret_out);
 
-/* retention.c */
+/* retention.c: which closed segments go, and deleting them. */
 struct seg_info {
 	char name[SEG_NAME_MAX];
 	uint64_t start_s, bytes;
@@ -98,12 +103,19 @@ size_t retention_select(
 	struct seg_info *segs, size_t n, uint64_t now_ms, uint64_t age_ms, uint64_t size_bytes);
 /* Lists the segments of dirfd sorted by start (malloc'd *ret_segs). */
 int segments_list(int dirfd, struct seg_info **ret_segs, size_t *ret_n);
+/* Deletes what retention_select chooses by retention_age and retention_size,
+ * or by retention_age alone. */
+void retention_run(struct writer *w);
+void retention_run_by_age(struct writer *w);
 
-/* dataset.c: the live file, its commits, rotation and start-up recovery. */
+/* dataset.c: the live file, its commits, rotation, start-up recovery and
+ * the leftovers it finds, and the figures of what was written. */
+enum disk_state { DISK_OK, DISK_FULL, DISK_READ_ONLY, DISK_ERROR };
 struct dataset_stats {
 	uint64_t batches_written, rows_written, bytes_written;
 	uint64_t batches_duplicate;
 };
+struct event;
 struct dataset {
 	int dirfd;
 	int live_fd;
@@ -111,6 +123,9 @@ struct dataset {
 	struct commit_rec rec;   /* what is on disk */
 	uint64_t live_bytes;     /* == rec.live_offset once committed */
 	uint64_t newest_start_s; /* newest segment name's start, for ordering */
+	uint64_t boundary_ms;    /* the wall-clock boundary the live file rotates at */
+	struct event *tick_ev;   /* armed for the next boundary */
+	enum disk_state disk;    /* what the last append met */
 	struct dataset_stats stats;
 };
 /* Recovery: cuts the live file back to its commit, makes what it holds a
@@ -128,23 +143,31 @@ int dataset_append(
  * at_boundary_ms: the interval boundary that caused it, 0 for a size rotation. */
 int dataset_rotate(struct dataset *ds, uint64_t now_ms, uint64_t at_boundary_ms,
 	uint64_t interval_ms, char ret_name[SEG_NAME_MAX]);
+/* A peer's group of batches, appended under one commit. */
+struct dataset_group {
+	struct iovec iov[GROUP_BATCHES_MAX];
+	size_t iovcnt;
+	uint64_t epoch, seq; /* the last batch that is no duplicate */
+	uint64_t batches, rows;
+	uint64_t duplicates; /* already committed: acked, not written */
+};
+/* The writer's append: rotates at the boundary, appends, counts, rotates at
+ * rotate_size.  0 when the group may be acked; -errno: nothing of it counts. */
+int dataset_write(struct writer *w, const struct dataset_group *g);
+/* With compression started: the tick, retention and the leftovers queued. */
+int dataset_start(struct writer *w, char (*todo)[SEG_NAME_MAX], size_t ntodo);
+/* After a reload: rotate_interval may have changed. */
+void dataset_reload(struct writer *w);
+/* The last error status reports: fmt takes what and strerror(-err). */
+void writer_error(struct writer *w, const char *fmt, const char *what, int err);
 
 /* The daemon: one libevent loop, its peers and the compression thread. */
 struct event_base;
-struct event;
 struct evconnlistener;
 struct ctl_server;
 struct evbuffer;
 struct msg_cursor;
 struct peer;
-
-enum disk_state { DISK_OK, DISK_FULL, DISK_READ_ONLY, DISK_ERROR };
-
-struct pending_seg {
-	char name[SEG_NAME_MAX];
-	bool failed;         /* compression failed; resubmitted on the next tick */
-	bool failure_logged; /* one log line per segment until it succeeds */
-};
 
 struct writer {
 	struct event_base *base;
@@ -153,36 +176,17 @@ struct writer {
 	uid_t peer_uid; /* the drop user: may send batches, as may root */
 	struct dataset *ds;
 	struct compressor *comp;
-	struct event *comp_ev, *tick_ev;
 	struct evconnlistener *listener;
 	struct ctl_server *ctl;
 	struct peer *peers; /* singly linked */
 	size_t peers_count;
-	struct pending_seg *pending; /* queued for or in compression */
-	size_t pending_count;
-	uint64_t live_boundary_ms; /* the wall-clock boundary the live file rotates at */
-	enum disk_state disk;
-	char last_error[256];
-	/* compression figures for status */
-	uint64_t compressed_count, compress_failures;
-	double last_ratio, last_mb_s;
-	uint64_t segments_deleted;
+	char last_error[256];      /* set by writer_error() */
+	uint64_t segments_deleted; /* by retention */
 };
 
 /* peer.c: sampler connections on writer.sock. */
 int peers_listen(struct writer *w, int fd);
 void peers_free(struct writer *w);
-
-/* service.c: rotation, compression results, retention, disk state. */
-int service_start(struct writer *w, char (*todo)[SEG_NAME_MAX], size_t ntodo);
-void service_stop(struct writer *w);
-/* Rotates first when the wall clock passed the live file's boundary. */
-void service_before_append(struct writer *w);
-void service_after_append(struct writer *w);
-/* One log line per change; err 0 means writing works again. */
-void service_disk_result(struct writer *w, int err);
-void service_retention(struct writer *w);
-void service_rearm(struct writer *w);
 
 /* control.c: writer.ctl status and reload, SIGHUP. */
 int control_handler(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply);
