@@ -3,10 +3,6 @@
  * byte picks the input: a catalog file (catalog_parse and its validation),
  * or a mapped path and a cmdline matched against the built-in catalog, or
  * a catalog, a NUL, then a path and a cmdline matched against it.
- * sources: catalog/catalog.c common/fileio.c tests/fuzz/fuzzlib.c
- * libs: -ljansson
- * include: catalog
- * embed: catalog/frameworks.json catalog_builtin_json
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -4,11 +4,6 @@
  * /proc/<pid>/cgroup text (cgroup_parse_proc, container ids, and a cgroup
  * made from it by cgroup_get), or the figure files of a fake hybrid
  * cgroupfs in the scratch directory, read by cgroup_refresh.
- * sources: sampler/cgroup.c sampler/procfs.c common/clock.c catalog/catalog.c
- * sources: common/gpudev.c common/fileio.c tests/fuzz/fuzzlib.c
- * libs: -ljansson
- * include: sampler catalog
- * embed: catalog/frameworks.json catalog_builtin_json
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -2,8 +2,6 @@
  * fuzz_config.c: libFuzzer harness for croft.conf parsing.  The first byte
  * picks the target: the whole file through config_load, or one value
  * through the duration / size parsers, or a gpu_devices spec.
- * sources: common/config.c common/gpudev.c common/fileio.c tests/fuzz/fuzzlib.c
- * libs: -linih
  */
 #include <stdint.h>
 #include <stdlib.h>

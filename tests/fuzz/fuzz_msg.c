@@ -2,8 +2,6 @@
  * fuzz_msg.c: libFuzzer harness for the framing: arbitrary bytes as a
  * stream through msg_pull and the payload cursors, and as one SEQPACKET
  * packet through msg_recv_packet.
- * sources: common/msg.c
- * libs: -levent_core
  */
 #include <errno.h>
 #include <stdint.h>

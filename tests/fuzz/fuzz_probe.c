@@ -4,14 +4,6 @@
  * bytes][payload], fed to probe_link_take until the answer ends or is
  * refused; a complete answer is applied (twice: the first is a baseline) to
  * a process table read from a fake /proc of three processes.
- * sources: sampler/probe_link.c sampler/proc.c sampler/procfs.c sampler/cgroup.c
- * sources: sampler/workload.c sampler/gpus.c catalog/catalog.c common/clock.c common/log.c
- * sources: common/msg.c
- * sources: common/sandbox.c common/sock.c common/gpudev.c common/fileio.c
- * sources: tests/fuzz/fuzzlib.c
- * libs: -ljansson -lseccomp -levent_core
- * include: sampler catalog probe
- * embed: catalog/frameworks.json catalog_builtin_json
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -5,11 +5,6 @@
  * (framework detection against the built-in catalog) and /proc/devices
  * (gpudev_watch_init, gpudev_watch_refresh) as files of a fake /proc in the
  * scratch directory, read by the real readers.
- * sources: sampler/procfs.c catalog/catalog.c common/gpudev.c common/fileio.c
- * sources: tests/fuzz/fuzzlib.c
- * libs: -ljansson
- * include: sampler catalog
- * embed: catalog/frameworks.json catalog_builtin_json
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -3,9 +3,6 @@
  * differential test: the input up to its first '\n' is one line; whenever
  * the fast scanner accepts it, jansson must accept it and give the same row
  * (tests/cli/rowcheck.c, the oracle the rowscan unit test uses).
- * sources: cli/read/rowscan.c cli/read/rowscan_json.c tests/cli/rowcheck.c
- * libs: -ljansson
- * include: cli/read tests/cli
  */
 #include <stdint.h>
 #include <stdio.h>
