@@ -3,7 +3,7 @@
 # beside bpftrace and a minimal per-CPU-hash raw_tp counter, in one run:
 # a getppid() loop and a pipe ping-pong, both pinned to CPU 0, best of
 # ROUNDS.  The ping-pong makes two syscalls per switch, which croft counts
-# too: it is compared with bpftrace counting sched_switch alone (the issue's
+# too: it is compared with bpftrace counting sched_switch alone (the
 # reference) and with bpftrace doing croft's work (sys_enter per (pid, id)
 # and sched_switch per pid).  Needs root, BPF and bpftrace; BUILD names the
 # build directory.

@@ -2,7 +2,7 @@
 # bench-readers.sh: croft stats' and croft profile's reading speed on a
 # generated ~1 GiB dataset (JSON size) stored as .jsonl.zst segments, beside
 # zstd -dc, jq and DuckDB in the same run, with 1 and 2 threads.  Prints MB/s of JSON (1 MB = 1e6 B)
-# and the ratios the readers issue asks for.  Environment: BUILD (build dir,
+# and their ratios to those, with the goals.  Environment: BUILD (build dir,
 # default build), BENCH_BYTES (default 1G), BENCH_LEVEL (the segments' zstd
 # level, default the writer's), BENCH_DIR (dataset cache), BENCH_RUNS (best
 # of, default 3).

@@ -1,6 +1,6 @@
 /*
  * gen-rows.c: croft-gen-rows, a deterministic generator of realistic
- * croft-dataset rows (seam.md row format) for benchmarks and tests: a GPU
+ * croft-dataset rows (croft-dataset(5)) for benchmarks and tests: a GPU
  * host with a few hundred processes, containers, frameworks, GPU states,
  * syscall mixes, labels and idle processes.  Unprivileged; writes stdout.
  */

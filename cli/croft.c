@@ -14,7 +14,7 @@ struct command {
 	const char *summary;
 };
 
-/* One line per subcommand; each owner adds its own. */
+/* One line per subcommand. */
 static const struct command commands[] = {
 	{ "run", cmd_run, "run the three daemons in the foreground" },
 	{ "stats", cmd_stats, "figures over the dataset: processes, GPU use, frameworks" },

@@ -38,7 +38,7 @@ int sampler_arm_timer(struct sampler *s)
 	return evtimer_add(s->poll_timer, &tv) ? -EINVAL : 0;
 }
 
-/* The probe link's figures (added by the probe engineer, seam.md). */
+/* The probe link's figures. */
 static void probe_status(const struct sampler *s, json_t *o)
 {
 	struct probe_link_stats ps;

@@ -1,7 +1,6 @@
 /*
  * probe_link.h: croft-sampler's client of croft-probe (probe.sock,
  * SOCK_SEQPACKET): once per poll it fills ->probe of every tracked process.
- * The probe engineer owns probe_link.c; this header is the seam (seam.md).
  * croft-sampler, croft user.
  */
 #ifndef CROFT_PROBE_LINK_H
@@ -36,7 +35,7 @@ void probe_link_apply(struct probe_link *link, struct proc_table *table);
 /* "connected", or why not (for status and the once-per-change log line). */
 const char *probe_link_state(const struct probe_link *link);
 
-/* Figures for sampler.ctl status (probe engineer's addition to the seam). */
+/* Figures for sampler.ctl status. */
 struct probe_link_stats {
 	uint64_t answers;                 /* answers received, all connections */
 	uint64_t records_last;            /* per-tgid records in the last answer */

@@ -36,7 +36,7 @@ struct msg_cursor;
 #define CONTAINER_ID_LEN        64
 #define FDS_SPARE               512          /* fds left for sockets when keeping /proc fds */
 
-/* ---- probe seam (seam.md): filled by probe_link.c each poll ---- */
+/* ---- the probe's figures: filled by probe_link.c each poll ---- */
 struct proc_probe_rates {
 	bool valid;                /* false: no probe answer this poll; the probe-only fields are left out */
 	bool net_valid;            /* false: the kernel lacks the socket tracepoints */

@@ -1,5 +1,5 @@
 # fakewriter.py: a stand-in for croft-writer speaking the writer.sock
-# protocol of seam.md (HELLO, BATCH, ACK), appending rows to a file and
+# protocol of common/msg.h (HELLO, BATCH, ACK), appending rows to a file and
 # remembering its last commit across restarts.  Test processes only.
 import os
 import socket
