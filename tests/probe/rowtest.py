@@ -82,6 +82,13 @@ class Stack:
         wait_for(lambda: pred(self.rows.of(pid)), timeout, 'rows of %d' % pid)
         return self.rows.of(pid)
 
+    def print_logs(self):
+        """The daemons' last lines, as TAP comments (for a failed test)."""
+        for name in ('sampler.log', 'probe.log'):
+            with open(os.path.join(self.probe.dir, name), errors='replace') as f:
+                for line in f.read().splitlines()[-25:]:
+                    print('# %s: %s' % (name, line))
+
     def close(self):
         for p in self.children:
             if p.poll() is None:

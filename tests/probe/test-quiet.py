@@ -108,10 +108,7 @@ def main():
                ' '.join('%g' % c for c in mid))
     finally:
         if tap.failed:
-            for name in ('sampler.log', 'probe.log'):
-                with open('%s/%s' % (st.probe.dir, name), errors='replace') as f:
-                    for line in f.read().splitlines()[-25:]:
-                        print('# %s: %s' % (name, line))
+            st.print_logs()
         st.close()
     tap.done()
 

@@ -169,11 +169,8 @@ def main():
         t_sched_net(tap, st, work)
         t_restart(tap, st, work)
     finally:
-        if tap.failed:  # what the daemons said, as TAP comments
-            for name in ('sampler.log', 'probe.log'):
-                with open(os.path.join(st.probe.dir, name), errors='replace') as f:
-                    for line in f.read().splitlines()[-25:]:
-                        print('# %s: %s' % (name, line))
+        if tap.failed:
+            st.print_logs()
         st.close()
     tap.done()
 
