@@ -534,22 +534,43 @@ void cgroup_put(struct cgroup_table *table, struct cgroup *cg)
 	cgroup_free(cg);
 }
 
-/* Distinct container ids among the tracked processes' cgroups. */
-size_t cgroup_table_containers(const struct cgroup_table *table)
+static int id_cmp(const void *a, const void *b)
 {
-	size_t count = 0;
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * Distinct container ids among the tracked processes' cgroups (several
+ * cgroups can be one container's), sorted to count them: a host of 20 000
+ * cgroups answers status in O(n log n).
+ */
+int cgroup_table_containers(const struct cgroup_table *table, size_t *ret_count)
+{
+	const char **ids = NULL;
+	size_t n = 0, cap = 0, count = 0;
 
 	for (size_t i = 0; i < CGROUP_HASH_BUCKETS; i++)
 		for (const struct cgroup *cg = table->buckets[i]; cg; cg = cg->next) {
-			bool seen = false;
-
 			if (!cg->container_id[0])
 				continue;
-			for (size_t j = 0; j <= i && !seen; j++)
-				for (const struct cgroup *o = table->buckets[j];
-				     o && o != cg && !seen; o = o->next)
-					seen = strcmp(o->container_id, cg->container_id) == 0;
-			count += !seen;
+			if (n == cap) {
+				const char **more =
+					realloc(ids, (cap ? cap * 2 : 64) * sizeof(*ids));
+
+				if (!more) {
+					free(ids);
+					return -ENOMEM;
+				}
+				ids = more;
+				cap = cap ? cap * 2 : 64;
+			}
+			ids[n++] = cg->container_id;
 		}
-	return count;
+	if (n)
+		qsort(ids, n, sizeof(*ids), id_cmp);
+	for (size_t i = 0; i < n; i++)
+		count += i == 0 || strcmp(ids[i - 1], ids[i]) != 0;
+	free(ids);
+	*ret_count = count;
+	return 0;
 }

@@ -20,7 +20,7 @@
 
 static void poll_cb(evutil_socket_t fd, short what, void *arg)
 {
-	sampler_poll(arg);
+	sampler_poll_start(arg);
 }
 
 int sampler_arm_timer(struct sampler *s)
@@ -73,16 +73,19 @@ static void gpu_status(const struct sampler *s, json_t *o)
 static int status_json(struct sampler *s, struct evbuffer *reply)
 {
 	struct spool_stats sp;
+	size_t containers = 0;
 	json_t *o;
 	char *text;
 
 	spool_stats(s->spool, &sp);
+	if (cgroup_table_containers(s->cgroups, &containers) < 0)
+		return -ENOMEM;
 	o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:b,"
 		" s:s, s:s, s:s, s:I, s:I, s:I, s:b}",
 		"version", CROFT_VERSION,
 		"processes_tracked", (json_int_t)s->procs.count,
 		"processes_untracked", (json_int_t)s->procs.untracked,
-		"containers", (json_int_t)cgroup_table_containers(s->cgroups),
+		"containers", (json_int_t)containers,
 		"polls", (json_int_t)s->stats.polls,
 		"last_poll_ms", (double)s->stats.duration_us / 1000.0,
 		"last_poll_cpu_ms", (double)s->stats.cpu_us / 1000.0,
@@ -104,6 +107,9 @@ static int status_json(struct sampler *s, struct evbuffer *reply)
 		"gpu_devices_present", s->gpu.registered);
 	if (!o)
 		return -ENOMEM;
+	/* answered between the slices of a poll too */
+	json_object_set_new(o, "poll_running", json_boolean(s->poll.running));
+	json_object_set_new(o, "polls_late", json_integer((json_int_t)s->stats.polls_late));
 	probe_status(s, o);
 	gpu_status(s, o);
 	text = json_dumps(o, JSON_COMPACT);
@@ -115,38 +121,41 @@ static int status_json(struct sampler *s, struct evbuffer *reply)
 	return 0;
 }
 
-/* Reloads config and catalog together; on any error nothing changes. */
-int sampler_reload(struct sampler *s, char *err, size_t err_len)
+/* Config, catalog and GPU set, loaded together; on any error nothing is kept. */
+static int settings_load(
+	const struct sampler *s, struct sampler_settings *ret, char *err, size_t err_len)
 {
-	struct croft_config cfg;
-	struct catalog *cat = NULL;
-	struct gpudev_watch gpu;
 	char *errors = NULL;
 	const char *catalog_path;
 	int r;
 
-	r = config_load(s->config_path, &cfg, &errors);
+	r = config_load(s->config_path, &ret->cfg, &errors);
 	if (r) {
 		snprintf(err, err_len, "%s", errors ? errors : strerror(-r));
 		free(errors);
 		return r;
 	}
-	catalog_path = s->frameworks_path ? s->frameworks_path : cfg.frameworks;
-	r = catalog_load(catalog_path, &cat, err, err_len);
+	catalog_path = s->frameworks_path ? s->frameworks_path : ret->cfg.frameworks;
+	r = catalog_load(catalog_path, &ret->catalog, err, err_len);
 	if (r)
 		return r;
-	r = gpudev_watch_init(&gpu, cfg.gpu_devices, "/proc/devices", err, err_len);
-	if (r) {
-		catalog_free(cat);
-		return r;
-	}
+	r = gpudev_watch_init(&ret->gpu, ret->cfg.gpu_devices, "/proc/devices", err, err_len);
+	if (r)
+		catalog_free(ret->catalog);
+	return r;
+}
+
+static int settings_apply(struct sampler *s, struct sampler_settings *set)
+{
+	int r;
+
 	catalog_free(s->catalog);
-	s->catalog = cat;
-	s->gpu = gpu;
+	s->catalog = set->catalog;
+	s->gpu = set->gpu;
 	proc_table_rescan_fds(&s->procs);
 	s->gpu_index.next_load_gen = 0; /* names of GPUs read again at the next poll */
-	s->cfg = cfg;
-	spool_set_max(s->spool, cfg.spool_size_bytes);
+	s->cfg = set->cfg;
+	spool_set_max(s->spool, s->cfg.spool_size_bytes);
 	/* catalog indices changed meaning: detect again (once for old processes) */
 	for (struct proc *p = s->procs.list_head; p; p = p->list_next) {
 		p->framework = SIZE_MAX;
@@ -154,8 +163,43 @@ int sampler_reload(struct sampler *s, char *err, size_t err_len)
 	}
 	r = sampler_arm_timer(s);
 	log_info("reloaded: poll every %llu ms, idle rows every %u polls, catalog %s",
-		(unsigned long long)cfg.poll_interval_ms, cfg.idle_every, cat->source);
+		(unsigned long long)s->cfg.poll_interval_ms, s->cfg.idle_every, s->catalog->source);
 	return r;
+}
+
+/*
+ * Reloads config and catalog together; on any error nothing changes.  While
+ * a poll runs, what is loaded waits for its end: its rows keep the catalog
+ * and GPU set they began with.
+ */
+int sampler_reload(struct sampler *s, char *err, size_t err_len)
+{
+	struct sampler_settings set;
+	int r = settings_load(s, &set, err, err_len);
+
+	if (r)
+		return r;
+	if (!s->poll.running)
+		return settings_apply(s, &set);
+	if (!s->reload_pending && !(s->reload_pending = calloc(1, sizeof(set)))) {
+		catalog_free(set.catalog);
+		snprintf(err, err_len, "out of memory");
+		return -ENOMEM;
+	}
+	if (s->reload_pending->catalog)
+		catalog_free(s->reload_pending->catalog); /* a later reload replaces it */
+	*s->reload_pending = set;
+	return 0;
+}
+
+void sampler_reload_pending(struct sampler *s)
+{
+	if (!s->reload_pending)
+		return;
+	if (settings_apply(s, s->reload_pending))
+		log_warnx("reload: the poll timer could not be armed again");
+	free(s->reload_pending);
+	s->reload_pending = NULL;
 }
 
 static int label_request(struct sampler *s, struct msg_cursor *payload, struct evbuffer *reply)
@@ -197,7 +241,10 @@ int sampler_ctl(void *ctx, uint32_t type, struct msg_cursor *payload, struct evb
 			log_warnx("reload refused, keeping the old configuration: %s", err);
 			evbuffer_add_printf(reply, "reload refused, old configuration kept: %s", err);
 		} else {
-			evbuffer_add_printf(reply, "reloaded");
+			evbuffer_add_printf(
+				reply, s->reload_pending
+					       ? "reloaded, in effect when the poll under way ends"
+					       : "reloaded");
 		}
 		return r;
 	case MT_CTL_LABEL:

@@ -162,7 +162,10 @@ static void stop_now_cb(evutil_socket_t fd, short what, void *arg)
 	event_base_loopexit(arg, NULL);
 }
 
-/* SIGTERM/SIGINT: stop polling; give the writer a moment to ack what is spooled. */
+/*
+ * SIGTERM/SIGINT: stop polling; give the poll under way and the writer a
+ * moment to finish and ack what is spooled.
+ */
 static void signal_cb(evutil_socket_t sig, short what, void *arg)
 {
 	struct sampler *s = arg;
@@ -182,8 +185,9 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 	daemon_notify_stopping();
 	if (s->poll_timer)
 		evtimer_del(s->poll_timer);
+	s->poll.again = false;
 	spool_stats(s->spool, &sp);
-	if (!sp.batches)
+	if (!sp.batches && !s->poll.running)
 		event_base_loopexit(s->base, NULL);
 	else
 		event_base_once(s->base, -1, EV_TIMEOUT, stop_now_cb, s->base, &tv);
@@ -195,7 +199,7 @@ static void flush_check_cb(evutil_socket_t fd, short what, void *arg)
 	struct spool_stats sp;
 
 	spool_stats(s->spool, &sp);
-	if (stopping && !sp.batches)
+	if (stopping && !sp.batches && !s->poll.running)
 		event_base_loopexit(s->base, NULL);
 }
 
@@ -249,14 +253,15 @@ int main(int argc, char **argv)
 			fatalx("signal setup failed");
 	}
 	flush_check = event_new(s.base, -1, EV_PERSIST, flush_check_cb, &s);
-	if (!flush_check || evtimer_add(flush_check, &tick) || sampler_arm_timer(&s))
+	if (!flush_check || evtimer_add(flush_check, &tick) || sampler_poll_init(&s) ||
+		sampler_arm_timer(&s))
 		fatalx("timer setup failed");
 	struct daemon_notify *notify = daemon_notify_new(s.base);
 
 	log_info("polling every %llu ms as %s; catalog %s (%zu frameworks); writer %s",
 		(unsigned long long)s.cfg.poll_interval_ms, user.name, s.catalog->source,
 		s.catalog->entries_count, s.writer_socket);
-	sampler_poll(&s);
+	sampler_poll_start(&s);
 	daemon_notify_ready("polling");
 	event_base_dispatch(s.base);
 	{
@@ -275,6 +280,10 @@ int main(int argc, char **argv)
 	event_free(flush_check);
 	if (s.poll_timer)
 		event_free(s.poll_timer);
+	sampler_poll_free(&s);
+	if (s.reload_pending)
+		catalog_free(s.reload_pending->catalog);
+	free(s.reload_pending);
 	ctl_server_free(s.ctl);
 	writer_link_free(s.writer);
 	probe_link_free(s.probe);

@@ -1,9 +1,13 @@
 /*
  * poll.c: one poll of croft-sampler: read /proc for every process, ask the
  * probe, settle GPU states, format the rows that are due and hand them to
- * the spool as one numbered batch.  croft-sampler, croft user.
+ * the spool as one numbered batch.  A poll runs in slices of POLL_SLICE_NS
+ * from the loop, and waits for the probe's answer in the loop, so that the
+ * control and writer sockets are served while it reads 20 000 processes.
+ * croft-sampler, croft user.
  */
 #include <errno.h>
+#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +19,8 @@
 #include "probe_link.h"
 #include "sampler.h"
 
+#define POLL_PRIORITIES 3
+
 static uint64_t cpu_time_us(void)
 {
 	struct timespec ts;
@@ -23,101 +29,64 @@ static uint64_t cpu_time_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
-const struct container_label *sampler_label_find(const struct sampler *s, const char *id)
+static void flush_batch(struct sampler *s)
 {
-	for (size_t i = 0; i < s->labels_count; i++)
-		if (strcmp(s->labels[i].id, id) == 0)
-			return &s->labels[i];
-	return NULL;
-}
-
-/* Sets (or with an empty label clears) the label of a container. */
-int sampler_label_set(struct sampler *s, const char *id, const char *label)
-{
-	struct container_label *cl = (struct container_label *)sampler_label_find(s, id);
-	size_t len = strlen(label);
-	char *copy;
-
-	if (!len) {
-		if (!cl)
-			return 0;
-		free(cl->label);
-		*cl = s->labels[--s->labels_count];
-		return 0;
-	}
-	if (!cl && s->labels_count >= CONTAINER_LABELS_MAX)
-		return -ENOSPC;
-	copy = strdup(label);
-	if (!copy)
-		return -ENOMEM;
-	if (!cl) {
-		struct container_label *more = realloc(s->labels,
-			(s->labels_count + 1) * sizeof(*s->labels));
-
-		if (!more) {
-			free(copy);
-			return -ENOMEM;
-		}
-		s->labels = more;
-		cl = &s->labels[s->labels_count++];
-		memcpy(cl->id, id, sizeof(cl->id));
-		cl->label = NULL;
-	}
-	free(cl->label);
-	cl->label = copy;
-	cl->label_len = len;
-	return 0;
-}
-
-static void flush_batch(struct sampler *s, uint64_t unix_ms, uint32_t *rows)
-{
+	struct poll_run *run = &s->poll;
 	int r;
 
-	if (!*rows)
+	if (!run->batch_rows)
 		return;
-	r = spool_add(s->spool, unix_ms, *rows, s->rows.data, s->rows.len);
+	r = spool_add(s->spool, run->env.now.unix_ms, run->batch_rows, s->rows.data, s->rows.len);
 	if (r)
-		log_warnx("poll: a batch of %u rows could not be spooled: %s", *rows, strerror(-r));
+		log_warnx("poll: a batch of %u rows could not be spooled: %s", run->batch_rows,
+			strerror(-r));
 	jbuf_reset(&s->rows);
-	*rows = 0;
+	run->batch_rows = 0;
 }
 
-static void format_rows(struct sampler *s, const struct poll_env *env, uint64_t unix_ms,
-	uint64_t now_boot_ns)
+static void format_row(struct sampler *s, struct proc *p, const struct row_context *base)
 {
-	struct row_context ctx = { .unix_ms = unix_ms, .now_boot_ns = now_boot_ns,
-		.catalog = s->catalog };
-	uint32_t rows = 0;
+	struct row_context ctx = *base;
+	const struct container_label *cl = NULL;
+	size_t mark = s->rows.len;
 
-	s->stats.rows = 0;
-	jbuf_reset(&s->rows);
-	for (struct proc *p = s->procs.list_head; p; p = p->list_next) {
-		const struct container_label *cl = NULL;
-		size_t mark = s->rows.len;
-
-		if (!proc_row_due(p, s->cfg.idle_every))
-			continue;
-		if (p->cg)
-			cgroup_refresh(s->cgroups, p->cg, env->gen);
-		if (s->labels_count && p->cg && p->cg->container_id[0])
-			cl = sampler_label_find(s, p->cg->container_id);
-		ctx.label = cl ? cl->label : NULL;
-		ctx.label_len = cl ? cl->label_len : 0;
-		row_format(&s->rows, p, &ctx);
-		if (s->rows.failed) {
-			s->rows.len = mark;
-			s->rows.failed = false;
-			s->stats.rows_failed++;
-			continue; /* the next row covers this one's span too */
-		}
-		proc_row_written(p, env);
-		rows++;
-		s->stats.rows++;
-		if (s->rows.len >= BATCH_BYTES_MAX)
-			flush_batch(s, unix_ms, &rows);
+	if (p->cg)
+		cgroup_refresh(s->cgroups, p->cg, s->poll.env.gen);
+	if (s->labels_count && p->cg && p->cg->container_id[0])
+		cl = sampler_label_find(s, p->cg->container_id);
+	ctx.label = cl ? cl->label : NULL;
+	ctx.label_len = cl ? cl->label_len : 0;
+	row_format(&s->rows, p, &ctx);
+	if (s->rows.failed) {
+		s->rows.len = mark;
+		s->rows.failed = false;
+		s->stats.rows_failed++;
+		return; /* the next row covers this one's span too */
 	}
-	flush_batch(s, unix_ms, &rows);
-	s->stats.rows_total += s->stats.rows;
+	proc_row_written(p, &s->poll.env);
+	s->poll.batch_rows++;
+	s->poll.rows++;
+	if (s->rows.len >= BATCH_BYTES_MAX)
+		flush_batch(s);
+}
+
+/* The rows that are due, from poll.next on; true once all are formatted. */
+static bool format_rows(struct sampler *s, uint64_t until_ns)
+{
+	struct poll_run *run = &s->poll;
+	struct row_context ctx = { .unix_ms = run->env.now.unix_ms,
+		.now_boot_ns = run->now_boot_ns,
+		.catalog = s->catalog };
+
+	for (struct proc *p; (p = run->next);) {
+		run->next = p->list_next;
+		if (proc_row_due(p, &run->env))
+			format_row(s, p, &ctx);
+		if (clock_mono_ns() >= until_ns)
+			return false;
+	}
+	flush_batch(s);
+	return true;
 }
 
 static void log_probe_state(struct sampler *s)
@@ -147,17 +116,166 @@ static void follow_gpu_devices(struct sampler *s)
 	s->gpu_index.next_load_gen = 0; /* which major is NVIDIA's may have changed too */
 }
 
-void sampler_poll(struct sampler *s)
+static void probe_wait_cb(evutil_socket_t fd, short what, void *arg);
+
+static void next_slice(struct sampler *s)
 {
-	uint64_t t0 = clock_mono_ns(), c0 = cpu_time_us(), unix_ms = clock_real_ms();
-	struct poll_env env = {
-		.now = { unix_ms, clock_boot_ns() },
+	static const struct timeval now = { 0, 0 };
+
+	/* a timer, not event_active: the loop looks at the sockets before it runs */
+	evtimer_add(s->poll.slice, &now);
+}
+
+static void poll_finish(struct sampler *s)
+{
+	struct poll_run *run = &s->poll;
+
+	s->stats.rows = run->rows;
+	s->stats.rows_total += run->rows;
+	writer_link_kick(s->writer);
+	run->running = false;
+	s->last_poll = run->env.now;
+	s->stats.polls++;
+	s->stats.duration_us = (clock_mono_ns() - run->start_mono_ns) / 1000;
+	s->stats.cpu_us = cpu_time_us() - run->start_cpu_us;
+	sampler_reload_pending(s);
+	if (run->again) {
+		s->stats.polls_late++;
+		sampler_poll_start(s);
+	}
+}
+
+static void settle_begin(struct sampler *s)
+{
+	log_probe_state(s);
+	s->poll.phase = POLL_SETTLE;
+	s->poll.next = s->procs.list_head;
+	next_slice(s);
+}
+
+static void wait_probe(struct sampler *s)
+{
+	struct poll_run *run = &s->poll;
+	int ms = probe_link_wait_ms(s->probe) + 1; /* past the link's own deadline */
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	event_del(run->probe_wait);
+	event_assign(run->probe_wait, s->base, probe_link_fd(s->probe), EV_READ, probe_wait_cb, s);
+	event_add(run->probe_wait, &tv);
+}
+
+static void probe_wait_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct sampler *s = arg;
+
+	if (probe_link_read(s->probe, &s->procs) == 0)
+		wait_probe(s);
+	else
+		settle_begin(s);
+}
+
+/* /proc is read: the probe is asked, and its answer awaited in the loop. */
+static void ask_probe(struct sampler *s)
+{
+	s->poll.now_boot_ns = clock_boot_ns();
+	s->poll.phase = POLL_PROBE;
+	if (probe_link_ask(s->probe, &s->procs) == 0)
+		wait_probe(s);
+	else
+		settle_begin(s);
+}
+
+static void rows_begin(struct sampler *s)
+{
+	s->poll.phase = POLL_ROWS;
+	s->poll.next = s->procs.list_head;
+	s->poll.batch_rows = 0;
+	s->poll.rows = 0;
+	jbuf_reset(&s->rows);
+}
+
+/* One slice of the poll: until POLL_SLICE_NS have passed, the probe is awaited or it ends. */
+static void poll_slice_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct sampler *s = arg;
+	struct poll_run *run = &s->poll;
+	uint64_t until_ns = clock_mono_ns() + POLL_SLICE_NS;
+	int r;
+
+	switch (run->phase) {
+	case POLL_SCAN:
+		r = proc_scan_step(&s->procs, &run->env, &run->scan, until_ns);
+		if (r == 0)
+			break;
+		if (r < 0)
+			log_warnx("poll: reading /proc: %s", strerror(-r));
+		ask_probe(s);
+		return;
+	case POLL_PROBE:
+		return; /* the probe's answer goes on with the poll */
+	case POLL_SETTLE:
+		proc_table_settle(&run->env, s->cfg.onset_window_ms * 1000000, run->now_boot_ns,
+			&run->next, until_ns);
+		if (!run->next)
+			rows_begin(s);
+		break;
+	case POLL_ROWS:
+		if (format_rows(s, until_ns)) {
+			poll_finish(s);
+			return;
+		}
+		break;
+	}
+	next_slice(s);
+}
+
+/*
+ * The slices run at the lowest of three priorities: a socket that is ready
+ * (a status asked, the writer's ack, the probe's answer) is served first,
+ * and a slice only when none is.  Events made before this have priority 0,
+ * those made after it 1.
+ */
+int sampler_poll_init(struct sampler *s)
+{
+	if (event_base_priority_init(s->base, POLL_PRIORITIES) < 0)
+		return -EINVAL;
+	s->poll.slice = evtimer_new(s->base, poll_slice_cb, s);
+	s->poll.probe_wait = event_new(s->base, -1, 0, probe_wait_cb, s);
+	if (!s->poll.slice || !s->poll.probe_wait)
+		return -ENOMEM;
+	return event_priority_set(s->poll.slice, POLL_PRIORITIES - 1) < 0 ? -EINVAL : 0;
+}
+
+void sampler_poll_free(struct sampler *s)
+{
+	proc_scan_end(&s->poll.scan);
+	if (s->poll.slice)
+		event_free(s->poll.slice);
+	if (s->poll.probe_wait)
+		event_free(s->poll.probe_wait);
+	s->poll.slice = s->poll.probe_wait = NULL;
+	s->poll.running = false;
+}
+
+void sampler_poll_start(struct sampler *s)
+{
+	struct poll_run *run = &s->poll;
+	int r;
+
+	if (run->running) {
+		run->again = true; /* it ran past the tick: the next begins when it ends */
+		return;
+	}
+	follow_gpu_devices(s);
+	run->env = (struct poll_env){
+		.now = { clock_real_ms(), clock_boot_ns() },
 		.prev = s->last_poll,
 		.cpu_clock = s->cpu_clock,
 		.procfd = s->procfd,
 		.catalog = s->catalog,
 		.gpu = &s->gpu.set,
 		.gpu_index = &s->gpu_index,
+		.gpu_possible = s->gpu.registered,
 		.cgroups = s->cgroups,
 		.gen = s->stats.polls + 1,
 		.first_poll = s->stats.polls == 0,
@@ -168,22 +286,16 @@ void sampler_poll(struct sampler *s)
 		.keep_fds = true,
 		.fds_max = s->nofile,
 	};
-	uint64_t now_boot;
-	int r;
-
-	follow_gpu_devices(s);
-	env.gpu_possible = s->gpu.registered;
-	r = proc_table_scan(&s->procs, &env);
-	if (r)
+	run->start_mono_ns = clock_mono_ns();
+	run->start_cpu_us = cpu_time_us();
+	run->running = true;
+	run->again = false;
+	run->phase = POLL_SCAN;
+	r = proc_scan_begin(&s->procs, &run->env, &run->scan);
+	if (r < 0) {
 		log_warnx("poll: reading /proc: %s", strerror(-r));
-	now_boot = clock_boot_ns();
-	probe_link_poll(s->probe, &s->procs, now_boot);
-	log_probe_state(s);
-	proc_table_settle(&s->procs, &env, s->cfg.onset_window_ms * 1000000, now_boot);
-	format_rows(s, &env, unix_ms, now_boot);
-	writer_link_kick(s->writer);
-	s->last_poll = env.now;
-	s->stats.polls++;
-	s->stats.duration_us = (clock_mono_ns() - t0) / 1000;
-	s->stats.cpu_us = cpu_time_us() - c0;
+		ask_probe(s);
+		return;
+	}
+	next_slice(s);
 }

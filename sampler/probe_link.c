@@ -1,7 +1,8 @@
 /*
  * probe_link.c: croft-sampler's client of croft-probe on probe.sock
  * (SOCK_SEQPACKET).  Each poll: connect when needed (HELLO), send
- * MT_PROBE_POLL, read the answer until MT_PROBE_END within a short timeout,
+ * MT_PROBE_POLL, take the answer as it arrives (the sampler's loop serves
+ * its other sockets meanwhile) until MT_PROBE_END within a short timeout,
  * match records to tracked processes by tgid and start time, and turn the
  * counts into rates over the span each process's row stands for.  An answer that
  * covers time before this connection's first poll only sets the baseline,
@@ -38,6 +39,7 @@ struct probe_link {
 	int fd;                      /* -1: not connected */
 	char state[384];
 	uint64_t answers;            /* on this connection */
+	uint64_t deadline_ms;        /* CLOCK_MONOTONIC: the answer asked for is late after it */
 	uint8_t packet[MSG_PACKET_MAX];
 	uint8_t *procs;              /* the PROCS payloads of this answer, batch headers stripped */
 	size_t procs_len, procs_cap;
@@ -92,18 +94,15 @@ static void link_down(struct probe_link *link, const char *what, int err)
 		strerror(err));
 }
 
-/* One packet before deadline_ms; 1 with *ret_hdr, or -errno. */
-static int recv_packet(struct probe_link *link, uint64_t deadline_ms, struct msg_hdr *ret_hdr)
+/* One packet within timeout_ms (0: one already here); 1 with *ret_hdr, -EAGAIN, or -errno. */
+static int recv_packet(struct probe_link *link, int timeout_ms, struct msg_hdr *ret_hdr)
 {
-	struct pollfd pfd = {.fd = link->fd, .events = POLLIN};
-	uint64_t now = clock_mono_ms();
+	struct pollfd pfd = { .fd = link->fd, .events = POLLIN };
 	int r;
 
-	if (now >= deadline_ms)
-		return -ETIMEDOUT;
-	r = poll(&pfd, 1, (int)(deadline_ms - now));
+	r = poll(&pfd, 1, timeout_ms);
 	if (r == 0)
-		return -ETIMEDOUT;
+		return -EAGAIN;
 	if (r < 0)
 		return -errno;
 	r = msg_recv_packet(link->fd, link->packet, sizeof(link->packet), ret_hdr);
@@ -123,9 +122,9 @@ static int link_connect(struct probe_link *link)
 	link->answers = 0;
 	r = msg_send_packet(fd, MT_HELLO, &hello, sizeof(hello), NULL, 0);
 	if (r == 0)
-		r = recv_packet(link, clock_mono_ms() + PROBE_LINK_TIMEOUT_MS, &hdr);
+		r = recv_packet(link, PROBE_LINK_TIMEOUT_MS, &hdr);
 	if (r < 0)
-		return r;
+		return r == -EAGAIN ? -ETIMEDOUT : r;
 	msg_cursor_init(&cur, link->packet + sizeof(hdr), hdr.len);
 	if (hdr.type != MT_HELLO || msg_get(&cur, &hello, sizeof(hello)) < 0 ||
 	    msg_end(&cur) < 0 || hello.role != ROLE_PROBE)
@@ -218,26 +217,6 @@ int probe_link_take(struct probe_link *link, const struct msg_hdr *hdr, const ui
 	default:
 		return -EPROTO;
 	}
-}
-
-/* Sends POLL and reads the whole answer; 0, or -errno (the link is then dropped). */
-static int fetch_answer(struct probe_link *link)
-{
-	struct probe_poll req = {0};
-	uint64_t deadline = clock_mono_ms() + PROBE_LINK_TIMEOUT_MS;
-	struct msg_hdr hdr;
-	int r;
-
-	link->procs_len = link->exits_count = 0;
-	link->stats.records_last = 0;
-	if ((r = msg_send_packet(link->fd, MT_PROBE_POLL, &req, sizeof(req), NULL, 0)) < 0)
-		return r;
-	do {
-		if ((r = recv_packet(link, deadline, &hdr)) < 0)
-			return r;
-		r = probe_link_take(link, &hdr, link->packet + sizeof(hdr));
-	} while (r == 0);
-	return r < 0 ? r : 0;
 }
 
 /* Every tracked process: an answer came, nothing counted unless a record says so. */
@@ -381,20 +360,53 @@ void probe_link_apply(struct probe_link *link, struct proc_table *table)
 		"connected, first answer is the baseline");
 }
 
-void probe_link_poll(struct probe_link *link, struct proc_table *table, uint64_t now_boot_ns)
+/* No answer this poll: the link is dropped (reconnected at the next poll). */
+static int link_failed(struct probe_link *link, struct proc_table *table, const char *what, int r)
 {
+	link_down(link, what, -r);
+	reset_rates(table, false, false);
+	return r;
+}
+
+int probe_link_ask(struct probe_link *link, struct proc_table *table)
+{
+	struct probe_poll req = { 0 };
 	int r;
 
-	(void)now_boot_ns;
-	if (link->fd < 0 && (r = link_connect(link)) < 0) {
-		link_down(link, link->path, -r);
-		reset_rates(table, false, false);
-		return;
+	if (link->fd < 0 && (r = link_connect(link)) < 0)
+		return link_failed(link, table, link->path, r);
+	link->procs_len = link->exits_count = 0;
+	link->stats.records_last = 0;
+	link->deadline_ms = clock_mono_ms() + PROBE_LINK_TIMEOUT_MS;
+	r = msg_send_packet(link->fd, MT_PROBE_POLL, &req, sizeof(req), NULL, 0);
+	return r < 0 ? link_failed(link, table, "answer", r) : 0;
+}
+
+int probe_link_fd(const struct probe_link *link)
+{
+	return link->fd;
+}
+
+int probe_link_wait_ms(const struct probe_link *link)
+{
+	uint64_t now = clock_mono_ms();
+
+	return now < link->deadline_ms ? (int)(link->deadline_ms - now) : 0;
+}
+
+int probe_link_read(struct probe_link *link, struct proc_table *table)
+{
+	struct msg_hdr hdr;
+	int r;
+
+	while ((r = recv_packet(link, 0, &hdr)) > 0)
+		if ((r = probe_link_take(link, &hdr, link->packet + sizeof(hdr))) != 0)
+			break;
+	if (r == 1) {
+		probe_link_apply(link, table);
+		return 1;
 	}
-	if ((r = fetch_answer(link)) < 0) {
-		link_down(link, "answer", -r);
-		reset_rates(table, false, false);
-		return;
-	}
-	probe_link_apply(link, table);
+	if (r == -EAGAIN && clock_mono_ms() < link->deadline_ms)
+		return 0;
+	return link_failed(link, table, "answer", r == -EAGAIN ? -ETIMEDOUT : r);
 }

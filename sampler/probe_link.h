@@ -15,16 +15,27 @@ struct probe_link *probe_link_new(const char *socket_path);
 void probe_link_free(struct probe_link *link);
 /*
  * Once per poll, after /proc was read for every tracked process: asks the
- * probe for its deltas and fills ->probe of each tracked process (matching
- * by tgid and start time: /proc/<pid>/stat starttime (clock ticks) == task
- * start_boottime ns / (1e9 / sysconf(_SC_CLK_TCK))), rates over the span
- * of each process's row (->span_s); leaves valid=false everywhere when
- * unavailable.  ->probe.syscalls is malloc'd here and freed by proc.c with
- * the process (or replaced here with free + malloc).
+ * probe for its deltas (connecting first when needed).  0: asked, wait for
+ * probe_link_fd to be readable and call probe_link_read; -errno: no probe
+ * this poll, ->probe.valid is false everywhere.
  */
-void probe_link_poll(struct probe_link *link, struct proc_table *table, uint64_t now_boot_ns);
+int probe_link_ask(struct probe_link *link, struct proc_table *table);
+int probe_link_fd(const struct probe_link *link);
+/* Milliseconds left for the answer to arrive in. */
+int probe_link_wait_ms(const struct probe_link *link);
 /*
- * The socket-free half of probe_link_poll, apart for the fuzzer: one packet
+ * Takes what has arrived of the answer, without blocking: 0 when more is to
+ * come; 1 when the answer is whole and ->probe of each tracked process is
+ * filled (matching by tgid and start time: /proc/<pid>/stat starttime
+ * (clock ticks) == task start_boottime ns / (1e9 / sysconf(_SC_CLK_TCK))),
+ * rates over the span of each process's row (->span_s); -errno when the link dropped
+ * or the answer came too late (->probe.valid false everywhere).
+ * ->probe.syscalls is malloc'd here and freed by proc.c with the process
+ * (or replaced here with free + malloc).
+ */
+int probe_link_read(struct probe_link *link, struct proc_table *table);
+/*
+ * The socket-free half of probe_link_read, apart for the fuzzer: one packet
  * of an answer checked and kept (0: more to come, 1: MT_PROBE_END closed a
  * consistent answer, -errno: drop the link), then a whole answer applied.
  */

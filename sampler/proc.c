@@ -22,7 +22,6 @@
 #define STAT_BUF        1024
 #define IO_BUF          512
 #define SPAN_SLACK_MS   2            /* the two clocks of a poll, each rounded to ms */
-#define FD_SCAN_NOW     UINT32_MAX
 
 void proc_table_init(struct proc_table *table)
 {
@@ -326,7 +325,6 @@ static void proc_new(struct proc_table *table, const struct poll_env *env, pid_t
 	p->kthread = st.flags & PF_KTHREAD;
 	p->framework = SIZE_MAX;
 	p->at_sampler_start = env->first_poll;
-	p->polls_since_fd_scan = FD_SCAN_NOW;
 	p->seen_gen = env->gen;
 	if (!p->kthread) {
 		proc_identity(p, &st, env);
@@ -337,6 +335,22 @@ static void proc_new(struct proc_table *table, const struct poll_env *env, pid_t
 	proc_first_sample(p, env, now);
 	proc_insert(table, p);
 	proc_sample(p, &st, env, now);
+}
+
+/*
+ * Whether this poll is the one of p's idle cycle at which an idle p is read
+ * in full and written: every idle_every polls, at a slot hashed from its
+ * tgid (Fibonacci hashing: consecutive or evenly spaced tgids spread too).
+ * The thousands of processes found at the sampler's start, or a fork storm,
+ * then spread their reads and rows over the cycle instead of all coming due
+ * in one poll.
+ */
+static bool proc_idle_slot(const struct proc *p, const struct poll_env *env)
+{
+	uint32_t hash = (uint32_t)p->tgid * 2654435761u;
+	uint64_t slot = ((uint64_t)hash * env->idle_every) >> 32;
+
+	return env->idle_every <= 1 || (env->gen + slot) % env->idle_every == 0;
 }
 
 /*
@@ -358,7 +372,7 @@ static bool proc_still(struct proc *p, const struct poll_env *env)
 		p->cpu_ns = ns;
 		return false;
 	}
-	return p->kthread || (p->rows_started && p->idle_skipped + 1 < env->idle_every);
+	return p->kthread || (p->rows_started && !proc_idle_slot(p, env));
 }
 
 static void proc_visit(struct proc_table *table, const struct poll_env *env, pid_t tgid)
@@ -410,33 +424,63 @@ static pid_t parse_tgid(const char *name)
 	return (pid_t)v;
 }
 
-int proc_table_scan(struct proc_table *table, const struct poll_env *env)
+int proc_scan_begin(struct proc_table *table, const struct poll_env *env, struct proc_scan *scan)
 {
 	int dfd = openat(env->procfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct dirent *de;
-	DIR *dir;
 
 	if (dfd < 0)
 		return -errno;
-	dir = fdopendir(dfd);
-	if (!dir) {
+	scan->dir = fdopendir(dfd);
+	if (!scan->dir) {
 		close(dfd);
 		return -errno;
 	}
 	table->untracked = 0;
-	while ((de = readdir(dir))) {
+	return 0;
+}
+
+/*
+ * The listing goes on from where the last step left it: /proc lists by
+ * pid, so a process born meanwhile with a higher pid is met in this pass,
+ * one with a lower pid in the next, and none twice.
+ */
+int proc_scan_step(struct proc_table *table, const struct poll_env *env, struct proc_scan *scan,
+	uint64_t until_ns)
+{
+	struct dirent *de;
+
+	while ((de = readdir(scan->dir))) {
 		pid_t tgid = parse_tgid(de->d_name);
 
 		if (tgid > 0)
 			proc_visit(table, env, tgid);
+		if (clock_mono_ns() >= until_ns)
+			return 0;
 	}
-	closedir(dir);
+	proc_scan_end(scan);
 	for (struct proc *p = table->list_head, *next; p; p = next) {
 		next = p->list_next;
 		if (p->seen_gen != env->gen)
 			proc_remove(table, env->cgroups, p);
 	}
-	return 0;
+	return 1;
+}
+
+void proc_scan_end(struct proc_scan *scan)
+{
+	if (scan->dir)
+		closedir(scan->dir);
+	scan->dir = NULL;
+}
+
+int proc_table_scan(struct proc_table *table, const struct poll_env *env)
+{
+	struct proc_scan scan;
+	int r = proc_scan_begin(table, env, &scan);
+
+	while (r == 0)
+		r = proc_scan_step(table, env, &scan, UINT64_MAX);
+	return r < 0 ? r : 0;
 }
 
 /*
@@ -463,7 +507,8 @@ static void detect_framework(struct proc *p, const struct poll_env *env, uint64_
  * closing its last GPU file ends gpu-held at the next poll; between full
  * scans, only its GPU files are checked (gpufd_look).  Full scans: at the
  * first look, during onset (CUDA opens its files then) and once every
- * idle_every polls, for files opened without an ioctl.
+ * idle_every polls (at the process's idle slot), for files opened without
+ * an ioctl.
  */
 static bool gpu_look_due(struct proc *p, const struct poll_env *env, bool *ret_full)
 {
@@ -471,8 +516,7 @@ static bool gpu_look_due(struct proc *p, const struct poll_env *env, bool *ret_f
 
 	if (!env->gpu_possible)
 		return false;
-	periodic = p->polls_since_fd_scan == FD_SCAN_NOW ||
-		   ++p->polls_since_fd_scan >= env->idle_every;
+	periodic = !p->fds_looked || proc_idle_slot(p, env);
 	*ret_full = periodic || p->wl.state == WL_GPU_ONSET;
 	return *ret_full || p->wl.state != WL_NO_GPU || (p->probe.valid && p->probe.gpu_ioctls);
 }
@@ -489,7 +533,7 @@ static void proc_settle(struct proc *p, const struct poll_env *env, uint64_t ons
 		in.fd_scanned = gpufd_look(env->procfd, p->tgid, env->gpu, env->gpu_index, full,
 					&p->gpu_fds, &in.holds_gpu_fd, &in.gpus) == 0;
 		if (full)
-			p->polls_since_fd_scan = 0;
+			p->fds_looked = true;
 	}
 	in.at_sampler_start = p->at_sampler_start;
 	in.probe_valid = p->probe.valid;
@@ -505,35 +549,34 @@ static void proc_settle(struct proc *p, const struct poll_env *env, uint64_t ons
 		p->idle = false;
 }
 
-void proc_table_settle(struct proc_table *table, const struct poll_env *env,
-	uint64_t onset_window_ns, uint64_t now_boot_ns)
+void proc_table_settle(const struct poll_env *env, uint64_t onset_window_ns, uint64_t now_boot_ns,
+	struct proc **next, uint64_t until_ns)
 {
 	if (env->gpu_possible && env->gen >= env->gpu_index->next_load_gen) {
 		gpu_index_load(env->gpu_index, "/proc/devices", "/sys");
 		env->gpu_index->next_load_gen = env->gen + GPU_INDEX_LOAD_POLLS;
 	}
-	for (struct proc *p = table->list_head; p; p = p->list_next)
+	for (struct proc *p; (p = *next);) {
+		*next = p->list_next;
 		if (!p->kthread)
 			proc_settle(p, env, onset_window_ns, now_boot_ns);
+		if (clock_mono_ns() >= until_ns)
+			return;
+	}
 }
 
 void proc_table_rescan_fds(struct proc_table *table)
 {
 	for (struct proc *p = table->list_head; p; p = p->list_next)
-		p->polls_since_fd_scan = FD_SCAN_NOW;
+		p->fds_looked = false;
 }
 
-bool proc_row_due(struct proc *p, uint32_t idle_every)
+bool proc_row_due(struct proc *p, const struct poll_env *env)
 {
 	if (p->kthread || !p->rates_valid)
 		return false;
-	if (!p->rows_started || !p->idle || idle_every <= 1) {
+	if (!p->rows_started || !p->idle || proc_idle_slot(p, env)) {
 		p->rows_started = true;
-		p->idle_skipped = 0;
-		return true;
-	}
-	if (++p->idle_skipped >= idle_every) {
-		p->idle_skipped = 0;
 		return true;
 	}
 	return false;

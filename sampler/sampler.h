@@ -7,6 +7,7 @@
 #ifndef CROFT_SAMPLER_H
 #define CROFT_SAMPLER_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,6 +36,7 @@ struct msg_cursor;
 #define CONTAINER_LABELS_MAX    4096         /* labels set through sampler.ctl */
 #define CONTAINER_ID_LEN        64
 #define FDS_SPARE               512          /* fds left for sockets when keeping /proc fds */
+#define POLL_SLICE_NS           (10u * 1000000u) /* a poll runs this long, then the loop serves the rest */
 
 /* ---- the probe's figures: filled by probe_link.c each poll ---- */
 struct proc_probe_rates {
@@ -194,7 +196,7 @@ struct cgroup *cgroup_get(struct cgroup_table *table, const char *text, size_t l
 void cgroup_put(struct cgroup_table *table, struct cgroup *cg);
 /* Reads the figures once per poll generation. */
 void cgroup_refresh(struct cgroup_table *table, struct cgroup *cg, uint64_t gen);
-size_t cgroup_table_containers(const struct cgroup_table *table);
+int cgroup_table_containers(const struct cgroup_table *table, size_t *ret_count);
 
 /* ---- proc.c, procfs.c: the process table ---- */
 /* A poll's two clocks, read together at its start. */
@@ -241,12 +243,16 @@ struct proc {
 	struct workload wl;
 	struct gpu_fds *gpu_fds; /* the last fd scan's GPU files; NULL: none */
 	bool at_sampler_start;
-	uint32_t polls_since_fd_scan;
-	uint32_t idle_skipped;
+	bool fds_looked;               /* its fds were read once: then at its idle slot */
 	bool rows_started;
 	struct proc_probe_rates probe;
 };
 
+/*
+ * The process table.  A poll reads it in slices between which the loop
+ * serves the sockets; only the /proc scan removes processes, so a pointer
+ * to the next process stays valid from the scan's end to the poll's end.
+ */
 struct proc_table {
 	struct proc *buckets[PROC_HASH_BUCKETS];
 	struct proc *list_head, *list_tail; /* discovery order */
@@ -358,13 +364,32 @@ struct poll_env {
 };
 void proc_table_init(struct proc_table *table);
 void proc_table_clear(struct proc_table *table, struct cgroup_table *cgroups);
-/* Reads every /proc/<pid>: new processes, counters, rates; drops the gone. */
+/* A poll's pass over the /proc listing, in steps. */
+struct proc_scan {
+	DIR *dir;                      /* NULL: no pass under way */
+};
+int proc_scan_begin(struct proc_table *table, const struct poll_env *env, struct proc_scan *scan);
+/*
+ * Reads /proc/<pid> entries (new processes, counters, rates) until until_ns
+ * (CLOCK_MONOTONIC): 0 when more remain; 1 when the listing is done and the
+ * processes gone are dropped; -errno.
+ */
+int proc_scan_step(struct proc_table *table, const struct poll_env *env, struct proc_scan *scan,
+	uint64_t until_ns);
+void proc_scan_end(struct proc_scan *scan);
+/* A whole pass at once (the fuzzer's fake /proc). */
 int proc_table_scan(struct proc_table *table, const struct poll_env *env);
-/* After the probe answered: GPU state and idleness. */
-void proc_table_settle(struct proc_table *table, const struct poll_env *env,
-	uint64_t onset_window_ns, uint64_t now_boot_ns);
-/* Whether this poll writes a row for p (idle processes once every idle_every polls). */
-bool proc_row_due(struct proc *p, uint32_t idle_every);
+/*
+ * After the probe answered: GPU state and idleness of *next and the
+ * processes after it, until until_ns; *next is NULL once all are settled.
+ */
+void proc_table_settle(const struct poll_env *env, uint64_t onset_window_ns, uint64_t now_boot_ns,
+	struct proc **next, uint64_t until_ns);
+/*
+ * Whether this poll writes a row for p: a busy process every poll, an idle
+ * one once every idle_every polls, at the polls of its own slot.
+ */
+bool proc_row_due(struct proc *p, const struct poll_env *env);
 /* The GPU device set changed: every process's fds are read at the next poll. */
 void proc_table_rescan_fds(struct proc_table *table);
 /* p's row of this poll is written: the next one's rates start here. */
@@ -387,6 +412,35 @@ struct poll_stats {
 	uint64_t rows;                /* of the last poll */
 	uint64_t rows_total;
 	uint64_t rows_failed;         /* dropped: out of memory while formatting */
+	uint64_t polls_late;          /* begun after their tick: the poll before ran past it */
+};
+
+/* What a reload loads; one checked while a poll runs is applied at its end. */
+struct sampler_settings {
+	struct croft_config cfg;
+	struct catalog *catalog;
+	struct gpudev_watch gpu;
+};
+
+enum poll_phase { POLL_SCAN, POLL_PROBE, POLL_SETTLE, POLL_ROWS };
+
+/*
+ * The poll under way, run in slices of POLL_SLICE_NS from the loop so that
+ * the control and writer sockets are served while it reads 20 000 processes.
+ */
+struct poll_run {
+	bool running;
+	bool again;                    /* the timer fired meanwhile: poll again at the end */
+	enum poll_phase phase;
+	struct poll_env env;
+	struct proc_scan scan;
+	struct proc *next;             /* the next process to settle or format */
+	uint64_t now_boot_ns;          /* the boot clock once /proc was read */
+	uint64_t start_mono_ns, start_cpu_us;
+	uint32_t batch_rows;           /* rows in sampler.rows, not spooled yet */
+	uint64_t rows;                 /* formatted so far in this poll */
+	struct event *slice;           /* runs the next slice */
+	struct event *probe_wait;      /* the probe's answer arriving, or its timeout */
 };
 
 struct sampler {
@@ -410,6 +464,8 @@ struct sampler {
 	struct container_label *labels;
 	size_t labels_count;
 	struct poll_stats stats;
+	struct poll_run poll;
+	struct sampler_settings *reload_pending;
 	struct jbuf rows;
 	uint64_t tick_ns, page_size;
 	bool cpu_clock;                /* procfs_pidns_ours, at start */
@@ -419,12 +475,18 @@ struct sampler {
 };
 
 /* poll.c */
-void sampler_poll(struct sampler *s);
+int sampler_poll_init(struct sampler *s);
+/* The timer's tick: a poll begins, or the one running is followed by another. */
+void sampler_poll_start(struct sampler *s);
+void sampler_poll_free(struct sampler *s);
+/* Labels, sorted by container id. */
 const struct container_label *sampler_label_find(const struct sampler *s, const char *id);
 int sampler_label_set(struct sampler *s, const char *id, const char *label);
 /* control.c */
 int sampler_ctl(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply);
+/* Checks and applies a reload (while a poll runs: at its end). */
 int sampler_reload(struct sampler *s, char *err, size_t err_len);
+void sampler_reload_pending(struct sampler *s);
 int sampler_arm_timer(struct sampler *s);
 
 #endif

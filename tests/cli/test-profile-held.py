@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 # test-profile-held.py CROFT: croft profile's per-poll RSS and threads on
 # real processes recorded by `croft run`.  One busy process (a row each
-# poll) and three idle ones (a row every idle_every polls) share a label;
-# from the first poll all four have rows to the last one they all reach,
-# every poll's RSS and threads must equal the sum of what /proc says the
-# four hold (steady memory, touched at start), not swing with the idle
-# rows' cadence.  Prints TAP.  Any user (root: the daemons drop privileges).
+# poll) and three idle ones (a row every idle_every polls, each at a poll of
+# the cycle of its own) share a label; from the first poll all four have
+# rows to one they all have a row in (the idle ones are made to read a
+# line, so their next poll writes a row), every poll's RSS and threads
+# must equal the sum of what /proc says the four hold (steady memory,
+# touched at start), not swing with the idle rows' cadence.  Prints TAP.
+# Any user (root: the daemons drop privileges).
 import json
 import os
 import signal
@@ -31,7 +33,8 @@ print("ready", flush=True)
 if kind == "busy":
     while True:
         pass
-sys.stdin.read()
+for line in sys.stdin:  # a line read is CPU time: its next poll writes a row
+    pass
 """
 n_tests = failed = 0
 
@@ -66,6 +69,12 @@ def rows_of(data, pids):
     return out
 
 
+def polls_with_rows(rows, pids, after):
+    """The polls after `after` in which every one of pids has a row."""
+    polls = [{r["unix_ms"] for r in rows if r["tgid"] == p and r["unix_ms"] > after} for p in pids]
+    return sorted(set.intersection(*polls))
+
+
 def held(pid):
     """What /proc says the process holds now: (rss bytes, threads)."""
     with open("/proc/%d/statm" % pid) as f:
@@ -95,20 +104,31 @@ def main():
                             "--config", conf], stdout=log, stderr=subprocess.STDOUT)
     try:
         # three idle rows each: two full idle_every spans after the first
-        wait_for(lambda: all(sum(r["tgid"] == p for r in rows_of(data, pids)) >= 3 for p in pids), 120,
+        wait_for(lambda: all(sum(r["tgid"] == p for r in rows_of(data, pids)) >= 3 for p in pids) and
+                 sum(r["tgid"] == procs[0].pid for r in rows_of(data, pids)) > 2 * IDLE_EVERY, 120,
                  "three rows of every process")
+        poked = int(time.time() * 1000)
+
+        def all_in_a_poll():
+            for p in procs[1:]:
+                p.stdin.write("\n")
+                p.stdin.flush()
+            return polls_with_rows(rows_of(data, pids), pids, poked)
+        wait_for(all_in_a_poll, 60, "a poll with a row of every process")
         want = [held(p) for p in sorted(pids)]
         want_rss, want_threads = sum(w[0] for w in want), sum(w[1] for w in want)
         run.send_signal(signal.SIGINT)
         ok(run.wait(60) == 0, "croft run stopped")
         rows = rows_of(data, pids)
         since = max(min(r["unix_ms"] for r in rows if r["tgid"] == p) for p in pids)
-        until = min(max(r["unix_ms"] for r in rows if r["tgid"] == p) for p in pids) + 1
-        busy_rows = sum(r["tgid"] == procs[0].pid and since <= r["unix_ms"] < until for r in rows)
-        idle_rows = sum(r["tgid"] != procs[0].pid and since <= r["unix_ms"] < until for r in rows)
+        until = polls_with_rows(rows, pids, poked)[0] + 1
+        # the cadence before the idle ones were made to read
+        busy_rows = sum(r["tgid"] == procs[0].pid and since <= r["unix_ms"] < poked for r in rows)
+        idle_rows = sum(r["tgid"] != procs[0].pid and since <= r["unix_ms"] < poked for r in rows)
         ok(busy_rows >= 2 * IDLE_EVERY and idle_rows <= 3 * busy_rows // IDLE_EVERY + 3,
            "busy: a row each poll, idle: every idle_every polls", "%d busy rows, %d idle rows"
            % (busy_rows, idle_rows))
+        busy_rows = sum(r["tgid"] == procs[0].pid and since <= r["unix_ms"] < until for r in rows)
         p = subprocess.run([CROFT, "profile", "--label", label, "--since", str(since), "--until", str(until),
                             "--json", "--config", conf, data], stdout=subprocess.PIPE, text=True)
         got = json.loads(p.stdout)

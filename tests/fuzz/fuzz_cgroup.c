@@ -95,12 +95,13 @@ static void use_cgroup(const char *text, size_t size)
 {
 	struct cgroup_table *table = fake_table();
 	struct cgroup *cg = cgroup_get(table, text, size);
+	size_t containers;
 
 	if (!cg)
 		return;
 	cgroup_refresh(table, cg, 1);
 	cgroup_refresh(table, cg, 2);
-	if (cgroup_table_containers(table) > 1)
+	if (cgroup_table_containers(table, &containers) == 0 && containers > 1)
 		abort(); /* one cgroup in the table */
 	cgroup_put(table, cg);
 }

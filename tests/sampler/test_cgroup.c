@@ -84,6 +84,7 @@ START_TEST(table_paths)
 	struct cgroup_mounts m;
 	struct cgroup_table *t;
 	struct cgroup *a, *b, *c;
+	size_t n;
 
 	ck_assert_int_eq(cgroup_mounts_parse(mountinfo, strlen(mountinfo), &m), 0);
 	ck_assert_str_eq(m.memory, "/sys/fs/cgroup/memory");
@@ -102,11 +103,41 @@ START_TEST(table_paths)
 	c = cgroup_get(t, host, strlen(host));
 	ck_assert_str_eq(c->path, "/user.slice");
 	ck_assert_str_eq(c->container_id, "");
-	ck_assert_uint_eq(cgroup_table_containers(t), 1);
+	ck_assert_int_eq(cgroup_table_containers(t, &n), 0);
+	ck_assert_uint_eq(n, 1);
 	cgroup_put(t, a);
 	cgroup_put(t, b);
 	cgroup_put(t, c);
-	ck_assert_uint_eq(cgroup_table_containers(t), 0);
+	ck_assert_int_eq(cgroup_table_containers(t, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	cgroup_table_free(t);
+}
+END_TEST
+
+/* Containers are counted by id: two cgroups of one container are one. */
+START_TEST(containers_count)
+{
+	enum { CONTAINERS = 3000 };
+	struct cgroup_mounts m = { 0 };
+	struct cgroup_table *t = cgroup_table_new(&m);
+	struct cgroup **cgs = calloc(2 * CONTAINERS, sizeof(*cgs));
+	char text[256];
+	size_t n;
+
+	ck_assert_ptr_nonnull(cgs);
+	for (int i = 0; i < 2 * CONTAINERS; i++) {
+		/* the container's scope, and a cgroup below it (one process in each) */
+		int len = snprintf(text, sizeof(text), "0::/system.slice/docker-%064x.scope%s\n",
+			i / 2, i % 2 ? "/sub" : "");
+
+		cgs[i] = cgroup_get(t, text, (size_t)len);
+		ck_assert_ptr_nonnull(cgs[i]);
+	}
+	ck_assert_int_eq(cgroup_table_containers(t, &n), 0);
+	ck_assert_uint_eq(n, CONTAINERS);
+	for (int i = 0; i < 2 * CONTAINERS; i++)
+		cgroup_put(t, cgs[i]);
+	free(cgs);
 	cgroup_table_free(t);
 }
 END_TEST
@@ -142,6 +173,7 @@ int main(void)
 	tcase_add_test(tc, container_ids);
 	tcase_add_test(tc, proc_cgroup_v1_hybrid_v2);
 	tcase_add_test(tc, table_paths);
+	tcase_add_test(tc, containers_count);
 	tcase_add_test(tc, file_parsers);
 	suite_add_tcase(s, tc);
 	return tl_run(s);

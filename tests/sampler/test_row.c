@@ -269,26 +269,67 @@ END_TEST
 
 START_TEST(idle_cadence)
 {
-	struct proc p = { .rates_valid = true, .idle = true };
-	int rows = 0, first = -1, second = -1;
+	struct proc p = { .tgid = 4242, .rates_valid = true, .idle = true };
+	struct poll_env env = { .idle_every = 15 };
+	int rows[4], n = 0;
 
-	for (int poll = 0; poll < 40; poll++)
-		if (proc_row_due(&p, 15)) {
-			if (rows == 1)
-				first = poll;
-			if (rows == 2)
-				second = poll;
-			rows++;
-		}
-	/* the first valid poll writes, then one row every 15 polls */
-	ck_assert_int_eq(rows, 3);
-	ck_assert_int_eq(first, 15);
-	ck_assert_int_eq(second, 30);
+	for (env.gen = 1; env.gen <= 46; env.gen++)
+		if (proc_row_due(&p, &env))
+			rows[n++] = (int)env.gen;
+	/* the first valid poll writes, then one row every 15 polls, the first within 15 */
+	ck_assert_int_eq(n, 4);
+	ck_assert_int_eq(rows[0], 1);
+	ck_assert_int_le(rows[1] - rows[0], 15);
+	ck_assert_int_eq(rows[2] - rows[1], 15);
+	ck_assert_int_eq(rows[3] - rows[2], 15);
 	p.idle = false;
-	ck_assert(proc_row_due(&p, 15));
-	ck_assert(proc_row_due(&p, 15));
+	ck_assert(proc_row_due(&p, &env));
+	env.gen++;
+	ck_assert(proc_row_due(&p, &env));
 	p.kthread = true;
-	ck_assert(!proc_row_due(&p, 15));
+	ck_assert(!proc_row_due(&p, &env));
+}
+END_TEST
+
+/*
+ * Processes that fell idle in one poll (those found at the sampler's start)
+ * spread their idle rows, and the full reads that go with them, over the
+ * idle cycle: consecutive tgids, and tgids with a stride (a thread per
+ * process), each poll of a cycle gets about its share.
+ */
+static void check_spread(pid_t first_tgid, pid_t stride, uint32_t idle_every)
+{
+	enum { PROCS = 15000 };
+	static struct proc procs[PROCS];
+	struct poll_env env = { .idle_every = idle_every, .gen = 1 };
+	size_t most = 0, least = SIZE_MAX, total = 0;
+
+	for (size_t i = 0; i < PROCS; i++) {
+		procs[i] = (struct proc){
+			.tgid = first_tgid + (pid_t)i * stride, .rates_valid = true, .idle = true
+		};
+		ck_assert(proc_row_due(&procs[i], &env)); /* the first row */
+	}
+	for (env.gen = 2; env.gen < 2 + idle_every; env.gen++) {
+		size_t due = 0;
+
+		for (size_t i = 0; i < PROCS; i++)
+			due += proc_row_due(&procs[i], &env);
+		total += due;
+		most = due > most ? due : most;
+		least = due < least ? due : least;
+	}
+	/* every process once in the cycle; no poll gets more than 10% over its share */
+	ck_assert_uint_eq(total, PROCS);
+	ck_assert_uint_ge(least, 1);
+	ck_assert_uint_le(most, PROCS / idle_every * 11 / 10);
+}
+
+START_TEST(idle_spread)
+{
+	check_spread(300, 1, 15);
+	check_spread(1000, 2, 4);
+	check_spread(77, 16, 15);
 }
 END_TEST
 
@@ -302,6 +343,7 @@ int main(void)
 	tcase_add_test(tc, hostile_strings);
 	tcase_add_test(tc, random_bytes);
 	tcase_add_test(tc, idle_cadence);
+	tcase_add_test(tc, idle_spread);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
 }

@@ -24,6 +24,7 @@ SAMPLER, HELPER, TORCH, BUILD_DIR = [os.path.abspath(a) for a in sys.argv[1:5]]
 WRITER = os.path.abspath(sys.argv[5]) if len(sys.argv) > 5 else None  # croft-writer
 POLL_MS = 250
 MT_HELLO, MT_CTL_STATUS, MT_CTL_RELOAD, MT_CTL_LABEL, MT_CTL_REPLY = 1, 0x500, 0x501, 0x502, 0x600
+MT_PROBE_POLL = 0x300
 CI = os.environ.get('CI') == 'true'
 SLOW = 1.0  # waits scale with how late the sampler's polls run on this machine
 
@@ -595,12 +596,13 @@ def t_idle_cadence(h):
         u = r['usage']
         return u['cpu_cores'] == 0.0 and not u.get('read_bytes_s') and not u.get('write_bytes_s')
 
-    # its start-up (exec, loading) is not idle: wait for three idle rows in a row
-    rows = h.rows.wait(lambda: len(h.rows.of(idler)) >= 3 and
-                       all(idle(r) for r in h.rows.of(idler)[-3:]) and h.rows.of(idler)[-3:], 60)
+    # its start-up (exec, loading) is not idle: wait for four idle rows in a row (the
+    # first idle one comes within 15 polls, at the process's own slot of the cycle)
+    rows = h.rows.wait(lambda: len(h.rows.of(idler)) >= 4 and
+                       all(idle(r) for r in h.rows.of(idler)[-4:]) and h.rows.of(idler)[-4:], 90)
     h.kill(idler)
     if not rows:
-        return 'no three idle rows of the sleeping process in 60 s: %d rows' % len(h.rows.of(idler))
+        return 'no four idle rows of the sleeping process in 90 s: %d rows' % len(h.rows.of(idler))
     polls = polls_between(h, rows[0]['unix_ms'], rows[-1]['unix_ms'])
     idx = [polls.index(r['unix_ms']) for r in rows]
     gaps = [b - a for a, b in zip(idx, idx[1:])]
@@ -608,7 +610,7 @@ def t_idle_cadence(h):
     missing = [t for t in polls if t not in busy_polls]
     print('# idle rows every %s polls; busy rows missing in %d of %d polls' %
           (gaps, len(missing), len(polls)))
-    if gaps != [15, 15]:
+    if gaps[1:] != [15, 15] or not 1 <= gaps[0] <= 15:
         return 'idle process rows every %s polls, not 15' % gaps
     # a busy process that did not run at all in a poll (a loaded machine) is idle there
     return absolute_check(not missing, False, 'busy process missing in %d polls' % len(missing))
@@ -1111,6 +1113,66 @@ def t_foreign_pidns(h):
     return None if max(off) < 0.05 and sum(cpu_ms) > 0 else 'not whole ticks: %s' % cpu_ms
 
 
+def t_status_mid_poll(h):
+    """sampler.ctl answers while a poll runs.  A fake probe on probe.sock takes
+    the sampler's HELLO and its request for this poll's answer, and holds the
+    answer back: until it answers (or the sampler gives up on it, closing the
+    link) the poll cannot end.  A status asked meanwhile must be answered,
+    saying a poll runs, with the link still open; a reload asked meanwhile is
+    answered too and takes effect when the poll ends."""
+    path = os.path.join(h.rt, 'probe.sock')
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    srv.bind(path)
+    os.chmod(path, 0o666)
+    srv.listen(1)
+    srv.settimeout(30 * SLOW)
+    hello = struct.pack('=II', MT_HELLO, 24) + struct.pack('=IIQQ', 1, 3, 0, 0)
+    problems = []
+    try:
+        conn, _ = srv.accept()  # at the next poll, once /proc is read
+        conn.settimeout(5)
+        kinds = [struct.unpack('=I', conn.recv(65536)[:4])[0]]
+        conn.send(hello)
+        kinds.append(struct.unpack('=I', conn.recv(65536)[:4])[0])
+        if kinds != [MT_HELLO, MT_PROBE_POLL]:
+            return 'fake probe got message types %s' % [hex(k) for k in kinds]
+        st, text = h.ctl(MT_CTL_STATUS)
+        status = json.loads(text) if st == 0 else {}
+        conn.setblocking(False)
+        try:
+            link_open = conn.recv(65536) != b''
+        except BlockingIOError:
+            link_open = True
+        print('# status while the probe holds its answer: poll_running %s, link open %s' %
+              (status.get('poll_running'), link_open))
+        if status.get('poll_running') is not True:
+            problems.append('status during the poll says poll_running %s' %
+                            status.get('poll_running'))
+        if not link_open:
+            problems.append('the status came only after the sampler gave up on the probe')
+        polls = status.get('polls', 0)
+        # a reload meanwhile is checked at once and takes effect when the poll ends
+        h.write_conf(idle_every=7)
+        st, text = h.ctl(MT_CTL_RELOAD)
+        during = json.loads(h.ctl(MT_CTL_STATUS)[1]).get('idle_every')
+        if st or 'when the poll under way ends' not in text or during != 15:
+            problems.append('reload during the poll: %d %r, idle_every %s meanwhile' %
+                            (st, text, during))
+        conn.close()  # the poll goes on without the probe's figures
+    except OSError as e:
+        problems.append('fake probe: %s' % e)
+    finally:
+        srv.close()
+        os.unlink(path)
+    if not h.rows.wait(lambda: json.loads(h.ctl(MT_CTL_STATUS)[1])['polls'] > polls, 10):
+        problems.append('no poll ended after the probe went away')
+    elif json.loads(h.ctl(MT_CTL_STATUS)[1]).get('idle_every') != 7:
+        problems.append('the reload made during the poll did not take effect at its end')
+    h.write_conf()
+    h.ctl(MT_CTL_RELOAD)
+    return '; '.join(problems) or None
+
+
 def t_control(h):
     problems = []
     st, text = h.ctl(MT_CTL_STATUS)
@@ -1193,6 +1255,7 @@ def main():
               t_bursts_after_idle),
              ('reload: poll interval and idle_every change', t_reload_cadence),
              ('sampler.ctl: status, reload (bad catalog kept old), label', t_control),
+             ('sampler.ctl answers while a poll waits for the probe', t_status_mid_poll),
              ('GPU device files without the probe: gpu-held, late opener found', t_gpu_fd),
              ('last GPU file closed: no-gpu within two polls, idle or busy', t_gpu_close),
              ('gpus: NVIDIA minors, DRM nodes by PCI order, kept current', t_gpus),

@@ -1,0 +1,120 @@
+/*
+ * test_proc.c: the process table's pass in slices, as a poll runs it from
+ * the loop: over a fake /proc of FAKE_PROCS processes, a pass cut after
+ * every entry finds the same processes as one uncut pass, drops the gone,
+ * and settling one process a slice reaches every process once.  Test
+ * process, any user.
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "sampler.h"
+#include "testlib.h"
+
+#define FAKE_PROCS 300
+
+static char root[] = "/tmp/croft-test-proc.XXXXXX";
+
+static void fake_proc(pid_t tgid)
+{
+	char path[128], stat[200];
+	int fd, n;
+
+	snprintf(path, sizeof(path), "%s/%d", root, (int)tgid);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	n = snprintf(stat, sizeof(stat),
+		"%d (fake) S 1 %d %d 0 -1 4194304 0 0 0 0 7 3 0 0 20 0 1 0 %d 1000 10\n", (int)tgid,
+		(int)tgid, (int)tgid, (int)tgid);
+	snprintf(path, sizeof(path), "%s/%d/stat", root, (int)tgid);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, stat, (size_t)n), n);
+	close(fd);
+}
+
+static void gone_proc(pid_t tgid)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/%d/stat", root, (int)tgid);
+	ck_assert_int_eq(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/%d", root, (int)tgid);
+	ck_assert_int_eq(rmdir(path), 0);
+}
+
+/* A pass whose every step is cut after one entry (its deadline is long past). */
+static size_t sliced_pass(struct proc_table *table, const struct poll_env *env)
+{
+	struct proc_scan scan;
+	size_t steps = 0;
+	int r = proc_scan_begin(table, env, &scan);
+
+	while (r == 0) {
+		r = proc_scan_step(table, env, &scan, 0);
+		steps++;
+	}
+	ck_assert_int_eq(r, 1);
+	ck_assert_ptr_null(scan.dir);
+	return steps;
+}
+
+START_TEST(sliced_scan)
+{
+	struct cgroup_mounts mounts = { 0 };
+	struct poll_env env = {
+		.idle_every = 15, .tick_ns = 10000000, .page_size = 4096, .first_poll = true
+	};
+	struct proc_table table;
+	struct proc *next;
+	size_t settled = 0;
+
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	for (pid_t tgid = 100; tgid < 100 + FAKE_PROCS; tgid++)
+		fake_proc(tgid);
+	env.procfd = open(root, O_RDONLY | O_DIRECTORY);
+	env.cgroups = cgroup_table_new(&mounts);
+	ck_assert_ptr_nonnull(env.cgroups);
+	proc_table_init(&table);
+
+	env.gen = 1;
+	/* one step per entry ("." and ".." too), and the last one finds the end */
+	ck_assert_uint_eq(sliced_pass(&table, &env), FAKE_PROCS + 2 + 1);
+	ck_assert_uint_eq(table.count, FAKE_PROCS);
+	for (pid_t tgid = 100; tgid < 100 + FAKE_PROCS; tgid++)
+		ck_assert_ptr_nonnull(proc_table_find(&table, tgid));
+
+	for (pid_t tgid = 100; tgid < 100 + FAKE_PROCS; tgid += 3)
+		gone_proc(tgid);
+	env.gen = 2;
+	env.first_poll = false;
+	sliced_pass(&table, &env);
+	ck_assert_uint_eq(table.count, FAKE_PROCS - (FAKE_PROCS + 2) / 3);
+	for (pid_t tgid = 100; tgid < 100 + FAKE_PROCS; tgid++)
+		ck_assert(!proc_table_find(&table, tgid) == ((tgid - 100) % 3 == 0));
+
+	next = table.list_head;
+	while (next) {
+		proc_table_settle(&env, 0, 0, &next, 0);
+		settled++;
+	}
+	ck_assert_uint_eq(settled, table.count);
+
+	proc_table_clear(&table, env.cgroups);
+	cgroup_table_free(env.cgroups);
+	close(env.procfd);
+	for (pid_t tgid = 101; tgid < 100 + FAKE_PROCS; tgid++)
+		if ((tgid - 100) % 3)
+			gone_proc(tgid);
+	rmdir(root);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("proc");
+	TCase *tc = tcase_create("proc");
+
+	tcase_add_test(tc, sliced_scan);
+	suite_add_tcase(s, tc);
+	return tl_run(s);
+}
