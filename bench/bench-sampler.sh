@@ -9,6 +9,22 @@
 # daemon).  Env: BUILD (build dir, default build), COUNTS ("1000 5000"),
 # POLLS (measured polls, default 40), POLL_MS (default 250), HOLDERS (GPU
 # holders, default 4) and GPU_FDS (fds each, default "100 1000 10000").
+#
+# Then the scale run: SCALE ("5000 10000 20000") processes in all, of which
+# 200 busy (on CPU in every poll) and 50 holding a GPU device node the bench
+# makes (1:7, gpu_devices), the rest sleeping; croft-writer, croft-probe
+# (when it can attach) and croft-sampler at the default 2 s interval over
+# SCALE_POLLS (default 30) polls, then ASK_S (default 30) seconds more
+# asking for status every 50 ms.  Per count: the sampler's CPU (utime +
+# stime from /proc/<pid>/stat: CPU-seconds, not wall time, the machine may
+# be shared) as % of one core and us per process per poll beside the
+# reference loop; how long status took while a poll ran, beside those asked
+# between polls; whether every due row came in every poll (busy: each poll;
+# sleeping and holders: at least once every idle_every polls) and no poll
+# late; each daemon's RSS, and at the end its growth per 1 000 processes
+# (least squares over the counts).  pid_max is raised for the run and put
+# back; the sampler keeps /proc fds open within RLIMIT_NOFILE, which the
+# bench leaves as it finds it (printed).  SCALE= skips the run.
 set -eu
 BUILD=${BUILD:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,12 +43,14 @@ done
 [ "$(id -u)" = 0 ] || { echo "bench-sampler: needs root (it reads every process, as the daemon does)"; exit 0; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/croft-bench-sampler.XXXXXX")
 chmod 0755 "$T"
-SPID= WPID= FIFO=$T/hold
+SPID= WPID= PPID_= PID_MAX0= FIFO=$T/hold
 cleanup() {
 	[ -n "$SPID" ] && kill "$SPID" 2>/dev/null
+	[ -n "$PPID_" ] && kill "$PPID_" 2>/dev/null
 	[ -n "$WPID" ] && kill "$WPID" 2>/dev/null
 	exec 9>&- 2>/dev/null || true
 	wait 2>/dev/null || true
+	[ -n "$PID_MAX0" ] && echo "$PID_MAX0" > /proc/sys/kernel/pid_max
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -105,3 +123,132 @@ for fds in $GPU_FDS; do
 			held / not, full }'
 done
 echo "goal: ratio ~1 (a GPU holder's per-poll look costs about what an idle process does); full scan ms: what reading every fd each poll would add"
+
+# ---- the scale run ----
+SCALE=${SCALE-"5000 10000 20000"}
+SCALE_POLLS=${SCALE_POLLS:-30}
+ASK_S=${ASK_S:-30}
+PROBE=$BUILD/probe/croft-probe
+[ -n "$SCALE" ] || exit 0
+[ -x "$WRITER" ] || { echo "bench-sampler: $WRITER not built: no scale run"; exit 0; }
+[ -n "$WPID" ] && { kill "$WPID"; wait "$WPID" || true; }
+WPID=
+IDLE_EVERY=15 BUSY=200 HELD=50 INTERVAL_MS=2000
+most=0; for n in $SCALE; do [ "$n" -gt "$most" ] && most=$n; done
+PID_MAX0=$(cat /proc/sys/kernel/pid_max)
+need=$(( (most + $(ls /proc | grep -c '^[0-9]')) * 2 ))
+[ "$PID_MAX0" -ge "$need" ] && PID_MAX0= || echo "$need" > /proc/sys/kernel/pid_max
+mknod "$T/gpu0" c 1 7
+chmod 0666 "$T/gpu0"
+printf '[sampler]\npoll_interval = %sms\nidle_every = %s\n[probe]\ngpu_devices = 1:7\n[writer]\ndata_dir = %s/sdata\n' \
+	"$INTERVAL_MS" "$IDLE_EVERY" "$T" > "$T/scale.conf"
+ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
+hz=$(getconf CLK_TCK)
+
+# due_check ROWS_FILE PIDS_FILE T0_MS T1_MS: the polls of [T0, T1] by the
+# rows' own clock, and whether each bench process has its due rows there.
+due_check() {
+	awk -v t0="$3" -v t1="$4" -v every="$IDLE_EVERY" -v interval="$INTERVAL_MS" '
+	FNR == NR { kind = $1; for (i = 2; i <= NF; i++) kind_of[$i] = kind; n[kind] = NF - 1; next }
+	{
+		ms = $1; sub(/^\{"unix_ms":/, "", ms); sub(/,.*/, "", ms)
+		pid = $0; sub(/.*"tgid":/, "", pid); sub(/,.*/, "", pid)
+		if (ms + 0 < t0 || ms + 0 > t1 || !(pid in kind_of)) next
+		polls[ms] = 1; rows[pid, ms] = 1
+	}
+	END {
+		np = 0
+		for (ms in polls) {     # insertion sort: mawk has no asort, and polls are few
+			for (i = ++np; i > 1 && at[i - 1] + 0 > ms + 0; i--) at[i] = at[i - 1]
+			at[i] = ms
+		}
+		late = 0
+		for (i = 2; i <= np; i++) if (at[i] - at[i - 1] > 1.5 * interval) late++
+		for (pid in kind_of) {
+			k = kind_of[pid]; gap = 0; worst = 0
+			for (i = 1; i <= np; i++) {
+				gap = (pid, at[i]) in rows ? 0 : gap + 1
+				if (gap > worst) worst = gap
+			}
+			if (k == "busy" ? worst > 0 : worst >= every) bad[k]++
+			if (worst > most[k]) most[k] = worst
+		}
+		printf "%d polls, %d spaced over 1.5x the interval", np, late
+		for (k in n)
+			printf "; %s %d/%d had theirs (at most %d polls in a row without)", k,
+				n[k] - bad[k], n[k], most[k]
+	}' "$2" "$1"
+}
+
+printf '\nscale: %s busy, %s holding a GPU node, the rest sleeping; poll every %s ms, idle rows every %s polls;\n' \
+	"$BUSY" "$HELD" "$INTERVAL_MS" "$IDLE_EVERY"
+printf 'nice %s, RLIMIT_NOFILE %s (the sampler keeps /proc fds open below it), %s CPUs\n' "$(nice)" \
+	"$(ulimit -Hn)" "$(nproc)"
+printf '%7s %6s %9s %9s %9s %18s %8s %8s %8s %s\n' procs polls "CPU %core" "us/p/poll" "ref us/p" \
+	"status ms p50/95/max" "RSS smp" "RSS wrt" "RSS prb" load
+: > "$T/rss"
+for n in $SCALE; do
+	rm -rf "$T/sdata" "$T/run"
+	"$WRITER" -c "$T/scale.conf" -r "$T/run" -u nobody 2>"$T/writer.log" &
+	WPID=$!
+	PPID_=
+	if [ -x "$PROBE" ]; then
+		"$PROBE" -c "$T/scale.conf" -r "$T/run" -u nobody >"$T/probe.log" 2>&1 &
+		PPID_=$!
+		i=0; until grep -q attached "$T/probe.log" || ! kill -0 "$PPID_" 2>/dev/null; do
+			i=$((i + 1)); [ $i -lt 600 ] || break; sleep 0.1; done
+		kill -0 "$PPID_" 2>/dev/null || { echo "(croft-probe did not start: $(tail -1 "$T/probe.log"))"; PPID_=; }
+	fi
+	mkfifo "$FIFO"
+	"$HELPER" scale $((n - BUSY - HELD)) "$BUSY" "$HELD" "$T/gpu0" < "$FIFO" > "$T/spawn.out" &
+	HPID=$!
+	exec 9> "$FIFO"
+	i=0; until grep -q ready "$T/spawn.out" 2>/dev/null; do i=$((i + 1)); [ $i -lt 6000 ] || exit 1; sleep 0.05; done
+	"$SAMPLER" -c "$T/scale.conf" -r "$T/run" -u nobody 2>"$T/sampler.log" &
+	SPID=$!
+	wait_polls 3     # the first poll reads every identity, the second writes every first row
+	p0=$(field polls); late0=$(field polls_late); t0=$(date +%s%3N); s0=$(ticks "$SPID")
+	w0=$(ticks "$WPID"); pr0=${PPID_:+$(ticks "$PPID_")}; load0=$(cut -d' ' -f1 /proc/loadavg)
+	wait_polls $((p0 + SCALE_POLLS))
+	p1=$(field polls); late1=$(field polls_late); t1=$(date +%s%3N); s1=$(ticks "$SPID")
+	w1=$(ticks "$WPID"); pr1=${PPID_:+$(ticks "$PPID_")}; load1=$(cut -d' ' -f1 /proc/loadavg)
+	procs=$(field processes_tracked); fds=$(field fds_open)
+	rss_s=$(rss_kb "$SPID") rss_w=$(rss_kb "$WPID") rss_p=${PPID_:+$(rss_kb "$PPID_")}
+	# then, apart (asking costs the sampler CPU too), status asked every 50 ms
+	asks=$("$HELPER" asks "$T/run/sampler.ctl" "$ASK_S")
+	kill "$SPID"; wait "$SPID" || true; SPID=
+	ref=$("$HELPER" refloop 5)
+	exec 9>&-; wait "$HPID"; rm -f "$FIFO"
+	[ -n "$PPID_" ] && { kill "$PPID_"; wait "$PPID_" || true; PPID_=; }
+	kill "$WPID"; wait "$WPID" || true; WPID=
+	echo "$procs ${rss_s:-0} ${rss_w:-0} ${rss_p:-0}" >> "$T/rss"
+	awk -v s="$((s1 - s0))" -v w="$((w1 - w0))" -v pr="$(( ${pr1:-0} - ${pr0:-0} ))" -v hz="$hz" \
+		-v wall="$((t1 - t0))" -v polls="$((p1 - p0))" -v procs="$procs" -v ref="$ref" \
+		-v asks="$asks" -v rs="$rss_s" -v rw="$rss_w" -v rp="${rss_p:--}" -v load="$load0-$load1" 'BEGIN {
+		split(ref, a, " "); split(asks, q, " ")
+		cpu = s / hz; us = cpu * 1e6 / polls / procs
+		printf "%7d %6d %8.2f%% %9.2f %9.2f %18s %8s %8s %8s %s\n", procs, polls,
+			cpu / (wall / 1000) * 100, us, a[1], q[4] "/" q[5] "/" q[6], rs, rw, rp, load
+		printf "        writer %.2f%%, probe %.2f%% of a core; status: %d asked, %d unanswered in 5 s;" \
+			" %d during a poll; %d between polls (the reference), %s/%s/%s ms\n",
+			w / hz / (wall / 1000) * 100, pr / hz / (wall / 1000) * 100, q[1], q[2], q[3], q[7],
+			q[8], q[9], q[10] }'
+	for f in "$T"/sdata/croft-dataset*.jsonl; do cat "$f"; done > "$T/rows"
+	for f in "$T"/sdata/croft-dataset*.zst; do [ -e "$f" ] && zstd -dcq "$f"; done >> "$T/rows"
+	grep -v '^ready' "$T/spawn.out" > "$T/pids"
+	printf '        due rows (polls of the window, rows clock): %s' "$(due_check "$T/rows" "$T/pids" "$t0" "$t1")"
+	printf '; status: %d polls late, %s fds kept\n' $((late1 - late0)) "$fds"
+done
+awk 'function fit(col, name) {
+		sx = sy = sxx = sxy = 0
+		for (i = 1; i <= m; i++) { sx += x[i]; sy += y[i, col]; sxx += x[i] * x[i]; sxy += x[i] * y[i, col] }
+		b = (m * sxy - sx * sy) / (m * sxx - sx * sx); a = (sy - b * sx) / m
+		printf "  %s: %.0f KiB + %.1f KiB per 1 000 processes", name, a, b * 1000
+		worst = 0
+		for (i = 1; i <= m; i++) { d = y[i, col] - (a + b * x[i]); if (d < 0) d = -d; if (d > worst) worst = d }
+		printf " (fit within %.0f KiB)\n", worst
+	}
+	{ m++; x[m] = $1; for (c = 2; c <= 4; c++) y[m, c] = $c }
+	END { if (m < 2) exit; print "RSS by processes tracked:"; fit(2, "croft-sampler"); fit(3, "croft-writer"); fit(4, "croft-probe") }' "$T/rss"
+echo "goals: CPU <= 10% of one core at 20 000 processes; status within 100 ms while a poll runs; every due row in every poll; RSS linear"

@@ -1,15 +1,21 @@
 /*
  * sampler-bench.c: helpers for bench-sampler.sh.  `spawn N [FDS PATH]`
  * forks N sleeping processes (each holding PATH and /dev/null up to FDS
- * fds) and holds them until stdin closes; `refloop ROUNDS`
- * is the reference: open and read /proc/<pid>/stat of every process, CPU
- * time per process per pass; `fdloop ROUNDS PID...` stats every fd of the
- * pids (a full fd scan); `status PATH` prints croft-sampler's status JSON.  Benchmark processes
- * (spawn and refloop need no privilege).
+ * fds) and holds them until stdin closes; `scale IDLE BUSY HELD PATH` forks
+ * sleeping, busy (a few microseconds of CPU every 100 ms) and sleeping
+ * processes holding PATH open, prints their pids by kind and holds them the
+ * same way; `refloop ROUNDS` is the reference: open and read
+ * /proc/<pid>/stat of every process, CPU time per process per pass;
+ * `fdloop ROUNDS PID...` stats every fd of the pids (a full fd scan);
+ * `status PATH` prints croft-sampler's status JSON; `asks CTL SECONDS` asks
+ * for status every 50 ms and prints how long the answers took while a poll
+ * ran and between polls.  Benchmark processes (spawn and refloop need no
+ * privilege).
  */
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +27,19 @@
 
 #include "ctl.h"
 #include "msg.h"
+
+#define BUSY_PERIOD_NS 100000000 /* a busy child wakes every 100 ms ... */
+#define BUSY_RUN_NS    20000     /* ... and runs 20 us: 0.02% of a core each */
+
+enum kind { KIND_IDLE, KIND_BUSY, KIND_HELD };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
 
 /* A child's files: path once, then /dev/null up to fds open in all. */
 static void hold_files(int fds, const char *path)
@@ -40,30 +59,49 @@ static void hold_files(int fds, const char *path)
 			_exit(1);
 }
 
-static int spawn(int n, int fds, const char *path)
+static void __attribute__((noreturn)) child(enum kind kind, int fds, const char *path)
 {
-	pid_t *pids = calloc((size_t)n, sizeof(*pids));
-	char c;
+	struct timespec period = { 0, BUSY_PERIOD_NS };
 
-	if (!pids)
-		return 1;
+	hold_files(fds, path);
+	while (kind != KIND_BUSY)
+		pause();
+	for (;;) {
+		uint64_t until = mono_ns() + BUSY_RUN_NS;
+
+		while (mono_ns() < until)
+			;
+		nanosleep(&period, NULL);
+	}
+}
+
+/* Forks n children of a kind into pids; returns how many were forked. */
+static int fork_children(pid_t *pids, int n, enum kind kind, int fds, const char *path)
+{
 	for (int i = 0; i < n; i++) {
 		pids[i] = fork();
-		if (pids[i] == 0) {
-			hold_files(fds, path);
-			for (;;)
-				pause();
-		}
+		if (pids[i] == 0)
+			child(kind, fds, path);
 		if (pids[i] < 0) {
 			perror("fork");
-			n = i;
-			break;
+			return i;
 		}
 	}
-	printf("ready %d", n);
+	return n;
+}
+
+static void print_pids(const pid_t *pids, int n)
+{
 	for (int i = 0; i < n; i++)
 		printf(" %d", (int)pids[i]);
 	printf("\n");
+}
+
+/* Holds the children until stdin closes, then kills and reaps them. */
+static int hold(pid_t *pids, int n)
+{
+	char c;
+
 	fflush(stdout);
 	while (read(0, &c, 1) > 0)
 		;
@@ -71,7 +109,42 @@ static int spawn(int n, int fds, const char *path)
 		kill(pids[i], SIGKILL);
 	for (int i = 0; i < n; i++)
 		waitpid(pids[i], NULL, 0);
+	free(pids);
 	return 0;
+}
+
+/* "ready N PID...". */
+static int spawn(int n, int fds, const char *path)
+{
+	pid_t *pids = calloc((size_t)n, sizeof(*pids));
+
+	if (!pids)
+		return 1;
+	n = fork_children(pids, n, KIND_IDLE, fds, path);
+	printf("ready %d", n);
+	print_pids(pids, n);
+	return hold(pids, n);
+}
+
+/* One line per kind, "idle|busy|held PID...", then "ready N". */
+static int scale(const int counts[3], const char *path)
+{
+	static const char *const names[] = { "idle", "busy", "held" };
+	int total = counts[0] + counts[1] + counts[2], done = 0;
+	pid_t *pids = calloc((size_t)total, sizeof(*pids));
+
+	if (!pids)
+		return 1;
+	for (int k = 0; k < 3; k++) {
+		int n = fork_children(pids + done, counts[k], (enum kind)k, 0,
+			k == KIND_HELD ? path : NULL);
+
+		printf("%s", names[k]);
+		print_pids(pids + done, n);
+		done += n;
+	}
+	printf("ready %d\n", done);
+	return hold(pids, done);
 }
 
 static double cpu_s(void)
@@ -156,6 +229,61 @@ static int fdloop(int rounds, int count, char **pids)
 	return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* "count median p95 max" of n answer times in us, as ms. */
+static void print_ms(uint64_t *us, size_t n)
+{
+	if (n)
+		qsort(us, n, sizeof(*us), cmp_u64);
+	printf(" %zu %.1f %.1f %.1f", n, n ? us[n / 2] / 1e3 : 0, n ? us[n * 95 / 100] / 1e3 : 0,
+		n ? us[n - 1] / 1e3 : 0);
+}
+
+/*
+ * Status asked every 50 ms for seconds: how long the answers took that
+ * came while a poll ran ("poll_running":true) and, for reference, those
+ * that came between polls: "ASKED UNANSWERED" then count, median, 95th
+ * percentile and max in ms of each.
+ */
+static int asks(const char *path, int seconds)
+{
+	struct timespec gap = { 0, 50000000 };
+	uint64_t end = mono_ns() + (uint64_t)seconds * 1000000000;
+	size_t cap = (size_t)seconds * 20 + 1, n[2] = { 0, 0 }, asked = 0, unanswered = 0;
+	uint64_t *us[2] = { calloc(cap, sizeof(uint64_t)), calloc(cap, sizeof(uint64_t)) };
+
+	if (!us[0] || !us[1])
+		return 1;
+	while (mono_ns() < end && asked < cap) {
+		uint64_t t0 = mono_ns();
+		char *text = NULL;
+		int st = 0, during;
+
+		asked++;
+		if (ctl_request(path, MT_CTL_STATUS, NULL, 0, 5000, &st, &text) || st) {
+			unanswered++;
+		} else {
+			during = strstr(text, "\"poll_running\":true") != NULL;
+			us[during][n[during]++] = (mono_ns() - t0) / 1000;
+		}
+		free(text);
+		nanosleep(&gap, NULL);
+	}
+	printf("%zu %zu", asked, unanswered);
+	print_ms(us[1], n[1]);
+	print_ms(us[0], n[0]);
+	printf("\n");
+	free(us[0]);
+	free(us[1]);
+	return 0;
+}
+
 static int status(const char *path)
 {
 	char *text = NULL;
@@ -180,9 +308,16 @@ int main(int argc, char **argv)
 		return refloop(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "fdloop"))
 		return fdloop(atoi(argv[2]), argc - 3, argv + 3);
+	if (argc == 6 && !strcmp(argv[1], "scale")) {
+		int counts[3] = { atoi(argv[2]), atoi(argv[3]), atoi(argv[4]) };
+
+		return scale(counts, argv[5]);
+	}
 	if (argc == 3 && !strcmp(argv[1], "status"))
 		return status(argv[2]);
-	fprintf(stderr, "usage: sampler-bench spawn N [FDS PATH] | refloop ROUNDS |"
-			" fdloop ROUNDS PID... | status CTL\n");
+	if (argc == 4 && !strcmp(argv[1], "asks"))
+		return asks(argv[2], atoi(argv[3]));
+	fprintf(stderr, "usage: sampler-bench spawn N [FDS PATH] | scale IDLE BUSY HELD PATH |"
+			" refloop ROUNDS | fdloop ROUNDS PID... | status CTL | asks CTL SECONDS\n");
 	return 2;
 }
