@@ -16,6 +16,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fileio.h"
 #include "sampler.h"
 
@@ -207,35 +208,45 @@ static void keep_fd(struct gpu_fds *k, const char *name, dev_t rdev)
 	k->rdev[k->kept_count++] = rdev;
 }
 
-/* Every entry: the GPUs are all the GPU files held, not the first. */
+/*
+ * Every entry: the GPUs are all the GPU files held, not the first.  Goes on
+ * from scan->pos (fd numbers in order), into scan->found.
+ */
 static int full_scan(int procfd, pid_t tgid, const struct gpudev_set *gpu, struct gpu_index *gi,
-	struct gpu_fds *k)
+	struct fd_scan *scan, uint64_t until_ns)
 {
 	char path[64];
 	struct dirent *de;
 	struct stat st;
-	size_t seen = 0;
 	DIR *dir;
 	int fd;
 
-	*k = (struct gpu_fds){ .kept_count = 0 };
 	snprintf(path, sizeof(path), "%d/fd", (int)tgid);
 	fd = openat(procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	/* open fds, on kernels 6.2 and later (0 before) */
-	k->fds_open = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+	if (!scan->pos)
+		scan->found.fds_open = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
 	dir = fdopendir(fd);
 	if (!dir) {
 		close(fd);
 		return -errno;
 	}
-	while (seen++ < PROC_FDS_MAX && (de = readdir(dir))) {
-		if (de->d_name[0] == '.' || fstatat(fd, de->d_name, &st, 0) ||
-			!S_ISCHR(st.st_mode) || !gpudev_match(gpu, st.st_rdev))
-			continue;
-		gpu_mask_set(&k->gpus, gpu_index_of(gi, st.st_rdev));
-		keep_fd(k, de->d_name, st.st_rdev);
+	if (scan->pos)
+		seekdir(dir, scan->pos);
+	while (scan->seen < PROC_FDS_MAX && (de = readdir(dir))) {
+		scan->seen++;
+		if (de->d_name[0] != '.' && fstatat(fd, de->d_name, &st, 0) == 0 &&
+			S_ISCHR(st.st_mode) && gpudev_match(gpu, st.st_rdev)) {
+			gpu_mask_set(&scan->found.gpus, gpu_index_of(gi, st.st_rdev));
+			keep_fd(&scan->found, de->d_name, st.st_rdev);
+		}
+		if (clock_mono_ns() >= until_ns) {
+			scan->pos = telldir(dir);
+			closedir(dir);
+			return -EAGAIN;
+		}
 	}
 	closedir(dir);
 	return 0;
@@ -272,24 +283,29 @@ static void put_result(const struct gpu_fds *k, bool *ret_holds, struct gpu_mask
 }
 
 int gpufd_look(int procfd, pid_t tgid, const struct gpudev_set *gpu, struct gpu_index *gi,
-	bool full, struct gpu_fds **kept, bool *ret_holds, struct gpu_mask *ret_gpus)
+	bool full, struct fd_scan *scan, uint64_t until_ns, struct gpu_fds **kept, bool *ret_holds,
+	struct gpu_mask *ret_gpus)
 {
-	struct gpu_fds scan = { .kept_count = 0 };
-	int r;
+	struct gpu_fds found;
+	int r = 0;
 
 	/* nothing held at the last scan: nothing to check, all to read */
-	if (!full && *kept && still_held(procfd, tgid, *kept)) {
+	if (!full && !scan->pos && *kept && still_held(procfd, tgid, *kept)) {
 		put_result(*kept, ret_holds, ret_gpus);
 		return 0;
 	}
-	if (gpu->rules_count && (r = full_scan(procfd, tgid, gpu, gi, &scan)) < 0)
+	if (gpu->rules_count && (r = full_scan(procfd, tgid, gpu, gi, scan, until_ns)) == -EAGAIN)
 		return r;
-	if (!scan.kept_count) {
+	found = scan->found;
+	*scan = (struct fd_scan){ .pos = 0 };
+	if (r < 0)
+		return r;
+	if (!found.kept_count) {
 		gpu_fds_free(kept);
 	} else {
 		if (!*kept && !(*kept = malloc(sizeof(**kept))))
 			return -ENOMEM;
-		**kept = scan;
+		**kept = found;
 	}
 	put_result(*kept, ret_holds, ret_gpus);
 	return 0;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "catalog.h"
 #include "clock.h"
@@ -70,7 +71,7 @@ static void format_row(struct sampler *s, struct proc *p, const struct row_conte
 		flush_batch(s);
 }
 
-/* The rows that are due, from poll.next on; true once all are formatted. */
+/* The rows that are due, from poll.cur on; true once all are formatted. */
 static bool format_rows(struct sampler *s, uint64_t until_ns)
 {
 	struct poll_run *run = &s->poll;
@@ -78,8 +79,8 @@ static bool format_rows(struct sampler *s, uint64_t until_ns)
 		.now_boot_ns = run->now_boot_ns,
 		.catalog = s->catalog };
 
-	for (struct proc *p; (p = run->next);) {
-		run->next = p->list_next;
+	for (struct proc *p; (p = run->cur.next);) {
+		run->cur.next = p->list_next;
 		if (proc_row_due(p, &run->env))
 			format_row(s, p, &ctx);
 		if (clock_mono_ns() >= until_ns)
@@ -149,7 +150,7 @@ static void settle_begin(struct sampler *s)
 {
 	log_probe_state(s);
 	s->poll.phase = POLL_SETTLE;
-	s->poll.next = s->procs.list_head;
+	s->poll.cur = (struct proc_cursor){ .next = s->procs.list_head };
 	next_slice(s);
 }
 
@@ -188,7 +189,7 @@ static void ask_probe(struct sampler *s)
 static void rows_begin(struct sampler *s)
 {
 	s->poll.phase = POLL_ROWS;
-	s->poll.next = s->procs.list_head;
+	s->poll.cur = (struct proc_cursor){ .next = s->procs.list_head };
 	s->poll.batch_rows = 0;
 	s->poll.rows = 0;
 	jbuf_reset(&s->rows);
@@ -215,8 +216,8 @@ static void poll_slice_cb(evutil_socket_t fd, short what, void *arg)
 		return; /* the probe's answer goes on with the poll */
 	case POLL_SETTLE:
 		proc_table_settle(&run->env, s->cfg.onset_window_ms * 1000000, run->now_boot_ns,
-			&run->next, until_ns);
-		if (!run->next)
+			&run->cur, until_ns);
+		if (!run->cur.next)
 			rows_begin(s);
 		break;
 	case POLL_ROWS:
@@ -285,6 +286,7 @@ void sampler_poll_start(struct sampler *s)
 		.page_size = s->page_size,
 		.keep_fds = true,
 		.fds_max = s->nofile,
+		.self_tgid = getpid(),
 	};
 	run->start_mono_ns = clock_mono_ns();
 	run->start_cpu_us = cpu_time_us();

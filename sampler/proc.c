@@ -514,24 +514,30 @@ static bool gpu_look_due(struct proc *p, const struct poll_env *env, bool *ret_f
 {
 	bool periodic;
 
-	if (!env->gpu_possible)
+	/* the sampler holds no GPU file, but one kept /proc fd per process: not worth a scan */
+	if (!env->gpu_possible || p->tgid == env->self_tgid)
 		return false;
 	periodic = !p->fds_looked || proc_idle_slot(p, env);
 	*ret_full = periodic || p->wl.state == WL_GPU_ONSET;
 	return *ret_full || p->wl.state != WL_NO_GPU || (p->probe.valid && p->probe.gpu_ioctls);
 }
 
-static void proc_settle(struct proc *p, const struct poll_env *env, uint64_t onset_window_ns,
-	uint64_t now_boot_ns)
+/* 0, or -EAGAIN: its fd scan stopped at until_ns and goes on in the next slice. */
+static int proc_settle(struct proc *p, const struct poll_env *env, uint64_t onset_window_ns,
+	uint64_t now_boot_ns, struct fd_scan *fds, uint64_t until_ns)
 {
 	struct workload_input in = { 0 };
 	struct workload before = p->wl;
 	bool full;
+	int r;
 
 	detect_framework(p, env, now_boot_ns);
 	if (gpu_look_due(p, env, &full)) {
-		in.fd_scanned = gpufd_look(env->procfd, p->tgid, env->gpu, env->gpu_index, full,
-					&p->gpu_fds, &in.holds_gpu_fd, &in.gpus) == 0;
+		r = gpufd_look(env->procfd, p->tgid, env->gpu, env->gpu_index, full, fds, until_ns,
+			&p->gpu_fds, &in.holds_gpu_fd, &in.gpus);
+		if (r == -EAGAIN)
+			return r;
+		in.fd_scanned = r == 0;
 		if (full)
 			p->fds_looked = true;
 	}
@@ -547,19 +553,21 @@ static void proc_settle(struct proc *p, const struct poll_env *env, uint64_t ons
 	 * and what the probe saw (waiting on a run queue without running, say) */
 	if (p->probe.active || workload_changed(&before, &p->wl))
 		p->idle = false;
+	return 0;
 }
 
 void proc_table_settle(const struct poll_env *env, uint64_t onset_window_ns, uint64_t now_boot_ns,
-	struct proc **next, uint64_t until_ns)
+	struct proc_cursor *cur, uint64_t until_ns)
 {
 	if (env->gpu_possible && env->gen >= env->gpu_index->next_load_gen) {
 		gpu_index_load(env->gpu_index, "/proc/devices", "/sys");
 		env->gpu_index->next_load_gen = env->gen + GPU_INDEX_LOAD_POLLS;
 	}
-	for (struct proc *p; (p = *next);) {
-		*next = p->list_next;
-		if (!p->kthread)
-			proc_settle(p, env, onset_window_ns, now_boot_ns);
+	for (struct proc *p; (p = cur->next);) {
+		if (!p->kthread && proc_settle(p, env, onset_window_ns, now_boot_ns, &cur->fds,
+					   until_ns) == -EAGAIN)
+			return;
+		cur->next = p->list_next;
 		if (clock_mono_ns() >= until_ns)
 			return;
 	}

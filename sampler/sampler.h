@@ -101,15 +101,26 @@ struct gpu_fds {
 	dev_t rdev[GPU_FDS_KEPT];
 };
 
+/* How far a full fd scan went when a slice ended in it. */
+struct fd_scan {
+	long pos;             /* telldir() of /proc/<pid>/fd; 0: from the start */
+	size_t seen;          /* entries looked at, up to PROC_FDS_MAX */
+	struct gpu_fds found; /* what it found so far */
+};
+
 /*
  * The GPU files of tgid.  full: every fd is read.  Otherwise the last scan
  * (*kept) is checked and read again only when it no longer stands: a kept
  * fd closed or on another device, or (6.2+) another number of fds open.
  * So a close is seen at once, a new open at once on 6.2+ and at the next
- * full scan before.  *kept is allocated and freed here.
+ * full scan before.  *kept is allocated and freed here.  A full scan (2 to
+ * 5 us a fd: 65 536 fds take a third of a second) stops at until_ns
+ * (CLOCK_MONOTONIC) with -EAGAIN, and goes on when called again with the
+ * same *scan (zeroed to begin; zeroed again once done).
  */
 int gpufd_look(int procfd, pid_t tgid, const struct gpudev_set *gpu, struct gpu_index *gi,
-	bool full, struct gpu_fds **kept, bool *ret_holds, struct gpu_mask *ret_gpus);
+	bool full, struct fd_scan *scan, uint64_t until_ns, struct gpu_fds **kept, bool *ret_holds,
+	struct gpu_mask *ret_gpus);
 void gpu_fds_free(struct gpu_fds **kept);
 
 /* ---- workload.c: the GPU state machine ---- */
@@ -361,6 +372,7 @@ struct poll_env {
 	bool cpu_clock;                /* the per-process CPU clocks name the processes /proc shows */
 	bool keep_fds;                 /* keep /proc/<pid>/{stat,io} open between polls */
 	uint64_t fds_max;              /* ... while fewer than this minus FDS_SPARE are open */
+	pid_t self_tgid;               /* the sampler: its own (kept) fds are never scanned */
 };
 void proc_table_init(struct proc_table *table);
 void proc_table_clear(struct proc_table *table, struct cgroup_table *cgroups);
@@ -379,12 +391,18 @@ int proc_scan_step(struct proc_table *table, const struct poll_env *env, struct 
 void proc_scan_end(struct proc_scan *scan);
 /* A whole pass at once (the fuzzer's fake /proc). */
 int proc_table_scan(struct proc_table *table, const struct poll_env *env);
+/* Where a pass over the table in slices stands. */
+struct proc_cursor {
+	struct proc *next;  /* the next process; NULL: all done */
+	struct fd_scan fds; /* next's fd scan, when a slice ended in it */
+};
 /*
- * After the probe answered: GPU state and idleness of *next and the
- * processes after it, until until_ns; *next is NULL once all are settled.
+ * After the probe answered: GPU state and idleness of cur->next and the
+ * processes after it, until until_ns (a process's fd scan too goes on in
+ * the next slice); cur->next is NULL once all are settled.
  */
 void proc_table_settle(const struct poll_env *env, uint64_t onset_window_ns, uint64_t now_boot_ns,
-	struct proc **next, uint64_t until_ns);
+	struct proc_cursor *cur, uint64_t until_ns);
 /*
  * Whether this poll writes a row for p: a busy process every poll, an idle
  * one once every idle_every polls, at the polls of its own slot.
@@ -434,7 +452,7 @@ struct poll_run {
 	enum poll_phase phase;
 	struct poll_env env;
 	struct proc_scan scan;
-	struct proc *next;             /* the next process to settle or format */
+	struct proc_cursor cur;        /* the next process to settle or format */
 	uint64_t now_boot_ns;          /* the boot clock once /proc was read */
 	uint64_t start_mono_ns, start_cpu_us;
 	uint32_t batch_rows;           /* rows in sampler.rows, not spooled yet */

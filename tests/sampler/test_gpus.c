@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -228,12 +229,14 @@ static void look(struct gpu_index *gi, pid_t pid, const char *spec, bool full,
 	struct gpu_fds **kept, bool *holds, struct gpu_mask *m)
 {
 	struct gpudev_set set;
+	struct fd_scan scan = { .pos = 0 };
 	char err[256];
 	int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	ck_assert_int_ge(procfd, 0);
 	ck_assert_int_eq(gpudev_resolve(spec, "/proc/devices", &set, err, sizeof(err)), 0);
-	ck_assert_int_eq(gpufd_look(procfd, pid, &set, gi, full, kept, holds, m), 0);
+	ck_assert_int_eq(
+		gpufd_look(procfd, pid, &set, gi, full, &scan, UINT64_MAX, kept, holds, m), 0);
 	close(procfd);
 }
 
@@ -299,6 +302,54 @@ START_TEST(look_child_fds)
 }
 END_TEST
 
+/*
+ * A full scan cut at every entry (its deadline long past) goes on where it
+ * stopped: over a child's 300 fds of /dev/null, then /dev/random (1:8, GPU
+ * 8 here), it finds GPU 8 after looking at each fd once.
+ */
+START_TEST(look_sliced)
+{
+	struct gpudev_set set;
+	struct gpu_index gi;
+	struct gpu_fds *kept = NULL;
+	struct fd_scan scan = { .pos = 0 };
+	struct gpu_mask m;
+	char err[256], c;
+	int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC), ready[2], r, cuts = 0;
+	bool holds = false;
+	pid_t pid;
+
+	ck_assert_int_ge(procfd, 0);
+	ck_assert_int_eq(pipe(ready), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		for (int i = 0; i < 300; i++)
+			if (open("/dev/null", O_RDONLY) < 0)
+				_exit(1);
+		if (open("/dev/random", O_RDONLY) < 0 || write(ready[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	load(&gi, "Character devices:\n  1 nvidia\n");
+	ck_assert_int_eq(gpudev_resolve("1:8", "/proc/devices", &set, err, sizeof(err)), 0);
+	while ((r = gpufd_look(procfd, pid, &set, &gi, true, &scan, 0, &kept, &holds, &m)) ==
+		-EAGAIN)
+		cuts++;
+	ck_assert_int_eq(r, 0);
+	ck_assert(holds && only(&m, 8, -1) && kept && kept->kept_count == 1);
+	ck_assert_int_ge(cuts, 300); /* one fd a call, each looked at once */
+	ck_assert_int_le(cuts, kept->fd[0] + 3);
+	ck_assert_int_eq(scan.pos, 0);
+	gpu_fds_free(&kept);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(procfd);
+}
+END_TEST
+
 START_TEST(mask_bounds)
 {
 	struct gpu_mask m = { { 0 } };
@@ -322,6 +373,7 @@ int main(void)
 	tcase_add_test(tc, drm_by_pci_order);
 	tcase_add_test(tc, no_sysfs);
 	tcase_add_test(tc, look_child_fds);
+	tcase_add_test(tc, look_sliced);
 	tcase_add_test(tc, mask_bounds);
 	suite_add_tcase(s, tc);
 	return tl_run(s);

@@ -65,7 +65,7 @@ START_TEST(sliced_scan)
 		.idle_every = 15, .tick_ns = 10000000, .page_size = 4096, .first_poll = true
 	};
 	struct proc_table table;
-	struct proc *next;
+	struct proc_cursor cur;
 	size_t settled = 0;
 
 	ck_assert_ptr_nonnull(mkdtemp(root));
@@ -92,9 +92,9 @@ START_TEST(sliced_scan)
 	for (pid_t tgid = 100; tgid < 100 + FAKE_PROCS; tgid++)
 		ck_assert(!proc_table_find(&table, tgid) == ((tgid - 100) % 3 == 0));
 
-	next = table.list_head;
-	while (next) {
-		proc_table_settle(&env, 0, 0, &next, 0);
+	cur = (struct proc_cursor){ .next = table.list_head };
+	while (cur.next) {
+		proc_table_settle(&env, 0, 0, &cur, 0);
 		settled++;
 	}
 	ck_assert_uint_eq(settled, table.count);
