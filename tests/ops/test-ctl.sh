@@ -71,8 +71,9 @@ check "the writer is still on the old zstd_level (5)" \
 	[ "$(ops_field croft-writer .status.compression.level)" = 5 ]
 printf '[sampler]\npoll_interval = 500ms\n\n[writer]\nzstd_level = 7\n' >"$C"
 check "croftctl reload of a good file exits 0" quiet ctl reload
+# A reload that comes while a poll runs takes effect when that poll ends.
 check "the sampler took the new poll_interval (500 ms)" \
-	[ "$(ops_field croft-sampler .status.poll_interval_ms)" = 500 ]
+	wait_for '[ "$(ops_field croft-sampler .status.poll_interval_ms)" = 500 ]' 10
 check "the writer took the new zstd_level (7)" \
 	[ "$(ops_field croft-writer .status.compression.level)" = 7 ]
 

@@ -88,11 +88,15 @@ wait_for "ops_up croft-sampler && ops_up croft-probe" 60
 check "the bundle's croft run has all three daemons up" [ "$(ctl status --json | jq .all_up)" = true ]
 loop=$("$B/bench/probe-bench" ioctl 200000 /dev/null 2 & echo "pid $!"; wait)
 pid=$(sed -n 's/^pid //p' <<<"$loop") made=$(awk 'NF == 2 && $1 != "pid" { print $2 }' <<<"$loop")
-sleep 1.5
-ops_stop
-counted=$(python3 -c 'import json, sys
+counted() {
+	python3 -c 'import json, sys
 print(sum(r.get("ioctl_count", 0) for r in map(json.loads, open(sys.argv[1])) if r["tgid"] == int(sys.argv[2])))' \
-	"$D/croft-dataset.jsonl" "$pid")
+		"$D/croft-dataset.jsonl" "$pid"
+}
+# the loop's last row comes at the first poll after it ended
+wait_for '[ "$(counted)" = "$made" ]' 30
+ops_stop
+counted=$(counted)
 check "croft run exits 0 on SIGINT" [ "$RUN_RC" = 0 ]
 check "croft counted the bundled loop's ioctls: $counted of $made" [ "$counted" = "$made" ]
 finish
