@@ -32,16 +32,12 @@ struct collector {
 	struct collector_stats stats;
 	uint64_t delivered[PROBE_GENS][PROBE_EV_SLOTS]; /* read, not yet settled */
 	uint64_t last_flip_boot_ns;
-	uint8_t *keys, *vals;    /* batch buffers, buf_entries each */
+	uint8_t *keys, *vals; /* batch buffers, buf_entries of the largest concern's each */
 	uint32_t buf_entries;
 };
 
-typedef void (*drain_fn)(struct collector *col, const void *key, const uint8_t *vals);
-
-static size_t round8(size_t n)
-{
-	return (n + 7) & ~(size_t)7;
-}
+/* The wire has room for every drop reason (the rest are sent as 0). */
+_Static_assert(PROBE_DROP_REASONS <= PROBE_WIRE_DROPS, "a drop reason has no room on the wire");
 
 static int add_exit(struct collector *col, const struct probe_event *e)
 {
@@ -86,24 +82,37 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+/* Batch buffers for the largest map, key and value of the counted concerns. */
+static int buffers_new(struct collector *col)
+{
+	size_t key_max = 0, val_max = 0;
+
+	for (int c = 0; c < CONCERNS; c++) {
+		if (!concerns[c].add)
+			continue;
+		if ((uint32_t)loader_map_max(col->objs, c) > col->buf_entries)
+			col->buf_entries = (uint32_t)loader_map_max(col->objs, c);
+		if (concerns[c].key_size > key_max)
+			key_max = concerns[c].key_size;
+		if (percpu_stride(concerns[c].val_size) > val_max)
+			val_max = percpu_stride(concerns[c].val_size);
+	}
+	col->keys = calloc(col->buf_entries, key_max);
+	col->vals = calloc(col->buf_entries, val_max * (size_t)col->objs->ncpus);
+	return col->keys && col->vals ? 0 : -ENOMEM;
+}
+
 int collector_new(struct probe_objs *objs, struct collector **ret_collector)
 {
 	struct collector *col = calloc(1, sizeof(*col));
-	uint32_t most = 0;
 
 	if (!col)
 		return -ENOMEM;
 	col->objs = objs;
 	col->starts.limit = PROBE_STARTS_MAX;
 	col->index.limit = PROBE_STARTS_MAX;
-	for (int c = 0; c < CONCERNS; c++)
-		if ((uint32_t)loader_map_max(objs, c) > most)
-			most = (uint32_t)loader_map_max(objs, c);
-	col->buf_entries = most;
-	col->keys = calloc(most, 8);
-	col->vals = calloc(most, round8(sizeof(struct probe_sched_val)) * (size_t)objs->ncpus);
 	col->rb = ring_buffer__new(loader_events_fd(objs), on_event, col, NULL);
-	if (!col->keys || !col->vals || !col->rb) {
+	if (buffers_new(col) < 0 || !col->rb) {
 		collector_free(col);
 		return -ENOMEM;
 	}
@@ -144,8 +153,7 @@ const struct collector_stats *collector_stats(const struct collector *col)
 	return &col->stats;
 }
 
-/* The answer's record for tgid, made on first use; NULL when out of memory. */
-static struct answer_proc *proc_of(struct collector *col, uint32_t tgid)
+struct answer_proc *collector_proc(struct collector *col, uint32_t tgid)
 {
 	struct answer *ans = &col->ans;
 	uint64_t *idx = tgidmap_get(&col->index, tgid);
@@ -170,72 +178,10 @@ static struct answer_proc *proc_of(struct collector *col, uint32_t tgid)
 	return p;
 }
 
-static void add_syscall(struct collector *col, const void *key, const uint8_t *vals)
-{
-	const struct probe_syscall_key *k = key;
-	struct answer_proc *p;
-	struct probe_syscall *s;
-	uint64_t sum = 0;
-
-	for (int cpu = 0; cpu < col->objs->ncpus; cpu++)
-		sum += ((const uint64_t *)vals)[cpu];
-	if (!sum || !(p = proc_of(col, k->tgid)) || p->rec.syscalls_count >= PROBE_PROC_SYSCALLS_MAX)
-		return;
-	if (p->rec.syscalls_count == p->syscalls_cap) {
-		uint32_t cap = p->syscalls_cap ? p->syscalls_cap * 2 : 16;
-
-		if (!(s = realloc(p->syscalls, cap * sizeof(*s))))
-			return;
-		p->syscalls = s;
-		p->syscalls_cap = cap;
-	}
-	p->syscalls[p->rec.syscalls_count++] = (struct probe_syscall){.nr = k->nr, .count = sum};
-}
-
-static void add_ioctl(struct collector *col, const void *key, const uint8_t *vals)
-{
-	struct answer_proc *p = proc_of(col, *(const uint32_t *)key);
-	size_t stride = round8(sizeof(struct probe_ioctl_val));
-
-	for (int cpu = 0; p && cpu < col->objs->ncpus; cpu++) {
-		const struct probe_ioctl_val *v = (const void *)(vals + cpu * stride);
-
-		p->rec.gpu_ioctls += v->count;
-		if (v->last_boot_ns > p->rec.last_gpu_ioctl_boot_ns)
-			p->rec.last_gpu_ioctl_boot_ns = v->last_boot_ns;
-	}
-}
-
-static void add_sched(struct collector *col, const void *key, const uint8_t *vals)
-{
-	struct answer_proc *p = proc_of(col, *(const uint32_t *)key);
-	size_t stride = round8(sizeof(struct probe_sched_val));
-
-	for (int cpu = 0; p && cpu < col->objs->ncpus; cpu++) {
-		const struct probe_sched_val *v = (const void *)(vals + cpu * stride);
-
-		p->rec.ctx_voluntary += v->voluntary;
-		p->rec.ctx_involuntary += v->involuntary;
-		p->rec.runqueue_ns += v->runqueue_ns;
-	}
-}
-
-static void add_net(struct collector *col, const void *key, const uint8_t *vals)
-{
-	struct answer_proc *p = proc_of(col, *(const uint32_t *)key);
-	size_t stride = round8(sizeof(struct probe_net_val));
-
-	for (int cpu = 0; p && cpu < col->objs->ncpus; cpu++) {
-		const struct probe_net_val *v = (const void *)(vals + cpu * stride);
-
-		p->rec.net_rx_bytes += v->rx_bytes;
-		p->rec.net_tx_bytes += v->tx_bytes;
-	}
-}
-
 /* Kernels without batch ops (before 5.6): walk the keys, then read and delete each. */
-static int drain_slow(struct collector *col, int fd, size_t key_size, drain_fn fn)
+static int drain_slow(struct collector *col, int fd, const struct concern *c)
 {
+	size_t key_size = c->key_size;
 	uint32_t n = 0;
 	uint8_t *prev = NULL;
 
@@ -248,17 +194,17 @@ static int drain_slow(struct collector *col, int fd, size_t key_size, drain_fn f
 		const uint8_t *key = col->keys + (size_t)i * key_size;
 
 		if (bpf_map_lookup_elem(fd, key, col->vals) == 0)
-			fn(col, key, col->vals);
+			c->add(col, key, col->vals, col->objs->ncpus);
 		bpf_map_delete_elem(fd, key);
 	}
 	return (int)n;
 }
 
 /* Reads and deletes every entry of a quiescent map; returns the entries read. */
-static int drain_map(struct collector *col, int fd, size_t key_size, size_t val_size, drain_fn fn)
+static int drain_map(struct collector *col, int fd, const struct concern *c)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	size_t stride = round8(val_size) * (size_t)col->objs->ncpus;
+	size_t stride = percpu_stride(c->val_size) * (size_t)col->objs->ncpus;
 	uint64_t in_batch = 0, out_batch = 0;
 	bool first = true;
 	int total = 0, r;
@@ -270,9 +216,10 @@ static int drain_map(struct collector *col, int fd, size_t key_size, size_t val_
 			col->keys, col->vals, &count, &opts);
 		r = r < 0 ? -errno : 0;
 		if (r < 0 && r != -ENOENT && first && count == 0)
-			return drain_slow(col, fd, key_size, fn);
+			return drain_slow(col, fd, c);
 		for (uint32_t i = 0; i < count; i++)
-			fn(col, col->keys + i * key_size, col->vals + i * stride);
+			c->add(col, col->keys + i * c->key_size, col->vals + i * stride,
+				col->objs->ncpus);
 		total += (int)count;
 		if (r < 0)
 			return r == -ENOENT ? total : r;
@@ -398,15 +345,6 @@ static void take_exits(struct collector *col)
 
 int collector_answer(struct collector *col, bool first, const struct answer **ret_answer)
 {
-	static const struct {
-		size_t key_size, val_size;
-		drain_fn fn;
-	} concerns[CONCERNS] = {
-		[CONCERN_SYSCALLS] = {sizeof(struct probe_syscall_key), sizeof(uint64_t), add_syscall},
-		[CONCERN_IOCTL] = {sizeof(uint32_t), sizeof(struct probe_ioctl_val), add_ioctl},
-		[CONCERN_SCHED] = {sizeof(uint32_t), sizeof(struct probe_sched_val), add_sched},
-		[CONCERN_NET] = {sizeof(uint32_t), sizeof(struct probe_net_val), add_net},
-	};
 	uint64_t began = clock_mono_ns(), until;
 	uint32_t old;
 	int r;
@@ -429,13 +367,12 @@ int collector_answer(struct collector *col, bool first, const struct answer **re
 
 		if (fd < 0)
 			continue;
-		r = drain_map(col, fd, concerns[c].key_size, concerns[c].val_size, concerns[c].fn);
+		r = drain_map(col, fd, &concerns[c]);
 		col->stats.entries_last[c] = r < 0 ? 0 : (size_t)r;
 		if (loader_clear_full(col->objs, c, old))
 			col->stats.full_answers[c]++;
 		if (r < 0)
-			log_warnx("reading %s map: %s", c == CONCERN_SYSCALLS ? "syscalls" : "counter",
-				strerror(-r));
+			log_warnx("reading %s map: %s", concerns[c].name, strerror(-r));
 	}
 	finish_procs(col);
 	finish_end(col, first, until);

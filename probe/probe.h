@@ -1,8 +1,9 @@
 /*
  * probe.h: the structs and map sizes croft-probe's eBPF programs and its
  * loader share (kernel <-> croft-probe only; the wire structs towards the
- * sampler are in probe_proto.h, and collect.c alone converts).  Included by
- * the probe/ .bpf.c files (kernel, after vmlinux.h) and by the root-started loader.
+ * sampler are in probe_proto.h; collect.c and concerns.c's adds convert).
+ * Included by the probe/ .bpf.c files (kernel, after vmlinux.h) and by the
+ * root-started loader.
  */
 #ifndef CROFT_PROBE_H
 #define CROFT_PROBE_H
@@ -23,7 +24,10 @@
  */
 #define PROBE_GENS              2
 
-/* Why something was not counted: one per-CPU counter per reason per object. */
+/*
+ * Why something was not counted: one per-CPU counter per reason per object;
+ * the concern whose programs count a reason names it (concerns.c).
+ */
 enum probe_drop {
 	PROBE_DROP_SYSCALL_MAP_FULL = 0,
 	PROBE_DROP_IOCTL_MAP_FULL = 1,

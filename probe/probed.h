@@ -1,9 +1,9 @@
 /*
- * probed.h: croft-probe's map: the loaded objects, the collector that turns
- * a map generation into an answer, the probe.sock server and the status
- * reply, with every function grouped by its file.  croft-probe only (root
- * until priv_drop, then the croft user with no capabilities, or CAP_BPF
- * alone where the kernel gates every bpf() call).
+ * probed.h: croft-probe's map: the loaded objects, the table of concerns,
+ * the collector that turns a map generation into an answer, the probe.sock
+ * server and the status reply, with every function grouped by its file.
+ * croft-probe only (root until priv_drop, then the croft user with no
+ * capabilities, or CAP_BPF alone where the kernel gates every bpf() call).
  */
 #ifndef CROFT_PROBED_H
 #define CROFT_PROBED_H
@@ -26,6 +26,8 @@ struct sched_bpf;
 struct net_bpf;
 struct proc_bpf;
 struct ring_buffer;
+struct bpf_object;
+struct bpf_map;
 
 #define PROBE_NAME              "croft-probe"
 #define PROBE_SOCKET_NAME       "probe.sock"
@@ -35,11 +37,15 @@ struct ring_buffer;
 #define PROBE_PEER_QUEUE_MAX    (64u << 20) /* bytes queued towards one peer */
 #define PROBE_STARTS_MAX        (1u << 20) /* tgids whose start time we remember */
 
-/* The counted concerns, each with two generations of maps. */
+/*
+ * croft-probe's concerns, one eBPF object each; concerns[] (concerns.c)
+ * says the rest.  Those that count per tgid have two generations of maps.
+ */
 enum probe_concern {
 	CONCERN_SYSCALLS,
 	CONCERN_IOCTL,
 	CONCERN_SCHED,
+	CONCERN_PROC, /* fork/exec/exit events: a ring buffer, no counted maps */
 	CONCERN_NET,
 	CONCERNS,
 };
@@ -79,6 +85,53 @@ struct probe_objs {
 	int sync_inner_fd;
 	uint32_t map_entries;      /* per-generation map size override, 0: probe.h sizes */
 };
+
+/* What probe.bpf.h gives every object; all NULL while it is not loaded. */
+struct concern_skel {
+	struct bpf_object *obj;
+	volatile uint32_t *gen;      /* the generation its programs write */
+	volatile uint32_t *map_full; /* [PROBE_GENS]: an insert found that generation full */
+	const struct bpf_map *drops; /* per-CPU counters by enum probe_drop */
+};
+
+#define CONCERN_DROPS_MAX 2
+
+struct concern_drop {
+	enum probe_drop reason; /* 0 with name NULL: none */
+	const char *name;       /* its key in status's drops */
+};
+
+struct collector;
+/* Adds one entry of a drained map (vals: ncpus values, percpu_stride apart) to the answer. */
+typedef void (*concern_add_fn)(
+	struct collector *col, const void *key, const uint8_t *vals, int ncpus);
+
+/*
+ * One concern.  Its counted maps are <name>_0 and <name>_1, per-CPU hashes
+ * whose key starts with the tgid; name is also its key in status's
+ * programs, maps and fallbacks and in the log.
+ */
+struct concern {
+	const char *name;
+	size_t key_size, val_size; /* of a counted map (val_size: one CPU's value) */
+	concern_add_fn add;        /* NULL: no counted maps */
+	struct concern_drop drops[CONCERN_DROPS_MAX]; /* what its programs count as not counted */
+	/* the variant its programs run as (status's programs), NULL: not loaded */
+	const char *(*variant)(const struct probe_plan *plan);
+	struct concern_skel (*skel)(const struct probe_objs *objs);
+	void (*destroy)(struct probe_objs *objs); /* NULL-safe; leaves its object NULL */
+};
+
+/* libbpf lays out per-CPU values 8-byte aligned. */
+static inline size_t percpu_stride(size_t val_size)
+{
+	return (val_size + 7) & ~(size_t)7;
+}
+
+/* concerns.c */
+extern const struct concern concerns[CONCERNS];
+/* The status name of reason (every reason has one). */
+const char *concern_drop_name(enum probe_drop reason);
 
 /* features.c: as root, before loading anything. */
 /* Probes the kernel; -EINVAL (err says why) for a bad CROFT_PROBE_NET. */
@@ -146,13 +199,14 @@ struct answer {
 	struct probe_end end;
 };
 
-struct collector;
 int collector_new(struct probe_objs *objs, struct collector **ret_collector);
 void collector_free(struct collector *col);
 /* Drains events, flips the generation, reads and empties the old one. */
 int collector_answer(struct collector *col, bool first, const struct answer **ret_answer);
 /* Drains events only (between answers, so the ring buffer never fills). */
 void collector_drain(struct collector *col);
+/* The answer's record for tgid, made on first use; NULL when out of memory. */
+struct answer_proc *collector_proc(struct collector *col, uint32_t tgid);
 /* Boot ns of the last flip: when the last answer was taken (or discarded). */
 uint64_t collector_last_flip(const struct collector *col);
 /* One event kind since start, settled at each answer: seen == delivered + dropped. */

@@ -20,30 +20,15 @@
 #include "msg.h"
 #include "probed.h"
 
-static const char *const drop_names[PROBE_DROP_REASONS] = {
-	[PROBE_DROP_SYSCALL_MAP_FULL] = "syscall_map_full",
-	[PROBE_DROP_IOCTL_MAP_FULL] = "ioctl_map_full",
-	[PROBE_DROP_SCHED_MAP_FULL] = "sched_map_full",
-	[PROBE_DROP_RUNQ_MAP_FULL] = "runq_map_full",
-	[PROBE_DROP_NET_MAP_FULL] = "net_map_full",
-	[PROBE_DROP_EVENTS_FULL] = "ringbuf_full",
-};
-
-static const char *const concern_names[CONCERNS] = {"syscalls", "ioctl", "sched", "net"};
-
 static json_t *programs_json(const struct probe_objs *objs)
 {
 	json_t *progs = json_object();
-	const char *v = loader_variant(objs);
-	const char *net =
-		objs->plan.net == NET_TRACEPOINT ? v : features_net_source(objs->plan.net);
 
-	json_object_set_new(progs, "syscalls", json_string(v));
-	json_object_set_new(progs, "ioctl", json_string(v));
-	json_object_set_new(
-		progs, "sched", json_string(objs->plan.sched_walk ? "tp_btf" : "raw_tp"));
-	json_object_set_new(progs, "proc", json_string(v));
-	json_object_set_new(progs, "net", net ? json_string(net) : json_null());
+	for (int c = 0; c < CONCERNS; c++) {
+		const char *v = concerns[c].variant(&objs->plan);
+
+		json_object_set_new(progs, concerns[c].name, v ? json_string(v) : json_null());
+	}
 	return progs;
 }
 
@@ -55,7 +40,7 @@ static json_t *fallbacks_json(const struct probe_plan *plan)
 	for (int i = 0; i <= PLAN_ALL; i++)
 		if (plan->why[i][0])
 			json_object_set_new(fallbacks,
-				i == PLAN_ALL ? "programs" : concern_names[i],
+				i == PLAN_ALL ? "programs" : concerns[i].name,
 				json_string(plan->why[i]));
 	return fallbacks;
 }
@@ -75,7 +60,7 @@ static json_t *maps_json(const struct probe_state *st, const struct collector_st
 		int max = loader_map_max(st->objs, c);
 
 		if (max > 0)
-			json_object_set_new(maps, concern_names[c], json_pack("{s:I, s:I, s:I}",
+			json_object_set_new(maps, concerns[c].name, json_pack("{s:I, s:I, s:I}",
 				"entries_last_answer", (json_int_t)cs->entries_last[c],
 				"max_entries", (json_int_t)max,
 				"full_answers", (json_int_t)cs->full_answers[c]));
@@ -92,7 +77,7 @@ static json_t *drops_json(const struct probe_state *st, const struct collector_s
 	if (loader_drops(st->objs, now) == 0)
 		src = now;
 	for (int r = 0; r < PROBE_DROP_REASONS; r++)
-		json_object_set_new(drops, drop_names[r], json_integer((json_int_t)src[r]));
+		json_object_set_new(drops, concern_drop_name(r), json_integer((json_int_t)src[r]));
 	json_object_set_new(drops, "exit_queue_full", json_integer((json_int_t)cs->exits_unqueued));
 	return drops;
 }

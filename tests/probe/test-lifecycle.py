@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 from probetest import Probe, Tap, drain, require_bpf, wait_for
-from probeclient import MT_HELLO, MT_PROBE_POLL, packet
+from probeclient import DROPS, MT_HELLO, MT_PROBE_POLL, packet
 
 STRANGER_UID = 48123  # no passwd entry: neither root nor the croft user
 
@@ -166,6 +166,15 @@ def test_kill(tap, probe, work, before):
     tap.ok(not (ids & live_prog_ids()), 'SIGTERM: nothing of croft stays attached')
 
 
+def test_names(tap, probe):
+    st = probe.status()
+    counted = ['syscalls', 'ioctl', 'sched'] + (['net'] if st['net']['available'] else [])
+    tap.ok(list(st['programs']) == ['syscalls', 'ioctl', 'sched', 'proc', 'net'] and
+           list(st['maps']) == counted and list(st['drops']) == DROPS + ['exit_queue_full'],
+           'status names every program, counted map and drop reason (the wire\'s order)',
+           json.dumps([st['programs'], st['maps'], st['drops']]))
+
+
 def test_drops(tap, probe_bin, work):
     probe = Probe(probe_bin, args=['--map-entries', '4'])
     try:
@@ -177,6 +186,10 @@ def test_drops(tap, probe_bin, work):
                json.dumps(drops))
         tap.ok(answers[-1]['end']['drops_total']['syscall_map_full'] > 0,
                'tiny maps: drops sent with the answers')
+        sent = answers[-1]['end']['drops_total']
+        tap.ok(all(drops[r] >= sent[r] for r in DROPS),
+               'tiny maps: status counts each reason the answers sent, under its name',
+               json.dumps([drops, sent]))
         tap.ok(probe.proc.poll() is None and c.poll()['end']['seq'] > len(answers),
                'tiny maps: croft-probe keeps answering')
     finally:
@@ -191,6 +204,7 @@ def main():
     probe = Probe(probe_bin)
     try:
         test_peers(tap, probe)
+        test_names(tap, probe)
         test_caps(tap, probe)
         test_kill(tap, probe, work, before)
     finally:
