@@ -107,9 +107,9 @@ typedef void (*concern_add_fn)(
 	struct collector *col, const void *key, const uint8_t *vals, int ncpus);
 
 /*
- * One concern.  Its counted maps are <name>_0 and <name>_1, per-CPU hashes
- * whose key starts with the tgid; name is also its key in status's
- * programs, maps and fallbacks and in the log.
+ * One concern.  Its counted maps are the per-CPU hashes <name>_0 and
+ * <name>_1; name is also its key in status's programs, maps and fallbacks
+ * and in the log.
  */
 struct concern {
 	const char *name;
