@@ -211,6 +211,39 @@ static void net_sections(const struct probe_plan *plan, const char *ret_sections
 	ret_sections[1] = plan->net_inet6 ? by_source[plan->net][1] : NULL;
 }
 
+static struct bpf_map *concern_map(const struct probe_objs *objs, enum probe_concern concern,
+	uint32_t g)
+{
+	struct bpf_object *obj = concerns[concern].skel(objs).obj;
+	char name[32];
+
+	if (!obj || !concerns[concern].add)
+		return NULL;
+	snprintf(name, sizeof(name), "%s_%u", concerns[concern].name, g);
+	return bpf_object__find_map_by_name(obj, name);
+}
+
+/* collect.c's buffers and the adds rely on each counted map being what concerns[] says. */
+static int check_counted_maps(const struct probe_objs *objs, char *ret_why, size_t why_len)
+{
+	for (int c = 0; c < CONCERNS; c++) {
+		if (!concerns[c].add || !concerns[c].skel(objs).obj)
+			continue;
+		for (uint32_t g = 0; g < PROBE_GENS; g++) {
+			const struct bpf_map *map = concern_map(objs, c, g);
+
+			if (!map || bpf_map__key_size(map) != concerns[c].key_size ||
+				bpf_map__value_size(map) != concerns[c].val_size) {
+				snprintf(ret_why, why_len,
+					"%s_%u: missing, or not the key and value concerns.c reads",
+					concerns[c].name, g);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
 /* One line per fallback, a warning where fields are left out. */
 static void log_plan(const struct probe_plan *plan)
 {
@@ -229,6 +262,7 @@ static void log_plan(const struct probe_plan *plan)
 int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t err_len)
 {
 	const char *what = "", *net[3];
+	char why[96];
 	int r;
 
 	memset(objs, 0, sizeof(*objs));
@@ -248,6 +282,9 @@ int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t
 	net_sections(&objs->plan, net);
 	if (net[0])
 		OPEN_LOAD(objs, net, net_bpf, net, what);
+	what = why;
+	if ((r = check_counted_maps(objs, why, sizeof(why))) < 0)
+		goto fail;
 	r = sync_maps_new(objs);
 	if (r < 0) {
 		what = "generation sync map";
@@ -306,18 +343,6 @@ int loader_flip(struct probe_objs *objs)
 		return -errno;
 	objs->gen = next;
 	return 0;
-}
-
-static struct bpf_map *concern_map(const struct probe_objs *objs, enum probe_concern concern,
-	uint32_t g)
-{
-	struct bpf_object *obj = concerns[concern].skel(objs).obj;
-	char name[32];
-
-	if (!obj || !concerns[concern].add)
-		return NULL;
-	snprintf(name, sizeof(name), "%s_%u", concerns[concern].name, g);
-	return bpf_object__find_map_by_name(obj, name);
 }
 
 int loader_map_fd(const struct probe_objs *objs, enum probe_concern concern, uint32_t g)
