@@ -1,8 +1,9 @@
 /*
- * row.c: formats one finished row (one JSON line) per process per poll,
- * keys in the README's order.  Strings from /proc are untrusted: invalid
- * UTF-8 becomes U+FFFD plus a "<field>_b64" copy of the raw bytes, control
- * bytes are escaped, so every row is one valid line.  croft-sampler.
+ * row.c: formats one finished row (one JSON line) per process per poll:
+ * each field's value for the walk of the row's table (common/rowdef.h).
+ * Strings from /proc are untrusted: invalid UTF-8 becomes U+FFFD plus a
+ * "<field>_b64" copy of the raw bytes, control bytes are escaped, so every
+ * row is one valid line.  croft-sampler.
  */
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "rowdef.h"
 #include "sampler.h"
 
 void jbuf_reset(struct jbuf *b)
@@ -186,11 +188,10 @@ static void put_base64(struct jbuf *b, const unsigned char *s, size_t len)
 	}
 }
 
-void jbuf_string_field(struct jbuf *b, const char *key, const char *text, size_t len)
+/* "text", and ,"key_b64":"..." after it when text is not valid UTF-8. */
+static void string_value(struct jbuf *b, const char *key, const char *text, size_t len)
 {
 	put(b, "\"");
-	put(b, key);
-	put(b, "\":\"");
 	if (!put_escaped(b, text, len)) {
 		put(b, "\",\"");
 		put(b, key);
@@ -200,184 +201,210 @@ void jbuf_string_field(struct jbuf *b, const char *key, const char *text, size_t
 	put(b, "\"");
 }
 
-static void num_field(struct jbuf *b, const char *key, double v, bool comma)
+/* One process's row at this poll, as row_write() asks for it. */
+struct row_source {
+	struct jbuf *b;
+	const struct proc *p;
+	const struct row_context *ctx;
+};
+
+static void sink_put(void *arg, const char *s, size_t n)
 {
-	if (comma)
-		put(b, ",");
-	put(b, "\"");
-	put(b, key);
-	put(b, "\":");
-	jbuf_double(b, v);
+	jbuf_put(((struct row_source *)arg)->b, s, n);
 }
 
-static void int_field(struct jbuf *b, const char *key, uint64_t v, bool comma)
+static void sink_int(void *arg, uint64_t v)
 {
-	if (comma)
-		put(b, ",");
-	put(b, "\"");
-	put(b, key);
-	put(b, "\":");
-	jbuf_u64(b, v);
+	jbuf_u64(((struct row_source *)arg)->b, v);
 }
 
-static void format_process(struct jbuf *b, const struct proc *p, const struct row_context *ctx)
+static void sink_float(void *arg, double v)
 {
-	put(b, ",\"process\":{");
-	jbuf_string_field(b, "comm", p->comm ? p->comm : "", p->comm_len);
-	if (p->exe) {
-		put(b, ",");
-		jbuf_string_field(b, "exe", p->exe, p->exe_len);
-	}
-	if (p->cg && p->cg->path) {
-		put(b, ",");
-		jbuf_string_field(b, "cgroup", p->cg->path, p->cg->path_len);
-		if (p->cg->container_id[0]) {
-			put(b, ",");
-			jbuf_string_field(b, "container_id", p->cg->container_id,
-				strlen(p->cg->container_id));
-		}
-	}
-	if (p->cwd) {
-		put(b, ",");
-		jbuf_string_field(b, "cwd", p->cwd, p->cwd_len);
-	}
-	if (ctx->catalog && p->framework < ctx->catalog->entries_count) {
-		const char *name = ctx->catalog->entries[p->framework].name;
-
-		put(b, ",");
-		jbuf_string_field(b, "framework", name, strlen(name));
-	}
-	put(b, "}");
+	jbuf_double(((struct row_source *)arg)->b, v);
 }
 
-static void format_gpu(struct jbuf *b, const struct proc *p, const struct row_context *ctx)
+static void sink_string(void *arg, enum row_field f, const char *s, size_t len)
 {
-	put(b, ",\"workload\":\"");
-	put(b, workload_name(p->wl.state));
-	put(b, "\"");
-	if (!p->probe.valid || p->wl.state == WL_NO_GPU)
-		return;
-	int_field(b, "ioctl_count", p->probe.gpu_ioctls, true);
-	if (p->probe.last_gpu_ioctl_boot_ns && ctx->now_boot_ns >= p->probe.last_gpu_ioctl_boot_ns)
-		int_field(b, "since_last_gpu_ioctl_ms",
-			(ctx->now_boot_ns - p->probe.last_gpu_ioctl_boot_ns) / 1000000, true);
+	string_value(((struct row_source *)arg)->b, row_fields[f].name, s, len);
 }
 
-/* The GPUs held, sorted; [] when the GPU files held name none (nvidiactl, kfd). */
-static void format_gpus(struct jbuf *b, const struct workload *wl)
+static bool str_value(struct row_value *v, const char *s, size_t len)
 {
-	bool first = true;
+	v->str = s;
+	v->str_len = len;
+	return s != NULL;
+}
 
-	if (wl->state == WL_NO_GPU || !wl->gpus_known)
-		return;
-	put(b, ",\"gpus\":[");
-	for (int i = 0; i < GPU_INDEX_MAX; i++) {
-		if (!gpu_mask_has(&wl->gpus, i))
-			continue;
-		if (!first)
-			put(b, ",");
-		jbuf_u64(b, (uint64_t)i);
-		first = false;
+static bool top_value(const struct row_source *src, enum row_field f, struct row_value *v)
+{
+	const struct proc *p = src->p;
+	const struct row_context *ctx = src->ctx;
+	uint64_t last_ns = p->probe.last_gpu_ioctl_boot_ns;
+	bool gpu = p->probe.valid && p->wl.state != WL_NO_GPU;
+
+	switch (f) {
+	case RF_UNIX_MS:
+		v->u = ctx->unix_ms;
+		return true;
+	case RF_TGID:
+		v->u = (uint64_t)p->tgid;
+		return true;
+	case RF_WORKLOAD:
+		return str_value(v, workload_name(p->wl.state), strlen(workload_name(p->wl.state)));
+	case RF_IOCTL_COUNT:
+		v->u = p->probe.gpu_ioctls;
+		return gpu;
+	case RF_SINCE_LAST_GPU_IOCTL_MS:
+		v->u = (ctx->now_boot_ns - last_ns) / 1000000;
+		return gpu && last_ns && ctx->now_boot_ns >= last_ns;
+	case RF_GPUS: /* [] when the GPU files held name none (nvidiactl, kfd) */
+		v->bits = p->wl.gpus.bits;
+		v->bits_count = GPU_INDEX_MAX;
+		return p->wl.state != WL_NO_GPU && p->wl.gpus_known;
+	case RF_CGROUP_USAGE:
+		return p->cg && p->cg->now.have;
+	case RF_SYSCALLS:
+		v->u = p->probe.syscalls_count;
+		return p->probe.valid;
+	case RF_LABEL:
+		if (ctx->label)
+			return str_value(v, ctx->label, ctx->label_len);
+		return str_value(v, p->label, p->label_len);
+	default: /* process and usage: always there */
+		return true;
 	}
-	put(b, "]");
 }
 
-static void format_usage(struct jbuf *b, const struct proc *p)
+static bool process_value(const struct row_source *src, enum row_field f, struct row_value *v)
+{
+	const struct proc *p = src->p;
+	const struct cgroup *cg = p->cg && p->cg->path ? p->cg : NULL;
+	const struct catalog *cat = src->ctx->catalog;
+
+	switch (f) {
+	case RF_COMM:
+		return str_value(v, p->comm ? p->comm : "", p->comm_len);
+	case RF_EXE:
+		return str_value(v, p->exe, p->exe_len);
+	case RF_CGROUP:
+		return cg && str_value(v, cg->path, cg->path_len);
+	case RF_CONTAINER_ID:
+		return cg && cg->container_id[0] &&
+		       str_value(v, cg->container_id, strlen(cg->container_id));
+	case RF_CWD:
+		return str_value(v, p->cwd, p->cwd_len);
+	case RF_FRAMEWORK:
+		if (!cat || p->framework >= cat->entries_count)
+			return false;
+		return str_value(v, cat->entries[p->framework].name,
+			strlen(cat->entries[p->framework].name));
+	default:
+		return false;
+	}
+}
+
+static bool usage_value(const struct proc *p, enum row_field f, struct row_value *v)
 {
 	const struct proc_probe_rates *pr = &p->probe;
 
-	put(b, ",\"usage\":{");
-	num_field(b, "cpu_cores", p->cpu_cores, false);
-	int_field(b, "rss_bytes", p->rss_bytes, true);
-	int_field(b, "threads", p->threads, true);
-	if (pr->valid) {
-		num_field(b, "ctx_voluntary_s", pr->ctx_voluntary_s, true);
-		num_field(b, "ctx_involuntary_s", pr->ctx_involuntary_s, true);
+	switch (f) {
+	case RF_CPU_CORES:
+		v->f = p->cpu_cores;
+		return true;
+	case RF_RSS_BYTES:
+		v->u = p->rss_bytes;
+		return true;
+	case RF_THREADS:
+		v->u = p->threads;
+		return true;
+	case RF_CTX_VOLUNTARY_S:
+		v->f = pr->ctx_voluntary_s;
+		return pr->valid;
+	case RF_CTX_INVOLUNTARY_S:
+		v->f = pr->ctx_involuntary_s;
+		return pr->valid;
+	case RF_READ_BYTES_S:
+		v->f = p->read_bytes_s;
+		return p->io_rates_valid;
+	case RF_WRITE_BYTES_S:
+		v->f = p->write_bytes_s;
+		return p->io_rates_valid;
+	case RF_NETWORK_RX_BYTES_S:
+		v->f = pr->net_rx_bytes_s;
+		return pr->valid && pr->net_valid;
+	case RF_NETWORK_TX_BYTES_S:
+		v->f = pr->net_tx_bytes_s;
+		return pr->valid && pr->net_valid;
+	case RF_RUNQUEUE_S:
+		v->f = pr->runqueue_s;
+		return pr->valid;
+	default:
+		return false;
 	}
-	if (p->io_rates_valid) {
-		num_field(b, "read_bytes_s", p->read_bytes_s, true);
-		num_field(b, "write_bytes_s", p->write_bytes_s, true);
-	}
-	if (pr->valid && pr->net_valid) {
-		num_field(b, "network_rx_bytes_s", pr->net_rx_bytes_s, true);
-		num_field(b, "network_tx_bytes_s", pr->net_tx_bytes_s, true);
-	}
-	if (pr->valid)
-		num_field(b, "runqueue_s", pr->runqueue_s, true);
-	put(b, "}");
 }
 
-static void format_cgroup(struct jbuf *b, const struct cgroup *cg)
+static bool cgroup_value(const struct cgroup_figures *c, enum row_field f, struct row_value *v)
 {
-	const struct cgroup_figures *f = &cg->now;
-	bool comma = false;
-
-	if (!f->have)
-		return;
-	put(b, ",\"cgroup_usage\":{");
-	if (f->have & CGF_CPU) {
-		num_field(b, "cpu_cores", f->cpu_cores, comma);
-		comma = true;
+	switch (f) {
+	case RF_CG_CPU_CORES:
+		v->f = c->cpu_cores;
+		return c->have & CGF_CPU;
+	case RF_CG_CPU_THROTTLED_FRACTION:
+		v->f = c->throttled_fraction;
+		return c->have & CGF_THROTTLED;
+	case RF_CG_MEMORY_BYTES:
+		v->u = c->memory_bytes;
+		return c->have & CGF_MEMORY;
+	case RF_CG_OOM_KILLS:
+		v->u = c->oom_kills;
+		return c->have & CGF_OOM;
+	case RF_CG_CPU_PRESSURE_AVG10:
+		v->f = c->cpu_psi_avg10;
+		return c->have & CGF_CPU_PSI;
+	case RF_CG_MEMORY_PRESSURE_AVG10:
+		v->f = c->memory_psi_avg10;
+		return c->have & CGF_MEM_PSI;
+	case RF_CG_IO_PRESSURE_AVG10:
+		v->f = c->io_psi_avg10;
+		return c->have & CGF_IO_PSI;
+	default:
+		return false;
 	}
-	if (f->have & CGF_THROTTLED) {
-		num_field(b, "cpu_throttled_fraction", f->throttled_fraction, comma);
-		comma = true;
-	}
-	if (f->have & CGF_MEMORY) {
-		int_field(b, "memory_bytes", f->memory_bytes, comma);
-		comma = true;
-	}
-	if (f->have & CGF_OOM) {
-		int_field(b, "oom_kills", f->oom_kills, comma);
-		comma = true;
-	}
-	if (f->have & CGF_CPU_PSI) {
-		num_field(b, "cpu_pressure_avg10", f->cpu_psi_avg10, comma);
-		comma = true;
-	}
-	if (f->have & CGF_MEM_PSI) {
-		num_field(b, "memory_pressure_avg10", f->memory_psi_avg10, comma);
-		comma = true;
-	}
-	if (f->have & CGF_IO_PSI)
-		num_field(b, "io_pressure_avg10", f->io_psi_avg10, comma);
-	put(b, "}");
 }
 
-static void format_syscalls(struct jbuf *b, const struct proc_probe_rates *pr)
+static bool syscall_value(const struct syscall_rate *sc, enum row_field f, struct row_value *v)
 {
-	if (!pr->valid)
-		return;
-	put(b, ",\"syscalls\":[");
-	for (size_t i = 0; i < pr->syscalls_count; i++) {
-		const char *name = pr->syscalls[i].name ? pr->syscalls[i].name : "?";
+	const char *name = sc->name ? sc->name : "?";
 
-		put(b, i ? ",{" : "{");
-		jbuf_string_field(b, "name", name, strlen(name));
-		num_field(b, "rate_per_sec", pr->syscalls[i].rate_per_sec, true);
-		put(b, "}");
+	if (f == RF_SYSCALL_NAME)
+		return str_value(v, name, strlen(name));
+	v->f = sc->rate_per_sec;
+	return true;
+}
+
+static bool source_get(void *arg, enum row_field f, size_t index, struct row_value *v)
+{
+	const struct row_source *src = arg;
+
+	switch (row_fields[f].object) {
+	case RF_PROCESS:
+		return process_value(src, f, v);
+	case RF_USAGE:
+		return usage_value(src->p, f, v);
+	case RF_CGROUP_USAGE:
+		return cgroup_value(&src->p->cg->now, f, v);
+	case RF_SYSCALLS:
+		return syscall_value(&src->p->probe.syscalls[index], f, v);
+	default:
+		return top_value(src, f, v);
 	}
-	put(b, "]");
 }
 
 void row_format(struct jbuf *b, const struct proc *p, const struct row_context *ctx)
 {
-	put(b, "{\"unix_ms\":");
-	jbuf_u64(b, ctx->unix_ms);
-	int_field(b, "tgid", (uint64_t)p->tgid, true);
-	format_process(b, p, ctx);
-	format_gpu(b, p, ctx);
-	format_gpus(b, &p->wl);
-	format_usage(b, p);
-	if (p->cg)
-		format_cgroup(b, p->cg);
-	format_syscalls(b, &p->probe);
-	if (ctx->label) {
-		put(b, ",");
-		jbuf_string_field(b, "label", ctx->label, ctx->label_len);
-	} else if (p->label) {
-		put(b, ",");
-		jbuf_string_field(b, "label", p->label, p->label_len);
-	}
-	put(b, "}\n");
+	struct row_source src = { b, p, ctx };
+	const struct row_sink sink = { &src, sink_put, sink_int, sink_float, sink_string,
+		source_get };
+
+	row_write(&sink);
 }

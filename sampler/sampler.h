@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "gpudev.h"
+#include "rowdef.h"
 
 struct catalog;
 struct event_base;
@@ -123,9 +124,7 @@ int gpufd_look(int procfd, pid_t tgid, const struct gpudev_set *gpu, struct gpu_
 	struct gpu_mask *ret_gpus);
 void gpu_fds_free(struct gpu_fds **kept);
 
-/* ---- workload.c: the GPU state machine ---- */
-enum workload_state { WL_NO_GPU = 0, WL_GPU_ONSET, WL_GPU_HELD };
-
+/* ---- workload.c: the GPU state machine (enum workload_state: rowdef.h) ---- */
 struct workload {
 	enum workload_state state;
 	bool holds_gpu_fd;         /* last fd scan found a GPU device file */
@@ -151,7 +150,6 @@ void workload_update(struct workload *wl, const struct workload_input *in,
 	uint64_t onset_window_ns);
 /* Whether a row must say it: another state, or other GPUs held. */
 bool workload_changed(const struct workload *before, const struct workload *after);
-const char *workload_name(enum workload_state state);
 
 /* ---- cgroup.c ---- */
 enum cgroup_have {
@@ -308,8 +306,6 @@ void jbuf_put(struct jbuf *b, const char *s, size_t n);
 /* A JSON number: integers as is, floats with at most 4 decimals and a point. */
 void jbuf_double(struct jbuf *b, double v);
 void jbuf_u64(struct jbuf *b, uint64_t v);
-/* "key":"text" (+ ,"key_b64":"..." when text is not valid UTF-8). */
-void jbuf_string_field(struct jbuf *b, const char *key, const char *text, size_t len);
 struct row_context {
 	uint64_t unix_ms;
 	uint64_t now_boot_ns;

@@ -8,19 +8,6 @@
 
 #include "sampler.h"
 
-const char *workload_name(enum workload_state state)
-{
-	switch (state) {
-	case WL_GPU_ONSET:
-		return "gpu-onset";
-	case WL_GPU_HELD:
-		return "gpu-held";
-	case WL_NO_GPU:
-		break;
-	}
-	return "no-gpu";
-}
-
 /*
  * The first ioctl is only known to lie in this poll's interval: the probe
  * gives the last one.  With several ioctls this poll, the interval's start
