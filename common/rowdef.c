@@ -24,21 +24,8 @@
 #define FIELD_(object, id, name, type, omit)                                                       \
 	[RF_##id] = { name, ",\"" name "\":", sizeof(name) + 3, type, omit, RF_##object,           \
 		FIRST_##type(id), COUNT_##type(id) },
-#define LIST_(object, id, name, type, omit) LIST_##type(id)
-#define LIST_RT_OBJECT(id)                  ROW_FIELDS_##id(FIELD_)
-#define LIST_RT_OBJECT_ARRAY(id)            ROW_FIELDS_##id(FIELD_)
-#define LIST_RT_INT(id)
-#define LIST_RT_FLOAT(id)
-#define LIST_RT_STRING(id)
-#define LIST_RT_INT_ARRAY(id)
-
-/* The top level's fields, then each object's. */
-/* clang-format off */
-const struct row_field_def row_fields[RF_COUNT] = {
-	ROW_FIELDS_ROOT(FIELD_)
-	ROW_FIELDS_ROOT(LIST_)
-};
-/* clang-format on */
+const struct row_field_def row_fields[RF_COUNT] = { ROW_FIELDS_ALL(FIELD_) };
+_Static_assert(ROW_COUNT(ROW_FIELDS_ALL) == RF_COUNT, "a list is missing from ROW_FIELDS_ALL");
 
 const struct row_field_def row_root = { "", "", 0, RT_OBJECT, RO_NEVER, RF_ROOT, 0,
 	ROW_COUNT(ROW_FIELDS_ROOT) };
@@ -51,14 +38,13 @@ static void write_bits(const struct row_sink *k, const struct row_value *v)
 	bool first = true;
 
 	k->put(k->arg, "[", 1);
-	for (size_t i = 0; i < v->bits_count; i++) {
-		if (!((v->bits[i / 64] >> (i % 64)) & 1))
-			continue;
-		if (!first)
-			k->put(k->arg, ",", 1);
-		k->put_int(k->arg, i);
-		first = false;
-	}
+	for (size_t w = 0; w < v->bits_count / 64; w++)
+		for (uint64_t bits = v->bits[w]; bits; bits &= bits - 1) {
+			if (!first)
+				k->put(k->arg, ",", 1);
+			k->put_int(k->arg, w * 64 + (unsigned)__builtin_ctzll(bits));
+			first = false;
+		}
 	k->put(k->arg, "]", 1);
 }
 
@@ -130,22 +116,26 @@ void row_write(const struct row_sink *sink)
 const enum workload_state workload_report_order[WL_COUNT] = { WL_GPU_ONSET, WL_GPU_HELD,
 	WL_NO_GPU };
 
+static const struct {
+	char name[12];
+	uint8_t len;
+} workloads[WL_COUNT] = {
+	[WL_NO_GPU] = { "no-gpu", 6 },
+	[WL_GPU_ONSET] = { "gpu-onset", 9 },
+	[WL_GPU_HELD] = { "gpu-held", 8 },
+};
+
 const char *workload_name(enum workload_state w)
 {
-	static const char *const names[WL_COUNT] = { "no-gpu", "gpu-onset", "gpu-held" };
-
-	return w < WL_COUNT ? names[w] : "?";
+	return w < WL_COUNT ? workloads[w].name : "?";
 }
 
 int workload_parse(const char *s, size_t len, enum workload_state *ret)
 {
-	for (int w = 0; w < WL_COUNT; w++) {
-		const char *name = workload_name(w);
-
-		if (strlen(name) == len && !memcmp(name, s, len)) {
+	for (int w = 0; w < WL_COUNT; w++)
+		if (workloads[w].len == len && !memcmp(workloads[w].name, s, len)) {
 			*ret = w;
 			return 0;
 		}
-	}
 	return -EINVAL;
 }

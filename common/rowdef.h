@@ -81,6 +81,12 @@ enum row_omit {
 	X(SYSCALLS, SYSCALL_NAME, "name", RT_STRING, RO_NEVER)                                     \
 	X(SYSCALLS, SYSCALL_RATE_PER_SEC, "rate_per_sec", RT_FLOAT, RO_NEVER)
 
+/* Every list (rowdef.c checks that none is missing). */
+#define ROW_FIELDS_ALL(X)                                                                          \
+	ROW_FIELDS_ROOT(X)                                                                         \
+	ROW_FIELDS_PROCESS(X)                                                                      \
+	ROW_FIELDS_USAGE(X) ROW_FIELDS_CGROUP_USAGE(X) ROW_FIELDS_SYSCALLS(X)
+
 /* How many fields a list has: ROW_COUNT(ROW_FIELDS_USAGE). */
 #define ROW_ONE_(object, id, name, type, omit) +1
 #define ROW_COUNT(list)                        (0 list(ROW_ONE_))
@@ -125,7 +131,7 @@ struct row_value {
 	const char *str; /* RT_STRING */
 	size_t str_len;
 	const uint64_t *bits; /* RT_INT_ARRAY: bit i set for entry i */
-	size_t bits_count;
+	size_t bits_count;    /* a multiple of 64 */
 };
 
 /* Where row_write() puts a row, and where it gets the values from. */

@@ -27,9 +27,9 @@ static bool room(void **v, size_t *cap, size_t count, size_t elem)
 
 static int phase_of(const struct row *r)
 {
-	if (r->workload == WL_ONSET)
+	if (r->workload == WL_GPU_ONSET)
 		return PH_ONSET;
-	if (r->workload != WL_HELD)
+	if (r->workload != WL_GPU_HELD)
 		return -1;
 	if (!(r->has & HAS_IOCTL))
 		return PH_HELD;

@@ -27,26 +27,6 @@ struct num {
 	int64_t e4; /* value x 1e4 */
 };
 
-const char *workload_name(enum workload w)
-{
-	static const char *const names[WL_COUNT] = { "gpu-onset", "gpu-held", "no-gpu" };
-
-	return w < WL_COUNT ? names[w] : "?";
-}
-
-int workload_parse(const char *s, size_t len, enum workload *ret)
-{
-	for (int w = 0; w < WL_COUNT; w++) {
-		const char *name = workload_name(w);
-
-		if (strlen(name) == len && !memcmp(name, s, len)) {
-			*ret = w;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 static inline bool is_ws(char c)
 {
 	/* Not '\n': a row is one line, and the line's end is found here.  The
@@ -345,22 +325,22 @@ static inline bool key_matches(const char *p, const struct key *k)
 	}
 	return true;
 }
-#define K(name)                                                                                    \
-	{                                                                                          \
-		"\"" name "\":", sizeof(name) + 2                                                  \
-	}
+
+/* Every field's key, by field id; an object's keys are one run of them. */
+#define KEY_(object, id, name, type, omit) [RF_##id] = { "\"" name "\":", sizeof(name) + 2 },
+static const struct key keys[RF_COUNT] = { ROW_FIELDS_ALL(KEY_) };
 
 /*
  * Reads a key and its ':'.  Rows list keys in a fixed order, so the next
  * expected one is tried first, as bytes; then any order, any spacing.
  * Returns the key's index, -1 for a key we skip, -2 for bad syntax.
  */
-static inline int next_key(struct scan *s, const struct key *keys, int count, int *next)
+static inline int next_key(struct scan *s, const struct key *known, int count, int *next)
 {
 	struct strv k;
 
 	if (*next < count) {
-		const struct key *e = &keys[*next];
+		const struct key *e = &known[*next];
 		if (key_matches(s->p, e)) {
 			s->p += e->len;
 			return (*next)++;
@@ -370,7 +350,7 @@ static inline int next_key(struct scan *s, const struct key *keys, int count, in
 	if (!scan_string(s, &k) || !eat(s, ':'))
 		return -2;
 	for (int i = 0; i < count; i++)
-		if (keys[i].len - 3u == k.len && !memcmp(keys[i].quoted + 1, k.ptr, k.len)) {
+		if (known[i].len - 3u == k.len && !memcmp(known[i].quoted + 1, k.ptr, k.len)) {
 			*next = i + 1;
 			return i;
 		}
@@ -408,107 +388,71 @@ static bool scan_int(struct scan *s, int64_t *ret, uint32_t *has, uint32_t bit)
 	return true;
 }
 
-static const struct key process_keys[] = {
-	K("comm"),
-	K("exe"),
-	K("cgroup"),
-	K("container_id"),
-	K("cwd"),
-	K("framework"),
+/* Where the readers keep a field of the row; both paths store through it. */
+enum slot_kind {
+	SLOT_SKIP,   /* checked, not kept */
+	SLOT_STRING, /* a struct strv */
+	SLOT_INT,    /* an int64_t */
+	SLOT_E4,     /* an int64_t in 1e-4 units */
+	SLOT_OBJECT, /* its fields */
+	SLOT_WORKLOAD,
+	SLOT_GPUS,
+	SLOT_SYSCALLS,
+};
+struct slot {
+	uint8_t kind;
+	uint16_t offset;  /* in struct row */
+	uint32_t has_bit; /* enum row_has; 0 for a field in every row */
+};
+/* A figure is kept as the table types it: an integer, or 1e-4 units. */
+#define TYPE_OF_(object, id, name, type, omit) TYPE_OF_##id = type,
+enum { ROW_FIELDS_ALL(TYPE_OF_) };
+#define NUM_(id, member, bit)                                                                      \
+	[RF_##id] = { (int)TYPE_OF_##id == (int)RT_INT ? SLOT_INT : SLOT_E4,                       \
+		offsetof(struct row, member), bit }
+#define STR_(id, member) [RF_##id] = { SLOT_STRING, offsetof(struct row, member), 0 }
+#define OWN_(id, kind)   [RF_##id] = { kind, 0, 0 }
+static const struct slot slots[RF_COUNT] = {
+	NUM_(UNIX_MS, unix_ms, 0),
+	NUM_(TGID, tgid, 0),
+	OWN_(PROCESS, SLOT_OBJECT),
+	OWN_(WORKLOAD, SLOT_WORKLOAD),
+	NUM_(IOCTL_COUNT, ioctl_count, HAS_IOCTL),
+	OWN_(GPUS, SLOT_GPUS),
+	OWN_(USAGE, SLOT_OBJECT),
+	OWN_(SYSCALLS, SLOT_SYSCALLS),
+	STR_(LABEL, label),
+	STR_(COMM, comm),
+	STR_(EXE, exe),
+	STR_(CONTAINER_ID, container_id),
+	STR_(CWD, cwd),
+	STR_(FRAMEWORK, framework),
+	NUM_(CPU_CORES, cpu_e4, HAS_CPU),
+	NUM_(RSS_BYTES, rss_bytes, HAS_RSS),
+	NUM_(THREADS, threads, HAS_THREADS),
+	NUM_(READ_BYTES_S, read_e4, HAS_READ),
+	NUM_(WRITE_BYTES_S, write_e4, HAS_WRITE),
+	NUM_(NETWORK_RX_BYTES_S, rx_e4, HAS_RX),
+	NUM_(NETWORK_TX_BYTES_S, tx_e4, HAS_TX),
 };
 
-static bool scan_process(struct scan *s, struct row *row)
+static inline void *slot_at(struct row *row, enum row_field f)
 {
-	struct strv *fields[] = { &row->comm, &row->exe, NULL, &row->container_id, &row->cwd,
-		&row->framework };
-	uint32_t seen = 0;
-	int next = 0, k;
-
-	if (!eat(s, '{'))
-		return false;
-	if (eat(s, '}'))
-		return true;
-	do {
-		skip_ws(s);
-		k = next_key(s, process_keys, 6, &next);
-		if (k == -2)
-			return false;
-		skip_ws(s);
-		if (k == -1 || fields[k] == NULL) {
-			if (!skip_value(s, 1))
-				return false;
-		} else if (!first_time(&seen, k) || !scan_string(s, fields[k])) {
-			return false;
-		}
-	} while (eat(s, ','));
-	return eat(s, '}');
+	return (char *)row + slots[f].offset;
 }
 
-static const struct key usage_keys[] = {
-	K("cpu_cores"),
-	K("rss_bytes"),
-	K("threads"),
-	K("ctx_voluntary_s"),
-	K("ctx_involuntary_s"),
-	K("read_bytes_s"),
-	K("write_bytes_s"),
-	K("network_rx_bytes_s"),
-	K("network_tx_bytes_s"),
-	K("runqueue_s"),
-};
-
-static bool scan_usage(struct scan *s, struct row *row)
+struct strv *row_str_slot(struct row *row, enum row_field f)
 {
-	uint32_t seen = 0;
-	int next = 0;
-
-	if (!eat(s, '{'))
-		return false;
-	if (eat(s, '}'))
-		return true;
-	do {
-		bool ok;
-
-		skip_ws(s);
-		int k = next_key(s, usage_keys, 10, &next);
-		if (k == -2)
-			return false;
-		skip_ws(s);
-		if (k >= 0 && !first_time(&seen, k))
-			return false;
-		switch (k) {
-		case 0:
-			ok = scan_e4(s, &row->cpu_e4, &row->has, HAS_CPU);
-			break;
-		case 1:
-			ok = scan_int(s, &row->rss_bytes, &row->has, HAS_RSS);
-			break;
-		case 2:
-			ok = scan_int(s, &row->threads, &row->has, HAS_THREADS);
-			break;
-		case 5:
-			ok = scan_e4(s, &row->read_e4, &row->has, HAS_READ);
-			break;
-		case 6:
-			ok = scan_e4(s, &row->write_e4, &row->has, HAS_WRITE);
-			break;
-		case 7:
-			ok = scan_e4(s, &row->rx_e4, &row->has, HAS_RX);
-			break;
-		case 8:
-			ok = scan_e4(s, &row->tx_e4, &row->has, HAS_TX);
-			break;
-		default:
-			ok = skip_value(s, 1);
-			break;
-		}
-		if (!ok)
-			return false;
-	} while (eat(s, ','));
-	return eat(s, '}');
+	return slots[f].kind == SLOT_STRING ? slot_at(row, f) : NULL;
 }
 
-static const struct key syscall_keys[] = { K("name"), K("rate_per_sec") };
+int64_t *row_num_slot(struct row *row, enum row_field f, uint32_t *ret_has_bit)
+{
+	if (slots[f].kind != SLOT_INT && slots[f].kind != SLOT_E4)
+		return NULL;
+	*ret_has_bit = slots[f].has_bit;
+	return slot_at(row, f);
+}
 
 static bool scan_syscall(struct scan *s, struct row *row)
 {
@@ -523,13 +467,14 @@ static bool scan_syscall(struct scan *s, struct row *row)
 			bool ok;
 
 			skip_ws(s);
-			int k = next_key(s, syscall_keys, 2, &next);
+			int k = next_key(
+				s, &keys[RF_FIRST_SYSCALLS], ROW_COUNT(ROW_FIELDS_SYSCALLS), &next);
 			if (k == -2)
 				return false;
 			skip_ws(s);
-			if (k == 0)
+			if (k + RF_FIRST_SYSCALLS == RF_SYSCALL_NAME)
 				ok = first_time(&seen, 0) && scan_string(s, &sc.name);
-			else if (k == 1)
+			else if (k + RF_FIRST_SYSCALLS == RF_SYSCALL_RATE_PER_SEC)
 				ok = first_time(&seen, 1) && scan_e4(s, &sc.rate_e4, &has, 1);
 			else
 				ok = skip_value(s, 2);
@@ -583,61 +528,72 @@ static bool scan_gpus(struct scan *s, struct row *row)
 	return eat(s, ']');
 }
 
-static const struct key top_keys[] = {
-	K("unix_ms"),
-	K("tgid"),
-	K("process"),
-	K("workload"),
-	K("ioctl_count"),
-	K("since_last_gpu_ioctl_ms"),
-	K("gpus"),
-	K("usage"),
-	K("cgroup_usage"),
-	K("syscalls"),
-	K("label"),
-};
-enum {
-	TK_UNIX_MS,
-	TK_TGID,
-	TK_PROCESS,
-	TK_WORKLOAD,
-	TK_IOCTL,
-	TK_SINCE,
-	TK_GPUS,
-	TK_USAGE,
-	TK_CGROUP,
-	TK_SYSCALLS,
-	TK_LABEL
-};
+static bool scan_object(
+	struct scan *s, struct row *row, enum row_field object, int depth, uint32_t *ret_seen);
 
-static bool scan_member(struct scan *s, int k, struct row *row)
+static inline bool scan_field(struct scan *s, struct row *row, enum row_field f, int depth)
 {
 	struct strv str;
-	uint32_t unused = 0;
+	uint32_t seen;
 
-	switch (k) {
-	case TK_UNIX_MS:
-		return scan_int(s, &row->unix_ms, &unused, 1);
-	case TK_TGID:
-		return scan_int(s, &row->tgid, &unused, 1);
-	case TK_PROCESS:
-		return scan_process(s, row);
-	case TK_WORKLOAD:
+	switch (slots[f].kind) {
+	case SLOT_STRING:
+		return scan_string(s, slot_at(row, f));
+	case SLOT_INT:
+		return scan_int(s, slot_at(row, f), &row->has, slots[f].has_bit);
+	case SLOT_E4:
+		return scan_e4(s, slot_at(row, f), &row->has, slots[f].has_bit);
+	case SLOT_OBJECT:
+		return scan_object(s, row, f, depth + 1, &seen);
+	case SLOT_WORKLOAD:
 		return scan_string(s, &str) &&
 		       workload_parse(str.ptr, str.len, &row->workload) == 0;
-	case TK_IOCTL:
-		return scan_int(s, &row->ioctl_count, &row->has, HAS_IOCTL);
-	case TK_GPUS:
+	case SLOT_GPUS:
 		return scan_gpus(s, row);
-	case TK_USAGE:
-		return scan_usage(s, row);
-	case TK_SYSCALLS:
+	case SLOT_SYSCALLS:
 		return scan_syscalls(s, row);
-	case TK_LABEL:
-		return scan_string(s, &row->label);
 	default:
-		return skip_value(s, 1);
+		return skip_value(s, depth);
 	}
+}
+
+/*
+ * The fields of an object (RF_ROOT: the row), each known one once (a
+ * second means jansson's last-wins rule: not ours); *ret_seen: which.
+ */
+_Static_assert(ROW_COUNT(ROW_FIELDS_ROOT) <= 32 && ROW_COUNT(ROW_FIELDS_USAGE) <= 32 &&
+		       ROW_COUNT(ROW_FIELDS_PROCESS) <= 32,
+	"an object's fields seen are bits of a uint32_t");
+static bool scan_object(
+	struct scan *s, struct row *row, enum row_field object, int depth, uint32_t *ret_seen)
+{
+	const struct row_field_def *d = object == RF_ROOT ? &row_root : &row_fields[object];
+	const struct key *object_keys = &keys[d->first_field];
+	uint32_t seen = 0;
+	int next = 0;
+
+	if (!eat(s, '{'))
+		return false;
+	if (!eat(s, '}')) {
+		do {
+			skip_ws(s);
+			int k = next_key(s, object_keys, d->fields_count, &next);
+			if (k == -2)
+				return false;
+			skip_ws(s);
+			if (k == -1) {
+				if (!skip_value(s, depth))
+					return false;
+			} else if (!first_time(&seen, k) ||
+				   !scan_field(s, row, d->first_field + k, depth)) {
+				return false;
+			}
+		} while (eat(s, ','));
+		if (!eat(s, '}'))
+			return false;
+	}
+	*ret_seen = seen;
+	return true;
 }
 
 void row_clear(struct row *row)
@@ -650,32 +606,16 @@ enum rowscan_result rowscan_fast(
 	const char *line, const char *end, struct row *row, const char **ret_newline)
 {
 	struct scan s = { line, end };
-	uint32_t seen = 0;
-	int next = 0;
+	uint32_t seen;
 
 	row_clear(row);
-	if (!eat(&s, '{'))
+	if (!scan_object(&s, row, RF_ROOT, 1, &seen))
 		return ROWSCAN_FALLBACK;
-	if (!eat(&s, '}')) {
-		do {
-			skip_ws(&s);
-			int k = next_key(&s, top_keys, 11, &next);
-			if (k == -2)
-				return ROWSCAN_FALLBACK;
-			skip_ws(&s);
-			if (k >= 0 && !first_time(&seen, k))
-				return ROWSCAN_FALLBACK;
-			if (!scan_member(&s, k, row))
-				return ROWSCAN_FALLBACK;
-		} while (eat(&s, ','));
-		if (!eat(&s, '}'))
-			return ROWSCAN_FALLBACK;
-	}
 	skip_ws(&s);
 	if (s.p >= s.end || *s.p != '\n')
 		return ROWSCAN_FALLBACK;
 	/* Not a row: let jansson's path word the reason. */
-	uint32_t need = 1u << TK_UNIX_MS | 1u << TK_TGID | 1u << TK_WORKLOAD;
+	uint32_t need = 1u << RF_UNIX_MS | 1u << RF_TGID | 1u << RF_WORKLOAD;
 	if ((seen & need) != need)
 		return ROWSCAN_FALLBACK;
 	*ret_newline = s.p;

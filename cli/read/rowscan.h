@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum workload { WL_ONSET, WL_HELD, WL_NOGPU, WL_COUNT };
+#include "rowdef.h"
 
 #define ROW_SYSCALLS_MAX 512   /* syscalls kept per row; later ones ignored */
 #define ROWSCAN_PAD      64    /* readable bytes the scanner needs past a line */
@@ -46,7 +46,7 @@ enum row_has {
 struct row {
 	int64_t unix_ms, tgid;
 	struct strv comm, exe, container_id, cwd, framework, label;
-	enum workload workload;
+	enum workload_state workload;
 	uint32_t has; /* enum row_has */
 	int64_t ioctl_count;
 	int64_t cpu_e4, rss_bytes, threads;
@@ -82,12 +82,12 @@ struct json_t;
 int rowscan_jansson(const char *line, size_t len, struct row *ret_row, struct json_t **ret_tree,
 	char *err, size_t err_size);
 
-/* "gpu-onset", "gpu-held", "no-gpu" */
-const char *workload_name(enum workload w);
-/* The two paths' shared parts: a workload's name, an empty row, a GPU
- * index (one outside 0..ROW_GPUS_MAX-1 is left out). */
-int workload_parse(const char *s, size_t len, enum workload *ret);
+/* The two paths' shared parts: an empty row, where a field is kept (NULL:
+ * the readers skip it; *ret_has_bit: its HAS_ bit, 0 for one always
+ * there), a GPU index (one outside 0..ROW_GPUS_MAX-1 is left out). */
 void row_clear(struct row *row);
+struct strv *row_str_slot(struct row *row, enum row_field f);
+int64_t *row_num_slot(struct row *row, enum row_field f, uint32_t *ret_has_bit);
 void row_gpu_add(struct row *row, int64_t index);
 static inline bool row_has_gpu(const struct row *row, unsigned index)
 {

@@ -13,18 +13,6 @@
 
 #include "rowscan.h"
 
-static struct strv json_strv(json_t *obj, const char *key)
-{
-	json_t *v = json_object_get(obj, key);
-	struct strv sv = { NULL, 0 };
-
-	if (json_is_string(v)) {
-		sv.ptr = json_string_value(v);
-		sv.len = (uint32_t)json_string_length(v);
-	}
-	return sv;
-}
-
 /* The one conversion to 1e-4 units both paths agree on. */
 static bool json_e4(json_t *v, int64_t *ret)
 {
@@ -45,19 +33,34 @@ static bool json_e4(json_t *v, int64_t *ret)
 	return false;
 }
 
-static void json_field_e4(json_t *obj, const char *key, int64_t *ret, uint32_t *has, uint32_t bit)
+/* Field f's value in the tree: under its object, where that is one. */
+static json_t *json_field(json_t *root, enum row_field f)
 {
-	if (json_e4(json_object_get(obj, key), ret))
-		*has |= bit;
+	enum row_field object = row_fields[f].object;
+	json_t *in = object == RF_ROOT ? root : json_object_get(root, row_fields[object].name);
+
+	return json_object_get(in, row_fields[f].name);
 }
 
-static void json_field_int(json_t *obj, const char *key, int64_t *ret, uint32_t *has, uint32_t bit)
+/* A string or figure the row keeps, where it has the type the table says. */
+static void json_kept(json_t *root, enum row_field f, struct row *row)
 {
-	json_t *v = json_object_get(obj, key);
+	struct strv *str = row_str_slot(row, f);
+	uint32_t bit = 0;
+	int64_t *num = str ? NULL : row_num_slot(row, f, &bit);
+	json_t *v;
 
-	if (json_is_integer(v)) {
-		*ret = json_integer_value(v);
-		*has |= bit;
+	if (!str && !num)
+		return;
+	v = json_field(root, f);
+	if (str && json_is_string(v)) {
+		str->ptr = json_string_value(v);
+		str->len = (uint32_t)json_string_length(v);
+	} else if (num && row_fields[f].type == RT_INT && json_is_integer(v)) {
+		*num = json_integer_value(v);
+		row->has |= bit;
+	} else if (num && row_fields[f].type == RT_FLOAT && json_e4(v, num)) {
+		row->has |= bit;
 	}
 }
 
@@ -69,11 +72,11 @@ static void row_from_syscalls(json_t *arr, struct row *row)
 	json_array_foreach(arr, i, el)
 	{
 		struct row_syscall sc;
-		json_t *name = json_object_get(el, "name");
+		json_t *name = json_object_get(el, row_fields[RF_SYSCALL_NAME].name);
+		json_t *rate = json_object_get(el, row_fields[RF_SYSCALL_RATE_PER_SEC].name);
 
 		/* An entry needs a string name and a rate in range. */
-		if (!json_is_string(name) ||
-			!json_e4(json_object_get(el, "rate_per_sec"), &sc.rate_e4))
+		if (!json_is_string(name) || !json_e4(rate, &sc.rate_e4))
 			continue;
 		if (row->syscalls_count >= ROW_SYSCALLS_MAX)
 			break;
@@ -99,9 +102,9 @@ static void row_from_gpus(json_t *arr, struct row *row)
 
 static int row_from_json(json_t *root, struct row *row, char *err, size_t err_size)
 {
-	json_t *ms = json_object_get(root, "unix_ms"), *tgid = json_object_get(root, "tgid");
-	json_t *wl = json_object_get(root, "workload");
-	json_t *proc = json_object_get(root, "process"), *usage = json_object_get(root, "usage");
+	json_t *ms = json_field(root, RF_UNIX_MS), *tgid = json_field(root, RF_TGID);
+	json_t *wl = json_field(root, RF_WORKLOAD);
+	json_t *gpus = json_field(root, RF_GPUS), *syscalls = json_field(root, RF_SYSCALLS);
 
 	row_clear(row);
 	if (!json_is_object(root) || !json_is_integer(ms) || !json_is_integer(tgid) ||
@@ -111,30 +114,12 @@ static int row_from_json(json_t *root, struct row *row, char *err, size_t err_si
 			"not a croft row (needs integer unix_ms and tgid and a known workload)");
 		return -EINVAL;
 	}
-	row->unix_ms = json_integer_value(ms);
-	row->tgid = json_integer_value(tgid);
-	if (json_is_object(proc)) {
-		row->comm = json_strv(proc, "comm");
-		row->exe = json_strv(proc, "exe");
-		row->container_id = json_strv(proc, "container_id");
-		row->cwd = json_strv(proc, "cwd");
-		row->framework = json_strv(proc, "framework");
-	}
-	row->label = json_strv(root, "label");
-	json_field_int(root, "ioctl_count", &row->ioctl_count, &row->has, HAS_IOCTL);
-	if (json_is_object(usage)) {
-		json_field_e4(usage, "cpu_cores", &row->cpu_e4, &row->has, HAS_CPU);
-		json_field_int(usage, "rss_bytes", &row->rss_bytes, &row->has, HAS_RSS);
-		json_field_int(usage, "threads", &row->threads, &row->has, HAS_THREADS);
-		json_field_e4(usage, "read_bytes_s", &row->read_e4, &row->has, HAS_READ);
-		json_field_e4(usage, "write_bytes_s", &row->write_e4, &row->has, HAS_WRITE);
-		json_field_e4(usage, "network_rx_bytes_s", &row->rx_e4, &row->has, HAS_RX);
-		json_field_e4(usage, "network_tx_bytes_s", &row->tx_e4, &row->has, HAS_TX);
-	}
-	if (json_is_array(json_object_get(root, "gpus")))
-		row_from_gpus(json_object_get(root, "gpus"), row);
-	if (json_is_array(json_object_get(root, "syscalls")))
-		row_from_syscalls(json_object_get(root, "syscalls"), row);
+	for (int f = 0; f < RF_COUNT; f++)
+		json_kept(root, f, row);
+	if (json_is_array(gpus))
+		row_from_gpus(gpus, row);
+	if (json_is_array(syscalls))
+		row_from_syscalls(syscalls, row);
 	return 0;
 }
 

@@ -101,7 +101,7 @@ static struct gpu_acc *cwd_acc(struct worker *w, uint32_t id)
 
 static bool row_idle_held(const struct row *row)
 {
-	return row->workload == WL_HELD && (row->has & HAS_IOCTL) && row->ioctl_count == 0;
+	return row->workload == WL_GPU_HELD && (row->has & HAS_IOCTL) && row->ioctl_count == 0;
 }
 
 /* A gpu-held row: a system holder's, or a workload's per container, cwd and GPU. */
@@ -141,7 +141,7 @@ static void row_continues(
 	w->wl_ms[row->workload] += weight;
 	if ((row->has & HAS_CPU) && row->cpu_e4 > 0)
 		seg->cpu_e4ms += (u128)row->cpu_e4 * weight;
-	if (row->workload == WL_HELD)
+	if (row->workload == WL_GPU_HELD)
 		held_row(w, row, container, weight);
 	add_syscalls(w, row, weight);
 }
@@ -170,7 +170,7 @@ static struct seg *seg_start(
 		.first_idle = row_idle_held(row),
 		.worker = w->index,
 	};
-	if (row->workload == WL_HELD) {
+	if (row->workload == WL_GPU_HELD) {
 		seg->first_cwd = intern_sv(w, &w->cwds, &row->cwd);
 		seg->first_holder = (int16_t)holder_of(w->o, row);
 		memcpy(seg->first_gpus, row->gpus, sizeof(seg->first_gpus));
@@ -368,9 +368,9 @@ static void settle_first_row(
 
 	s->wl_ms[seg->first_state] += weight;
 	p->cpu_e4ms += (u128)seg->first_cpu_e4 * weight + seg->cpu_e4ms;
-	if (seg->first_state == WL_HELD && seg->first_holder >= 0) {
+	if (seg->first_state == WL_GPU_HELD && seg->first_holder >= 0) {
 		gpu_acc_add(&s->gpu.system[seg->first_holder], seg->first_idle, weight);
-	} else if (seg->first_state == WL_HELD) {
+	} else if (seg->first_state == WL_GPU_HELD) {
 		uint32_t c = remap(m, T_CONTAINERS, seg->worker, seg->first_container);
 		uint32_t d = remap(m, T_CWDS, seg->worker, seg->first_cwd);
 		gpu_acc_add(c == NONE_ID ? &s->host : &s->by_container[c], seg->first_idle, weight);

@@ -243,9 +243,11 @@ void stats_print_table(
 	printf("rows         %" PRIu64 "\nprocesses    %" PRIu64 "\ncontainers   %" PRIu64 "\n",
 		s->rows, s->processes, s->containers);
 	printf("\n%-12s %12s %10s %14s\n", "workload", "rows", "processes", "process-hours");
-	for (int k = 0; k < WL_COUNT; k++)
+	for (int i = 0; i < WL_COUNT; i++) {
+		enum workload_state k = workload_report_order[i];
 		printf("%-12s %12" PRIu64 " %10" PRIu64 " %14.3f\n", workload_name(k),
 			s->wl_rows[k], s->wl_processes[k], hours(s->wl_ms[k]));
+	}
 	if (vc)
 		table_gpu("GPU-held hours by container", "(host)", vc, nc, 64, RK_NAME);
 	if (vw)
@@ -334,7 +336,8 @@ void stats_print_json(
 	json_object_set_new(root, "rows", json_integer((json_int_t)s->rows));
 	json_object_set_new(root, "processes", json_integer((json_int_t)s->processes));
 	json_object_set_new(root, "containers", json_integer((json_int_t)s->containers));
-	for (int k = 0; k < WL_COUNT; k++) {
+	for (int i = 0; i < WL_COUNT; i++) {
+		enum workload_state k = workload_report_order[i];
 		json_t *e = json_object();
 		json_object_set_new(e, "workload", json_string(workload_name(k)));
 		json_object_set_new(e, "rows", json_integer((json_int_t)s->wl_rows[k]));

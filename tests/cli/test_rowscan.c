@@ -105,7 +105,7 @@ START_TEST(test_good_rows_take_the_fast_path)
 	ck_assert_int_eq(rowcheck_fast.rss_bytes, 8084520960LL);
 	ck_assert_int_eq(rowcheck_fast.syscalls_count, 2);
 	ck_assert_int_eq(rowcheck_fast.syscalls[1].rate_e4, 240120);
-	ck_assert_int_eq(rowcheck_fast.workload, WL_HELD);
+	ck_assert_int_eq(rowcheck_fast.workload, WL_GPU_HELD);
 	ck_assert(rowcheck_fast.has & HAS_GPUS);
 	for (unsigned i = 0; i < ROW_GPUS_MAX; i++)
 		ck_assert_int_eq(row_has_gpu(&rowcheck_fast, i), i == 0 || i == 3 || i == 255);
