@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rowdef.h"
+
 #define POLL_MS        2000 /* unix_ms step per poll */
 #define IDLE_EVERY     15   /* polls between rows of an idle process */
 #define ONSET_POLLS    15   /* 30 s onset window at 2 s polls */
@@ -220,6 +222,26 @@ static const char *const helper_comms[][2] = {
 };
 #define NHELPERS (sizeof(helper_comms) / sizeof(helper_comms[0]))
 
+struct rate_entry {
+	unsigned name;
+	double rate;
+};
+
+/* The row being written, as row_write() asks for its fields. */
+struct gen_row {
+	struct proc *p;
+	const struct container *c; /* NULL: a host process */
+	int poll;
+	bool idle_now;
+	double elapsed_s;
+	uint64_t unix_ms;
+	bool gpu;          /* in a GPU state this poll */
+	uint64_t ioctls;   /* this poll */
+	uint64_t gpu_bits; /* "gpus": HOST_GPUS fit one word */
+	unsigned nrates;
+	struct rate_entry rates[SYSCALLS_MAX];
+};
+
 struct gen {
 	struct rng rng;
 	uint32_t next_tgid;
@@ -229,6 +251,7 @@ struct gen {
 	char *out;
 	size_t out_len;
 	uint64_t bytes_written;
+	struct gen_row row;
 };
 
 static void out_flush(struct gen *g)
@@ -280,18 +303,6 @@ static void out_f4(struct gen *g, double v)
 		n--;
 	out_mem(g, ".", 1);
 	out_mem(g, frac, (size_t)n);
-}
-
-static void out_key_u64(struct gen *g, const char *key, uint64_t v)
-{
-	out_str(g, key);
-	out_u64(g, v);
-}
-
-static void out_key_f4(struct gen *g, const char *key, double v)
-{
-	out_str(g, key);
-	out_f4(g, v);
 }
 
 static const char *pick_framework(struct rng *r)
@@ -452,112 +463,67 @@ static double rate(struct rng *r, double mean, double elapsed_s)
 	return count / elapsed_s;
 }
 
-static void emit_process(struct gen *g, const struct proc *p)
+static void sink_put(void *arg, const char *s, size_t n)
 {
-	const struct container *c = p->container >= 0 ? &g->containers[p->container] : NULL;
-
-	out_str(g, ",\"process\":{\"comm\":\"");
-	out_str(g, p->comm);
-	out_str(g, "\",\"exe\":\"");
-	if (p->bad_exe) {
-		out_str(g, "/tmp/build\\ufffd/a.out\",\"exe_b64\":\"L3RtcC9idWlsZP8vYS5vdXQ=");
-	} else {
-		out_str(g, p->exe);
-	}
-	out_str(g, "\",\"cgroup\":\"");
-	out_str(g, c ? c->cgroup : p->host_cgroup);
-	if (c) {
-		out_str(g, "\",\"container_id\":\"");
-		out_str(g, c->id);
-	}
-	out_str(g, "\",\"cwd\":\"");
-	out_str(g, p->cwd);
-	if (p->framework) {
-		out_str(g, "\",\"framework\":\"");
-		out_str(g, p->framework);
-	}
-	out_str(g, "\"}");
+	out_mem(arg, s, n);
 }
 
-/* Workload state and the GPU fields; returns the ioctls of this poll. */
-static uint64_t emit_gpu(struct gen *g, struct proc *p, int poll, bool idle_now)
+static void sink_int(void *arg, uint64_t v)
 {
-	uint64_t ioctls = 0;
+	out_u64(arg, v);
+}
+
+static void sink_float(void *arg, double v)
+{
+	out_f4(arg, v);
+}
+
+/* The generator's strings are plain ASCII, but for the one exe that stands
+ * for bytes that are not UTF-8: written as the sampler writes it. */
+static void sink_string(void *arg, enum row_field f, const char *s, size_t len)
+{
+	struct gen *g = arg;
+
+	out_mem(g, "\"", 1);
+	if (f == RF_EXE && g->row.p->bad_exe) {
+		out_str(g, "/tmp/build\\ufffd/a.out\",\"");
+		out_str(g, row_fields[f].name);
+		out_str(g, "_b64\":\"L3RtcC9idWlsZP8vYS5vdXQ=");
+	} else {
+		out_mem(g, s, len);
+	}
+	out_mem(g, "\"", 1);
+}
+
+static bool str_value(struct row_value *v, const char *s)
+{
+	v->str = s;
+	v->str_len = s ? strlen(s) : 0;
+	return s != NULL;
+}
+
+/* The workload state and this poll's GPU ioctls. */
+static const char *gen_workload(struct gen *g, struct gen_row *r)
+{
+	struct proc *p = r->p;
 	bool onset;
 
-	if (p->gpu == GPU_NONE || (p->gpu == GPU_LATER && poll < p->gpu_start_poll)) {
-		out_str(g, ",\"workload\":\"no-gpu\"");
-		return 0;
-	}
-	onset = p->gpu == GPU_LATER && poll < p->gpu_start_poll + ONSET_POLLS;
-	out_str(g, onset ? ",\"workload\":\"gpu-onset\"" : ",\"workload\":\"gpu-held\"");
-	if (!idle_now)
-		ioctls = onset ? 200 + rng_below(&g->rng, 4000) : rng_below(&g->rng, 60000);
-	if (p->gpu == GPU_LATER && poll == p->gpu_start_poll && !ioctls)
-		ioctls = 1 + rng_below(&g->rng, 50);
-	if (ioctls)
+	r->gpu = !(p->gpu == GPU_NONE || (p->gpu == GPU_LATER && r->poll < p->gpu_start_poll));
+	if (!r->gpu)
+		return workload_name(WL_NO_GPU);
+	onset = p->gpu == GPU_LATER && r->poll < p->gpu_start_poll + ONSET_POLLS;
+	r->ioctls = 0;
+	if (!r->idle_now)
+		r->ioctls = onset ? 200 + rng_below(&g->rng, 4000) : rng_below(&g->rng, 60000);
+	if (p->gpu == GPU_LATER && r->poll == p->gpu_start_poll && !r->ioctls)
+		r->ioctls = 1 + rng_below(&g->rng, 50);
+	if (r->ioctls)
 		p->since_last_ioctl_ms = rng_below(&g->rng, POLL_MS);
 	else
 		p->since_last_ioctl_ms += POLL_MS;
-	out_key_u64(g, ",\"ioctl_count\":", ioctls);
-	out_key_u64(g, ",\"since_last_gpu_ioctl_ms\":", p->since_last_ioctl_ms);
-	for (unsigned i = 0; i < p->gpu_count; i++)
-		out_key_u64(g, i ? "," : ",\"gpus\":[", p->gpu_first + i);
-	out_str(g, p->gpu_count ? "]" : ",\"gpus\":[]");
-	return ioctls;
+	r->gpu_bits = ((1ull << p->gpu_count) - 1) << p->gpu_first;
+	return workload_name(onset ? WL_GPU_ONSET : WL_GPU_HELD);
 }
-
-static void emit_usage(struct gen *g, struct proc *p, bool idle_now, double elapsed)
-{
-	struct rng *r = &g->rng;
-
-	if (!idle_now && rng_chance(r, 0.3)) {
-		/* A walk of -128 KiB..+124 KiB that never takes RSS below 1 MiB
-		 * (an unsigned wrap made rows no JSON reader accepts). */
-		uint64_t next = p->rss_bytes + rng_below(r, 64) * 4096 - 32 * 4096;
-
-		if (next >= (1u << 20) && next < p->rss_bytes + (1u << 20))
-			p->rss_bytes = next;
-	}
-	out_key_f4(g, ",\"usage\":{\"cpu_cores\":",
-		idle_now ? 0.0 : rate(r, p->cpu_mean * 50, elapsed) / 100.0);
-	out_key_u64(g, ",\"rss_bytes\":", p->rss_bytes);
-	out_key_u64(g, ",\"threads\":", p->threads);
-	out_key_f4(g, ",\"ctx_voluntary_s\":",
-		idle_now ? rate(r, 0.5, elapsed) : rate(r, 40 * p->threads, elapsed));
-	out_key_f4(
-		g, ",\"ctx_involuntary_s\":", idle_now ? 0.0 : rate(r, 2 * p->cpu_mean, elapsed));
-	out_key_f4(g, ",\"read_bytes_s\":",
-		idle_now || !p->io_mean ? 0.0 : 4096 * rate(r, p->io_mean / 4096, elapsed));
-	out_key_f4(g, ",\"write_bytes_s\":",
-		idle_now || !p->io_mean ? 0.0 : 4096 * rate(r, p->io_mean / 8192, elapsed));
-	out_key_f4(g, ",\"network_rx_bytes_s\":",
-		p->net_mean ? rate(r, p->net_mean * (idle_now ? 0.02 : 1), elapsed) : 0.0);
-	out_key_f4(g, ",\"network_tx_bytes_s\":",
-		p->net_mean ? rate(r, p->net_mean * (idle_now ? 0.01 : 0.5), elapsed) : 0.0);
-	out_key_f4(g, ",\"runqueue_s\":", idle_now ? 0.0 : p->cpu_mean * 0.01 * rng_unit(r));
-	out_str(g, "}");
-}
-
-static void emit_cgroup_usage(struct gen *g, const struct proc *p)
-{
-	const struct container *c = p->container >= 0 ? &g->containers[p->container] : NULL;
-	double cpu = c ? c->cpu_cores : p->cpu_mean * 0.3;
-
-	out_key_f4(g, ",\"cgroup_usage\":{\"cpu_cores\":", cpu);
-	out_key_f4(g, ",\"cpu_throttled_fraction\":", c && cpu > 4.0 ? 0.125 : 0.0);
-	out_key_u64(g, ",\"memory_bytes\":", c ? c->memory_bytes : p->rss_bytes + (1u << 20));
-	out_key_u64(g, ",\"oom_kills\":", c ? c->oom_kills : 0);
-	out_key_f4(g, ",\"cpu_pressure_avg10\":", c && cpu > 4.0 ? 1.37 : 0.0);
-	out_key_f4(g, ",\"memory_pressure_avg10\":", 0.0);
-	out_key_f4(g, ",\"io_pressure_avg10\":", c && c->oom_kills ? 0.21 : 0.0);
-	out_str(g, "}");
-}
-
-struct rate_entry {
-	unsigned name;
-	double rate;
-};
 
 static int cmp_rate_desc(const void *a, const void *b)
 {
@@ -566,49 +532,200 @@ static int cmp_rate_desc(const void *a, const void *b)
 	return x->rate < y->rate ? 1 : x->rate > y->rate ? -1 : (int)x->name - (int)y->name;
 }
 
-static void emit_syscalls(struct gen *g, const struct proc *p, bool idle_now, double elapsed)
+/* This poll's syscall rates, highest first; those at zero left out. */
+static unsigned gen_syscalls(struct gen *g, struct gen_row *r)
 {
-	struct rate_entry rates[SYSCALLS_MAX];
-	unsigned n = 0;
+	const struct proc *p = r->p;
 
+	r->nrates = 0;
 	for (unsigned i = 0; i < p->nsyscalls; i++) {
-		double mean = p->syscalls[i].base_rate * (idle_now ? 0.01 : 1.0);
-		double r = rate(&g->rng, mean, elapsed);
+		double mean = p->syscalls[i].base_rate * (r->idle_now ? 0.01 : 1.0);
+		double rt = rate(&g->rng, mean, r->elapsed_s);
 
-		if (r > 0) {
-			rates[n].name = p->syscalls[i].name;
-			rates[n++].rate = r;
+		if (rt > 0) {
+			r->rates[r->nrates].name = p->syscalls[i].name;
+			r->rates[r->nrates++].rate = rt;
 		}
 	}
-	qsort(rates, n, sizeof(rates[0]), cmp_rate_desc);
-	out_str(g, ",\"syscalls\":[");
-	for (unsigned i = 0; i < n; i++) {
-		out_str(g, i ? ",{\"name\":\"" : "{\"name\":\"");
-		out_str(g, syscall_names[rates[i].name]);
-		out_key_f4(g, "\",\"rate_per_sec\":", rates[i].rate);
-		out_str(g, "}");
+	qsort(r->rates, r->nrates, sizeof(r->rates[0]), cmp_rate_desc);
+	return r->nrates;
+}
+
+/* A walk of -128 KiB..+124 KiB that never takes RSS below 1 MiB (an
+ * unsigned wrap made rows no JSON reader accepts). */
+static void gen_rss(struct gen *g, struct gen_row *r)
+{
+	struct proc *p = r->p;
+	uint64_t next;
+
+	if (r->idle_now || !rng_chance(&g->rng, 0.3))
+		return;
+	next = p->rss_bytes + rng_below(&g->rng, 64) * 4096 - 32 * 4096;
+	if (next >= (1u << 20) && next < p->rss_bytes + (1u << 20))
+		p->rss_bytes = next;
+}
+
+static bool top_value(struct gen *g, struct gen_row *r, enum row_field f, struct row_value *v)
+{
+	switch (f) {
+	case RF_UNIX_MS:
+		v->u = r->unix_ms;
+		return true;
+	case RF_TGID:
+		v->u = r->p->tgid;
+		return true;
+	case RF_WORKLOAD:
+		return str_value(v, gen_workload(g, r));
+	case RF_IOCTL_COUNT:
+		v->u = r->ioctls;
+		return r->gpu;
+	case RF_SINCE_LAST_GPU_IOCTL_MS:
+		v->u = r->p->since_last_ioctl_ms;
+		return r->gpu;
+	case RF_GPUS:
+		v->bits = &r->gpu_bits;
+		v->bits_count = 64;
+		return r->gpu;
+	case RF_USAGE:
+		gen_rss(g, r);
+		return true;
+	case RF_SYSCALLS:
+		v->u = gen_syscalls(g, r);
+		return true;
+	case RF_LABEL:
+		return r->c && r->c->label[0] && str_value(v, r->c->label);
+	default: /* process, cgroup_usage */
+		return true;
 	}
-	out_str(g, "]");
+}
+
+static bool process_value(const struct gen_row *r, enum row_field f, struct row_value *v)
+{
+	const struct proc *p = r->p;
+
+	switch (f) {
+	case RF_COMM:
+		return str_value(v, p->comm);
+	case RF_EXE:
+		return str_value(v, p->exe);
+	case RF_CGROUP:
+		return str_value(v, r->c ? r->c->cgroup : p->host_cgroup);
+	case RF_CONTAINER_ID:
+		return str_value(v, r->c ? r->c->id : NULL);
+	case RF_CWD:
+		return str_value(v, p->cwd);
+	case RF_FRAMEWORK:
+		return str_value(v, p->framework);
+	default:
+		return false;
+	}
+}
+
+/* A rate drawn over the row's time; idle processes at a fraction of it. */
+static double usage_rate(struct gen *g, const struct gen_row *r, enum row_field f)
+{
+	const struct proc *p = r->p;
+	struct rng *rg = &g->rng;
+	bool idle = r->idle_now;
+	double el = r->elapsed_s;
+
+	switch (f) {
+	case RF_CPU_CORES:
+		return idle ? 0.0 : rate(rg, p->cpu_mean * 50, el) / 100.0;
+	case RF_CTX_VOLUNTARY_S:
+		return idle ? rate(rg, 0.5, el) : rate(rg, 40 * p->threads, el);
+	case RF_CTX_INVOLUNTARY_S:
+		return idle ? 0.0 : rate(rg, 2 * p->cpu_mean, el);
+	case RF_READ_BYTES_S:
+		return idle || !p->io_mean ? 0.0 : 4096 * rate(rg, p->io_mean / 4096, el);
+	case RF_WRITE_BYTES_S:
+		return idle || !p->io_mean ? 0.0 : 4096 * rate(rg, p->io_mean / 8192, el);
+	case RF_NETWORK_RX_BYTES_S:
+		return p->net_mean ? rate(rg, p->net_mean * (idle ? 0.02 : 1), el) : 0.0;
+	case RF_NETWORK_TX_BYTES_S:
+		return p->net_mean ? rate(rg, p->net_mean * (idle ? 0.01 : 0.5), el) : 0.0;
+	default: /* runqueue_s */
+		return idle ? 0.0 : p->cpu_mean * 0.01 * rng_unit(rg);
+	}
+}
+
+static bool usage_value(
+	struct gen *g, const struct gen_row *r, enum row_field f, struct row_value *v)
+{
+	if (f == RF_RSS_BYTES)
+		v->u = r->p->rss_bytes;
+	else if (f == RF_THREADS)
+		v->u = r->p->threads;
+	else
+		v->f = usage_rate(g, r, f);
+	return true;
+}
+
+static bool cgroup_value(const struct gen_row *r, enum row_field f, struct row_value *v)
+{
+	const struct container *c = r->c;
+	double cpu = c ? c->cpu_cores : r->p->cpu_mean * 0.3;
+
+	switch (f) {
+	case RF_CG_CPU_CORES:
+		v->f = cpu;
+		break;
+	case RF_CG_CPU_THROTTLED_FRACTION:
+		v->f = c && cpu > 4.0 ? 0.125 : 0.0;
+		break;
+	case RF_CG_MEMORY_BYTES:
+		v->u = c ? c->memory_bytes : r->p->rss_bytes + (1u << 20);
+		break;
+	case RF_CG_OOM_KILLS:
+		v->u = c ? c->oom_kills : 0;
+		break;
+	case RF_CG_CPU_PRESSURE_AVG10:
+		v->f = c && cpu > 4.0 ? 1.37 : 0.0;
+		break;
+	case RF_CG_IO_PRESSURE_AVG10:
+		v->f = c && c->oom_kills ? 0.21 : 0.0;
+		break;
+	default: /* memory_pressure_avg10 */
+		v->f = 0.0;
+		break;
+	}
+	return true;
+}
+
+static bool gen_get(void *arg, enum row_field f, size_t index, struct row_value *v)
+{
+	struct gen *g = arg;
+	struct gen_row *r = &g->row;
+
+	switch (row_fields[f].object) {
+	case RF_PROCESS:
+		return process_value(r, f, v);
+	case RF_USAGE:
+		return usage_value(g, r, f, v);
+	case RF_CGROUP_USAGE:
+		return cgroup_value(r, f, v);
+	case RF_SYSCALLS:
+		if (f == RF_SYSCALL_NAME)
+			return str_value(v, syscall_names[r->rates[index].name]);
+		v->f = r->rates[index].rate;
+		return true;
+	default:
+		return top_value(g, r, f, v);
+	}
 }
 
 static void emit_row(struct gen *g, struct proc *p, int poll, uint64_t unix_ms)
 {
-	bool idle_now = p->idle;
-	double elapsed = 2.0 + (double)(int)(rng_below(&g->rng, 9) - 4) / 1000.0;
+	const struct row_sink sink = { g, sink_put, sink_int, sink_float, sink_string, gen_get };
+	struct gen_row *r = &g->row;
 
-	out_key_u64(g, "{\"unix_ms\":", unix_ms);
-	out_key_u64(g, ",\"tgid\":", p->tgid);
-	emit_process(g, p);
-	emit_gpu(g, p, poll, idle_now);
-	emit_usage(g, p, idle_now, elapsed);
-	emit_cgroup_usage(g, p);
-	emit_syscalls(g, p, idle_now, elapsed);
-	if (p->container >= 0 && g->containers[p->container].label[0]) {
-		out_str(g, ",\"label\":\"");
-		out_str(g, g->containers[p->container].label);
-		out_str(g, "\"");
-	}
-	out_str(g, "}\n");
+	r->p = p;
+	r->c = p->container >= 0 ? &g->containers[p->container] : NULL;
+	r->poll = poll;
+	r->idle_now = p->idle;
+	r->elapsed_s = 2.0 + (double)(int)(rng_below(&g->rng, 9) - 4) / 1000.0;
+	r->unix_ms = unix_ms;
+	row_write(&sink);
 }
 
 static void poll_containers(struct gen *g)
