@@ -594,8 +594,11 @@ static bool top_value(struct gen *g, struct gen_row *r, enum row_field f, struct
 		return true;
 	case RF_LABEL:
 		return r->c && r->c->label[0] && str_value(v, r->c->label);
-	default: /* process, cgroup_usage */
+	case RF_PROCESS:
+	case RF_CGROUP_USAGE:
 		return true;
+	default:
+		return false;
 	}
 }
 
@@ -644,21 +647,22 @@ static double usage_rate(struct gen *g, const struct gen_row *r, enum row_field 
 		return p->net_mean ? rate(rg, p->net_mean * (idle ? 0.02 : 1), el) : 0.0;
 	case RF_NETWORK_TX_BYTES_S:
 		return p->net_mean ? rate(rg, p->net_mean * (idle ? 0.01 : 0.5), el) : 0.0;
-	default: /* runqueue_s */
+	case RF_RUNQUEUE_S:
 		return idle ? 0.0 : p->cpu_mean * 0.01 * rng_unit(rg);
+	default: /* a figure not made up here: left out */
+		return NAN;
 	}
 }
 
 static bool usage_value(
 	struct gen *g, const struct gen_row *r, enum row_field f, struct row_value *v)
 {
-	if (f == RF_RSS_BYTES)
-		v->u = r->p->rss_bytes;
-	else if (f == RF_THREADS)
-		v->u = r->p->threads;
-	else
-		v->f = usage_rate(g, r, f);
-	return true;
+	if (f == RF_RSS_BYTES || f == RF_THREADS) {
+		v->u = f == RF_RSS_BYTES ? r->p->rss_bytes : r->p->threads;
+		return true;
+	}
+	v->f = usage_rate(g, r, f);
+	return !isnan(v->f);
 }
 
 static bool cgroup_value(const struct gen_row *r, enum row_field f, struct row_value *v)
@@ -682,12 +686,14 @@ static bool cgroup_value(const struct gen_row *r, enum row_field f, struct row_v
 	case RF_CG_CPU_PRESSURE_AVG10:
 		v->f = c && cpu > 4.0 ? 1.37 : 0.0;
 		break;
+	case RF_CG_MEMORY_PRESSURE_AVG10:
+		v->f = 0.0;
+		break;
 	case RF_CG_IO_PRESSURE_AVG10:
 		v->f = c && c->oom_kills ? 0.21 : 0.0;
 		break;
-	default: /* memory_pressure_avg10 */
-		v->f = 0.0;
-		break;
+	default:
+		return false;
 	}
 	return true;
 }

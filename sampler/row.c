@@ -270,8 +270,11 @@ static bool top_value(const struct row_source *src, enum row_field f, struct row
 		if (ctx->label)
 			return str_value(v, ctx->label, ctx->label_len);
 		return str_value(v, p->label, p->label_len);
-	default: /* process and usage: always there */
+	case RF_PROCESS:
+	case RF_USAGE:
 		return true;
+	default:
+		return false;
 	}
 }
 
