@@ -1,0 +1,341 @@
+/*
+ * gen-row.c: croft-gen-rows' output: one row of a process at a poll, its
+ * fields' values drawn for row_write() (common/rowdef.h), and the output
+ * buffer.  Unprivileged; writes stdout.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen-rows.h"
+
+void out_flush(struct gen *g)
+{
+	if (g->out_len && fwrite(g->out, 1, g->out_len, stdout) != g->out_len) {
+		perror("croft-gen-rows: stdout");
+		exit(1);
+	}
+	g->bytes_written += g->out_len;
+	g->out_len = 0;
+}
+
+static void out_mem(struct gen *g, const char *s, size_t len)
+{
+	if (g->out_len + len > OUT_BUF_BYTES)
+		out_flush(g);
+	memcpy(g->out + g->out_len, s, len);
+	g->out_len += len;
+}
+
+static void out_str(struct gen *g, const char *s)
+{
+	out_mem(g, s, strlen(s));
+}
+
+static void out_u64(struct gen *g, uint64_t v)
+{
+	char buf[24];
+	size_t i = sizeof(buf);
+
+	do {
+		buf[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	out_mem(g, buf + i, sizeof(buf) - i);
+}
+
+/* The row format's floats: at most 4 decimals, zeros trimmed, always a '.'. */
+static void out_f4(struct gen *g, double v)
+{
+	uint64_t scaled = (uint64_t)llround((v < 0 ? 0 : v) * 10000.0);
+	unsigned rest = (unsigned)(scaled % 10000);
+	char frac[4] = { (char)('0' + rest / 1000), (char)('0' + rest / 100 % 10),
+		(char)('0' + rest / 10 % 10), (char)('0' + rest % 10) };
+	int n = 4;
+
+	out_u64(g, scaled / 10000);
+	while (n > 1 && frac[n - 1] == '0')
+		n--;
+	out_mem(g, ".", 1);
+	out_mem(g, frac, (size_t)n);
+}
+
+/* A count over the process's own elapsed time (2 s give or take a little). */
+static double rate(struct rng *r, double mean, double elapsed_s)
+{
+	double count = floor(mean * 2.0 * (0.3 + 1.4 * rng_unit(r)));
+
+	return count / elapsed_s;
+}
+
+static void sink_put(void *arg, const char *s, size_t n)
+{
+	out_mem(arg, s, n);
+}
+
+static void sink_int(void *arg, uint64_t v)
+{
+	out_u64(arg, v);
+}
+
+static void sink_float(void *arg, double v)
+{
+	out_f4(arg, v);
+}
+
+/* The generator's strings are plain ASCII, but for the one exe that stands
+ * for bytes that are not UTF-8: written as the sampler writes it. */
+static void sink_string(void *arg, enum row_field f, const char *s, size_t len)
+{
+	struct gen *g = arg;
+
+	out_mem(g, "\"", 1);
+	if (f == RF_EXE && g->row.p->bad_exe) {
+		out_str(g, "/tmp/build\\ufffd/a.out\",\"");
+		out_str(g, row_fields[f].name);
+		out_str(g, "_b64\":\"L3RtcC9idWlsZP8vYS5vdXQ=");
+	} else {
+		out_mem(g, s, len);
+	}
+	out_mem(g, "\"", 1);
+}
+
+static bool str_value(struct row_value *v, const char *s)
+{
+	v->str = s;
+	v->str_len = s ? strlen(s) : 0;
+	return s != NULL;
+}
+
+/* The workload state and this poll's GPU ioctls. */
+static const char *gen_workload(struct gen *g, struct gen_row *r)
+{
+	struct proc *p = r->p;
+	bool onset;
+
+	r->gpu = !(p->gpu == GPU_NONE || (p->gpu == GPU_LATER && r->poll < p->gpu_start_poll));
+	if (!r->gpu)
+		return workload_name(WL_NO_GPU);
+	onset = p->gpu == GPU_LATER && r->poll < p->gpu_start_poll + ONSET_POLLS;
+	r->ioctls = 0;
+	if (!r->idle_now)
+		r->ioctls = onset ? 200 + rng_below(&g->rng, 4000) : rng_below(&g->rng, 60000);
+	if (p->gpu == GPU_LATER && r->poll == p->gpu_start_poll && !r->ioctls)
+		r->ioctls = 1 + rng_below(&g->rng, 50);
+	if (r->ioctls)
+		p->since_last_ioctl_ms = rng_below(&g->rng, POLL_MS);
+	else
+		p->since_last_ioctl_ms += POLL_MS;
+	r->gpu_bits = ((1ull << p->gpu_count) - 1) << p->gpu_first;
+	return workload_name(onset ? WL_GPU_ONSET : WL_GPU_HELD);
+}
+
+static int cmp_rate_desc(const void *a, const void *b)
+{
+	const struct rate_entry *x = a, *y = b;
+
+	return x->rate < y->rate ? 1 : x->rate > y->rate ? -1 : (int)x->name - (int)y->name;
+}
+
+/* This poll's syscall rates, highest first; those at zero left out. */
+static unsigned gen_syscalls(struct gen *g, struct gen_row *r)
+{
+	const struct proc *p = r->p;
+
+	r->nrates = 0;
+	for (unsigned i = 0; i < p->nsyscalls; i++) {
+		double mean = p->syscalls[i].base_rate * (r->idle_now ? 0.01 : 1.0);
+		double rt = rate(&g->rng, mean, r->elapsed_s);
+
+		if (rt > 0) {
+			r->rates[r->nrates].name = p->syscalls[i].name;
+			r->rates[r->nrates++].rate = rt;
+		}
+	}
+	qsort(r->rates, r->nrates, sizeof(r->rates[0]), cmp_rate_desc);
+	return r->nrates;
+}
+
+/* A walk of -128 KiB..+124 KiB that never takes RSS below 1 MiB (an
+ * unsigned wrap made rows no JSON reader accepts). */
+static void gen_rss(struct gen *g, struct gen_row *r)
+{
+	struct proc *p = r->p;
+	uint64_t next;
+
+	if (r->idle_now || !rng_chance(&g->rng, 0.3))
+		return;
+	next = p->rss_bytes + rng_below(&g->rng, 64) * 4096 - 32 * 4096;
+	if (next >= (1u << 20) && next < p->rss_bytes + (1u << 20))
+		p->rss_bytes = next;
+}
+
+static bool top_value(struct gen *g, struct gen_row *r, enum row_field f, struct row_value *v)
+{
+	switch (f) {
+	case RF_UNIX_MS:
+		v->u = r->unix_ms;
+		return true;
+	case RF_TGID:
+		v->u = r->p->tgid;
+		return true;
+	case RF_WORKLOAD:
+		return str_value(v, gen_workload(g, r));
+	case RF_IOCTL_COUNT:
+		v->u = r->ioctls;
+		return r->gpu;
+	case RF_SINCE_LAST_GPU_IOCTL_MS:
+		v->u = r->p->since_last_ioctl_ms;
+		return r->gpu;
+	case RF_GPUS:
+		v->bits = &r->gpu_bits;
+		v->bits_count = 64;
+		return r->gpu;
+	case RF_USAGE:
+		gen_rss(g, r);
+		return true;
+	case RF_SYSCALLS:
+		v->u = gen_syscalls(g, r);
+		return true;
+	case RF_LABEL:
+		return r->c && r->c->label[0] && str_value(v, r->c->label);
+	case RF_PROCESS:
+	case RF_CGROUP_USAGE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool process_value(const struct gen_row *r, enum row_field f, struct row_value *v)
+{
+	const struct proc *p = r->p;
+
+	switch (f) {
+	case RF_COMM:
+		return str_value(v, p->comm);
+	case RF_EXE:
+		return str_value(v, p->exe);
+	case RF_CGROUP:
+		return str_value(v, r->c ? r->c->cgroup : p->host_cgroup);
+	case RF_CONTAINER_ID:
+		return str_value(v, r->c ? r->c->id : NULL);
+	case RF_CWD:
+		return str_value(v, p->cwd);
+	case RF_FRAMEWORK:
+		return str_value(v, p->framework);
+	default:
+		return false;
+	}
+}
+
+/* A rate drawn over the row's time; idle processes at a fraction of it. */
+static double usage_rate(struct gen *g, const struct gen_row *r, enum row_field f)
+{
+	const struct proc *p = r->p;
+	struct rng *rg = &g->rng;
+	bool idle = r->idle_now;
+	double el = r->elapsed_s;
+
+	switch (f) {
+	case RF_CPU_CORES:
+		return idle ? 0.0 : rate(rg, p->cpu_mean * 50, el) / 100.0;
+	case RF_CTX_VOLUNTARY_S:
+		return idle ? rate(rg, 0.5, el) : rate(rg, 40 * p->threads, el);
+	case RF_CTX_INVOLUNTARY_S:
+		return idle ? 0.0 : rate(rg, 2 * p->cpu_mean, el);
+	case RF_READ_BYTES_S:
+		return idle || !p->io_mean ? 0.0 : 4096 * rate(rg, p->io_mean / 4096, el);
+	case RF_WRITE_BYTES_S:
+		return idle || !p->io_mean ? 0.0 : 4096 * rate(rg, p->io_mean / 8192, el);
+	case RF_NETWORK_RX_BYTES_S:
+		return p->net_mean ? rate(rg, p->net_mean * (idle ? 0.02 : 1), el) : 0.0;
+	case RF_NETWORK_TX_BYTES_S:
+		return p->net_mean ? rate(rg, p->net_mean * (idle ? 0.01 : 0.5), el) : 0.0;
+	case RF_RUNQUEUE_S:
+		return idle ? 0.0 : p->cpu_mean * 0.01 * rng_unit(rg);
+	default: /* a figure not made up here: left out */
+		return NAN;
+	}
+}
+
+static bool usage_value(
+	struct gen *g, const struct gen_row *r, enum row_field f, struct row_value *v)
+{
+	if (f == RF_RSS_BYTES || f == RF_THREADS) {
+		v->u = f == RF_RSS_BYTES ? r->p->rss_bytes : r->p->threads;
+		return true;
+	}
+	v->f = usage_rate(g, r, f);
+	return !isnan(v->f);
+}
+
+static bool cgroup_value(const struct gen_row *r, enum row_field f, struct row_value *v)
+{
+	const struct container *c = r->c;
+	double cpu = c ? c->cpu_cores : r->p->cpu_mean * 0.3;
+
+	switch (f) {
+	case RF_CG_CPU_CORES:
+		v->f = cpu;
+		break;
+	case RF_CG_CPU_THROTTLED_FRACTION:
+		v->f = c && cpu > 4.0 ? 0.125 : 0.0;
+		break;
+	case RF_CG_MEMORY_BYTES:
+		v->u = c ? c->memory_bytes : r->p->rss_bytes + (1u << 20);
+		break;
+	case RF_CG_OOM_KILLS:
+		v->u = c ? c->oom_kills : 0;
+		break;
+	case RF_CG_CPU_PRESSURE_AVG10:
+		v->f = c && cpu > 4.0 ? 1.37 : 0.0;
+		break;
+	case RF_CG_MEMORY_PRESSURE_AVG10:
+		v->f = 0.0;
+		break;
+	case RF_CG_IO_PRESSURE_AVG10:
+		v->f = c && c->oom_kills ? 0.21 : 0.0;
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+static bool gen_get(void *arg, enum row_field f, size_t index, struct row_value *v)
+{
+	struct gen *g = arg;
+	struct gen_row *r = &g->row;
+
+	switch (row_fields[f].object) {
+	case RF_PROCESS:
+		return process_value(r, f, v);
+	case RF_USAGE:
+		return usage_value(g, r, f, v);
+	case RF_CGROUP_USAGE:
+		return cgroup_value(r, f, v);
+	case RF_SYSCALLS:
+		if (f == RF_SYSCALL_NAME)
+			return str_value(v, syscall_names[r->rates[index].name]);
+		v->f = r->rates[index].rate;
+		return true;
+	default:
+		return top_value(g, r, f, v);
+	}
+}
+
+void emit_row(struct gen *g, struct proc *p, int poll, uint64_t unix_ms)
+{
+	const struct row_sink sink = { g, sink_put, sink_int, sink_float, sink_string, gen_get };
+	struct gen_row *r = &g->row;
+
+	r->p = p;
+	r->c = p->container >= 0 ? &g->containers[p->container] : NULL;
+	r->poll = poll;
+	r->idle_now = p->idle;
+	r->elapsed_s = 2.0 + (double)(int)(rng_below(&g->rng, 9) - 4) / 1000.0;
+	r->unix_ms = unix_ms;
+	row_write(&sink);
+}

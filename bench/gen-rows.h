@@ -1,0 +1,130 @@
+/*
+ * gen-rows.h: croft-gen-rows' model of a GPU host (containers, processes,
+ * the generator's state) shared by gen-rows.c, which makes it up and
+ * polls it, and gen-row.c, which writes its rows.  Unprivileged.
+ */
+#ifndef CROFT_GEN_ROWS_H
+#define CROFT_GEN_ROWS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rowdef.h"
+
+#define POLL_MS        2000 /* unix_ms step per poll */
+#define IDLE_EVERY     15   /* polls between rows of an idle process */
+#define ONSET_POLLS    15   /* 30 s onset window at 2 s polls */
+#define SYSCALLS_MAX   20   /* entries in one process's mix */
+#define CONTAINERS_MAX 64
+#define HOST_GPUS      8 /* /dev/nvidia0..7: containers get 1, 2, 4 or all 8 of them */
+#define OUT_BUF_BYTES  (1u << 20)
+
+struct rng {
+	uint64_t s;
+};
+
+/* splitmix64: tiny, fast and identical on every platform. */
+static inline uint64_t rng_next(struct rng *r)
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static inline double rng_unit(struct rng *r)
+{
+	return (double)(rng_next(r) >> 11) / 9007199254740992.0;
+}
+
+static inline uint64_t rng_below(struct rng *r, uint64_t n)
+{
+	return n ? rng_next(r) % n : 0;
+}
+
+static inline bool rng_chance(struct rng *r, double p)
+{
+	return rng_unit(r) < p;
+}
+
+enum gpu_kind { GPU_NONE, GPU_LATER, GPU_HELD_FROM_START };
+
+struct container {
+	char id[65];
+	char cgroup[256];
+	char label[64];        /* "" = none */
+	const char *framework; /* main framework of its workload, NULL = none */
+	bool gpu;
+	uint8_t gpu_first, gpu_count; /* the GPUs its processes hold */
+	uint64_t memory_bytes;
+	double cpu_cores; /* mean of this poll */
+	uint32_t oom_kills;
+};
+
+struct syscall_mix {
+	uint8_t name;     /* index into syscall_names */
+	double base_rate; /* calls per second */
+};
+
+struct proc {
+	uint32_t tgid;
+	int container; /* -1: host process */
+	const char *comm, *exe, *cwd, *framework;
+	char host_cgroup[96];
+	bool idle;       /* written once every IDLE_EVERY polls */
+	bool bad_exe;    /* exe not valid UTF-8: exe_b64 follows */
+	bool shortlived; /* replaced now and then by a new tgid */
+	enum gpu_kind gpu;
+	uint8_t gpu_first, gpu_count; /* "gpus" */
+	int gpu_start_poll;           /* first GPU ioctl (GPU_LATER) */
+	uint64_t since_last_ioctl_ms;
+	uint64_t rss_bytes;
+	uint32_t threads;
+	double cpu_mean;          /* cores when active */
+	double io_mean, net_mean; /* bytes per second when active */
+	unsigned nsyscalls;
+	struct syscall_mix syscalls[SYSCALLS_MAX];
+};
+
+/* syscall names, by the index struct syscall_mix keeps */
+extern const char *const syscall_names[];
+
+struct rate_entry {
+	unsigned name;
+	double rate;
+};
+
+/* The row being written, as row_write() asks for its fields. */
+struct gen_row {
+	struct proc *p;
+	const struct container *c; /* NULL: a host process */
+	int poll;
+	bool idle_now;
+	double elapsed_s;
+	uint64_t unix_ms;
+	bool gpu;          /* in a GPU state this poll */
+	uint64_t ioctls;   /* this poll */
+	uint64_t gpu_bits; /* "gpus": HOST_GPUS fit one word */
+	unsigned nrates;
+	struct rate_entry rates[SYSCALLS_MAX];
+};
+
+struct gen {
+	struct rng rng;
+	uint32_t next_tgid;
+	size_t ncontainers, nprocs;
+	struct container containers[CONTAINERS_MAX];
+	struct proc *procs;
+	char *out;
+	size_t out_len;
+	uint64_t bytes_written;
+	struct gen_row row;
+};
+
+void out_flush(struct gen *g);
+/* One row of process p at this poll, into g's output. */
+void emit_row(struct gen *g, struct proc *p, int poll, uint64_t unix_ms);
+
+#endif
