@@ -300,37 +300,6 @@ bool filter_match(const struct filter *f, const struct row *row)
 	return true;
 }
 
-uint64_t row_ident(const struct row *row)
-{
-	uint64_t a = row->exe.ptr ? str_hash(row->exe.ptr, row->exe.len) : 1;
-	uint64_t b = row->comm.ptr ? str_hash(row->comm.ptr, row->comm.len) : 2;
-
-	return a ^ (b * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull);
-}
-
-int seg_key_cmp(const void *a, const void *b)
-{
-	const struct seg_key *x = *(const struct seg_key *const *)a;
-	const struct seg_key *y = *(const struct seg_key *const *)b;
-
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	if (x->first_ms != y->first_ms)
-		return x->first_ms < y->first_ms ? -1 : 1;
-	if (x->last_ms != y->last_ms)
-		return x->last_ms < y->last_ms ? -1 : 1;
-	if (x->file != y->file)
-		return x->file < y->file ? -1 : 1;
-	return x->ident < y->ident ? -1 : x->ident > y->ident;
-}
-
-bool seg_key_continues(
-	const struct seg_key *k, int64_t tgid, uint64_t ident, int64_t ms, uint64_t gap_ms)
-{
-	return k->tgid == tgid && k->ident == ident && ms >= k->last_ms &&
-	       (uint64_t)(ms - k->last_ms) <= gap_ms;
-}
-
 int read_dataset(struct read_opts *o, const struct ds_sink *sink, void *const *ctxs, int threads,
 	struct ds_files *ret_files, struct ds_report *rep)
 {

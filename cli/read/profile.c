@@ -1,7 +1,7 @@
 /*
  * profile.c: croft profile.  Workers turn the selected rows into steps of
  * the per-poll sums (profile_steps.c) and, per process and file, a segment
- * with its GPU phases and syscall calls whose first row profile_join.c
+ * (segments.c) with its GPU phases whose first row profile_join.c
  * settles.  Invoking user, no privilege.
  */
 #include <errno.h>
@@ -10,20 +10,6 @@
 
 #include "cli.h"
 #include "profile.h"
-
-/* Grows *v (elements of elem bytes) to hold one more; false when out of memory. */
-static bool room(void **v, size_t *cap, size_t count, size_t elem)
-{
-	if (count < *cap)
-		return true;
-	size_t n = *cap ? *cap * 2 : 1024;
-	void *p = realloc(*v, n * elem);
-	if (!p)
-		return false;
-	*v = p;
-	*cap = n;
-	return true;
-}
 
 static int phase_of(const struct row *r)
 {
@@ -47,8 +33,8 @@ static struct phase_gpus row_gpus(const struct row *r)
 static void push_stretch(struct pworker *w, struct pseg *seg, int kind, int64_t start, int64_t end,
 	const struct phase_gpus *gpus)
 {
-	if (!room((void **)&w->st, &w->st_cap, w->st_count, sizeof(*w->st))) {
-		w->oom = true;
+	if (!VEC_ROOM(w->st, w->st_cap, w->st_count)) {
+		w->sw.oom = true;
 		return;
 	}
 	uint32_t i = (uint32_t)w->st_count++;
@@ -83,121 +69,45 @@ static void seg_phase(
 		push_stretch(w, seg, kind, r->unix_ms - (int64_t)weight, r->unix_ms, &gpus);
 }
 
-static void add_calls(struct pworker *w, const struct row *r, uint64_t weight)
+/* A segment's first row: the join moves its phase's start back. */
+static void seg_first(
+	struct pworker *w, struct pseg *seg, const struct row *r, const struct sample *s)
 {
-	for (uint32_t i = 0; i < r->syscalls_count; i++) {
-		const struct row_syscall *sc = &r->syscalls[i];
-		uint32_t id = strtab_intern(&w->syscalls, sc->name.ptr, sc->name.len);
-		if (id == NONE_ID) {
-			w->oom = true;
-			return;
-		}
-		while (id >= w->calls_cap) {
-			size_t old = w->calls_cap;
-			if (!room((void **)&w->calls, &w->calls_cap, old, sizeof(*w->calls))) {
-				w->oom = true;
-				return;
-			}
-			memset(w->calls + old, 0, (w->calls_cap - old) * sizeof(*w->calls));
-		}
-		if (sc->rate_e4 > 0)
-			w->calls[id] += (u128_p)sc->rate_e4 * weight;
-	}
-}
-
-static void defer_calls(struct pworker *w, struct pseg *seg, const struct row *r)
-{
-	seg->sys_off = (uint32_t)w->sys_count;
-	for (uint32_t i = 0; i < r->syscalls_count; i++) {
-		const struct row_syscall *sc = &r->syscalls[i];
-		uint32_t id = strtab_intern(&w->syscalls, sc->name.ptr, sc->name.len);
-		if (id == NONE_ID ||
-			!room((void **)&w->sys, &w->sys_cap, w->sys_count, sizeof(*w->sys))) {
-			w->oom = true;
-			return;
-		}
-		if (sc->rate_e4 <= 0)
-			continue;
-		w->sys[w->sys_count++] = (struct sys_ref){ id, sc->rate_e4 };
-		seg->sys_n++;
-	}
-}
-
-static struct pseg *seg_start(
-	struct pworker *w, const struct row *r, const struct sample *s, uint64_t ident)
-{
-	if (!room((void **)&w->segs, &w->segs_cap, w->segs_count, sizeof(*w->segs)))
-		return NULL;
-	struct pseg *seg = &w->segs[w->segs_count++];
-	*seg = (struct pseg){ .key = { r->tgid, r->unix_ms, r->unix_ms, ident, w->file },
-		.first = *s,
-		.last = *s,
-		.st_first = NONE_ID,
-		.st_last = NONE_ID,
-		.first_kind = (int8_t)phase_of(r),
-		.open_kind = -1,
-		.worker = w->index };
+	seg->first = *s;
+	seg->last = *s;
+	seg->st_first = NONE_ID;
+	seg->st_last = NONE_ID;
+	seg->first_kind = (int8_t)phase_of(r);
+	seg->open_kind = -1;
 	seg_phase(w, seg, r, 0, true);
-	defer_calls(w, seg, r);
 	steps_first(w, s);
-	return seg;
 }
 
 static void profile_row(void *ctx, const struct row *r)
 {
 	struct pworker *w = ctx;
 	struct sample s;
+	struct pseg *seg;
+	uint64_t weight;
+	bool first;
 
-	if (w->oom)
+	if (w->sw.oom)
 		return;
 	steps_poll(w, r->unix_ms);
-	if (!filter_match(&w->o->filter, r))
+	if (!filter_match(&w->sw.o->filter, r))
 		return;
-	if (w->rows++ == 0 || r->unix_ms < w->first_ms)
-		w->first_ms = r->unix_ms;
-	if (w->rows == 1 || r->unix_ms > w->last_ms)
-		w->last_ms = r->unix_ms;
 	w->has_any |= r->has;
 	row_sample(r, &s);
-
-	uint64_t ident = row_ident(r);
-	struct i64_slot *slot = i64map_slot(&w->tgids, r->tgid);
-	struct pseg *seg = NULL;
-
-	if (!slot) {
-		w->oom = true;
+	seg = seg_row(&w->sw, r, &weight, &first);
+	if (!seg)
+		return;
+	if (first) {
+		seg_first(w, seg, r, &s);
 		return;
 	}
-	if (slot->gen == w->tgids.gen) {
-		seg = &w->segs[slot->value];
-		if (!seg_key_continues(&seg->key, r->tgid, ident, r->unix_ms, w->o->gap_ms))
-			seg = NULL;
-	}
-	if (seg) {
-		uint64_t weight = (uint64_t)(r->unix_ms - seg->key.last_ms);
-		seg->key.last_ms = r->unix_ms;
-		steps_next(w, &seg->last, &s);
-		seg->last = s;
-		seg_phase(w, seg, r, weight, false);
-		add_calls(w, r, weight);
-		return;
-	}
-	seg = seg_start(w, r, &s, ident);
-	if (!seg) {
-		w->oom = true;
-		return;
-	}
-	i64map_set(&w->tgids, slot, r->tgid, (uint32_t)(seg - w->segs));
-}
-
-/* A new file: its rows start their own segments. */
-static void profile_file_begin(void *ctx, uint32_t file)
-{
-	struct pworker *w = ctx;
-
-	i64map_clear(&w->tgids);
-	w->file = file;
-	w->file_segs = w->segs_count;
+	steps_next(w, &seg->last, &s);
+	seg->last = s;
+	seg_phase(w, seg, r, weight, false);
 }
 
 /* The file's processes end at their last rows, unless the join finds them go on. */
@@ -205,25 +115,21 @@ static void profile_file_end(void *ctx, uint32_t file)
 {
 	struct pworker *w = ctx;
 
-	for (size_t i = w->file_segs; i < w->segs_count && !w->oom; i++)
-		steps_end(w, &w->segs[i].last);
+	for (size_t i = w->sw.file_first; i < w->sw.segs_count && !w->sw.oom; i++)
+		steps_end(w, &((struct pseg *)seg_at(&w->sw, i))->last);
 }
 
 static void pworker_free(struct pworker *w)
 {
-	strtab_free(&w->syscalls);
-	i64map_free(&w->tgids);
+	seg_worker_free(&w->sw);
 	i64map_free(&w->step_index);
-	free(w->calls);
-	free(w->segs);
 	free(w->st);
-	free(w->sys);
 	steps_free(&w->steps);
 }
 
 int cmd_profile(int argc, char **argv)
 {
-	static const struct ds_sink sink = { profile_file_begin, profile_row, profile_file_end };
+	static const struct ds_sink sink = { seg_file_begin, profile_row, profile_file_end };
 	struct read_opts o;
 	struct ds_files files = { 0 };
 	struct ds_report rep;
@@ -238,15 +144,14 @@ int cmd_profile(int argc, char **argv)
 	if (!pw)
 		return 1;
 	for (int k = 0; k < o.threads; k++) {
-		pw[k] = (struct pworker){
-			.o = &o, .index = (uint8_t)k, .cached_ms = { INT64_MIN, INT64_MIN }
-		};
+		seg_worker_init(&pw[k].sw, &o, k, sizeof(struct pseg), true);
+		pw[k].cached_ms[0] = pw[k].cached_ms[1] = INT64_MIN;
 		ctxs[k] = &pw[k];
 	}
 	ds_report_init(&rep);
 	if (read_dataset(&o, &sink, ctxs, o.threads, &files, &rep) < 0)
 		goto out;
-	if (profile_join(&o, pw, o.threads, &res) < 0) {
+	if (profile_join(ctxs, o.threads, &res) < 0) {
 		fprintf(stderr, "croft profile: out of memory\n");
 		goto out;
 	}

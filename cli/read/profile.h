@@ -85,13 +85,6 @@ struct profile_result {
 	struct sample *samples_v; /* for --svg */
 };
 
-__extension__ typedef unsigned __int128 u128_p;
-
-struct sys_ref {
-	uint32_t id; /* the worker's syscall name id */
-	int64_t rate_e4;
-};
-
 /* One GPU phase inside one segment; segments chain theirs by index. */
 struct stretch {
 	int64_t start_ms, end_ms;
@@ -106,39 +99,25 @@ struct stretch {
  * the process's previous row, maybe in another file.
  */
 struct pseg {
-	struct seg_key key;        /* first: the join sorts pointers to keys */
+	struct seg_head head;      /* first */
 	struct sample first, last; /* the figures of its first and last rows */
-	uint32_t sys_off, sys_n, st_first, st_last;
+	uint32_t st_first, st_last;
 	int8_t first_kind; /* phase of the first row, -1 none */
 	int8_t open_kind;  /* phase still open at the last row, -1 none */
-	uint8_t worker;
 };
 
 struct pworker {
-	const struct read_opts *o;
-	uint8_t index;
-	uint32_t file;
-	uint64_t rows, phase_ms[PH_KINDS];
-	int64_t first_ms, last_ms;
+	struct seg_worker sw; /* first: the sink's ctx */
+	uint64_t phase_ms[PH_KINDS];
 	uint32_t has_any; /* enum row_has seen in any row */
-	struct strtab syscalls;
-	u128_p *calls; /* per syscall id: rate x 1e4 x ms, rows after the first */
-	size_t calls_cap;
-	struct i64map tgids;
-	struct pseg *segs;
-	size_t segs_count, segs_cap;
-	size_t file_segs; /* the current file's first segment */
 	struct stretch *st;
 	size_t st_count, st_cap;
-	struct sys_ref *sys;
-	size_t sys_count, sys_cap;
 	struct steps steps; /* one per instant, found through step_index */
 	struct i64map step_index;
 	int64_t cached_ms[2]; /* the last two instants stepped, and their steps */
 	uint32_t cached_step[2];
 	int64_t poll_ms; /* the last poll noted (rows of a poll come together) */
 	bool polls_noted;
-	bool oom;
 };
 
 /* profile_steps.c: the worker's half */
@@ -151,14 +130,12 @@ void steps_next(struct pworker *w, const struct sample *prev, const struct sampl
 void steps_end(struct pworker *w, const struct sample *last);
 /* profile_steps.c: the join's half.  b_first's process continues from a_last's row. */
 int steps_continue(struct steps *fix, const struct sample *a_last, const struct sample *b_first);
-/* The polls with a selected process alive, their sums (res->samples_v). */
-int steps_sum(
-	const struct pworker *pw, int workers, const struct steps *fix, struct profile_result *res);
+/* The polls with a selected process alive, their sums (res->samples_v); pw: the workers. */
+int steps_sum(void *const *pw, int workers, const struct steps *fix, struct profile_result *res);
 void steps_free(struct steps *s);
 
 /* profile_join.c */
-int profile_join(
-	const struct read_opts *o, struct pworker *pw, int workers, struct profile_result *res);
+int profile_join(void *const *ctxs, int workers, struct profile_result *res);
 
 const char *phase_name(enum phase_kind kind);
 bool phase_gpus_equal(const struct phase_gpus *a, const struct phase_gpus *b);

@@ -10,46 +10,20 @@
 
 #include "profile.h"
 
-struct join {
-	const struct read_opts *o;
-	struct pworker *pw;
-	int workers;
-	struct profile_result *res;
-	struct strtab names;
-	uint32_t *remap[DS_THREADS_MAX]; /* worker syscall id -> names id */
-	u128_p *calls;                   /* per names id */
-	size_t phases_cap;
-	struct steps fix; /* processes going on across files (steps_continue) */
-};
-
 /* One process while its segments are walked. */
 struct jproc {
 	int open_kind;   /* phase open at the previous segment's end, -1 none */
 	size_t open_out; /* and its index in res->phases */
 };
 
-static int join_names(struct join *j)
-{
-	for (int k = 0; k < j->workers; k++) {
-		const struct strtab *t = &j->pw[k].syscalls;
-		j->remap[k] = calloc(t->count + 1, sizeof(*j->remap[k]));
-		if (!j->remap[k])
-			return -ENOMEM;
-		for (size_t i = 0; i < t->count; i++) {
-			size_t len;
-			const char *s = strtab_str(t, (uint32_t)i, &len);
-			if ((j->remap[k][i] = strtab_intern(&j->names, s, len)) == NONE_ID)
-				return -ENOMEM;
-		}
-	}
-	j->calls = calloc(j->names.count + 1, sizeof(*j->calls));
-	if (!j->calls)
-		return -ENOMEM;
-	for (int k = 0; k < j->workers; k++)
-		for (size_t i = 0; i < j->pw[k].calls_cap && i < j->pw[k].syscalls.count; i++)
-			j->calls[j->remap[k][i]] += j->pw[k].calls[i];
-	return 0;
-}
+struct join {
+	void *const *pw; /* the workers */
+	struct profile_result *res;
+	struct seg_join segs; /* with the syscalls and their calls */
+	size_t phases_cap;
+	struct steps fix; /* processes going on across files (steps_continue) */
+	struct jproc p;
+};
 
 bool phase_gpus_equal(const struct phase_gpus *a, const struct phase_gpus *b)
 {
@@ -60,14 +34,8 @@ static size_t emit_phase(struct join *j, int64_t tgid, const struct stretch *st,
 {
 	struct profile_result *res = j->res;
 
-	if (res->phases_count == j->phases_cap) {
-		size_t cap = j->phases_cap ? j->phases_cap * 2 : 64;
-		struct phase *v = realloc(res->phases, cap * sizeof(*v));
-		if (!v)
-			return SIZE_MAX;
-		res->phases = v;
-		j->phases_cap = cap;
-	}
+	if (!VEC_ROOM(res->phases, j->phases_cap, res->phases_count))
+		return SIZE_MAX;
 	res->phases[res->phases_count] =
 		(struct phase){ tgid, start, st->end_ms, (enum phase_kind)st->kind, st->gpus };
 	for (size_t w = 0; w < PHASE_GPU_WORDS; w++)
@@ -81,7 +49,7 @@ static size_t emit_phase(struct join *j, int64_t tgid, const struct stretch *st,
 static int join_stretches(
 	struct join *j, const struct pseg *seg, struct jproc *p, uint64_t weight, bool cont)
 {
-	const struct pworker *w = &j->pw[seg->worker];
+	const struct pworker *w = j->pw[seg->head.worker];
 	size_t out = SIZE_MAX;
 
 	for (uint32_t i = seg->st_first; i != NONE_ID; i = w->st[i].next) {
@@ -94,8 +62,8 @@ static int join_stretches(
 			j->res->phases[out].end_ms = st->end_ms;
 		} else {
 			int64_t start =
-				first_row ? seg->key.first_ms - (int64_t)weight : st->start_ms;
-			out = emit_phase(j, seg->key.tgid, st, start);
+				first_row ? seg->head.first_ms - (int64_t)weight : st->start_ms;
+			out = emit_phase(j, seg->head.tgid, st, start);
 			if (out == SIZE_MAX)
 				return -ENOMEM;
 		}
@@ -105,55 +73,24 @@ static int join_stretches(
 	return 0;
 }
 
-static void settle_first_row(struct join *j, const struct pseg *seg, uint64_t weight)
+/* seg_walk's step: each process's segments in time order. */
+static int join_segment(
+	void *ctx, const struct seg_head *head, const struct seg_head *prev, uint64_t weight)
 {
-	const struct pworker *w = &j->pw[seg->worker];
+	struct join *j = ctx;
+	const struct pseg *seg = (const struct pseg *)head;
+	int r;
 
+	if (prev) {
+		r = steps_continue(&j->fix, &((const struct pseg *)prev)->last, &seg->first);
+		if (r < 0)
+			return r;
+	} else {
+		j->p = (struct jproc){ -1, 0 };
+	}
 	if (seg->first_kind >= 0)
 		j->res->phase_ms[seg->first_kind] += weight;
-	for (uint32_t i = 0; i < seg->sys_n; i++) {
-		const struct sys_ref *r = &w->sys[seg->sys_off + i];
-		j->calls[j->remap[seg->worker][r->id]] += (u128_p)r->rate_e4 * weight;
-	}
-}
-
-static int join_segments(struct join *j)
-{
-	size_t n = 0;
-	struct jproc p = { -1, 0 };
-	int r = 0;
-
-	for (int k = 0; k < j->workers; k++)
-		n += j->pw[k].segs_count;
-	const struct seg_key **v = malloc((n + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	n = 0;
-	for (int k = 0; k < j->workers; k++)
-		for (size_t i = 0; i < j->pw[k].segs_count; i++)
-			v[n++] = &j->pw[k].segs[i].key;
-	if (n)
-		qsort(v, n, sizeof(*v), seg_key_cmp);
-	for (size_t i = 0; i < n && r == 0; i++) {
-		const struct pseg *seg = (const struct pseg *)v[i];
-		uint64_t weight = j->o->poll_ms;
-		bool cont = i > 0 && seg_key_continues(v[i - 1], seg->key.tgid, seg->key.ident,
-					     seg->key.first_ms, j->o->gap_ms);
-
-		if (cont) {
-			weight = (uint64_t)(seg->key.first_ms - v[i - 1]->last_ms);
-			r = steps_continue(
-				&j->fix, &((const struct pseg *)v[i - 1])->last, &seg->first);
-		} else {
-			p = (struct jproc){ -1, 0 };
-			j->res->processes++;
-		}
-		settle_first_row(j, seg, weight);
-		if (r == 0)
-			r = join_stretches(j, seg, &p, weight, cont);
-	}
-	free(v);
-	return r;
+	return join_stretches(j, seg, &j->p, weight, prev != NULL);
 }
 
 /* Nearest rank: the smallest value with at least p% of the polls at or below. */
@@ -226,7 +163,7 @@ static int cmp_phase(const void *a, const void *b)
 
 struct share_rank {
 	uint32_t id;
-	u128_p calls;
+	u128 calls;
 	const char *name;
 };
 
@@ -243,16 +180,17 @@ static int cmp_share(const void *a, const void *b)
 static int syscall_mix(struct join *j)
 {
 	struct profile_result *res = j->res;
-	size_t n = j->names.count;
+	const struct seg_join *sj = &j->segs;
+	size_t n = sj->syscalls.count;
 	struct share_rank *v = calloc(n + 1, sizeof(*v));
-	u128_p total = 0;
+	u128 total = 0;
 
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		v[i] = (struct share_rank){ (uint32_t)i, j->calls[i],
-			strtab_str(&j->names, (uint32_t)i, NULL) };
-		total += j->calls[i];
+		v[i] = (struct share_rank){ (uint32_t)i, sj->calls[i],
+			strtab_str(&sj->syscalls, (uint32_t)i, NULL) };
+		total += sj->calls[i];
 	}
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_share);
@@ -270,28 +208,23 @@ static int syscall_mix(struct join *j)
 	return 0;
 }
 
-int profile_join(
-	const struct read_opts *o, struct pworker *pw, int workers, struct profile_result *res)
+int profile_join(void *const *pw, int workers, struct profile_result *res)
 {
-	struct join j = { .o = o, .pw = pw, .workers = workers, .res = res };
-	int r = 0;
+	struct join j = { .pw = pw, .res = res };
+	int r = seg_sums(&j.segs, pw, workers);
 
 	for (int k = 0; k < workers; k++) {
-		if (pw[k].oom)
-			r = -ENOMEM;
-		if (pw[k].rows && (res->rows == 0 || pw[k].first_ms < res->first_ms))
-			res->first_ms = pw[k].first_ms;
-		if (pw[k].rows && (res->rows == 0 || pw[k].last_ms > res->last_ms))
-			res->last_ms = pw[k].last_ms;
-		res->rows += pw[k].rows;
-		res->has_any |= pw[k].has_any;
+		const struct pworker *w = pw[k];
+		res->has_any |= w->has_any;
 		for (int ph = 0; ph < PH_KINDS; ph++)
-			res->phase_ms[ph] += pw[k].phase_ms[ph];
+			res->phase_ms[ph] += w->phase_ms[ph];
 	}
 	if (r == 0)
-		r = join_names(&j);
-	if (r == 0)
-		r = join_segments(&j);
+		r = seg_walk(&j.segs, join_segment, &j);
+	res->rows = j.segs.rows;
+	res->first_ms = j.segs.first_ms;
+	res->last_ms = j.segs.last_ms;
+	res->processes = j.segs.processes;
 	if (r == 0)
 		r = steps_sum(pw, workers, &j.fix, res);
 	if (r == 0 && res->phases_count)
@@ -300,10 +233,7 @@ int profile_join(
 		r = figures(res);
 	if (r == 0)
 		r = syscall_mix(&j);
-	for (int k = 0; k < workers; k++)
-		free(j.remap[k]);
-	free(j.calls);
-	strtab_free(&j.names);
+	seg_join_free(&j.segs);
 	steps_free(&j.fix);
 	return r;
 }

@@ -50,15 +50,8 @@ void row_sample(const struct row *r, struct sample *ret)
 
 static struct step *steps_push(struct steps *s, int64_t ms)
 {
-	if (s->count == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 1024;
-		struct step *v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (!VEC_ROOM(s->v, s->cap, s->count))
+		return NULL;
 	s->v[s->count] = (struct step){ .d = { .ms = ms } };
 	return &s->v[s->count++];
 }
@@ -79,7 +72,7 @@ static struct step *step_at(struct pworker *w, int64_t ms)
 			return &w->steps.v[w->cached_step[c]];
 	slot = i64map_slot(&w->step_index, ms);
 	if (!slot) {
-		w->oom = true;
+		w->sw.oom = true;
 		return NULL;
 	}
 	if (slot->gen == w->step_index.gen) {
@@ -87,7 +80,7 @@ static struct step *step_at(struct pworker *w, int64_t ms)
 	} else if ((st = steps_push(&w->steps, ms))) {
 		i64map_set(&w->step_index, slot, ms, (uint32_t)(w->steps.count - 1));
 	} else {
-		w->oom = true;
+		w->sw.oom = true;
 		return NULL;
 	}
 	w->cached_ms[1] = w->cached_ms[0];
@@ -101,7 +94,7 @@ void steps_poll(struct pworker *w, int64_t ms)
 {
 	struct step *st;
 
-	if ((w->polls_noted && ms == w->poll_ms) || !filter_in_span(&w->o->filter, ms))
+	if ((w->polls_noted && ms == w->poll_ms) || !filter_in_span(&w->sw.o->filter, ms))
 		return;
 	if ((st = step_at(w, ms))) {
 		st->poll = true;
@@ -177,18 +170,18 @@ static int cmp_step(const void *a, const void *b)
 }
 
 static int steps_gather(
-	const struct pworker *pw, int workers, const struct steps *fix, struct steps *ret_all)
+	void *const *pw, int workers, const struct steps *fix, struct steps *ret_all)
 {
 	size_t n = fix->count;
 
 	for (int k = 0; k < workers; k++)
-		n += pw[k].steps.count;
+		n += ((const struct pworker *)pw[k])->steps.count;
 	ret_all->v = malloc((n + 1) * sizeof(*ret_all->v));
 	if (!ret_all->v)
 		return -ENOMEM;
 	ret_all->count = 0;
 	for (int k = 0; k <= workers; k++) {
-		const struct steps *s = k < workers ? &pw[k].steps : fix;
+		const struct steps *s = k < workers ? &((const struct pworker *)pw[k])->steps : fix;
 
 		if (s->count)
 			memcpy(ret_all->v + ret_all->count, s->v, s->count * sizeof(*s->v));
@@ -199,8 +192,7 @@ static int steps_gather(
 	return 0;
 }
 
-int steps_sum(
-	const struct pworker *pw, int workers, const struct steps *fix, struct profile_result *res)
+int steps_sum(void *const *pw, int workers, const struct steps *fix, struct profile_result *res)
 {
 	struct steps all;
 	struct sample sum = { 0 };

@@ -1,8 +1,9 @@
 /*
  * readers.h: the map of croft stats and croft profile: options and filters
- * (filter.c), string interning (strtab.c), output helpers (out.c), the SVG
- * chart (svg.c).  Reading files is dataset.h, parsing rows rowscan.h.  Runs
- * as the invoking user, no privilege.
+ * (filter.c), string interning (strtab.c), the segments (segments.c),
+ * output helpers (out.c), the SVG chart (svg.c).  Reading files is
+ * dataset.h, parsing rows rowscan.h.  Runs as the invoking user, no
+ * privilege.
  */
 #ifndef CROFT_READERS_H
 #define CROFT_READERS_H
@@ -68,34 +69,6 @@ void format_time(int64_t ms, char *buf, size_t size);
  * --framework); prints skips to stderr. */
 int read_dataset(struct read_opts *o, const struct ds_sink *sink, void *const *ctxs, int threads,
 	struct ds_files *ret_files, struct ds_report *rep);
-/* exe and comm: what stays the same for the life of a process */
-uint64_t row_ident(const struct row *row);
-
-/* filter.c: what both commands key a segment (one process's rows in one
- * file) by.  The first member of their segments, so that a pointer to the
- * key is one to the segment. */
-struct seg_key {
-	int64_t tgid, first_ms, last_ms;
-	uint64_t ident; /* row_ident */
-	uint32_t file;
-};
-/* qsort over pointers to keys: a process's segments together, in time order */
-int seg_key_cmp(const void *a, const void *b);
-/* Whether rows of (tgid, ident) from ms on are the same process as the
- * key's: not earlier than its last row, nor more than gap_ms after it. */
-bool seg_key_continues(
-	const struct seg_key *k, int64_t tgid, uint64_t ident, int64_t ms, uint64_t gap_ms);
-
-/* final_fw.c: --framework takes the processes whose last row names it, all their rows */
-int fw_select_build(
-	const struct read_opts *o, const struct ds_files *files, struct fw_select **ret_sel);
-bool fw_select_has(const struct fw_select *sel, const struct row *row);
-void fw_select_free(struct fw_select *sel);
-
-/* holders.c: gpu_system_holders */
-void holders_parse(struct read_opts *o, const char *names);
-/* The index of the name a row's exe basename or comm is, or -1. */
-int holder_of(const struct read_opts *o, const struct row *row);
 
 /* strtab.c: interned strings, ids dense from 0 */
 struct strtab {
@@ -114,6 +87,9 @@ uint64_t str_hash(const char *s, size_t len);
 /* Returns the id, or NONE_ID when out of memory. */
 uint32_t strtab_intern(struct strtab *t, const char *s, size_t len);
 const char *strtab_str(const struct strtab *t, uint32_t id, size_t *ret_len);
+/* Each of local's ids to global's, interning there: count + 1 entries
+ * (calloc'd), or NULL when out of memory. */
+uint32_t *strtab_remap(struct strtab *global, const struct strtab *local);
 void strtab_free(struct strtab *t);
 
 /* strtab.c: int64 -> uint32 map (tgids, poll times); clear = one increment */
@@ -131,6 +107,111 @@ struct i64_slot *i64map_slot(struct i64map *m, int64_t key);
 void i64map_set(struct i64map *m, struct i64_slot *slot, int64_t key, uint32_t value);
 void i64map_clear(struct i64map *m);
 void i64map_free(struct i64map *m);
+
+/* segments.c: the engine both commands (and final_fw.c's pass) read rows
+ * with.  A segment is one process's rows in one file; each worker cuts its
+ * files' rows into segments, the join walks each process's segments in
+ * time order.  A segment's first row waits for the join: what it stands
+ * for depends on the process's previous row, maybe in another file. */
+__extension__ typedef unsigned __int128 u128;
+
+/* What every segment begins with, so that a pointer to it is one to the segment. */
+struct seg_head {
+	int64_t tgid, first_ms, last_ms;
+	uint64_t ident; /* exe and comm: what stays the same for the life of a process */
+	uint32_t file;
+	uint32_t sys_off, sys_n; /* its first row's syscall rates: the worker's sys[] */
+	uint8_t worker;
+};
+
+/* A syscall rate of a segment's first row, waiting for its weight. */
+struct sys_ref {
+	uint32_t id; /* the worker's syscall name id */
+	int64_t rate_e4;
+};
+
+/* The first member of each command's worker, so that a ds_sink ctx is one to it. */
+struct seg_worker {
+	const struct read_opts *o;
+	uint8_t index;
+	bool calls_kept; /* syscall calls summed */
+	bool oom;
+	uint32_t file;
+	char *segs; /* of seg_size bytes each, the first a seg_head */
+	size_t seg_size, segs_count, segs_cap;
+	size_t file_first;   /* the current file's first segment */
+	struct i64map tgids; /* the current file's open segment per tgid */
+	uint64_t rows;       /* the rows given to seg_row, and their span */
+	int64_t first_ms, last_ms;
+	struct strtab syscalls;
+	u128 *calls; /* per syscall id: rate x 1e4 x ms, rows after a segment's first */
+	size_t calls_cap;
+	struct sys_ref *sys;
+	size_t sys_count, sys_cap;
+};
+
+void seg_worker_init(
+	struct seg_worker *w, const struct read_opts *o, int index, size_t seg_size, bool calls);
+void seg_worker_free(struct seg_worker *w);
+/* A ds_sink's file_begin: a new file's rows start their own segments. */
+void seg_file_begin(void *ctx, uint32_t file);
+/*
+ * The segment of row r: its tgid's open one in this file when r goes on
+ * with that process, *ret_weight_ms then the ms since its last row (what r
+ * stands for); else a new one, zero but for its head, with *ret_first
+ * set.  NULL (and oom set) when out of memory.
+ */
+void *seg_row(struct seg_worker *w, const struct row *r, uint64_t *ret_weight_ms, bool *ret_first);
+static inline void *seg_at(const struct seg_worker *w, size_t i)
+{
+	return w->segs + i * w->seg_size;
+}
+uint64_t row_ident(const struct row *row);
+
+/* The workers' sums and the walk over their segments. */
+struct seg_join {
+	void *const *workers; /* each begins with its seg_worker */
+	int count;
+	uint64_t rows, processes;
+	int64_t first_ms, last_ms;
+	struct strtab syscalls;          /* every worker's names */
+	u128 *calls;                     /* per id: rate x 1e4 x ms */
+	uint32_t *remap[DS_THREADS_MAX]; /* a worker's syscall ids -> syscalls' */
+};
+/* Sums rows, span and syscall calls; -ENOMEM when a worker ran out of memory. */
+int seg_sums(struct seg_join *j, void *const *workers, int count);
+/* seg: the next of a process's segments; prev: the one before it, NULL
+ * when seg begins a process; weight_ms: what seg's first row stands for. */
+typedef int seg_each_fn(
+	void *ctx, const struct seg_head *seg, const struct seg_head *prev, uint64_t weight_ms);
+/* Each process's segments in time order, each after its first row's
+ * syscall calls are added; stops at the first error each() returns. */
+int seg_walk(struct seg_join *j, seg_each_fn *each, void *ctx);
+void seg_join_free(struct seg_join *j);
+
+/* strtab.c: growing arrays: *v holds *cap elements of elem bytes; makes it
+ * hold index i, doubling from VEC_FIRST_BYTES; zero: the new part zeroed
+ * (an array per id).  False when out of memory. */
+#define VEC_FIRST_BYTES 4096
+bool vec_grow(void **v, size_t *cap, size_t elem, size_t i, bool zero);
+static inline bool vec_room(void **v, size_t *cap, size_t elem, size_t i, bool zero)
+{
+	return i < *cap || vec_grow(v, cap, elem, i, zero);
+}
+/* Room for the element at i of an array filled in order; of one per id, zeroed. */
+#define VEC_ROOM(v, cap, i)    vec_room((void **)&(v), &(cap), sizeof(*(v)), (i), false)
+#define VEC_ID_ROOM(v, cap, i) vec_room((void **)&(v), &(cap), sizeof(*(v)), (i), true)
+
+/* final_fw.c: --framework takes the processes whose last row names it, all their rows */
+int fw_select_build(
+	const struct read_opts *o, const struct ds_files *files, struct fw_select **ret_sel);
+bool fw_select_has(const struct fw_select *sel, const struct row *row);
+void fw_select_free(struct fw_select *sel);
+
+/* holders.c: gpu_system_holders */
+void holders_parse(struct read_opts *o, const char *names);
+/* The index of the name a row's exe basename or comm is, or -1. */
+int holder_of(const struct read_opts *o, const struct row *row);
 
 /* out.c: --json and the table, shared bits */
 json_t *json_round(double value, int decimals);

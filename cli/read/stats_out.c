@@ -141,14 +141,14 @@ static struct rank *rank_frameworks(const struct stats_result *s, size_t *ret_n)
 
 static struct rank *rank_syscalls(const struct stats_result *s, size_t *ret_n)
 {
-	const struct strtab *t = &s->syscalls_tab;
+	const struct strtab *t = &s->join->syscalls;
 	struct rank *v = calloc(t->count + 1, sizeof(*v));
 
 	if (!v)
 		return NULL;
 	for (size_t i = 0; i < t->count; i++)
 		v[i] = (struct rank){ (uint32_t)i, strtab_str(t, (uint32_t)i, NULL), 0, 0,
-			s->syscall_calls_e7[i], 0 };
+			s->join->calls[i], 0 };
 	qsort(v, t->count, sizeof(*v), cmp_rank);
 	*ret_n = t->count;
 	return v;

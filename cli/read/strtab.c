@@ -1,7 +1,7 @@
 /*
  * strtab.c: the readers' tables: string interning (containers, cwds,
  * frameworks, syscall names; open addressing, strings in one arena, dense
- * ids) and an int64 map (tgids, poll times).  One table per worker thread,
+ * ids), an int64 map (tgids, poll times) and growing arrays.  One table per worker thread,
  * no locking.  croft stats/profile, no privilege.
  */
 #include <stdlib.h>
@@ -9,11 +9,9 @@
 
 #include "readers.h"
 
-__extension__ typedef unsigned __int128 u128_t;
-
 static inline uint64_t mix(uint64_t a, uint64_t b)
 {
-	u128_t r = (u128_t)a * b;
+	u128 r = (u128)a * b;
 
 	return (uint64_t)r ^ (uint64_t)(r >> 64);
 }
@@ -159,6 +157,20 @@ const char *strtab_str(const struct strtab *t, uint32_t id, size_t *ret_len)
 	return t->arena + t->off[id];
 }
 
+uint32_t *strtab_remap(struct strtab *global, const struct strtab *local)
+{
+	uint32_t *map = calloc(local->count + 1, sizeof(*map));
+
+	for (size_t i = 0; map && i < local->count; i++) {
+		map[i] = strtab_intern(global, local->arena + local->off[i], local->len[i]);
+		if (map[i] == NONE_ID) {
+			free(map);
+			return NULL;
+		}
+	}
+	return map;
+}
+
 void strtab_free(struct strtab *t)
 {
 	free(t->slots);
@@ -217,4 +229,21 @@ void i64map_free(struct i64map *m)
 {
 	free(m->slots);
 	memset(m, 0, sizeof(*m));
+}
+
+bool vec_grow(void **v, size_t *cap, size_t elem, size_t i, bool zero)
+{
+	size_t n = *cap ? *cap : (VEC_FIRST_BYTES + elem - 1) / elem;
+	char *p;
+
+	while (n <= i)
+		n *= 2;
+	p = realloc(*v, n * elem);
+	if (!p)
+		return false;
+	if (zero)
+		memset(p + *cap * elem, 0, (n - *cap) * elem);
+	*v = p;
+	*cap = n;
+	return true;
 }

@@ -1,0 +1,261 @@
+/*
+ * segments.c: the segment engine of croft stats, croft profile and
+ * final_fw.c's pass.  Workers cut the rows of each file into segments (one
+ * process's rows in one file) and keep the syscall calls; the join sorts
+ * every worker's segments, a process's together in time order, and walks
+ * them, settling each segment's first row.  What a process is lives in
+ * seg_continues.  Invoking user, no privilege.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "readers.h"
+
+uint64_t row_ident(const struct row *row)
+{
+	uint64_t a = row->exe.ptr ? str_hash(row->exe.ptr, row->exe.len) : 1;
+	uint64_t b = row->comm.ptr ? str_hash(row->comm.ptr, row->comm.len) : 2;
+
+	return a ^ (b * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull);
+}
+
+/* Whether rows of (tgid, ident) from ms on are the same process as h's:
+ * not earlier than its last row, nor more than gap_ms after it. */
+static bool seg_continues(
+	const struct seg_head *h, int64_t tgid, uint64_t ident, int64_t ms, uint64_t gap_ms)
+{
+	return h->tgid == tgid && h->ident == ident && ms >= h->last_ms &&
+	       (uint64_t)(ms - h->last_ms) <= gap_ms;
+}
+
+void seg_worker_init(
+	struct seg_worker *w, const struct read_opts *o, int index, size_t seg_size, bool calls)
+{
+	*w = (struct seg_worker){
+		.o = o, .index = (uint8_t)index, .calls_kept = calls, .seg_size = seg_size
+	};
+}
+
+void seg_worker_free(struct seg_worker *w)
+{
+	free(w->segs);
+	i64map_free(&w->tgids);
+	strtab_free(&w->syscalls);
+	free(w->calls);
+	free(w->sys);
+}
+
+void seg_file_begin(void *ctx, uint32_t file)
+{
+	struct seg_worker *w = ctx;
+
+	i64map_clear(&w->tgids);
+	w->file = file;
+	w->file_first = w->segs_count;
+}
+
+/* A row after its segment's first: its calls over the ms it stands for. */
+static void add_calls(struct seg_worker *w, const struct row *r, uint64_t weight_ms)
+{
+	for (uint32_t i = 0; i < r->syscalls_count; i++) {
+		const struct row_syscall *sc = &r->syscalls[i];
+		uint32_t id = strtab_intern(&w->syscalls, sc->name.ptr, sc->name.len);
+
+		if (id == NONE_ID || !VEC_ID_ROOM(w->calls, w->calls_cap, id)) {
+			w->oom = true;
+			return;
+		}
+		if (sc->rate_e4 > 0)
+			w->calls[id] += (u128)sc->rate_e4 * weight_ms;
+	}
+}
+
+/* A segment's first row: its rates wait for the join to know its weight. */
+static void defer_calls(struct seg_worker *w, struct seg_head *h, const struct row *r)
+{
+	h->sys_off = (uint32_t)w->sys_count;
+	for (uint32_t i = 0; i < r->syscalls_count; i++) {
+		const struct row_syscall *sc = &r->syscalls[i];
+		uint32_t id = strtab_intern(&w->syscalls, sc->name.ptr, sc->name.len);
+
+		if (id == NONE_ID || !VEC_ROOM(w->sys, w->sys_cap, w->sys_count)) {
+			w->oom = true;
+			return;
+		}
+		if (sc->rate_e4 <= 0)
+			continue;
+		w->sys[w->sys_count++] = (struct sys_ref){ id, sc->rate_e4 };
+		h->sys_n++;
+	}
+}
+
+static struct seg_head *seg_start(struct seg_worker *w, const struct row *r, uint64_t ident)
+{
+	if (!vec_room((void **)&w->segs, &w->segs_cap, w->seg_size, w->segs_count, false))
+		return NULL;
+	struct seg_head *h = seg_at(w, w->segs_count++);
+	memset(h, 0, w->seg_size);
+	*h = (struct seg_head){ .tgid = r->tgid,
+		.first_ms = r->unix_ms,
+		.last_ms = r->unix_ms,
+		.ident = ident,
+		.file = w->file,
+		.worker = w->index };
+	if (w->calls_kept)
+		defer_calls(w, h, r);
+	return h;
+}
+
+void *seg_row(struct seg_worker *w, const struct row *r, uint64_t *ret_weight_ms, bool *ret_first)
+{
+	uint64_t ident = row_ident(r);
+	struct i64_slot *slot = i64map_slot(&w->tgids, r->tgid);
+	struct seg_head *h;
+
+	if (w->rows++ == 0 || r->unix_ms < w->first_ms)
+		w->first_ms = r->unix_ms;
+	if (w->rows == 1 || r->unix_ms > w->last_ms)
+		w->last_ms = r->unix_ms;
+	if (!slot) {
+		w->oom = true;
+		return NULL;
+	}
+	if (slot->gen == w->tgids.gen) {
+		h = seg_at(w, slot->value);
+		if (seg_continues(h, r->tgid, ident, r->unix_ms, w->o->gap_ms)) {
+			*ret_weight_ms = (uint64_t)(r->unix_ms - h->last_ms);
+			*ret_first = false;
+			h->last_ms = r->unix_ms;
+			if (w->calls_kept)
+				add_calls(w, r, *ret_weight_ms);
+			return h;
+		}
+	}
+	h = seg_start(w, r, ident);
+	if (!h) {
+		w->oom = true;
+		return NULL;
+	}
+	i64map_set(&w->tgids, slot, r->tgid, (uint32_t)(w->segs_count - 1));
+	*ret_weight_ms = 0;
+	*ret_first = true;
+	return h;
+}
+
+/* ---- the join ---- */
+
+/* qsort over pointers to heads: a process's segments together, in time order */
+static int seg_head_cmp(const void *a, const void *b)
+{
+	const struct seg_head *x = *(const struct seg_head *const *)a;
+	const struct seg_head *y = *(const struct seg_head *const *)b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->first_ms != y->first_ms)
+		return x->first_ms < y->first_ms ? -1 : 1;
+	if (x->last_ms != y->last_ms)
+		return x->last_ms < y->last_ms ? -1 : 1;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->ident < y->ident ? -1 : x->ident > y->ident;
+}
+
+static int sum_calls(struct seg_join *j)
+{
+	for (int k = 0; k < j->count; k++) {
+		const struct seg_worker *w = j->workers[k];
+
+		j->remap[k] = strtab_remap(&j->syscalls, &w->syscalls);
+		if (!j->remap[k])
+			return -ENOMEM;
+	}
+	j->calls = calloc(j->syscalls.count + 1, sizeof(*j->calls));
+	if (!j->calls)
+		return -ENOMEM;
+	for (int k = 0; k < j->count; k++) {
+		const struct seg_worker *w = j->workers[k];
+
+		for (size_t i = 0; i < w->calls_cap && i < w->syscalls.count; i++)
+			j->calls[j->remap[k][i]] += w->calls[i];
+	}
+	return 0;
+}
+
+int seg_sums(struct seg_join *j, void *const *workers, int count)
+{
+	*j = (struct seg_join){ .workers = workers, .count = count };
+	for (int k = 0; k < count; k++) {
+		const struct seg_worker *w = workers[k];
+
+		if (w->oom)
+			return -ENOMEM;
+		if (w->rows && (j->rows == 0 || w->first_ms < j->first_ms))
+			j->first_ms = w->first_ms;
+		if (w->rows && (j->rows == 0 || w->last_ms > j->last_ms))
+			j->last_ms = w->last_ms;
+		j->rows += w->rows;
+	}
+	return sum_calls(j);
+}
+
+/* The first row's calls, now that its weight is known. */
+static void settle_calls(struct seg_join *j, const struct seg_head *h, uint64_t weight_ms)
+{
+	const struct seg_worker *w = j->workers[h->worker];
+
+	for (uint32_t i = 0; i < h->sys_n; i++) {
+		const struct sys_ref *r = &w->sys[h->sys_off + i];
+		j->calls[j->remap[h->worker][r->id]] += (u128)r->rate_e4 * weight_ms;
+	}
+}
+
+int seg_walk(struct seg_join *j, seg_each_fn *each, void *ctx)
+{
+	const struct seg_head **v;
+	uint64_t gap_ms = 0, poll_ms = 0;
+	size_t n = 0;
+	int r = 0;
+
+	for (int k = 0; k < j->count; k++) {
+		const struct seg_worker *w = j->workers[k];
+		n += w->segs_count;
+		gap_ms = w->o->gap_ms;
+		poll_ms = w->o->poll_ms;
+	}
+	v = malloc((n + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	n = 0;
+	for (int k = 0; k < j->count; k++) {
+		const struct seg_worker *w = j->workers[k];
+		for (size_t i = 0; i < w->segs_count; i++)
+			v[n++] = seg_at(w, i);
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), seg_head_cmp);
+	for (size_t i = 0; i < n && r == 0; i++) {
+		const struct seg_head *h = v[i], *prev = i ? v[i - 1] : NULL;
+		uint64_t weight_ms = poll_ms;
+
+		if (prev && seg_continues(prev, h->tgid, h->ident, h->first_ms, gap_ms)) {
+			weight_ms = (uint64_t)(h->first_ms - prev->last_ms);
+		} else {
+			prev = NULL;
+			j->processes++;
+		}
+		settle_calls(j, h, weight_ms);
+		r = each(ctx, h, prev, weight_ms);
+	}
+	free(v);
+	return r;
+}
+
+void seg_join_free(struct seg_join *j)
+{
+	for (int k = 0; k < j->count; k++)
+		free(j->remap[k]);
+	free(j->calls);
+	strtab_free(&j->syscalls);
+}
