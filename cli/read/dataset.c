@@ -16,6 +16,7 @@
 
 #include "dataset.h"
 #include "readfile.h"
+#include "vec.h"
 
 #define WALK_DEPTH_MAX 16
 
@@ -242,14 +243,8 @@ void ds_report_skip(struct ds_report *rep, uint32_t file, uint64_t *kept_in_file
 	rep->skipped[kind]++;
 	if (*kept_in_file >= DS_SKIPS_PER_FILE)
 		goto out;
-	if (rep->skips_count == rep->skips_cap) {
-		size_t cap = rep->skips_cap ? rep->skips_cap * 2 : 16;
-		struct ds_skip *v = realloc(rep->skips, cap * sizeof(*v));
-		if (!v)
-			goto out;
-		rep->skips = v;
-		rep->skips_cap = cap;
-	}
+	if (!VEC_ROOM(rep->skips, rep->skips_cap, rep->skips_count))
+		goto out;
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);

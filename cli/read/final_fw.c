@@ -94,7 +94,6 @@ static int fw_segment(
 	int fw = ((const struct fw_seg *)head)->fw;
 	int r = 0;
 
-	(void)weight;
 	if (!prev) {
 		r = take_process(p);
 		p->first = head;

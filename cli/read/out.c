@@ -23,6 +23,20 @@ json_t *json_str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
+void json_set_instants(json_t *o, const char *a, int64_t a_ms, const char *b, int64_t b_ms)
+{
+	char key[32], t[40];
+
+	snprintf(key, sizeof(key), "%s_ms", a);
+	json_object_set_new(o, key, json_integer(a_ms));
+	snprintf(key, sizeof(key), "%s_ms", b);
+	json_object_set_new(o, key, json_integer(b_ms));
+	format_time(a_ms, t, sizeof(t));
+	json_object_set_new(o, a, json_string(t));
+	format_time(b_ms, t, sizeof(t));
+	json_object_set_new(o, b, json_string(t));
+}
+
 json_t *report_json(const struct ds_files *files, const struct ds_report *rep)
 {
 	json_t *o = json_object(), *skipped = json_object(), *list = json_array();

@@ -204,19 +204,13 @@ static json_t *json_selector(const struct read_opts *o)
 static json_t *json_phases(const struct profile_result *p)
 {
 	json_t *arr = json_array();
-	char t[40];
 
 	for (size_t i = 0; i < p->phases_count && i < PHASES_SHOWN; i++) {
 		const struct phase *ph = &p->phases[i];
 		json_t *e = json_object();
 		json_object_set_new(e, "tgid", json_integer(ph->tgid));
 		json_object_set_new(e, "phase", json_string(phase_name(ph->kind)));
-		json_object_set_new(e, "start_ms", json_integer(ph->start_ms));
-		json_object_set_new(e, "end_ms", json_integer(ph->end_ms));
-		format_time(ph->start_ms, t, sizeof(t));
-		json_object_set_new(e, "start", json_string(t));
-		format_time(ph->end_ms, t, sizeof(t));
-		json_object_set_new(e, "end", json_string(t));
+		json_set_instants(e, "start", ph->start_ms, "end", ph->end_ms);
 		json_object_set_new(
 			e, "length_s", json_round((double)(ph->end_ms - ph->start_ms) / 1000.0, 3));
 		json_object_set_new(e, "gpus", json_gpus(&ph->gpus));
@@ -228,17 +222,11 @@ static json_t *json_phases(const struct profile_result *p)
 static json_t *json_span(const struct profile_result *p)
 {
 	json_t *o;
-	char t[40];
 
 	if (!p->rows)
 		return json_null();
 	o = json_object();
-	json_object_set_new(o, "first_ms", json_integer(p->first_ms));
-	json_object_set_new(o, "last_ms", json_integer(p->last_ms));
-	format_time(p->first_ms, t, sizeof(t));
-	json_object_set_new(o, "first", json_string(t));
-	format_time(p->last_ms, t, sizeof(t));
-	json_object_set_new(o, "last", json_string(t));
+	json_set_instants(o, "first", p->first_ms, "last", p->last_ms);
 	json_object_set_new(
 		o, "duration_s", json_round((double)(p->last_ms - p->first_ms) / 1000.0, 3));
 	return o;

@@ -17,6 +17,7 @@
 #include "config.h"
 #include "dataset.h"
 #include "rowscan.h"
+#include "vec.h"
 
 #define NONE_ID            UINT32_MAX
 #define TOP_TABLE          10  /* entries per ranking in the table */
@@ -189,19 +190,6 @@ typedef int seg_each_fn(
 int seg_walk(struct seg_join *j, seg_each_fn *each, void *ctx);
 void seg_join_free(struct seg_join *j);
 
-/* strtab.c: growing arrays: *v holds *cap elements of elem bytes; makes it
- * hold index i, doubling from VEC_FIRST_BYTES; zero: the new part zeroed
- * (an array per id).  False when out of memory. */
-#define VEC_FIRST_BYTES 4096
-bool vec_grow(void **v, size_t *cap, size_t elem, size_t i, bool zero);
-static inline bool vec_room(void **v, size_t *cap, size_t elem, size_t i, bool zero)
-{
-	return i < *cap || vec_grow(v, cap, elem, i, zero);
-}
-/* Room for the element at i of an array filled in order; of one per id, zeroed. */
-#define VEC_ROOM(v, cap, i)    vec_room((void **)&(v), &(cap), sizeof(*(v)), (i), false)
-#define VEC_ID_ROOM(v, cap, i) vec_room((void **)&(v), &(cap), sizeof(*(v)), (i), true)
-
 /* final_fw.c: --framework takes the processes whose last row names it, all their rows */
 int fw_select_build(
 	const struct read_opts *o, const struct ds_files *files, struct fw_select **ret_sel);
@@ -216,6 +204,8 @@ int holder_of(const struct read_opts *o, const struct row *row);
 /* out.c: --json and the table, shared bits */
 json_t *json_round(double value, int decimals);
 json_t *json_str_or_null(const char *s);
+/* "<a>_ms", "<b>_ms" (unix ms), then "<a>", "<b>" (format_time) */
+void json_set_instants(json_t *o, const char *a, int64_t a_ms, const char *b, int64_t b_ms);
 json_t *report_json(const struct ds_files *files, const struct ds_report *rep);
 void report_table(FILE *out, const struct ds_files *files, const struct ds_report *rep);
 int json_print(json_t *root);

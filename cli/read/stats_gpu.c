@@ -48,15 +48,8 @@ static struct gpu_acc *pair_acc(struct gpu_sums *g, uint32_t container, uint32_t
 		return NULL;
 	if (slot->gen == g->pair_index.gen)
 		return &g->pairs[slot->value].acc;
-	if (g->pairs_count == g->pairs_cap) {
-		size_t cap = g->pairs_cap ? g->pairs_cap * 2 : 256;
-		struct gpu_pair *v = realloc(g->pairs, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		g->pairs = v;
-		g->pairs_cap = cap;
-	}
+	if (!VEC_ROOM(g->pairs, g->pairs_cap, g->pairs_count))
+		return NULL;
 	g->pairs[g->pairs_count] = (struct gpu_pair){ container, (uint16_t)gpu, { 0, 0 } };
 	i64map_set(&g->pair_index, slot, PAIR_KEY(container, gpu), (uint32_t)g->pairs_count);
 	return &g->pairs[g->pairs_count++].acc;

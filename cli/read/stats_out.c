@@ -294,17 +294,11 @@ static json_t *json_gpu(const char *key, const char *gpu_key, struct rank *v, si
 static json_t *json_span(const struct stats_result *s)
 {
 	json_t *o;
-	char t[40];
 
 	if (!s->rows)
 		return json_null();
 	o = json_object();
-	json_object_set_new(o, "first_ms", json_integer(s->first_ms));
-	json_object_set_new(o, "last_ms", json_integer(s->last_ms));
-	format_time(s->first_ms, t, sizeof(t));
-	json_object_set_new(o, "first", json_string(t));
-	format_time(s->last_ms, t, sizeof(t));
-	json_object_set_new(o, "last", json_string(t));
+	json_set_instants(o, "first", s->first_ms, "last", s->last_ms);
 	json_object_set_new(o, "hours", json_round(hours((uint64_t)(s->last_ms - s->first_ms)), 6));
 	return o;
 }

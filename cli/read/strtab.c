@@ -1,7 +1,7 @@
 /*
  * strtab.c: the readers' tables: string interning (containers, cwds,
  * frameworks, syscall names; open addressing, strings in one arena, dense
- * ids), an int64 map (tgids, poll times) and growing arrays.  One table per worker thread,
+ * ids) and an int64 map (tgids, poll times).  One table per worker thread,
  * no locking.  croft stats/profile, no privilege.
  */
 #include <stdlib.h>
@@ -229,21 +229,4 @@ void i64map_free(struct i64map *m)
 {
 	free(m->slots);
 	memset(m, 0, sizeof(*m));
-}
-
-bool vec_grow(void **v, size_t *cap, size_t elem, size_t i, bool zero)
-{
-	size_t n = *cap ? *cap : (VEC_FIRST_BYTES + elem - 1) / elem;
-	char *p;
-
-	while (n <= i)
-		n *= 2;
-	p = realloc(*v, n * elem);
-	if (!p)
-		return false;
-	if (zero)
-		memset(p + *cap * elem, 0, (n - *cap) * elem);
-	*v = p;
-	*cap = n;
-	return true;
 }
