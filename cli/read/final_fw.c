@@ -109,9 +109,9 @@ int fw_select_build(
 	const struct read_opts *o, const struct ds_files *files, struct fw_select **ret_sel)
 {
 	static const struct ds_sink sink = { seg_file_begin, fw_row, NULL };
-	struct fw_worker *w = calloc((size_t)o->threads, sizeof(*w));
-	struct fw_select *sel = calloc(1, sizeof(*sel));
 	void *ctxs[DS_THREADS_MAX];
+	struct fw_worker *w = seg_workers_new(o, sizeof(*w), sizeof(struct fw_seg), false, ctxs);
+	struct fw_select *sel = calloc(1, sizeof(*sel));
 	struct ds_report rep;
 	struct seg_join join = { 0 };
 	struct fw_proc p = { .sel = sel };
@@ -123,10 +123,8 @@ int fw_select_build(
 		return -ENOMEM;
 	}
 	for (int k = 0; k < o->threads; k++) {
-		seg_worker_init(&w[k].sw, o, k, sizeof(struct fw_seg), false);
 		w[k].asked = o->filter.framework;
 		w[k].asked_len = strlen(o->filter.framework);
-		ctxs[k] = &w[k];
 	}
 	ds_report_init(&rep); /* the figures' pass reports what it skips */
 	r = ds_read(files, o->threads, o->jansson_only, &sink, ctxs, &rep);

@@ -140,14 +140,11 @@ int cmd_profile(int argc, char **argv)
 
 	if (r != 0)
 		return r > 0 ? 0 : 2;
-	pw = calloc((size_t)o.threads, sizeof(*pw));
+	pw = seg_workers_new(&o, sizeof(*pw), sizeof(struct pseg), true, ctxs);
 	if (!pw)
 		return 1;
-	for (int k = 0; k < o.threads; k++) {
-		seg_worker_init(&pw[k].sw, &o, k, sizeof(struct pseg), true);
+	for (int k = 0; k < o.threads; k++)
 		pw[k].cached_ms[0] = pw[k].cached_ms[1] = INT64_MIN;
-		ctxs[k] = &pw[k];
-	}
 	ds_report_init(&rep);
 	if (read_dataset(&o, &sink, ctxs, o.threads, &files, &rep) < 0)
 		goto out;

@@ -151,8 +151,11 @@ struct seg_worker {
 	size_t sys_count, sys_cap;
 };
 
-void seg_worker_init(
-	struct seg_worker *w, const struct read_opts *o, int index, size_t seg_size, bool calls);
+/* o->threads zeroed workers of worker_size bytes, each beginning with a
+ * seg_worker (segments of seg_size bytes; calls: syscall calls kept), and
+ * ret_ctxs[k] the k-th; NULL when out of memory. */
+void *seg_workers_new(const struct read_opts *o, size_t worker_size, size_t seg_size, bool calls,
+	void **ret_ctxs);
 void seg_worker_free(struct seg_worker *w);
 /* A ds_sink's file_begin: a new file's rows start their own segments. */
 void seg_file_begin(void *ctx, uint32_t file);

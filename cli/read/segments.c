@@ -29,12 +29,20 @@ static bool seg_continues(
 	       (uint64_t)(ms - h->last_ms) <= gap_ms;
 }
 
-void seg_worker_init(
-	struct seg_worker *w, const struct read_opts *o, int index, size_t seg_size, bool calls)
+void *seg_workers_new(
+	const struct read_opts *o, size_t worker_size, size_t seg_size, bool calls, void **ret_ctxs)
 {
-	*w = (struct seg_worker){
-		.o = o, .index = (uint8_t)index, .calls_kept = calls, .seg_size = seg_size
-	};
+	char *v = calloc((size_t)o->threads, worker_size);
+
+	for (int k = 0; v && k < o->threads; k++) {
+		struct seg_worker *w = (struct seg_worker *)(v + (size_t)k * worker_size);
+
+		*w = (struct seg_worker){
+			.o = o, .index = (uint8_t)k, .calls_kept = calls, .seg_size = seg_size
+		};
+		ret_ctxs[k] = w;
+	}
+	return v;
 }
 
 void seg_worker_free(struct seg_worker *w)

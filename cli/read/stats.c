@@ -318,16 +318,13 @@ int cmd_stats(int argc, char **argv)
 
 	if (r != 0)
 		return r > 0 ? 0 : 2;
-	m.workers = calloc((size_t)o.threads, sizeof(*m.workers));
+	m.workers = seg_workers_new(&o, sizeof(*m.workers), sizeof(struct seg), true, ctxs);
 	if (!m.workers)
 		return 1;
 	s.o = &o;
 	bool sums = gpu_sums_init(&s.gpu, o.holders_count);
-	for (int k = 0; k < o.threads; k++) {
-		seg_worker_init(&m.workers[k].sw, &o, k, sizeof(struct seg), true);
+	for (int k = 0; k < o.threads; k++)
 		sums &= gpu_sums_init(&m.workers[k].gpu, o.holders_count);
-		ctxs[k] = &m.workers[k];
-	}
 	ds_report_init(&rep);
 	if (!sums) {
 		fprintf(stderr, "croft stats: out of memory\n");
