@@ -37,6 +37,19 @@ void json_set_instants(json_t *o, const char *a, int64_t a_ms, const char *b, in
 	json_object_set_new(o, b, json_string(t));
 }
 
+json_t *json_time_span(uint64_t rows, int64_t first_ms, int64_t last_ms, const char *length_key,
+	double length, int decimals)
+{
+	json_t *o;
+
+	if (!rows)
+		return json_null();
+	o = json_object();
+	json_set_instants(o, "first", first_ms, "last", last_ms);
+	json_object_set_new(o, length_key, json_round(length, decimals));
+	return o;
+}
+
 json_t *report_json(const struct ds_files *files, const struct ds_report *rep)
 {
 	json_t *o = json_object(), *skipped = json_object(), *list = json_array();

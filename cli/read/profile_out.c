@@ -219,19 +219,6 @@ static json_t *json_phases(const struct profile_result *p)
 	return arr;
 }
 
-static json_t *json_span(const struct profile_result *p)
-{
-	json_t *o;
-
-	if (!p->rows)
-		return json_null();
-	o = json_object();
-	json_set_instants(o, "first", p->first_ms, "last", p->last_ms);
-	json_object_set_new(
-		o, "duration_s", json_round((double)(p->last_ms - p->first_ms) / 1000.0, 3));
-	return o;
-}
-
 void profile_print_json(const struct read_opts *o, const struct profile_result *p,
 	const struct ds_files *files, const struct ds_report *rep)
 {
@@ -242,7 +229,9 @@ void profile_print_json(const struct read_opts *o, const struct profile_result *
 	json_object_set_new(root, "rows", json_integer((json_int_t)p->rows));
 	json_object_set_new(root, "processes", json_integer((json_int_t)p->processes));
 	json_object_set_new(root, "polls", json_integer((json_int_t)p->samples));
-	json_object_set_new(root, "time_span", json_span(p));
+	json_object_set_new(root, "time_span",
+		json_time_span(p->rows, p->first_ms, p->last_ms, "duration_s",
+			(double)(p->last_ms - p->first_ms) / 1000.0, 3));
 	json_object_set_new(
 		root, "cpu_cores", json_summary(&p->cpu, 4, true, p->has_any & HAS_CPU));
 	json_object_set_new(

@@ -209,6 +209,10 @@ json_t *json_round(double value, int decimals);
 json_t *json_str_or_null(const char *s);
 /* "<a>_ms", "<b>_ms" (unix ms), then "<a>", "<b>" (format_time) */
 void json_set_instants(json_t *o, const char *a, int64_t a_ms, const char *b, int64_t b_ms);
+/* The rows' time_span: their first and last instants and its length
+ * (length_key: length, rounded to decimals); null without rows. */
+json_t *json_time_span(uint64_t rows, int64_t first_ms, int64_t last_ms, const char *length_key,
+	double length, int decimals);
 json_t *report_json(const struct ds_files *files, const struct ds_report *rep);
 void report_table(FILE *out, const struct ds_files *files, const struct ds_report *rep);
 int json_print(json_t *root);

@@ -291,18 +291,6 @@ static json_t *json_gpu(const char *key, const char *gpu_key, struct rank *v, si
 	return arr;
 }
 
-static json_t *json_span(const struct stats_result *s)
-{
-	json_t *o;
-
-	if (!s->rows)
-		return json_null();
-	o = json_object();
-	json_set_instants(o, "first", s->first_ms, "last", s->last_ms);
-	json_object_set_new(o, "hours", json_round(hours((uint64_t)(s->last_ms - s->first_ms)), 6));
-	return o;
-}
-
 static void json_gpus(json_t *root, const struct stats_result *s)
 {
 	size_t ng = 0, np = 0, ns = 0;
@@ -326,7 +314,9 @@ void stats_print_json(
 	struct rank *vw = rank_gpu(&s->cwds_tab, s->by_cwd, &s->cwd_unknown, &nw);
 	struct rank *vf = rank_frameworks(s, &nf), *vs = rank_syscalls(s, &ns);
 
-	json_object_set_new(root, "time_span", json_span(s));
+	json_object_set_new(root, "time_span",
+		json_time_span(s->rows, s->first_ms, s->last_ms, "hours",
+			hours((uint64_t)(s->last_ms - s->first_ms)), 6));
 	json_object_set_new(root, "rows", json_integer((json_int_t)s->rows));
 	json_object_set_new(root, "processes", json_integer((json_int_t)s->processes));
 	json_object_set_new(root, "containers", json_integer((json_int_t)s->containers));
