@@ -219,22 +219,17 @@ static void settle_calls(struct seg_join *j, const struct seg_head *h, uint64_t 
 	}
 }
 
-int seg_walk(struct seg_join *j, seg_each_fn *each, void *ctx)
+/* Every worker's segments, sorted: a process's together, in time order. */
+static const struct seg_head **sorted_heads(const struct seg_join *j, size_t *ret_n)
 {
 	const struct seg_head **v;
-	uint64_t gap_ms = 0, poll_ms = 0;
 	size_t n = 0;
-	int r = 0;
 
-	for (int k = 0; k < j->count; k++) {
-		const struct seg_worker *w = j->workers[k];
-		n += w->segs_count;
-		gap_ms = w->o->gap_ms;
-		poll_ms = w->o->poll_ms;
-	}
+	for (int k = 0; k < j->count; k++)
+		n += ((const struct seg_worker *)j->workers[k])->segs_count;
 	v = malloc((n + 1) * sizeof(*v));
 	if (!v)
-		return -ENOMEM;
+		return NULL;
 	n = 0;
 	for (int k = 0; k < j->count; k++) {
 		const struct seg_worker *w = j->workers[k];
@@ -243,11 +238,24 @@ int seg_walk(struct seg_join *j, seg_each_fn *each, void *ctx)
 	}
 	if (n)
 		qsort(v, n, sizeof(*v), seg_head_cmp);
+	*ret_n = n;
+	return v;
+}
+
+int seg_walk(struct seg_join *j, seg_each_fn *each, void *ctx)
+{
+	const struct read_opts *o = ((const struct seg_worker *)j->workers[0])->o;
+	size_t n;
+	const struct seg_head **v = sorted_heads(j, &n);
+	int r = 0;
+
+	if (!v)
+		return -ENOMEM;
 	for (size_t i = 0; i < n && r == 0; i++) {
 		const struct seg_head *h = v[i], *prev = i ? v[i - 1] : NULL;
-		uint64_t weight_ms = poll_ms;
+		uint64_t weight_ms = o->poll_ms;
 
-		if (prev && seg_continues(prev, h->tgid, h->ident, h->first_ms, gap_ms)) {
+		if (prev && seg_continues(prev, h->tgid, h->ident, h->first_ms, o->gap_ms)) {
 			weight_ms = (uint64_t)(h->first_ms - prev->last_ms);
 		} else {
 			prev = NULL;
