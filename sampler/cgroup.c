@@ -342,38 +342,40 @@ static void read_cpu(struct cgroup *cg, uint64_t *usage_ns, bool *have_usage, ui
 	*have_throttle = true;
 }
 
+/* CPU rates from the base read to one read now, which becomes the last. */
 static void cpu_rates(struct cgroup *cg)
 {
-	uint64_t usage = 0, periods = 0, throttled = 0, now = clock_mono_ns();
+	const struct cgroup_cpu *base = &cg->base;
+	struct cgroup_cpu now = { .mono_ns = clock_mono_ns() };
 	bool have_usage, have_throttle;
 
-	read_cpu(cg, &usage, &have_usage, &periods, &throttled, &have_throttle);
-	if (cg->have_prev && now > cg->prev_mono_ns) {
-		if (have_usage && usage >= cg->prev_usage_ns) {
-			cg->now.cpu_cores = (double)(usage - cg->prev_usage_ns) /
-				(double)(now - cg->prev_mono_ns);
+	read_cpu(cg, &now.usage_ns, &have_usage, &now.periods, &now.throttled, &have_throttle);
+	if (base->have && now.mono_ns > base->mono_ns) {
+		if (have_usage && now.usage_ns >= base->usage_ns) {
+			cg->now.cpu_cores = (double)(now.usage_ns - base->usage_ns) /
+					    (double)(now.mono_ns - base->mono_ns);
 			cg->now.have |= CGF_CPU;
 		}
-		if (have_throttle && periods >= cg->prev_periods &&
-		    throttled >= cg->prev_throttled) {
-			uint64_t dp = periods - cg->prev_periods;
+		if (have_throttle && now.periods >= base->periods &&
+			now.throttled >= base->throttled) {
+			uint64_t dp = now.periods - base->periods;
 
 			cg->now.throttled_fraction =
-				dp ? (double)(throttled - cg->prev_throttled) / (double)dp : 0.0;
+				dp ? (double)(now.throttled - base->throttled) / (double)dp : 0.0;
 			cg->now.have |= CGF_THROTTLED;
 		}
 	}
-	cg->have_prev = have_usage || have_throttle;
-	cg->prev_usage_ns = usage;
-	cg->prev_periods = periods;
-	cg->prev_throttled = throttled;
-	cg->prev_mono_ns = now;
+	now.have = have_usage || have_throttle;
+	cg->last = now;
 }
 
 void cgroup_refresh(struct cgroup_table *table, struct cgroup *cg, uint64_t gen)
 {
 	if (cg->read_gen == gen)
 		return;
+	/* rates run from the last read a row took: a read no row took changes none */
+	if (cg->read_gen && cg->used_gen == cg->read_gen)
+		cg->base = cg->last;
 	cg->read_gen = gen;
 	cg->now = (struct cgroup_figures){ 0 };
 	cpu_rates(cg);
@@ -383,6 +385,11 @@ void cgroup_refresh(struct cgroup_table *table, struct cgroup *cg, uint64_t gen)
 		read_pressure(cg, "memory.pressure", CGF_MEM_PSI, &cg->now.memory_psi_avg10);
 		read_pressure(cg, "io.pressure", CGF_IO_PSI, &cg->now.io_psi_avg10);
 	}
+}
+
+void cgroup_used(struct cgroup *cg, uint64_t gen)
+{
+	cg->used_gen = gen;
 }
 
 static uint64_t hash_bytes(const char *s, size_t n)

@@ -157,10 +157,7 @@ static int settings_apply(struct sampler *s, struct sampler_settings *set)
 	s->cfg = set->cfg;
 	spool_set_max(s->spool, s->cfg.spool_size_bytes);
 	/* catalog indices changed meaning: detect again (once for old processes) */
-	for (struct proc *p = s->procs.list_head; p; p = p->list_next) {
-		p->framework = SIZE_MAX;
-		p->framework_done = false;
-	}
+	proc_table_redetect(&s->procs);
 	r = sampler_arm_timer(s);
 	log_info("reloaded: poll every %llu ms, idle rows every %u polls, catalog %s",
 		(unsigned long long)s->cfg.poll_interval_ms, s->cfg.idle_every, s->catalog->source);

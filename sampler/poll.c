@@ -1,7 +1,9 @@
 /*
- * poll.c: one poll of croft-sampler: read /proc for every process, ask the
- * probe, settle GPU states, format the rows that are due and hand them to
- * the spool as one numbered batch.  A poll runs in slices of POLL_SLICE_NS
+ * poll.c: one poll of croft-sampler, in its steps (sampler.h): read /proc
+ * and the cgroups for every process, ask the probe and apply its answer,
+ * look at the fds the answer makes due (the rest of the read), settle GPU
+ * states, format the rows that are due and hand them to the spool as one
+ * numbered batch.  A poll runs in slices of POLL_SLICE_NS
  * from the loop, and waits for the probe's answer in the loop, so that the
  * control and writer sockets are served while it reads 20 000 processes.
  * croft-sampler, croft user.
@@ -49,12 +51,11 @@ static void format_row(struct sampler *s, struct proc *p, const struct row_conte
 {
 	struct row_context ctx = *base;
 	const struct container_label *cl = NULL;
+	const struct cgroup *cg = p->ident.cg;
 	size_t mark = s->rows.len;
 
-	if (p->cg)
-		cgroup_refresh(s->cgroups, p->cg, s->poll.env.gen);
-	if (s->labels_count && p->cg && p->cg->container_id[0])
-		cl = sampler_label_find(s, p->cg->container_id);
+	if (s->labels_count && cg && cg->container_id[0])
+		cl = sampler_label_find(s, cg->container_id);
 	ctx.label = cl ? cl->label : NULL;
 	ctx.label_len = cl ? cl->label_len : 0;
 	row_format(&s->rows, p, &ctx);
@@ -146,11 +147,25 @@ static void poll_finish(struct sampler *s)
 	}
 }
 
-static void settle_begin(struct sampler *s)
+/* A pass over the table from its head, in slices. */
+static void pass_begin(struct sampler *s, enum poll_phase phase)
 {
-	log_probe_state(s);
-	s->poll.phase = POLL_SETTLE;
+	s->poll.phase = phase;
 	s->poll.cur = (struct proc_cursor){ .next = s->procs.list_head };
+}
+
+/* The answer (or none) applied; then the fds it makes due are read. */
+static void apply_answer(struct sampler *s)
+{
+	struct probe_answer answer;
+	int r = probe_link_answer(s->probe, &answer);
+
+	if (r < 0)
+		log_warnx("probe: this poll's answer is left out: %s", strerror(-r));
+	proc_table_apply_probe(&s->procs, &s->poll.env, &answer);
+	probe_link_applied(s->probe, &answer);
+	log_probe_state(s);
+	pass_begin(s, POLL_LOOK);
 	next_slice(s);
 }
 
@@ -169,10 +184,10 @@ static void probe_wait_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct sampler *s = arg;
 
-	if (probe_link_read(s->probe, &s->procs) == 0)
+	if (probe_link_read(s->probe) == 0)
 		wait_probe(s);
 	else
-		settle_begin(s);
+		apply_answer(s);
 }
 
 /* /proc is read: the probe is asked, and its answer awaited in the loop. */
@@ -180,16 +195,15 @@ static void ask_probe(struct sampler *s)
 {
 	s->poll.now_boot_ns = clock_boot_ns();
 	s->poll.phase = POLL_PROBE;
-	if (probe_link_ask(s->probe, &s->procs) == 0)
+	if (probe_link_ask(s->probe) == 0)
 		wait_probe(s);
 	else
-		settle_begin(s);
+		apply_answer(s);
 }
 
-static void rows_begin(struct sampler *s)
+static void format_begin(struct sampler *s)
 {
-	s->poll.phase = POLL_ROWS;
-	s->poll.cur = (struct proc_cursor){ .next = s->procs.list_head };
+	pass_begin(s, POLL_FORMAT);
 	s->poll.batch_rows = 0;
 	s->poll.rows = 0;
 	jbuf_reset(&s->rows);
@@ -204,8 +218,8 @@ static void poll_slice_cb(evutil_socket_t fd, short what, void *arg)
 	int r;
 
 	switch (run->phase) {
-	case POLL_SCAN:
-		r = proc_scan_step(&s->procs, &run->env, &run->scan, until_ns);
+	case POLL_READ:
+		r = proc_read_step(&s->procs, &run->env, &run->scan, until_ns);
 		if (r == 0)
 			break;
 		if (r < 0)
@@ -214,13 +228,18 @@ static void poll_slice_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	case POLL_PROBE:
 		return; /* the probe's answer goes on with the poll */
-	case POLL_SETTLE:
-		proc_table_settle(&run->env, s->cfg.onset_window_ms * 1000000, run->now_boot_ns,
-			&run->cur, until_ns);
+	case POLL_LOOK:
+		proc_table_look(&run->env, &run->cur, until_ns);
 		if (!run->cur.next)
-			rows_begin(s);
+			pass_begin(s, POLL_SETTLE);
 		break;
-	case POLL_ROWS:
+	case POLL_SETTLE:
+		proc_table_settle(
+			s->cfg.onset_window_ms * 1000000, run->now_boot_ns, &run->cur, until_ns);
+		if (!run->cur.next)
+			format_begin(s);
+		break;
+	case POLL_FORMAT:
 		if (format_rows(s, until_ns)) {
 			poll_finish(s);
 			return;
@@ -249,7 +268,7 @@ int sampler_poll_init(struct sampler *s)
 
 void sampler_poll_free(struct sampler *s)
 {
-	proc_scan_end(&s->poll.scan);
+	proc_read_end(&s->poll.scan);
 	if (s->poll.slice)
 		event_free(s->poll.slice);
 	if (s->poll.probe_wait)
@@ -292,8 +311,8 @@ void sampler_poll_start(struct sampler *s)
 	run->start_cpu_us = cpu_time_us();
 	run->running = true;
 	run->again = false;
-	run->phase = POLL_SCAN;
-	r = proc_scan_begin(&s->procs, &run->env, &run->scan);
+	run->phase = POLL_READ;
+	r = proc_read_begin(&s->procs, &run->env, &run->scan);
 	if (r < 0) {
 		log_warnx("poll: reading /proc: %s", strerror(-r));
 		ask_probe(s);

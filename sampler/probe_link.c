@@ -3,10 +3,10 @@
  * (SOCK_SEQPACKET).  Each poll: connect when needed (HELLO), send
  * MT_PROBE_POLL, take the answer as it arrives (the sampler's loop serves
  * its other sockets meanwhile) until MT_PROBE_END within a short timeout,
- * match records to tracked processes by tgid and start time, and turn the
- * counts into rates over the span each process's row stands for.  An answer that
- * covers time before this connection's first poll only sets the baseline,
- * so no rate spans a gap.  croft-sampler, croft user.
+ * and hand its per-tgid counts to proc.c, which matches them to tracked
+ * processes and turns them into rates.  An answer that covers time before
+ * this connection's first poll is no answer (the probe's baseline), so no
+ * rate spans a gap.  croft-sampler, croft user.
  */
 #include <errno.h>
 #include <poll.h>
@@ -21,8 +21,6 @@
 #include "msg.h"
 #include "probe_link.h"
 #include "probe_proto.h"
-#include "sampler.h"
-#include "sandbox.h"
 #include "sock.h"
 
 #define PROBE_LINK_TIMEOUT_MS   1000        /* for HELLO and for a whole answer */
@@ -46,6 +44,9 @@ struct probe_link {
 	struct probe_exit *exits;
 	size_t exits_count, exits_cap;
 	struct probe_end end;
+	bool whole;               /* the answer asked for has come */
+	struct probe_tgid *tgids; /* its records, indexed by probe_link_answer */
+	size_t tgids_cap;
 	struct probe_link_gpu_ghost ghosts[PROBE_LINK_GHOSTS];
 	size_t ghosts_next;
 	struct probe_link_stats stats;
@@ -71,6 +72,7 @@ void probe_link_free(struct probe_link *link)
 		close(link->fd);
 	free(link->procs);
 	free(link->exits);
+	free(link->tgids);
 	free(link);
 }
 
@@ -213,77 +215,11 @@ int probe_link_take(struct probe_link *link, const struct msg_hdr *hdr, const ui
 		if (msg_get(&cur, &link->end, sizeof(link->end)) < 0 || msg_end(&cur) < 0 ||
 		    link->end.exits != link->exits_count)
 			return -EBADMSG;
+		link->whole = true;
 		return 1;
 	default:
 		return -EPROTO;
 	}
-}
-
-/* Every tracked process: an answer came, nothing counted unless a record says so. */
-static void reset_rates(struct proc_table *table, bool answered, bool net)
-{
-	for (struct proc *p = table->list_head; p; p = p->list_next) {
-		uint64_t last = p->probe.last_gpu_ioctl_boot_ns;
-
-		free(p->probe.syscalls);
-		memset(&p->probe, 0, sizeof(p->probe));
-		p->probe.last_gpu_ioctl_boot_ns = last; /* "ever seen" outlives a probe restart */
-		/* rates over the span of the process's row (proc.c) */
-		p->probe.valid = answered && p->rates_valid;
-		p->probe.net_valid = p->probe.valid && net;
-	}
-}
-
-static void apply_syscalls(struct proc *p, const struct probe_syscall *sys, uint32_t n, double dt)
-{
-	struct syscall_rate *rates = n ? calloc(n, sizeof(*rates)) : NULL;
-
-	/* a second record for the process in one answer replaces the first's */
-	free(p->probe.syscalls);
-	p->probe.syscalls = NULL;
-	p->probe.syscalls_count = 0;
-	if (!rates)
-		return;
-	for (uint32_t i = 0; i < n; i++) {
-		rates[i].name = sandbox_syscall_name((int)sys[i].nr);
-		rates[i].rate_per_sec = (double)sys[i].count / dt;
-	}
-	p->probe.syscalls = rates; /* the probe sends them highest count first */
-	p->probe.syscalls_count = n;
-}
-
-static void apply_record(struct proc *p, const struct probe_proc *rec,
-	const struct probe_syscall *sys)
-{
-	struct proc_probe_rates *pr = &p->probe;
-	double dt = p->span_s;
-
-	if (rec->last_gpu_ioctl_boot_ns > pr->last_gpu_ioctl_boot_ns)
-		pr->last_gpu_ioctl_boot_ns = rec->last_gpu_ioctl_boot_ns;
-	if (!pr->valid)
-		return;
-	pr->gpu_ioctls = rec->gpu_ioctls;
-	/* counts of this poll only: a poll with any is not idle, so none is skipped */
-	pr->active = rec->gpu_ioctls || rec->ctx_voluntary || rec->ctx_involuntary ||
-		     rec->runqueue_ns || rec->net_rx_bytes || rec->net_tx_bytes ||
-		     rec->syscalls_count;
-	pr->ctx_voluntary_s = (double)rec->ctx_voluntary / dt;
-	pr->ctx_involuntary_s = (double)rec->ctx_involuntary / dt;
-	pr->runqueue_s = (double)rec->runqueue_ns / 1e9 / dt;
-	pr->net_rx_bytes_s = (double)rec->net_rx_bytes / dt;
-	pr->net_tx_bytes_s = (double)rec->net_tx_bytes / dt;
-	apply_syscalls(p, sys, rec->syscalls_count, dt);
-}
-
-/* The tracked process a record is about: same tgid and same start (in clock ticks). */
-static struct proc *match(struct proc_table *table, const struct probe_proc *rec,
-	uint64_t tick_ns)
-{
-	struct proc *p = proc_table_find(table, (pid_t)rec->tgid);
-
-	if (!p || !rec->start_boot_ns || rec->start_boot_ns / tick_ns != p->start_ticks)
-		return NULL;
-	return p;
 }
 
 /* Remembers an unmatched record with GPU ioctls, for the exit that may follow. */
@@ -319,67 +255,93 @@ static void count_exits(struct probe_link *link)
 	}
 }
 
-static void apply_answer(struct probe_link *link, struct proc_table *table)
+/* The records of a whole answer, one per tgid as sent (take_procs checked their bounds). */
+static int index_tgids(struct probe_link *link, size_t *ret_count)
 {
-	uint64_t tick_ns = 1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
+	size_t n = 0;
 
 	/* by offset: procs is NULL in an answer without records, and NULL + 0 is UB */
-	for (size_t off = 0; off < link->procs_len;) {
-		const uint8_t *pos = link->procs + off;
-		struct probe_proc rec;
-		struct proc *p;
+	for (size_t off = 0; off < link->procs_len; n++) {
+		struct probe_tgid *t;
 
-		memcpy(&rec, pos, sizeof(rec));
-		p = match(table, &rec, tick_ns);
-		if (p)
-			apply_record(p, &rec, (const struct probe_syscall *)(pos + sizeof(rec)));
-		else if (rec.gpu_ioctls)
-			note_unmatched_gpu(link, &rec);
-		off += sizeof(rec) + rec.syscalls_count * sizeof(struct probe_syscall);
+		if (n == link->tgids_cap) {
+			size_t cap = n ? n * 2 : 64;
+
+			if (!(t = realloc(link->tgids, cap * sizeof(*t))))
+				return -ENOMEM;
+			link->tgids = t;
+			link->tgids_cap = cap;
+		}
+		t = &link->tgids[n];
+		memcpy(&t->rec, link->procs + off, sizeof(t->rec));
+		t->syscalls = (const struct probe_syscall *)(link->procs + off + sizeof(t->rec));
+		t->matched = false;
+		off += sizeof(t->rec) + t->rec.syscalls_count * sizeof(struct probe_syscall);
 	}
-	count_exits(link);
+	*ret_count = n;
+	return 0;
 }
 
-void probe_link_apply(struct probe_link *link, struct proc_table *table)
+int probe_link_answer(struct probe_link *link, struct probe_answer *ret_answer)
 {
-	bool usable;
+	int r;
 
+	*ret_answer = (struct probe_answer){ 0 };
+	if (!link->whole)
+		return 0;
 	link->answers++;
 	link->stats.answers++;
 	link->stats.probe_drops_total = 0;
 	for (int i = 0; i < PROBE_WIRE_DROPS; i++)
 		link->stats.probe_drops_total += link->end.drops_total[i];
 	/* the first answer on a connection covers time before we asked: baseline only */
-	usable = link->answers > 1 && !(link->end.flags & PROBE_END_FIRST);
-	reset_rates(table, usable, link->end.flags & PROBE_END_NET);
-	if (usable)
-		apply_answer(link, table);
-	else
-		link->stats.exits_seen += link->exits_count;
-	snprintf(link->state, sizeof(link->state), usable ? "connected" :
-		"connected, first answer is the baseline");
-}
-
-/* No answer this poll: the link is dropped (reconnected at the next poll). */
-static int link_failed(struct probe_link *link, struct proc_table *table, const char *what, int r)
-{
-	link_down(link, what, -r);
-	reset_rates(table, false, false);
+	ret_answer->answered = link->answers > 1 && !(link->end.flags & PROBE_END_FIRST);
+	ret_answer->net = link->end.flags & PROBE_END_NET;
+	snprintf(link->state, sizeof(link->state),
+		ret_answer->answered ? "connected" : "connected, first answer is the baseline");
+	if (!ret_answer->answered)
+		return 0;
+	r = index_tgids(link, &ret_answer->tgids_count);
+	if (r < 0) /* no counts, rather than some */
+		*ret_answer = (struct probe_answer){ .answered = false };
+	ret_answer->tgids = link->tgids; /* once grown */
 	return r;
 }
 
-int probe_link_ask(struct probe_link *link, struct proc_table *table)
+void probe_link_applied(struct probe_link *link, const struct probe_answer *answer)
+{
+	if (!link->whole)
+		return;
+	if (!answer->answered) {
+		link->stats.exits_seen += link->exits_count;
+		return;
+	}
+	for (size_t i = 0; i < answer->tgids_count; i++)
+		if (!answer->tgids[i].matched && answer->tgids[i].rec.gpu_ioctls)
+			note_unmatched_gpu(link, &answer->tgids[i].rec);
+	count_exits(link);
+}
+
+/* No answer this poll: the link is dropped (reconnected at the next poll). */
+static int link_failed(struct probe_link *link, const char *what, int r)
+{
+	link_down(link, what, -r);
+	return r;
+}
+
+int probe_link_ask(struct probe_link *link)
 {
 	struct probe_poll req = { 0 };
 	int r;
 
+	link->whole = false;
 	if (link->fd < 0 && (r = link_connect(link)) < 0)
-		return link_failed(link, table, link->path, r);
+		return link_failed(link, link->path, r);
 	link->procs_len = link->exits_count = 0;
 	link->stats.records_last = 0;
 	link->deadline_ms = clock_mono_ms() + PROBE_LINK_TIMEOUT_MS;
 	r = msg_send_packet(link->fd, MT_PROBE_POLL, &req, sizeof(req), NULL, 0);
-	return r < 0 ? link_failed(link, table, "answer", r) : 0;
+	return r < 0 ? link_failed(link, "answer", r) : 0;
 }
 
 int probe_link_fd(const struct probe_link *link)
@@ -394,7 +356,7 @@ int probe_link_wait_ms(const struct probe_link *link)
 	return now < link->deadline_ms ? (int)(link->deadline_ms - now) : 0;
 }
 
-int probe_link_read(struct probe_link *link, struct proc_table *table)
+int probe_link_read(struct probe_link *link)
 {
 	struct msg_hdr hdr;
 	int r;
@@ -402,11 +364,10 @@ int probe_link_read(struct probe_link *link, struct proc_table *table)
 	while ((r = recv_packet(link, 0, &hdr)) > 0)
 		if ((r = probe_link_take(link, &hdr, link->packet + sizeof(hdr))) != 0)
 			break;
-	if (r == 1) {
-		probe_link_apply(link, table);
+	if (r == 1)
 		return 1;
-	}
 	if (r == -EAGAIN && clock_mono_ms() < link->deadline_ms)
 		return 0;
-	return link_failed(link, table, "answer", r == -EAGAIN ? -ETIMEDOUT : r);
+	link->whole = false;
+	return link_failed(link, "answer", r == -EAGAIN ? -ETIMEDOUT : r);
 }

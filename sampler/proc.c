@@ -1,7 +1,9 @@
 /*
- * proc.c: the process table, keyed by (tgid, start time), and the /proc
- * pass of each poll: identity read once per process, counters every poll,
- * rates over each process's own elapsed time, never invented.
+ * proc.c: the process table, keyed by (tgid, start time), and the steps
+ * of each poll over it (sampler.h) but the probe's (probe_apply.c): the
+ * read (identity once per process, counters every poll, frameworks, cgroup
+ * figures, fd looks) and the settling of GPU states; rates over each
+ * process's own elapsed time, never invented.
  * croft-sampler (croft user, CAP_SYS_PTRACE + CAP_DAC_READ_SEARCH).
  */
 #include <dirent.h>
@@ -15,7 +17,6 @@
 #include "catalog.h"
 #include "clock.h"
 #include "log.h"
-#include "probe_link.h"
 #include "sampler.h"
 
 #define PF_KTHREAD      0x00200000u  /* include/linux/sched.h */
@@ -64,13 +65,13 @@ static void proc_remove(struct proc_table *table, struct cgroup_table *cgroups, 
 	table->count--;
 	close_fd(table, &p->stat_fd);
 	close_fd(table, &p->io_fd);
-	cgroup_put(cgroups, p->cg);
-	free(p->comm);
-	free(p->exe);
-	free(p->cwd);
-	free(p->label);
-	free(p->probe.syscalls); /* malloc'd by probe_link.c */
-	gpu_fds_free(&p->gpu_fds);
+	cgroup_put(cgroups, p->ident.cg);
+	free(p->ident.comm);
+	free(p->ident.exe);
+	free(p->ident.cwd);
+	free(p->ident.label);
+	free(p->counters.probe.syscalls); /* malloc'd by probe_apply.c */
+	gpu_fds_free(&p->gpu.fds);
 	free(p);
 }
 
@@ -140,17 +141,18 @@ static ssize_t read_proc_file(const struct poll_env *env, pid_t tgid, int fd, co
 
 static void read_io(struct proc *p, const struct poll_env *env)
 {
+	struct proc_counters *c = &p->counters;
 	char buf[IO_BUF];
 	ssize_t n;
 
-	p->io_ok = false;
-	if (p->io_denied)
+	c->io_ok = false;
+	if (c->io_denied)
 		return;
 	n = read_proc_file(env, p->tgid, p->io_fd, "io", buf, sizeof(buf));
 	if (n == -EACCES || n == -EPERM)
-		p->io_denied = true; /* not ours to read: do not retry each poll */
-	else if (n > 0 && procfs_parse_io(buf, (size_t)n, &p->read_bytes, &p->write_bytes) == 0)
-		p->io_ok = true;
+		c->io_denied = true; /* not ours to read: do not retry each poll */
+	else if (n > 0 && procfs_parse_io(buf, (size_t)n, &c->read_bytes, &c->write_bytes) == 0)
+		c->io_ok = true;
 }
 
 static uint64_t delta(uint64_t now, uint64_t prev)
@@ -180,12 +182,29 @@ static double poll_span_s(const struct poll_clock *from, const struct poll_clock
 /* The counters the next row's rates are taken from, as of poll `at`. */
 static void set_base(struct proc *p, const struct poll_clock *at)
 {
-	p->have_base = true;
-	p->base_poll = *at;
-	p->base_cpu_ns = p->cpu_ns;
-	p->base_read_bytes = p->read_bytes;
-	p->base_write_bytes = p->write_bytes;
-	p->base_io = p->io_ok;
+	struct proc_cadence *cad = &p->cadence;
+
+	cad->have_base = true;
+	cad->base_poll = *at;
+	cad->base_cpu_ns = p->counters.cpu_ns;
+	cad->base_read_bytes = p->counters.read_bytes;
+	cad->base_write_bytes = p->counters.write_bytes;
+	cad->base_io = p->counters.io_ok;
+}
+
+/* The counters of one read of stat (and of io, for a user process). */
+static void take_stat(struct proc *p, const struct proc_stat *st, const struct poll_env *env)
+{
+	struct proc_counters *c = &p->counters;
+
+	c->cpu_ticks = st->cpu_ticks;
+	if (!p->cpu_clock_ok)
+		c->cpu_ns = st->cpu_ticks * env->tick_ns;
+	c->threads = st->threads;
+	c->rss_bytes = st->rss_pages * env->page_size;
+	c->vsize = st->vsize;
+	if (!p->ident.kthread)
+		read_io(p, env);
 }
 
 /*
@@ -200,41 +219,35 @@ static void set_base(struct proc *p, const struct poll_clock *at)
 static void proc_sample(struct proc *p, const struct proc_stat *st, const struct poll_env *env,
 	uint64_t now_boot_ns)
 {
+	struct proc_counters *c = &p->counters;
+	struct proc_cadence *cad = &p->cadence;
 	uint64_t dcpu, dr = 0, dw = 0;
 
-	if (st) {
-		p->cpu_ticks = st->cpu_ticks;
-		if (!p->cpu_clock_ok)
-			p->cpu_ns = st->cpu_ticks * env->tick_ns;
-		p->threads = st->threads;
-		p->rss_bytes = st->rss_pages * env->page_size;
-		p->vsize = st->vsize;
-		if (!p->kthread)
-			read_io(p, env);
-	}
-	p->rates_valid = false;
-	p->io_rates_valid = false;
-	p->prev_sample_boot_ns = p->sample_boot_ns;
-	p->sample_boot_ns = now_boot_ns;
-	if (!p->have_base) {
+	if (st)
+		take_stat(p, st, env);
+	c->rates_valid = false;
+	c->io_rates_valid = false;
+	cad->prev_sample_boot_ns = cad->sample_boot_ns;
+	cad->sample_boot_ns = now_boot_ns;
+	if (!cad->have_base) {
 		set_base(p, &env->now); /* running before we looked: a baseline only */
 		return;
 	}
-	p->span_s = p->rows_started ? poll_span_s(&p->base_poll, &env->now)
-				    : (double)env->poll_interval_ms / 1e3;
-	if (p->span_s <= 0 || env->now.boot_ns <= p->base_poll.boot_ns)
+	c->span_s = cad->rows_started ? poll_span_s(&cad->base_poll, &env->now)
+				      : (double)env->poll_interval_ms / 1e3;
+	if (c->span_s <= 0 || env->now.boot_ns <= cad->base_poll.boot_ns)
 		return;
-	dcpu = delta(p->cpu_ns, p->base_cpu_ns);
-	p->cpu_cores = (double)dcpu / 1e9 / p->span_s;
-	if (p->io_ok && p->base_io) {
-		dr = delta(p->read_bytes, p->base_read_bytes);
-		dw = delta(p->write_bytes, p->base_write_bytes);
-		p->read_bytes_s = (double)dr / p->span_s;
-		p->write_bytes_s = (double)dw / p->span_s;
-		p->io_rates_valid = true;
+	dcpu = delta(c->cpu_ns, cad->base_cpu_ns);
+	c->cpu_cores = (double)dcpu / 1e9 / c->span_s;
+	if (c->io_ok && cad->base_io) {
+		dr = delta(c->read_bytes, cad->base_read_bytes);
+		dw = delta(c->write_bytes, cad->base_write_bytes);
+		c->read_bytes_s = (double)dr / c->span_s;
+		c->write_bytes_s = (double)dw / c->span_s;
+		c->io_rates_valid = true;
 	}
-	p->rates_valid = true;
-	p->idle = dcpu == 0 && dr == 0 && dw == 0;
+	c->rates_valid = true;
+	cad->idle = dcpu == 0 && dr == 0 && dw == 0;
 }
 
 /* comm, exe, cwd, cgroup and label: read once per process. */
@@ -243,22 +256,22 @@ static void proc_identity(struct proc *p, const struct proc_stat *st, const stru
 	char path[64], *buf;
 	ssize_t n;
 
-	p->comm = malloc(st->comm_len + 1);
-	if (p->comm) {
-		memcpy(p->comm, st->comm, st->comm_len);
-		p->comm[st->comm_len] = '\0';
-		p->comm_len = st->comm_len;
+	p->ident.comm = malloc(st->comm_len + 1);
+	if (p->ident.comm) {
+		memcpy(p->ident.comm, st->comm, st->comm_len);
+		p->ident.comm[st->comm_len] = '\0';
+		p->ident.comm_len = st->comm_len;
 	}
-	procfs_readlink(env->procfd, p->tgid, "exe", &p->exe, &p->exe_len);
-	procfs_readlink(env->procfd, p->tgid, "cwd", &p->cwd, &p->cwd_len);
-	procfs_label(env->procfd, p->tgid, &p->label, &p->label_len);
+	procfs_readlink(env->procfd, p->tgid, "exe", &p->ident.exe, &p->ident.exe_len);
+	procfs_readlink(env->procfd, p->tgid, "cwd", &p->ident.cwd, &p->ident.cwd_len);
+	procfs_label(env->procfd, p->tgid, &p->ident.label, &p->ident.label_len);
 	buf = malloc(PROC_CGROUP_TEXT_MAX);
 	if (!buf)
 		return;
 	snprintf(path, sizeof(path), "%d/cgroup", (int)p->tgid);
 	n = procfs_read_at(env->procfd, path, buf, PROC_CGROUP_TEXT_MAX);
 	if (n > 0)
-		p->cg = cgroup_get(env->cgroups, buf, (size_t)n);
+		p->ident.cg = cgroup_get(env->cgroups, buf, (size_t)n);
 	free(buf);
 }
 
@@ -268,17 +281,17 @@ static void proc_identity(struct proc *p, const struct proc_stat *st, const stru
  */
 static void proc_reidentify(struct proc *p, const struct proc_stat *st, const struct poll_env *env)
 {
-	free(p->comm);
-	free(p->exe);
-	free(p->cwd);
-	free(p->label);
-	p->comm = p->exe = p->cwd = p->label = NULL;
-	p->comm_len = p->exe_len = p->cwd_len = p->label_len = 0;
-	cgroup_put(env->cgroups, p->cg);
-	p->cg = NULL;
+	free(p->ident.comm);
+	free(p->ident.exe);
+	free(p->ident.cwd);
+	free(p->ident.label);
+	p->ident.comm = p->ident.exe = p->ident.cwd = p->ident.label = NULL;
+	p->ident.comm_len = p->ident.exe_len = p->ident.cwd_len = p->ident.label_len = 0;
+	cgroup_put(env->cgroups, p->ident.cg);
+	p->ident.cg = NULL;
 	proc_identity(p, st, env);
-	p->framework = SIZE_MAX;
-	p->framework_done = false;
+	p->ident.framework = SIZE_MAX;
+	p->ident.framework_done = false;
 }
 
 /*
@@ -292,13 +305,50 @@ static void proc_reidentify(struct proc *p, const struct proc_stat *st, const st
 static void proc_first_sample(struct proc *p, const struct poll_env *env, uint64_t now_boot_ns)
 {
 	p->cpu_clock_ok = env->cpu_clock && clock_getcpuclockid(p->tgid, &p->cpu_clock) == 0 &&
-			  procfs_cpu_ns(p->cpu_clock, &p->cpu_ns) == 0;
-	if (!env->first_poll && p->start_boot_ns + env->tick_ns > env->prev.boot_ns) {
-		p->have_base = true;
-		p->base_poll = env->prev;
-		p->base_io = true;
-		p->sample_boot_ns = p->start_boot_ns < now_boot_ns ? p->start_boot_ns : now_boot_ns;
+			  procfs_cpu_ns(p->cpu_clock, &p->counters.cpu_ns) == 0;
+	if (!env->first_poll && p->ident.start_boot_ns + env->tick_ns > env->prev.boot_ns) {
+		p->cadence.have_base = true;
+		p->cadence.base_poll = env->prev;
+		p->cadence.base_io = true;
+		p->cadence.sample_boot_ns =
+			p->ident.start_boot_ns < now_boot_ns ? p->ident.start_boot_ns : now_boot_ns;
 	}
+}
+
+/*
+ * Detection while the match can still improve: in the process's first
+ * minute, until it matches the catalog's first entry, keeping the earliest
+ * entry seen (a vLLM server maps libtorch before vllm's extension).  Maps
+ * and cmdline are read again only when the mappings' size changed: a
+ * PyTorch-sized maps costs about a millisecond.
+ */
+static void detect_framework(struct proc *p, const struct poll_env *env, uint64_t now_boot_ns)
+{
+	struct proc_identity *id = &p->ident;
+
+	if (!env->catalog || id->framework_done)
+		return;
+	if (id->framework == SIZE_MAX || p->counters.vsize != id->framework_vsize) {
+		id->framework = procfs_framework(env->procfd, p->tgid, env->catalog, id->framework);
+		id->framework_vsize = p->counters.vsize;
+	}
+	if (id->framework == 0 || now_boot_ns >= id->start_boot_ns + FRAMEWORK_WINDOW_NS)
+		id->framework_done = true;
+}
+
+/*
+ * What a row needs beyond stat and io, read with them: the framework, and
+ * the figures of the process's cgroup (once per cgroup per poll, whether or
+ * not a row of it is due: that is known only once the poll is settled;
+ * cgroup_refresh keeps the rates those of the rows' reads).
+ */
+static void proc_read_more(struct proc *p, const struct poll_env *env, uint64_t now_boot_ns)
+{
+	if (p->ident.kthread)
+		return;
+	detect_framework(p, env, now_boot_ns);
+	if (p->ident.cg)
+		cgroup_refresh(env->cgroups, p->ident.cg, env->gen);
 }
 
 static void proc_new(struct proc_table *table, const struct poll_env *env, pid_t tgid)
@@ -320,13 +370,13 @@ static void proc_new(struct proc_table *table, const struct poll_env *env, pid_t
 	p->tgid = tgid;
 	p->stat_fd = fd;
 	p->io_fd = -1;
-	p->start_ticks = st.start_ticks;
-	p->start_boot_ns = st.start_ticks * env->tick_ns;
-	p->kthread = st.flags & PF_KTHREAD;
-	p->framework = SIZE_MAX;
-	p->at_sampler_start = env->first_poll;
-	p->seen_gen = env->gen;
-	if (!p->kthread) {
+	p->ident.start_ticks = st.start_ticks;
+	p->ident.start_boot_ns = st.start_ticks * env->tick_ns;
+	p->ident.kthread = st.flags & PF_KTHREAD;
+	p->ident.framework = SIZE_MAX;
+	p->gpu.at_sampler_start = env->first_poll;
+	p->cadence.seen_gen = env->gen;
+	if (!p->ident.kthread) {
 		proc_identity(p, &st, env);
 		p->io_fd = open_kept(table, env, dirfd, "io");
 	}
@@ -335,6 +385,7 @@ static void proc_new(struct proc_table *table, const struct poll_env *env, pid_t
 	proc_first_sample(p, env, now);
 	proc_insert(table, p);
 	proc_sample(p, &st, env, now);
+	proc_read_more(p, env, now);
 }
 
 /*
@@ -368,41 +419,49 @@ static bool proc_still(struct proc *p, const struct poll_env *env)
 
 	if (!p->cpu_clock_ok || procfs_cpu_ns(p->cpu_clock, &ns) < 0)
 		return false; /* gone, or no clock: the full read finds out */
-	if (ns != p->cpu_ns) {
-		p->cpu_ns = ns;
+	if (ns != p->counters.cpu_ns) {
+		p->counters.cpu_ns = ns;
 		return false;
 	}
-	return p->kthread || (p->rows_started && !proc_idle_slot(p, env));
+	return p->ident.kthread || (p->cadence.rows_started && !proc_idle_slot(p, env));
+}
+
+/* A tracked process read again; false when it exited or its tgid names another one now. */
+static bool proc_reread(struct proc *p, const struct poll_env *env)
+{
+	char buf[STAT_BUF];
+	struct proc_stat st;
+	uint64_t now;
+	ssize_t n;
+
+	if (proc_still(p, env)) {
+		now = clock_boot_ns();
+		if (!p->ident.kthread)
+			proc_sample(p, NULL, env, now);
+	} else {
+		n = read_proc_file(env, p->tgid, p->stat_fd, "stat", buf, sizeof(buf));
+		now = clock_boot_ns();
+		if (n <= 0 || procfs_parse_stat(buf, (size_t)n, &st) ||
+			st.start_ticks != p->ident.start_ticks)
+			return false;
+		if (!p->ident.kthread && (st.comm_len != p->ident.comm_len ||
+						 memcmp(st.comm, p->ident.comm, st.comm_len)))
+			proc_reidentify(p, &st, env);
+		proc_sample(p, &st, env, now);
+	}
+	p->cadence.seen_gen = env->gen;
+	proc_read_more(p, env, now);
+	return true;
 }
 
 static void proc_visit(struct proc_table *table, const struct poll_env *env, pid_t tgid)
 {
 	struct proc *p = proc_table_find(table, tgid);
-	char buf[STAT_BUF];
-	struct proc_stat st;
 
-	if (p && proc_still(p, env)) {
-		p->seen_gen = env->gen;
-		if (!p->kthread)
-			proc_sample(p, NULL, env, clock_boot_ns());
+	if (p && proc_reread(p, env))
 		return;
-	}
-	if (p) {
-		ssize_t n = read_proc_file(env, tgid, p->stat_fd, "stat", buf, sizeof(buf));
-		uint64_t now = clock_boot_ns();
-
-		if (n > 0 && procfs_parse_stat(buf, (size_t)n, &st) == 0 &&
-		    st.start_ticks == p->start_ticks) {
-			p->seen_gen = env->gen;
-			if (!p->kthread && (st.comm_len != p->comm_len ||
-					    memcmp(st.comm, p->comm, st.comm_len)))
-				proc_reidentify(p, &st, env);
-			proc_sample(p, &st, env, now);
-			return;
-		}
-		/* exited, or the tgid now names another process: start over */
+	if (p) /* exited, or the tgid now names another process: start over */
 		proc_remove(table, env->cgroups, p);
-	}
 	if (table->count >= SAMPLER_PROCS_MAX) {
 		table->untracked++;
 		return;
@@ -424,7 +483,7 @@ static pid_t parse_tgid(const char *name)
 	return (pid_t)v;
 }
 
-int proc_scan_begin(struct proc_table *table, const struct poll_env *env, struct proc_scan *scan)
+int proc_read_begin(struct proc_table *table, const struct poll_env *env, struct proc_scan *scan)
 {
 	int dfd = openat(env->procfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
@@ -444,7 +503,7 @@ int proc_scan_begin(struct proc_table *table, const struct poll_env *env, struct
  * pid, so a process born meanwhile with a higher pid is met in this pass,
  * one with a lower pid in the next, and none twice.
  */
-int proc_scan_step(struct proc_table *table, const struct poll_env *env, struct proc_scan *scan,
+int proc_read_step(struct proc_table *table, const struct poll_env *env, struct proc_scan *scan,
 	uint64_t until_ns)
 {
 	struct dirent *de;
@@ -457,49 +516,30 @@ int proc_scan_step(struct proc_table *table, const struct poll_env *env, struct 
 		if (clock_mono_ns() >= until_ns)
 			return 0;
 	}
-	proc_scan_end(scan);
+	proc_read_end(scan);
 	for (struct proc *p = table->list_head, *next; p; p = next) {
 		next = p->list_next;
-		if (p->seen_gen != env->gen)
+		if (p->cadence.seen_gen != env->gen)
 			proc_remove(table, env->cgroups, p);
 	}
 	return 1;
 }
 
-void proc_scan_end(struct proc_scan *scan)
+void proc_read_end(struct proc_scan *scan)
 {
 	if (scan->dir)
 		closedir(scan->dir);
 	scan->dir = NULL;
 }
 
-int proc_table_scan(struct proc_table *table, const struct poll_env *env)
+int proc_table_read(struct proc_table *table, const struct poll_env *env)
 {
 	struct proc_scan scan;
-	int r = proc_scan_begin(table, env, &scan);
+	int r = proc_read_begin(table, env, &scan);
 
 	while (r == 0)
-		r = proc_scan_step(table, env, &scan, UINT64_MAX);
+		r = proc_read_step(table, env, &scan, UINT64_MAX);
 	return r < 0 ? r : 0;
-}
-
-/*
- * Detection while the match can still improve: in the process's first
- * minute, until it matches the catalog's first entry, keeping the earliest
- * entry seen (a vLLM server maps libtorch before vllm's extension).  Maps
- * and cmdline are read again only when the mappings' size changed: a
- * PyTorch-sized maps costs about a millisecond.
- */
-static void detect_framework(struct proc *p, const struct poll_env *env, uint64_t now_boot_ns)
-{
-	if (!env->catalog || p->framework_done)
-		return;
-	if (p->framework == SIZE_MAX || p->vsize != p->framework_vsize) {
-		p->framework = procfs_framework(env->procfd, p->tgid, env->catalog, p->framework);
-		p->framework_vsize = p->vsize;
-	}
-	if (p->framework == 0 || now_boot_ns >= p->start_boot_ns + FRAMEWORK_WINDOW_NS)
-		p->framework_done = true;
 }
 
 /*
@@ -517,56 +557,78 @@ static bool gpu_look_due(struct proc *p, const struct poll_env *env, bool *ret_f
 	/* the sampler holds no GPU file, but one kept /proc fd per process: not worth a scan */
 	if (!env->gpu_possible || p->tgid == env->self_tgid)
 		return false;
-	periodic = !p->fds_looked || proc_idle_slot(p, env);
-	*ret_full = periodic || p->wl.state == WL_GPU_ONSET;
-	return *ret_full || p->wl.state != WL_NO_GPU || (p->probe.valid && p->probe.gpu_ioctls);
+	periodic = !p->gpu.fds_looked || proc_idle_slot(p, env);
+	*ret_full = periodic || p->gpu.wl.state == WL_GPU_ONSET;
+	return *ret_full || p->gpu.wl.state != WL_NO_GPU ||
+	       (p->counters.probe.valid && p->counters.probe.gpu_ioctls);
 }
 
 /* 0, or -EAGAIN: its fd scan stopped at until_ns and goes on in the next slice. */
-static int proc_settle(struct proc *p, const struct poll_env *env, uint64_t onset_window_ns,
-	uint64_t now_boot_ns, struct fd_scan *fds, uint64_t until_ns)
+static int proc_look(
+	struct proc *p, const struct poll_env *env, struct fd_scan *fds, uint64_t until_ns)
 {
-	struct workload_input in = { 0 };
-	struct workload before = p->wl;
+	struct proc_look *look = &p->gpu.look;
 	bool full;
 	int r;
 
-	detect_framework(p, env, now_boot_ns);
-	if (gpu_look_due(p, env, &full)) {
-		r = gpufd_look(env->procfd, p->tgid, env->gpu, env->gpu_index, full, fds, until_ns,
-			&p->gpu_fds, &in.holds_gpu_fd, &in.gpus);
-		if (r == -EAGAIN)
-			return r;
-		in.fd_scanned = r == 0;
-		if (full)
-			p->fds_looked = true;
-	}
-	in.at_sampler_start = p->at_sampler_start;
-	in.probe_valid = p->probe.valid;
-	in.gpu_ioctls = p->probe.gpu_ioctls;
-	in.last_gpu_ioctl_boot_ns = p->probe.last_gpu_ioctl_boot_ns;
-	in.prev_sample_boot_ns = p->prev_sample_boot_ns;
-	in.now_boot_ns = p->sample_boot_ns ? p->sample_boot_ns : now_boot_ns;
-	workload_update(&p->wl, &in, onset_window_ns);
-	p->at_sampler_start = false;
-	/* a change of state or GPUs is written now, not at the next idle row;
-	 * and what the probe saw (waiting on a run queue without running, say) */
-	if (p->probe.active || workload_changed(&before, &p->wl))
-		p->idle = false;
+	*look = (struct proc_look){ .scanned = false };
+	if (!gpu_look_due(p, env, &full))
+		return 0;
+	r = gpufd_look(env->procfd, p->tgid, env->gpu, env->gpu_index, full, fds, until_ns,
+		&p->gpu.fds, &look->holds_gpu_fd, &look->gpus);
+	if (r == -EAGAIN)
+		return r;
+	look->scanned = r == 0;
+	if (full)
+		p->gpu.fds_looked = true;
 	return 0;
 }
 
-void proc_table_settle(const struct poll_env *env, uint64_t onset_window_ns, uint64_t now_boot_ns,
-	struct proc_cursor *cur, uint64_t until_ns)
+void proc_table_look(const struct poll_env *env, struct proc_cursor *cur, uint64_t until_ns)
 {
 	if (env->gpu_possible && env->gen >= env->gpu_index->next_load_gen) {
 		gpu_index_load(env->gpu_index, "/proc/devices", "/sys");
 		env->gpu_index->next_load_gen = env->gen + GPU_INDEX_LOAD_POLLS;
 	}
 	for (struct proc *p; (p = cur->next);) {
-		if (!p->kthread && proc_settle(p, env, onset_window_ns, now_boot_ns, &cur->fds,
-					   until_ns) == -EAGAIN)
+		if (!p->ident.kthread && proc_look(p, env, &cur->fds, until_ns) == -EAGAIN)
 			return;
+		cur->next = p->list_next;
+		if (clock_mono_ns() >= until_ns)
+			return;
+	}
+}
+
+static void proc_settle(struct proc *p, uint64_t onset_window_ns, uint64_t now_boot_ns)
+{
+	const struct proc_probe_rates *pr = &p->counters.probe;
+	struct workload_input in = {
+		.fd_scanned = p->gpu.look.scanned,
+		.holds_gpu_fd = p->gpu.look.holds_gpu_fd,
+		.gpus = p->gpu.look.gpus,
+		.at_sampler_start = p->gpu.at_sampler_start,
+		.probe_valid = pr->valid,
+		.gpu_ioctls = pr->gpu_ioctls,
+		.last_gpu_ioctl_boot_ns = pr->last_gpu_ioctl_boot_ns,
+		.prev_sample_boot_ns = p->cadence.prev_sample_boot_ns,
+		.now_boot_ns = p->cadence.sample_boot_ns ? p->cadence.sample_boot_ns : now_boot_ns,
+	};
+	struct workload before = p->gpu.wl;
+
+	workload_update(&p->gpu.wl, &in, onset_window_ns);
+	p->gpu.at_sampler_start = false;
+	/* a change of state or GPUs is written now, not at the next idle row;
+	 * and what the probe saw (waiting on a run queue without running, say) */
+	if (pr->active || workload_changed(&before, &p->gpu.wl))
+		p->cadence.idle = false;
+}
+
+void proc_table_settle(
+	uint64_t onset_window_ns, uint64_t now_boot_ns, struct proc_cursor *cur, uint64_t until_ns)
+{
+	for (struct proc *p; (p = cur->next);) {
+		if (!p->ident.kthread)
+			proc_settle(p, onset_window_ns, now_boot_ns);
 		cur->next = p->list_next;
 		if (clock_mono_ns() >= until_ns)
 			return;
@@ -576,15 +638,23 @@ void proc_table_settle(const struct poll_env *env, uint64_t onset_window_ns, uin
 void proc_table_rescan_fds(struct proc_table *table)
 {
 	for (struct proc *p = table->list_head; p; p = p->list_next)
-		p->fds_looked = false;
+		p->gpu.fds_looked = false;
+}
+
+void proc_table_redetect(struct proc_table *table)
+{
+	for (struct proc *p = table->list_head; p; p = p->list_next) {
+		p->ident.framework = SIZE_MAX;
+		p->ident.framework_done = false;
+	}
 }
 
 bool proc_row_due(struct proc *p, const struct poll_env *env)
 {
-	if (p->kthread || !p->rates_valid)
+	if (p->ident.kthread || !p->counters.rates_valid)
 		return false;
-	if (!p->rows_started || !p->idle || proc_idle_slot(p, env)) {
-		p->rows_started = true;
+	if (!p->cadence.rows_started || !p->cadence.idle || proc_idle_slot(p, env)) {
+		p->cadence.rows_started = true;
 		return true;
 	}
 	return false;
@@ -593,4 +663,6 @@ bool proc_row_due(struct proc *p, const struct poll_env *env)
 void proc_row_written(struct proc *p, const struct poll_env *env)
 {
 	set_base(p, &env->now);
+	if (p->ident.cg)
+		cgroup_used(p->ident.cg, env->gen);
 }

@@ -239,8 +239,8 @@ static bool top_value(const struct row_source *src, enum row_field f, struct row
 {
 	const struct proc *p = src->p;
 	const struct row_context *ctx = src->ctx;
-	uint64_t last_ns = p->probe.last_gpu_ioctl_boot_ns;
-	bool gpu = p->probe.valid && p->wl.state != WL_NO_GPU;
+	uint64_t last_ns = p->counters.probe.last_gpu_ioctl_boot_ns;
+	bool gpu = p->counters.probe.valid && p->gpu.wl.state != WL_NO_GPU;
 
 	switch (f) {
 	case RF_UNIX_MS:
@@ -250,26 +250,27 @@ static bool top_value(const struct row_source *src, enum row_field f, struct row
 		v->u = (uint64_t)p->tgid;
 		return true;
 	case RF_WORKLOAD:
-		return str_value(v, workload_name(p->wl.state), strlen(workload_name(p->wl.state)));
+		return str_value(
+			v, workload_name(p->gpu.wl.state), strlen(workload_name(p->gpu.wl.state)));
 	case RF_IOCTL_COUNT:
-		v->u = p->probe.gpu_ioctls;
+		v->u = p->counters.probe.gpu_ioctls;
 		return gpu;
 	case RF_SINCE_LAST_GPU_IOCTL_MS:
 		v->u = (ctx->now_boot_ns - last_ns) / 1000000;
 		return gpu && last_ns && ctx->now_boot_ns >= last_ns;
 	case RF_GPUS: /* [] when the GPU files held name none (nvidiactl, kfd) */
-		v->bits = p->wl.gpus.bits;
+		v->bits = p->gpu.wl.gpus.bits;
 		v->bits_count = GPU_INDEX_MAX;
-		return p->wl.state != WL_NO_GPU && p->wl.gpus_known;
+		return p->gpu.wl.state != WL_NO_GPU && p->gpu.wl.gpus_known;
 	case RF_CGROUP_USAGE:
-		return p->cg && p->cg->now.have;
+		return p->ident.cg && p->ident.cg->now.have;
 	case RF_SYSCALLS:
-		v->u = p->probe.syscalls_count;
-		return p->probe.valid;
+		v->u = p->counters.probe.syscalls_count;
+		return p->counters.probe.valid;
 	case RF_LABEL:
 		if (ctx->label)
 			return str_value(v, ctx->label, ctx->label_len);
-		return str_value(v, p->label, p->label_len);
+		return str_value(v, p->ident.label, p->ident.label_len);
 	case RF_PROCESS:
 	case RF_USAGE:
 		return true;
@@ -281,26 +282,26 @@ static bool top_value(const struct row_source *src, enum row_field f, struct row
 static bool process_value(const struct row_source *src, enum row_field f, struct row_value *v)
 {
 	const struct proc *p = src->p;
-	const struct cgroup *cg = p->cg && p->cg->path ? p->cg : NULL;
+	const struct cgroup *cg = p->ident.cg && p->ident.cg->path ? p->ident.cg : NULL;
 	const struct catalog *cat = src->ctx->catalog;
 
 	switch (f) {
 	case RF_COMM:
-		return str_value(v, p->comm ? p->comm : "", p->comm_len);
+		return str_value(v, p->ident.comm ? p->ident.comm : "", p->ident.comm_len);
 	case RF_EXE:
-		return str_value(v, p->exe, p->exe_len);
+		return str_value(v, p->ident.exe, p->ident.exe_len);
 	case RF_CGROUP:
 		return cg && str_value(v, cg->path, cg->path_len);
 	case RF_CONTAINER_ID:
 		return cg && cg->container_id[0] &&
 		       str_value(v, cg->container_id, strlen(cg->container_id));
 	case RF_CWD:
-		return str_value(v, p->cwd, p->cwd_len);
+		return str_value(v, p->ident.cwd, p->ident.cwd_len);
 	case RF_FRAMEWORK:
-		if (!cat || p->framework >= cat->entries_count)
+		if (!cat || p->ident.framework >= cat->entries_count)
 			return false;
-		return str_value(v, cat->entries[p->framework].name,
-			strlen(cat->entries[p->framework].name));
+		return str_value(v, cat->entries[p->ident.framework].name,
+			strlen(cat->entries[p->ident.framework].name));
 	default:
 		return false;
 	}
@@ -308,17 +309,17 @@ static bool process_value(const struct row_source *src, enum row_field f, struct
 
 static bool usage_value(const struct proc *p, enum row_field f, struct row_value *v)
 {
-	const struct proc_probe_rates *pr = &p->probe;
+	const struct proc_probe_rates *pr = &p->counters.probe;
 
 	switch (f) {
 	case RF_CPU_CORES:
-		v->f = p->cpu_cores;
+		v->f = p->counters.cpu_cores;
 		return true;
 	case RF_RSS_BYTES:
-		v->u = p->rss_bytes;
+		v->u = p->counters.rss_bytes;
 		return true;
 	case RF_THREADS:
-		v->u = p->threads;
+		v->u = p->counters.threads;
 		return true;
 	case RF_CTX_VOLUNTARY_S:
 		v->f = pr->ctx_voluntary_s;
@@ -327,11 +328,11 @@ static bool usage_value(const struct proc *p, enum row_field f, struct row_value
 		v->f = pr->ctx_involuntary_s;
 		return pr->valid;
 	case RF_READ_BYTES_S:
-		v->f = p->read_bytes_s;
-		return p->io_rates_valid;
+		v->f = p->counters.read_bytes_s;
+		return p->counters.io_rates_valid;
 	case RF_WRITE_BYTES_S:
-		v->f = p->write_bytes_s;
-		return p->io_rates_valid;
+		v->f = p->counters.write_bytes_s;
+		return p->counters.io_rates_valid;
 	case RF_NETWORK_RX_BYTES_S:
 		v->f = pr->net_rx_bytes_s;
 		return pr->valid && pr->net_valid;
@@ -395,9 +396,9 @@ static bool source_get(void *arg, enum row_field f, size_t index, struct row_val
 	case RF_USAGE:
 		return usage_value(src->p, f, v);
 	case RF_CGROUP_USAGE:
-		return cgroup_value(&src->p->cg->now, f, v);
+		return cgroup_value(&src->p->ident.cg->now, f, v);
 	case RF_SYSCALLS:
-		return syscall_value(&src->p->probe.syscalls[index], f, v);
+		return syscall_value(&src->p->counters.probe.syscalls[index], f, v);
 	default:
 		return top_value(src, f, v);
 	}

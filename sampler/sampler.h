@@ -39,7 +39,7 @@ struct msg_cursor;
 #define FDS_SPARE               512          /* fds left for sockets when keeping /proc fds */
 #define POLL_SLICE_NS           (10u * 1000000u) /* a poll runs this long, then the loop serves the rest */
 
-/* ---- the probe's figures: filled by probe_link.c each poll ---- */
+/* ---- the probe's figures of a process: probe_apply.c, from probe_link.c's answer ---- */
 struct proc_probe_rates {
 	bool valid;                /* false: no probe answer this poll; the probe-only fields are left out */
 	bool net_valid;            /* false: the kernel lacks the socket tracepoints */
@@ -175,6 +175,12 @@ struct cgroup_paths {
 	size_t v2_len, memory_len, cpu_len, cpuacct_len, systemd_len;
 };
 
+/* One read of a cgroup's CPU counters. */
+struct cgroup_cpu {
+	bool have; /* usage or throttling counters were read */
+	uint64_t usage_ns, periods, throttled, mono_ns;
+};
+
 struct cgroup {
 	struct cgroup *next;       /* hash chain */
 	char *key;                 /* the raw /proc/<pid>/cgroup text */
@@ -185,8 +191,9 @@ struct cgroup {
 	char *dir_v2, *dir_memory, *dir_cpu, *dir_cpuacct; /* files read; NULL = none */
 	size_t refs;
 	uint64_t read_gen;         /* poll that last read the figures */
-	bool have_prev;
-	uint64_t prev_usage_ns, prev_periods, prev_throttled, prev_mono_ns;
+	uint64_t used_gen;         /* poll whose figures a row took last */
+	struct cgroup_cpu base;    /* the CPU counters of that poll: rates start there */
+	struct cgroup_cpu last;    /* those of read_gen */
 	struct cgroup_figures now;
 };
 
@@ -203,8 +210,15 @@ void cgroup_table_free(struct cgroup_table *table);
 /* The cgroup of one /proc/<pid>/cgroup text, shared and refcounted. */
 struct cgroup *cgroup_get(struct cgroup_table *table, const char *text, size_t len);
 void cgroup_put(struct cgroup_table *table, struct cgroup *cg);
-/* Reads the figures once per poll generation. */
+/*
+ * Reads the figures once per poll generation (in the poll's read step, for
+ * every tracked process's cgroup); the rates run from the read of the last
+ * poll whose figures a row took (cgroup_used), so that they are those of
+ * reading only when a row is due.
+ */
 void cgroup_refresh(struct cgroup_table *table, struct cgroup *cg, uint64_t gen);
+/* A row took the figures read at poll gen. */
+void cgroup_used(struct cgroup *cg, uint64_t gen);
 int cgroup_table_containers(const struct cgroup_table *table, size_t *ret_count);
 
 /* ---- proc.c, procfs.c: the process table ---- */
@@ -214,47 +228,69 @@ struct poll_clock {
 	uint64_t boot_ns;              /* CLOCK_BOOTTIME */
 };
 
-struct proc {
-	struct proc *hash_next;
-	struct proc *list_prev, *list_next;
-	pid_t tgid;
+/* What a process is: read when it is found, again at exec; raw bytes. */
+struct proc_identity {
 	uint64_t start_ticks;          /* /proc/<pid>/stat field 22 */
 	uint64_t start_boot_ns;        /* start_ticks in CLOCK_BOOTTIME ns */
-	int stat_fd, io_fd;            /* kept open; -1: open per poll or unreadable */
-	clockid_t cpu_clock;           /* the process's CPU-time clock (all its threads) */
-	bool cpu_clock_ok;
-	bool io_denied;
-	uint64_t seen_gen;
-	/* identity, read once; raw bytes */
+	bool kthread;                  /* kernel thread: tracked for reuse, never a row */
 	char *comm, *exe, *cwd, *label;
 	size_t comm_len, exe_len, cwd_len, label_len;
 	struct cgroup *cg;
 	size_t framework;              /* catalog index; >= entries: none; SIZE_MAX: not read yet */
 	uint64_t framework_vsize;      /* vsize at the last detection */
 	bool framework_done;
-	/* the baseline rates are taken from: the process's last row (or its first sample) */
-	bool have_base;
-	struct poll_clock base_poll;
-	uint64_t base_cpu_ns, base_read_bytes, base_write_bytes;
-	bool base_io;                  /* the baseline has io counters */
-	uint64_t prev_sample_boot_ns, sample_boot_ns;
-	bool io_rates_valid;
-	bool kthread;                  /* kernel thread: tracked for reuse, never a row */
-	bool idle;                     /* nothing done since the last row (see proc_sample) */
-	/* this poll */
+};
+
+/* What this poll read and the probe counted, and the rates over the row's span. */
+struct proc_counters {
 	uint64_t cpu_ticks, cpu_ns, read_bytes, write_bytes, rss_bytes, vsize;
 	uint32_t threads;
 	bool io_ok;
-	bool rates_valid;
+	bool io_denied; /* not ours to read: not tried again */
+	bool rates_valid, io_rates_valid;
 	double span_s;                 /* what this poll's row stands for (proc_sample) */
 	double cpu_cores, read_bytes_s, write_bytes_s;
-	/* GPU and rows */
+	struct proc_probe_rates probe; /* the probe's answer (proc_table_apply_probe) */
+};
+
+/* When the process was seen and written, and what the next row's rates start from. */
+struct proc_cadence {
+	uint64_t seen_gen;
+	bool have_base; /* the baseline: the last row (or the first sample) */
+	struct poll_clock base_poll;
+	uint64_t base_cpu_ns, base_read_bytes, base_write_bytes;
+	bool base_io; /* the baseline has io counters */
+	uint64_t prev_sample_boot_ns, sample_boot_ns;
+	bool idle; /* nothing done since the last row (see proc_sample) */
+	bool rows_started;
+};
+
+/* This poll's look at the fds, for settling. */
+struct proc_look {
+	bool scanned; /* the fds were read */
+	bool holds_gpu_fd;
+	struct gpu_mask gpus;
+};
+
+struct proc_gpu {
 	struct workload wl;
-	struct gpu_fds *gpu_fds; /* the last fd scan's GPU files; NULL: none */
+	struct gpu_fds *fds; /* the last fd scan's GPU files; NULL: none */
 	bool at_sampler_start;
 	bool fds_looked;               /* its fds were read once: then at its idle slot */
-	bool rows_started;
-	struct proc_probe_rates probe;
+	struct proc_look look;
+};
+
+struct proc {
+	struct proc *hash_next;
+	struct proc *list_prev, *list_next;
+	pid_t tgid;
+	int stat_fd, io_fd;  /* kept open; -1: open per poll or unreadable */
+	clockid_t cpu_clock; /* the process's CPU-time clock (all its threads) */
+	bool cpu_clock_ok;
+	struct proc_identity ident;
+	struct proc_counters counters;
+	struct proc_cadence cadence;
+	struct proc_gpu gpu;
 };
 
 /*
@@ -350,7 +386,7 @@ void writer_link_free(struct writer_link *link);
 void writer_link_kick(struct writer_link *link);
 const char *writer_link_state(const struct writer_link *link);
 
-/* ---- proc.c: the process table and the /proc pass of a poll ---- */
+/* ---- proc.c, probe_apply.c: the process table and the steps of a poll ---- */
 struct poll_env {
 	int procfd;                    /* open /proc */
 	const struct catalog *catalog;
@@ -372,33 +408,46 @@ struct poll_env {
 };
 void proc_table_init(struct proc_table *table);
 void proc_table_clear(struct proc_table *table, struct cgroup_table *cgroups);
-/* A poll's pass over the /proc listing, in steps. */
+/*
+ * A poll is four steps over the table: read (all of /proc and the cgroups,
+ * maps and fds), apply the probe's answer, settle (pure) and format
+ * (row.c, pure); all but apply run in slices until until_ns
+ * (CLOCK_MONOTONIC).  The fd looks are the part of the read that needs the
+ * answer (a process's first GPU ioctls make one due), so they run once the
+ * answer is applied.
+ */
 struct proc_scan {
 	DIR *dir;                      /* NULL: no pass under way */
 };
-int proc_scan_begin(struct proc_table *table, const struct poll_env *env, struct proc_scan *scan);
+/* read: the /proc listing (new processes, counters, rates, frameworks, cgroup figures). */
+int proc_read_begin(struct proc_table *table, const struct poll_env *env, struct proc_scan *scan);
 /*
- * Reads /proc/<pid> entries (new processes, counters, rates) until until_ns
- * (CLOCK_MONOTONIC): 0 when more remain; 1 when the listing is done and the
- * processes gone are dropped; -errno.
+ * Reads /proc/<pid> entries until until_ns: 0 when more remain; 1 when the
+ * listing is done and the processes gone are dropped; -errno.
  */
-int proc_scan_step(struct proc_table *table, const struct poll_env *env, struct proc_scan *scan,
+int proc_read_step(struct proc_table *table, const struct poll_env *env, struct proc_scan *scan,
 	uint64_t until_ns);
-void proc_scan_end(struct proc_scan *scan);
-/* A whole pass at once (the fuzzer's fake /proc). */
-int proc_table_scan(struct proc_table *table, const struct poll_env *env);
+void proc_read_end(struct proc_scan *scan);
+/* A whole listing at once (the fuzzer's fake /proc). */
+int proc_table_read(struct proc_table *table, const struct poll_env *env);
+/* apply (probe_apply.c): the answer's per-tgid counts as rates over each row's span. */
+struct probe_answer;
+void proc_table_apply_probe(
+	struct proc_table *table, const struct poll_env *env, struct probe_answer *answer);
 /* Where a pass over the table in slices stands. */
 struct proc_cursor {
 	struct proc *next;  /* the next process; NULL: all done */
 	struct fd_scan fds; /* next's fd scan, when a slice ended in it */
 };
 /*
- * After the probe answered: GPU state and idleness of cur->next and the
- * processes after it, until until_ns (a process's fd scan too goes on in
- * the next slice); cur->next is NULL once all are settled.
+ * read, once the answer is applied: the fds of the processes due a look,
+ * from cur->next on (a process's fd scan too goes on in the next slice);
+ * cur->next is NULL once all are looked at.
  */
-void proc_table_settle(const struct poll_env *env, uint64_t onset_window_ns, uint64_t now_boot_ns,
-	struct proc_cursor *cur, uint64_t until_ns);
+void proc_table_look(const struct poll_env *env, struct proc_cursor *cur, uint64_t until_ns);
+/* settle: GPU state and idleness from what was read and applied; no I/O. */
+void proc_table_settle(
+	uint64_t onset_window_ns, uint64_t now_boot_ns, struct proc_cursor *cur, uint64_t until_ns);
 /*
  * Whether this poll writes a row for p: a busy process every poll, an idle
  * one once every idle_every polls, at the polls of its own slot.
@@ -406,6 +455,8 @@ void proc_table_settle(const struct poll_env *env, uint64_t onset_window_ns, uin
 bool proc_row_due(struct proc *p, const struct poll_env *env);
 /* The GPU device set changed: every process's fds are read at the next poll. */
 void proc_table_rescan_fds(struct proc_table *table);
+/* The catalog changed: every process's framework is detected again. */
+void proc_table_redetect(struct proc_table *table);
 /* p's row of this poll is written: the next one's rates start here. */
 void proc_row_written(struct proc *p, const struct poll_env *env);
 
@@ -436,7 +487,7 @@ struct sampler_settings {
 	struct gpudev_watch gpu;
 };
 
-enum poll_phase { POLL_SCAN, POLL_PROBE, POLL_SETTLE, POLL_ROWS };
+enum poll_phase { POLL_READ, POLL_PROBE, POLL_LOOK, POLL_SETTLE, POLL_FORMAT };
 
 /*
  * The poll under way, run in slices of POLL_SLICE_NS from the loop so that
@@ -448,7 +499,7 @@ struct poll_run {
 	enum poll_phase phase;
 	struct poll_env env;
 	struct proc_scan scan;
-	struct proc_cursor cur;        /* the next process to settle or format */
+	struct proc_cursor cur;        /* the next process to look at, settle or format */
 	uint64_t now_boot_ns;          /* the boot clock once /proc was read */
 	uint64_t start_mono_ns, start_cpu_us;
 	uint32_t batch_rows;           /* rows in sampler.rows, not spooled yet */

@@ -100,6 +100,7 @@ static void use_cgroup(const char *text, size_t size)
 	if (!cg)
 		return;
 	cgroup_refresh(table, cg, 1);
+	cgroup_used(cg, 1); /* a row took them: the next read has rates */
 	cgroup_refresh(table, cg, 2);
 	if (cgroup_table_containers(table, &containers) == 0 && containers > 1)
 		abort(); /* one cgroup in the table */

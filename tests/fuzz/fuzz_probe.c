@@ -24,6 +24,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const uint32_t kinds[] = { MT_PROBE_PROCS, MT_PROBE_EXITS, MT_PROBE_END, MT_HELLO };
 
+static struct poll_env env;
+
 /* The table a poll would hold: tgids 1..FAKE_PIDS, each with rates of its own. */
 static struct proc_table *fake_table(void)
 {
@@ -32,7 +34,6 @@ static struct proc_table *fake_table(void)
 	static struct gpudev_set gpu;
 	static struct cgroup_table *cgroups;
 	struct cgroup_mounts mounts = { 0 };
-	struct poll_env env = { 0 };
 
 	if (cat)
 		return &table;
@@ -56,7 +57,7 @@ static struct proc_table *fake_table(void)
 	env.tick_ns = 1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
 	env.page_size = 4096;
 	proc_table_init(&table);
-	if (!env.cgroups || proc_table_scan(&table, &env) < 0 || table.count != FAKE_PIDS)
+	if (!env.cgroups || proc_table_read(&table, &env) < 0 || table.count != FAKE_PIDS)
 		abort();
 	return &table;
 }
@@ -64,8 +65,8 @@ static struct proc_table *fake_table(void)
 static void check_rates(const struct proc_table *table)
 {
 	for (const struct proc *p = table->list_head; p; p = p->list_next)
-		if (p->probe.syscalls_count > PROBE_PROC_SYSCALLS_MAX ||
-			(p->probe.syscalls_count && !p->probe.syscalls))
+		if (p->counters.probe.syscalls_count > PROBE_PROC_SYSCALLS_MAX ||
+			(p->counters.probe.syscalls_count && !p->counters.probe.syscalls))
 			abort();
 }
 
@@ -93,9 +94,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r = probe_link_take(link, &hdr, packet + sizeof(packet) - hdr.len);
 		p += hdr.len;
 	}
-	if (r == 1) {
-		probe_link_apply(link, table);
-		probe_link_apply(link, table);
+	for (int i = 0; r == 1 && i < 2; i++) {
+		struct probe_answer answer;
+
+		probe_link_answer(link, &answer);
+		proc_table_apply_probe(table, &env, &answer);
+		probe_link_applied(link, &answer);
 		check_rates(table);
 	}
 	probe_link_free(link);

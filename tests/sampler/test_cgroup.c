@@ -1,9 +1,14 @@
 /*
  * test_cgroup.c: /proc/<pid>/cgroup and mountinfo parsing, container ids
- * of docker, containerd/CRI, CRI-O, podman and kubepods paths, and the
- * cgroup file parsers.  Test process, any user.
+ * of docker, containerd/CRI, CRI-O, podman and kubepods paths, the
+ * cgroup file parsers, and the CPU rates' start over a fake cgroupfs.
+ * Test process, any user.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "sampler.h"
 #include "testlib.h"
 
@@ -142,6 +147,75 @@ START_TEST(containers_count)
 }
 END_TEST
 
+static void write_cpu_stat(
+	const char *dir, uint64_t usage_usec, uint64_t periods, uint64_t throttled)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/a/cpu.stat", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "usage_usec %llu\nnr_periods %llu\nnr_throttled %llu\n",
+		(unsigned long long)usage_usec, (unsigned long long)periods,
+		(unsigned long long)throttled);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/*
+ * The poll reads every tracked cgroup once per poll, rows or not; the rates
+ * run from the last read a row took, as when only due rows read them: a
+ * read no row took moves no rate's start.
+ */
+START_TEST(rates_from_used_read)
+{
+	static const char text[] = "0::/a\n";
+	char dir[] = "/tmp/croft-test-cgroup.XXXXXX", sub[300];
+	struct cgroup_mounts m = { 0 };
+	struct cgroup_table *t;
+	struct cgroup *cg;
+	uint64_t base_mono;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/a", dir);
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	snprintf(m.v2, sizeof(m.v2), "%s", dir);
+	t = cgroup_table_new(&m);
+	cg = cgroup_get(t, text, strlen(text));
+	ck_assert_ptr_nonnull(cg);
+
+	write_cpu_stat(dir, 1000, 10, 1);
+	cgroup_refresh(t, cg, 1);
+	ck_assert(!(cg->now.have & CGF_CPU)); /* one read: no rate yet */
+	cgroup_used(cg, 1);
+	write_cpu_stat(dir, 2000, 20, 3);
+	cgroup_refresh(t, cg, 2); /* from poll 1's read; no row takes it */
+	ck_assert(cg->now.have & CGF_CPU);
+	ck_assert_double_eq_tol(cg->now.throttled_fraction, 0.2, 1e-9);
+	base_mono = cg->base.mono_ns;
+	write_cpu_stat(dir, 4000, 40, 9);
+	cgroup_refresh(t, cg, 3);
+	ck_assert_uint_eq(cg->base.mono_ns, base_mono); /* still poll 1's read */
+	ck_assert_uint_eq(cg->base.usage_ns, 1000000);
+	ck_assert_double_eq_tol(
+		cg->now.cpu_cores, 3000000.0 / (double)(cg->last.mono_ns - base_mono), 1e-9);
+	ck_assert_double_eq_tol(cg->now.throttled_fraction, 8.0 / 30.0, 1e-9);
+	cgroup_used(cg, 3);
+	write_cpu_stat(dir, 4500, 50, 9);
+	cgroup_refresh(t, cg, 4); /* a row took poll 3's: the rates start there */
+	ck_assert_uint_eq(cg->base.usage_ns, 4000000);
+	ck_assert_double_eq_tol(cg->now.throttled_fraction, 0.0, 1e-9);
+
+	cgroup_put(t, cg);
+	cgroup_table_free(t);
+	snprintf(sub, sizeof(sub), "%s/a/cpu.stat", dir);
+	unlink(sub);
+	snprintf(sub, sizeof(sub), "%s/a", dir);
+	rmdir(sub);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(file_parsers)
 {
 	static const char cpu_stat[] = "usage_usec 123456\nuser_usec 1\nnr_periods 10\n"
@@ -175,6 +249,7 @@ int main(void)
 	tcase_add_test(tc, table_paths);
 	tcase_add_test(tc, containers_count);
 	tcase_add_test(tc, file_parsers);
+	tcase_add_test(tc, rates_from_used_read);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
 }

@@ -2,7 +2,8 @@
  * test_proc.c: the process table's pass in slices, as a poll runs it from
  * the loop: over a fake /proc of FAKE_PROCS processes, a pass cut after
  * every entry finds the same processes as one uncut pass, drops the gone,
- * and settling one process a slice reaches every process once.  Test
+ * and looking at (then settling) one process a slice reaches every process
+ * once.  Test
  * process, any user.
  */
 #include <fcntl.h>
@@ -47,10 +48,10 @@ static size_t sliced_pass(struct proc_table *table, const struct poll_env *env)
 {
 	struct proc_scan scan;
 	size_t steps = 0;
-	int r = proc_scan_begin(table, env, &scan);
+	int r = proc_read_begin(table, env, &scan);
 
 	while (r == 0) {
-		r = proc_scan_step(table, env, &scan, 0);
+		r = proc_read_step(table, env, &scan, 0);
 		steps++;
 	}
 	ck_assert_int_eq(r, 1);
@@ -66,7 +67,7 @@ START_TEST(sliced_scan)
 	};
 	struct proc_table table;
 	struct proc_cursor cur;
-	size_t settled = 0;
+	size_t looked = 0, settled = 0;
 
 	ck_assert_ptr_nonnull(mkdtemp(root));
 	for (pid_t tgid = 100; tgid < 100 + FAKE_PROCS; tgid++)
@@ -94,7 +95,13 @@ START_TEST(sliced_scan)
 
 	cur = (struct proc_cursor){ .next = table.list_head };
 	while (cur.next) {
-		proc_table_settle(&env, 0, 0, &cur, 0);
+		proc_table_look(&env, &cur, 0);
+		looked++;
+	}
+	ck_assert_uint_eq(looked, table.count);
+	cur = (struct proc_cursor){ .next = table.list_head };
+	while (cur.next) {
+		proc_table_settle(0, 0, &cur, 0);
 		settled++;
 	}
 	ck_assert_uint_eq(settled, table.count);

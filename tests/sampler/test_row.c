@@ -39,26 +39,26 @@ static struct proc *make_proc(void)
 	struct proc *p = calloc(1, sizeof(*p));
 
 	p->tgid = 42;
-	p->comm = strdup("python");
-	p->comm_len = 6;
-	p->exe = strdup("/usr/bin/python3");
-	p->exe_len = strlen(p->exe);
-	p->cwd = strdup("/work");
-	p->cwd_len = 5;
-	p->framework = SIZE_MAX;
-	p->cpu_cores = 1.0;
-	p->rss_bytes = 1234;
-	p->threads = 3;
-	p->io_rates_valid = true;
-	p->write_bytes_s = 20971520.0;
+	p->ident.comm = strdup("python");
+	p->ident.comm_len = 6;
+	p->ident.exe = strdup("/usr/bin/python3");
+	p->ident.exe_len = strlen(p->ident.exe);
+	p->ident.cwd = strdup("/work");
+	p->ident.cwd_len = 5;
+	p->ident.framework = SIZE_MAX;
+	p->counters.cpu_cores = 1.0;
+	p->counters.rss_bytes = 1234;
+	p->counters.threads = 3;
+	p->counters.io_rates_valid = true;
+	p->counters.write_bytes_s = 20971520.0;
 	return p;
 }
 
 static void free_proc(struct proc *p)
 {
-	free(p->comm);
-	free(p->exe);
-	free(p->cwd);
+	free(p->ident.comm);
+	free(p->ident.exe);
+	free(p->ident.cwd);
 	free(p);
 }
 
@@ -94,19 +94,19 @@ START_TEST(key_order)
 
 	ck_assert_int_eq(catalog_load_builtin(&cat), 0);
 	ctx.catalog = cat;
-	p->framework = 6;
+	p->ident.framework = 6;
 	cg.path = (char *)"/system.slice/docker-x.scope";
 	cg.path_len = strlen(cg.path);
 	strcpy(cg.container_id, "33813f5d");
 	cg.now.have = CGF_MEMORY | CGF_CPU;
 	cg.now.memory_bytes = 1511735296;
 	cg.now.cpu_cores = 0.004;
-	p->cg = &cg;
-	p->probe.valid = true;
-	p->probe.net_valid = true;
-	p->wl.state = WL_GPU_HELD;
-	p->probe.last_gpu_ioctl_boot_ns = 1000000000ull;
-	p->probe.net_rx_bytes_s = 237.2;
+	p->ident.cg = &cg;
+	p->counters.probe.valid = true;
+	p->counters.probe.net_valid = true;
+	p->gpu.wl.state = WL_GPU_HELD;
+	p->counters.probe.last_gpu_ioctl_boot_ns = 1000000000ull;
+	p->counters.probe.net_rx_bytes_s = 237.2;
 	row = format_parse(p, &ctx, &text);
 	ck_assert_str_eq(text,
 		"{\"unix_ms\":1792505950473,\"tgid\":42,\"process\":{\"comm\":\"python\","
@@ -122,10 +122,10 @@ START_TEST(key_order)
 	free(text);
 	json_decref(row);
 	/* without the probe: probe-only fields left out, never zero-filled */
-	p->probe.valid = false;
-	p->cg = NULL;
-	p->label = strdup("run-7");
-	p->label_len = 5;
+	p->counters.probe.valid = false;
+	p->ident.cg = NULL;
+	p->ident.label = strdup("run-7");
+	p->ident.label_len = 5;
 	row = format_parse(p, &ctx, &text);
 	ck_assert_str_eq(text,
 		"{\"unix_ms\":1792505950473,\"tgid\":42,\"process\":{\"comm\":\"python\","
@@ -134,32 +134,32 @@ START_TEST(key_order)
 		"\"threads\":3,\"read_bytes_s\":0.0,\"write_bytes_s\":20971520.0},"
 		"\"label\":\"run-7\"}\n");
 	free(text);
-	free(p->label);
-	p->label = NULL;
+	free(p->ident.label);
+	p->ident.label = NULL;
 	json_decref(row);
 	/* gpus: after the GPU fields, sorted; [] when the files name no GPU;
 	 * left out for no-gpu rows and where no fd scan has said */
-	p->wl.gpus_known = true;
-	gpu_mask_set(&p->wl.gpus, 7);
-	gpu_mask_set(&p->wl.gpus, 0);
-	gpu_mask_set(&p->wl.gpus, 255);
+	p->gpu.wl.gpus_known = true;
+	gpu_mask_set(&p->gpu.wl.gpus, 7);
+	gpu_mask_set(&p->gpu.wl.gpus, 0);
+	gpu_mask_set(&p->gpu.wl.gpus, 255);
 	row = format_parse(p, &ctx, &text);
 	ck_assert_ptr_nonnull(
 		strstr(text, "\"workload\":\"gpu-held\",\"gpus\":[0,7,255],\"usage\""));
 	free(text);
 	json_decref(row);
-	memset(&p->wl.gpus, 0, sizeof(p->wl.gpus));
+	memset(&p->gpu.wl.gpus, 0, sizeof(p->gpu.wl.gpus));
 	row = format_parse(p, &ctx, &text);
 	ck_assert_ptr_nonnull(strstr(text, "\"gpus\":[],\"usage\""));
 	free(text);
 	json_decref(row);
-	p->wl.state = WL_NO_GPU;
+	p->gpu.wl.state = WL_NO_GPU;
 	row = format_parse(p, &ctx, &text);
 	ck_assert_ptr_null(strstr(text, "gpus"));
 	free(text);
 	json_decref(row);
-	p->wl.state = WL_GPU_ONSET;
-	p->wl.gpus_known = false;
+	p->gpu.wl.state = WL_GPU_ONSET;
+	p->gpu.wl.gpus_known = false;
 	row = format_parse(p, &ctx, &text);
 	ck_assert_ptr_null(strstr(text, "gpus"));
 	free(text);
@@ -177,19 +177,19 @@ START_TEST(hostile_strings)
 	char *long_cwd = malloc(4097);
 	json_t *row, *proc;
 
-	free(p->exe);
-	p->exe = malloc(sizeof(exe));
-	memcpy(p->exe, exe, sizeof(exe));
-	p->exe_len = sizeof(exe) - 1;
-	free(p->comm);
-	p->comm = strdup("a\"b\nc");
-	p->comm_len = 5;
+	free(p->ident.exe);
+	p->ident.exe = malloc(sizeof(exe));
+	memcpy(p->ident.exe, exe, sizeof(exe));
+	p->ident.exe_len = sizeof(exe) - 1;
+	free(p->ident.comm);
+	p->ident.comm = strdup("a\"b\nc");
+	p->ident.comm_len = 5;
 	memset(long_cwd, 'x', 4096);
 	long_cwd[0] = '/';
 	long_cwd[4096] = '\0';
-	free(p->cwd);
-	p->cwd = long_cwd;
-	p->cwd_len = 4096;
+	free(p->ident.cwd);
+	p->ident.cwd = long_cwd;
+	p->ident.cwd_len = 4096;
 	row = format_parse(p, &ctx, NULL);
 	proc = json_object_get(row, "process");
 	ck_assert_str_eq(json_string_value(json_object_get(proc, "comm")), "a\"b\nc");
@@ -201,9 +201,9 @@ START_TEST(hostile_strings)
 	ck_assert_uint_eq(strlen(json_string_value(json_object_get(proc, "cwd"))), 4096);
 	json_decref(row);
 	/* valid multi-byte UTF-8 passes through; overlong and surrogates do not */
-	free(p->comm);
-	p->comm = strdup("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xc0\xaf \xed\xa0\x80");
-	p->comm_len = strlen(p->comm);
+	free(p->ident.comm);
+	p->ident.comm = strdup("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xc0\xaf \xed\xa0\x80");
+	p->ident.comm_len = strlen(p->ident.comm);
 	row = format_parse(p, &ctx, NULL);
 	proc = json_object_get(row, "process");
 	ck_assert_str_eq(json_string_value(json_object_get(proc, "comm")),
@@ -228,12 +228,12 @@ START_TEST(random_bytes)
 		json_t *row, *proc;
 		const char *b64;
 
-		free(p->exe);
-		p->exe = malloc(len + 1);
+		free(p->ident.exe);
+		p->ident.exe = malloc(len + 1);
 		for (size_t i = 0; i < len; i++)
-			p->exe[i] = (char)(rand_r(&seed) & 0xff);
-		p->exe[len] = '\0';
-		p->exe_len = len;
+			p->ident.exe[i] = (char)(rand_r(&seed) & 0xff);
+		p->ident.exe[len] = '\0';
+		p->ident.exe_len = len;
 		row = format_parse(p, &ctx, NULL);
 		proc = json_object_get(row, "process");
 		b64 = json_string_value(json_object_get(proc, "exe_b64"));
@@ -255,11 +255,12 @@ START_TEST(random_bytes)
 				}
 			}
 			ck_assert_uint_eq(n, len);
-			ck_assert_int_eq(memcmp(out, p->exe, len), 0);
+			ck_assert_int_eq(memcmp(out, p->ident.exe, len), 0);
 		} else {
 			ck_assert_uint_eq(json_string_length(json_object_get(proc, "exe")), len);
-			ck_assert_int_eq(memcmp(json_string_value(json_object_get(proc, "exe")), p->exe,
-				len), 0);
+			ck_assert_int_eq(memcmp(json_string_value(json_object_get(proc, "exe")),
+						 p->ident.exe, len),
+				0);
 		}
 		json_decref(row);
 	}
@@ -269,7 +270,7 @@ END_TEST
 
 START_TEST(idle_cadence)
 {
-	struct proc p = { .tgid = 4242, .rates_valid = true, .idle = true };
+	struct proc p = { .tgid = 4242, .counters.rates_valid = true, .cadence.idle = true };
 	struct poll_env env = { .idle_every = 15 };
 	int rows[4], n = 0;
 
@@ -282,11 +283,11 @@ START_TEST(idle_cadence)
 	ck_assert_int_le(rows[1] - rows[0], 15);
 	ck_assert_int_eq(rows[2] - rows[1], 15);
 	ck_assert_int_eq(rows[3] - rows[2], 15);
-	p.idle = false;
+	p.cadence.idle = false;
 	ck_assert(proc_row_due(&p, &env));
 	env.gen++;
 	ck_assert(proc_row_due(&p, &env));
-	p.kthread = true;
+	p.ident.kthread = true;
 	ck_assert(!proc_row_due(&p, &env));
 }
 END_TEST
@@ -305,9 +306,9 @@ static void check_spread(pid_t first_tgid, pid_t stride, uint32_t idle_every)
 	size_t most = 0, least = SIZE_MAX, total = 0;
 
 	for (size_t i = 0; i < PROCS; i++) {
-		procs[i] = (struct proc){
-			.tgid = first_tgid + (pid_t)i * stride, .rates_valid = true, .idle = true
-		};
+		procs[i] = (struct proc){ .tgid = first_tgid + (pid_t)i * stride,
+			.counters.rates_valid = true,
+			.cadence.idle = true };
 		ck_assert(proc_row_due(&procs[i], &env)); /* the first row */
 	}
 	for (env.gen = 2; env.gen < 2 + idle_every; env.gen++) {

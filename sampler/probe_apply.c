@@ -1,0 +1,93 @@
+/*
+ * probe_apply.c: the poll's step between the read and the settling: the
+ * probe's answer (probe_link.c's per-tgid counts) matched to the tracked
+ * processes by tgid and start time, and turned into rates over the span
+ * each process's row stands for.  No I/O.  croft-sampler, croft user.
+ */
+#include <stdlib.h>
+
+#include "probe_link.h"
+#include "sampler.h"
+#include "sandbox.h"
+
+/* An answer came, or none: nothing counted unless a record says so. */
+static void probe_reset(struct proc *p, const struct probe_answer *answer)
+{
+	struct proc_probe_rates *pr = &p->counters.probe;
+	uint64_t last = pr->last_gpu_ioctl_boot_ns;
+
+	free(pr->syscalls);
+	/* "ever seen" outlives a probe restart */
+	*pr = (struct proc_probe_rates){ .last_gpu_ioctl_boot_ns = last };
+	/* rates over the span of the process's row (proc_sample) */
+	pr->valid = answer->answered && p->counters.rates_valid;
+	pr->net_valid = pr->valid && answer->net;
+}
+
+static void apply_syscalls(
+	struct proc_probe_rates *pr, const struct probe_syscall *sys, uint32_t n, double span_s)
+{
+	struct syscall_rate *rates = n ? calloc(n, sizeof(*rates)) : NULL;
+
+	/* a second record for the process in one answer replaces the first's */
+	free(pr->syscalls);
+	pr->syscalls = NULL;
+	pr->syscalls_count = 0;
+	if (!rates)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		rates[i].name = sandbox_syscall_name((int)sys[i].nr);
+		rates[i].rate_per_sec = (double)sys[i].count / span_s;
+	}
+	pr->syscalls = rates; /* the probe sends them highest count first */
+	pr->syscalls_count = n;
+}
+
+static void apply_tgid(struct proc *p, const struct probe_tgid *t)
+{
+	struct proc_probe_rates *pr = &p->counters.probe;
+	const struct probe_proc *rec = &t->rec;
+	double dt = p->counters.span_s;
+
+	if (rec->last_gpu_ioctl_boot_ns > pr->last_gpu_ioctl_boot_ns)
+		pr->last_gpu_ioctl_boot_ns = rec->last_gpu_ioctl_boot_ns;
+	if (!pr->valid)
+		return;
+	pr->gpu_ioctls = rec->gpu_ioctls;
+	/* counts of this poll only: a poll with any is not idle, so none is skipped */
+	pr->active = rec->gpu_ioctls || rec->ctx_voluntary || rec->ctx_involuntary ||
+		     rec->runqueue_ns || rec->net_rx_bytes || rec->net_tx_bytes ||
+		     rec->syscalls_count;
+	pr->ctx_voluntary_s = (double)rec->ctx_voluntary / dt;
+	pr->ctx_involuntary_s = (double)rec->ctx_involuntary / dt;
+	pr->runqueue_s = (double)rec->runqueue_ns / 1e9 / dt;
+	pr->net_rx_bytes_s = (double)rec->net_rx_bytes / dt;
+	pr->net_tx_bytes_s = (double)rec->net_tx_bytes / dt;
+	apply_syscalls(pr, t->syscalls, rec->syscalls_count, dt);
+}
+
+/* The tracked process a record is about: same tgid and same start (in clock ticks). */
+static struct proc *probe_match(
+	struct proc_table *table, const struct probe_proc *rec, uint64_t tick_ns)
+{
+	struct proc *p = proc_table_find(table, (pid_t)rec->tgid);
+
+	if (!p || !rec->start_boot_ns || rec->start_boot_ns / tick_ns != p->ident.start_ticks)
+		return NULL;
+	return p;
+}
+
+void proc_table_apply_probe(
+	struct proc_table *table, const struct poll_env *env, struct probe_answer *answer)
+{
+	for (struct proc *p = table->list_head; p; p = p->list_next)
+		probe_reset(p, answer);
+	for (size_t i = 0; i < answer->tgids_count; i++) {
+		struct probe_tgid *t = &answer->tgids[i];
+		struct proc *p = probe_match(table, &t->rec, env->tick_ns);
+
+		t->matched = p != NULL;
+		if (p)
+			apply_tgid(p, t);
+	}
+}
