@@ -45,12 +45,12 @@ int probe_link_take(struct probe_link *link, const struct msg_hdr *hdr, const ui
 struct probe_tgid {
 	struct probe_proc rec;
 	const struct probe_syscall *syscalls; /* rec.syscalls_count, highest count first */
-	bool matched;                         /* a tracked process took them (proc.c) */
+	bool matched;                         /* a tracked process took them (probe_apply.c) */
 };
 
 /*
  * This poll's answer, once probe_link_read ended: per-tgid counts that
- * proc.c matches to tracked processes (tgid and start time:
+ * probe_apply.c matches to tracked processes (tgid and start time:
  * /proc/<pid>/stat starttime (clock ticks) == start_boottime ns /
  * (1e9 / sysconf(_SC_CLK_TCK))) and turns into rates over each row's span.
  */
@@ -62,7 +62,7 @@ struct probe_answer {
 };
 /* Called once per answer (whole or not): the answer's figures and the link's stats. */
 int probe_link_answer(struct probe_link *link, struct probe_answer *ret_answer);
-/* After proc.c applied it: the unmatched GPU users noted, the exits counted. */
+/* After probe_apply.c applied it: the unmatched GPU users noted, the exits counted. */
 void probe_link_applied(struct probe_link *link, const struct probe_answer *answer);
 
 /* "connected", or why not (for status and the once-per-change log line). */
