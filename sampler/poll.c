@@ -1,11 +1,12 @@
 /*
  * poll.c: one poll of croft-sampler, in its steps (sampler.h): read /proc
  * and the cgroups for every process, ask the probe and apply its answer,
- * look at the fds the answer makes due (the rest of the read), settle GPU
- * states, format the rows that are due and hand them to the spool as one
- * numbered batch.  A poll runs in slices of POLL_SLICE_NS
- * from the loop, and waits for the probe's answer in the loop, so that the
- * control and writer sockets are served while it reads 20 000 processes.
+ * look at the fds the answer makes due (the rest of the read), then for
+ * each process settle its GPU state and format its row when one is due,
+ * and hand the rows to the spool as one numbered batch.  A poll runs in
+ * slices of POLL_SLICE_NS from the loop, and waits for the probe's answer
+ * in the loop, so that the control and writer sockets are served while it
+ * reads 20 000 processes.
  * croft-sampler, croft user.
  */
 #include <errno.h>
@@ -72,16 +73,18 @@ static void format_row(struct sampler *s, struct proc *p, const struct row_conte
 		flush_batch(s);
 }
 
-/* The rows that are due, from poll.cur on; true once all are formatted. */
+/* Settled, and the rows that are due formatted, from poll.cur on; true once all are. */
 static bool format_rows(struct sampler *s, uint64_t until_ns)
 {
 	struct poll_run *run = &s->poll;
+	uint64_t onset_window_ns = s->cfg.onset_window_ms * 1000000;
 	struct row_context ctx = { .unix_ms = run->env.now.unix_ms,
 		.now_boot_ns = run->now_boot_ns,
 		.catalog = s->catalog };
 
 	for (struct proc *p; (p = run->cur.next);) {
 		run->cur.next = p->list_next;
+		proc_settle(p, onset_window_ns, run->now_boot_ns);
 		if (proc_row_due(p, &run->env))
 			format_row(s, p, &ctx);
 		if (clock_mono_ns() >= until_ns)
@@ -230,12 +233,6 @@ static void poll_slice_cb(evutil_socket_t fd, short what, void *arg)
 		return; /* the probe's answer goes on with the poll */
 	case POLL_LOOK:
 		proc_table_look(&run->env, &run->cur, until_ns);
-		if (!run->cur.next)
-			pass_begin(s, POLL_SETTLE);
-		break;
-	case POLL_SETTLE:
-		proc_table_settle(
-			s->cfg.onset_window_ms * 1000000, run->now_boot_ns, &run->cur, until_ns);
 		if (!run->cur.next)
 			format_begin(s);
 		break;

@@ -599,7 +599,7 @@ void proc_table_look(const struct poll_env *env, struct proc_cursor *cur, uint64
 	}
 }
 
-static void proc_settle(struct proc *p, uint64_t onset_window_ns, uint64_t now_boot_ns)
+void proc_settle(struct proc *p, uint64_t onset_window_ns, uint64_t now_boot_ns)
 {
 	const struct proc_probe_rates *pr = &p->counters.probe;
 	struct workload_input in = {
@@ -615,24 +615,14 @@ static void proc_settle(struct proc *p, uint64_t onset_window_ns, uint64_t now_b
 	};
 	struct workload before = p->gpu.wl;
 
+	if (p->ident.kthread)
+		return;
 	workload_update(&p->gpu.wl, &in, onset_window_ns);
 	p->gpu.at_sampler_start = false;
 	/* a change of state or GPUs is written now, not at the next idle row;
 	 * and what the probe saw (waiting on a run queue without running, say) */
 	if (pr->active || workload_changed(&before, &p->gpu.wl))
 		p->cadence.idle = false;
-}
-
-void proc_table_settle(
-	uint64_t onset_window_ns, uint64_t now_boot_ns, struct proc_cursor *cur, uint64_t until_ns)
-{
-	for (struct proc *p; (p = cur->next);) {
-		if (!p->ident.kthread)
-			proc_settle(p, onset_window_ns, now_boot_ns);
-		cur->next = p->list_next;
-		if (clock_mono_ns() >= until_ns)
-			return;
-	}
 }
 
 void proc_table_rescan_fds(struct proc_table *table)

@@ -410,11 +410,11 @@ void proc_table_init(struct proc_table *table);
 void proc_table_clear(struct proc_table *table, struct cgroup_table *cgroups);
 /*
  * A poll is four steps over the table: read (all of /proc and the cgroups,
- * maps and fds), apply the probe's answer, settle (pure) and format
- * (row.c, pure); all but apply run in slices until until_ns
- * (CLOCK_MONOTONIC).  The fd looks are the part of the read that needs the
- * answer (a process's first GPU ioctls make one due), so they run once the
- * answer is applied.
+ * maps and fds), apply the probe's answer, settle and format (row.c), the
+ * last two pure and taken together, a process at a time.  The passes run
+ * in slices until until_ns (CLOCK_MONOTONIC).  The fd looks are the part
+ * of the read that needs the answer (a process's first GPU ioctls make one
+ * due), so they run once the answer is applied.
  */
 struct proc_scan {
 	DIR *dir;                      /* NULL: no pass under way */
@@ -445,9 +445,8 @@ struct proc_cursor {
  * cur->next is NULL once all are looked at.
  */
 void proc_table_look(const struct poll_env *env, struct proc_cursor *cur, uint64_t until_ns);
-/* settle: GPU state and idleness from what was read and applied; no I/O. */
-void proc_table_settle(
-	uint64_t onset_window_ns, uint64_t now_boot_ns, struct proc_cursor *cur, uint64_t until_ns);
+/* settle: p's GPU state and idleness from what was read and applied; no I/O. */
+void proc_settle(struct proc *p, uint64_t onset_window_ns, uint64_t now_boot_ns);
 /*
  * Whether this poll writes a row for p: a busy process every poll, an idle
  * one once every idle_every polls, at the polls of its own slot.
@@ -487,7 +486,7 @@ struct sampler_settings {
 	struct gpudev_watch gpu;
 };
 
-enum poll_phase { POLL_READ, POLL_PROBE, POLL_LOOK, POLL_SETTLE, POLL_FORMAT };
+enum poll_phase { POLL_READ, POLL_PROBE, POLL_LOOK, POLL_FORMAT };
 
 /*
  * The poll under way, run in slices of POLL_SLICE_NS from the loop so that
@@ -499,7 +498,7 @@ struct poll_run {
 	enum poll_phase phase;
 	struct poll_env env;
 	struct proc_scan scan;
-	struct proc_cursor cur;        /* the next process to look at, settle or format */
+	struct proc_cursor cur;        /* the next process to look at, or to settle and format */
 	uint64_t now_boot_ns;          /* the boot clock once /proc was read */
 	uint64_t start_mono_ns, start_cpu_us;
 	uint32_t batch_rows;           /* rows in sampler.rows, not spooled yet */
