@@ -47,6 +47,20 @@ static void close_fd(struct proc_table *table, int *fd)
 	}
 }
 
+/* What was read of who a process is, let go (it is gone, or it exec'd): start and kind stay. */
+static void identity_drop(struct proc_identity *id, struct cgroup_table *cgroups)
+{
+	free(id->comm);
+	free(id->exe);
+	free(id->cwd);
+	free(id->label);
+	cgroup_put(cgroups, id->cg);
+	*id = (struct proc_identity){ .start_ticks = id->start_ticks,
+		.start_boot_ns = id->start_boot_ns,
+		.kthread = id->kthread,
+		.framework = SIZE_MAX };
+}
+
 static void proc_remove(struct proc_table *table, struct cgroup_table *cgroups, struct proc *p)
 {
 	struct proc **pp = &table->buckets[(uint32_t)p->tgid % PROC_HASH_BUCKETS];
@@ -65,11 +79,7 @@ static void proc_remove(struct proc_table *table, struct cgroup_table *cgroups, 
 	table->count--;
 	close_fd(table, &p->stat_fd);
 	close_fd(table, &p->io_fd);
-	cgroup_put(cgroups, p->ident.cg);
-	free(p->ident.comm);
-	free(p->ident.exe);
-	free(p->ident.cwd);
-	free(p->ident.label);
+	identity_drop(&p->ident, cgroups);
 	free(p->counters.probe.syscalls); /* malloc'd by probe_apply.c */
 	gpu_fds_free(&p->gpu.fds);
 	free(p);
@@ -281,17 +291,8 @@ static void proc_identity(struct proc *p, const struct proc_stat *st, const stru
  */
 static void proc_reidentify(struct proc *p, const struct proc_stat *st, const struct poll_env *env)
 {
-	free(p->ident.comm);
-	free(p->ident.exe);
-	free(p->ident.cwd);
-	free(p->ident.label);
-	p->ident.comm = p->ident.exe = p->ident.cwd = p->ident.label = NULL;
-	p->ident.comm_len = p->ident.exe_len = p->ident.cwd_len = p->ident.label_len = 0;
-	cgroup_put(env->cgroups, p->ident.cg);
-	p->ident.cg = NULL;
+	identity_drop(&p->ident, env->cgroups);
 	proc_identity(p, st, env);
-	p->ident.framework = SIZE_MAX;
-	p->ident.framework_done = false;
 }
 
 /*
