@@ -3,10 +3,10 @@
  * (SOCK_SEQPACKET).  Each poll: connect when needed (HELLO), send
  * MT_PROBE_POLL, take the answer as it arrives (the sampler's loop serves
  * its other sockets meanwhile) until MT_PROBE_END within a short timeout,
- * and hand its per-tgid counts to proc.c, which matches them to tracked
- * processes and turns them into rates.  An answer that covers time before
- * this connection's first poll is no answer (the probe's baseline), so no
- * rate spans a gap.  croft-sampler, croft user.
+ * and hand its per-tgid counts to probe_apply.c, which matches them to
+ * tracked processes and turns them into rates.  An answer that covers time
+ * before this connection's first poll is no answer (the probe's baseline),
+ * so no rate spans a gap.  croft-sampler, croft user.
  */
 #include <errno.h>
 #include <poll.h>
