@@ -10,7 +10,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/queue.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,9 +17,9 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/listener.h>
 
 #include "clock.h"
+#include "conn.h"
 #include "ctl.h"
 #include "log.h"
 #include "msg.h"
@@ -30,69 +29,41 @@
 #define CTL_INPUT_MAX   (64u << 10) /* bytes buffered from one client */
 #define CTL_CONNS_MAX   32          /* clients served at once; more are closed */
 
-struct ctl_conn {
-	struct ctl_server *server;
-	struct bufferevent *bev;
-	struct sock_peer peer;
-	struct event *deadline; /* the whole exchange, however slowly the peer drips */
-	bool hello_seen;
-	bool replied;
-	LIST_ENTRY(ctl_conn) entry;
-};
-
 struct ctl_server {
-	struct event_base *base;
-	struct evconnlistener *listener;
-	struct event *resume; /* re-enables accepting after an accept error */
+	struct conn_server *conns;
 	gid_t croft_gid;
 	ctl_handler_fn handler;
 	void *ctx;
-	size_t conns_count;
-	LIST_HEAD(, ctl_conn) conns;
 };
 
-static void ctl_conn_free(struct ctl_conn *conn)
-{
-	if (!conn)
-		return;
-	LIST_REMOVE(conn, entry);
-	conn->server->conns_count--;
-	if (conn->deadline)
-		event_free(conn->deadline);
-	bufferevent_free(conn->bev);
-	free(conn);
-}
-
 /*
- * Queues the one reply and stops reading; ctl_read_cb or ctl_write_cb
- * closes the connection once the output is written (or nothing could be
- * queued).
+ * Queues the one reply; the connection is freed once it is written (or at
+ * once when nothing could be queued): c is not to be touched after.
  */
-static void ctl_reply(struct ctl_conn *conn, int status, const char *text, size_t len)
+static void ctl_reply(struct conn *c, int status, const char *text, size_t len)
 {
 	struct msg_ctl_reply reply = { .status = status, .reserved = 0 };
 	char *tail;
 
-	conn->replied = true;
-	bufferevent_disable(conn->bev, EV_READ);
 	if (len > MSG_CTL_TEXT_MAX - 1)
 		len = MSG_CTL_TEXT_MAX - 1;
 	tail = malloc(len + 1);
-	if (!tail)
-		return;
-	if (len > 0)
-		memcpy(tail, text, len);
-	tail[len] = '\0';
-	msg_compose(bufferevent_get_output(conn->bev), MT_CTL_REPLY, &reply, sizeof(reply), tail,
-		len + 1);
-	free(tail);
+	if (tail) {
+		if (len > 0)
+			memcpy(tail, text, len);
+		tail[len] = '\0';
+		msg_compose(bufferevent_get_output(c->bev), MT_CTL_REPLY, &reply, sizeof(reply),
+			tail, len + 1);
+		free(tail);
+	}
+	conn_close_flushed(c);
 }
 
-static void ctl_refuse(struct ctl_conn *conn, int status, const char *why)
+static void ctl_refuse(struct conn *c, int status, const char *why)
 {
-	log_warnx("control: refused uid %u pid %d: %s", (unsigned)conn->peer.uid,
-		(int)conn->peer.pid, why);
-	ctl_reply(conn, status, why, strlen(why));
+	log_warnx(
+		"control: refused uid %u pid %d: %s", (unsigned)c->cred.uid, (int)c->cred.pid, why);
+	ctl_reply(c, status, why, strlen(why));
 }
 
 /* status: root, the daemon's own user, the croft group; the rest: root only. */
@@ -115,25 +86,10 @@ static const char *ctl_policy(
 	}
 }
 
-static int ctl_check_hello(const struct msg_hdr *hdr, const uint8_t *payload)
+static void ctl_dispatch(struct conn *c, const struct msg_hdr *hdr, uint8_t *payload)
 {
-	struct msg_cursor cur;
-	struct msg_hello hello;
-
-	if (hdr->type != MT_HELLO)
-		return -EPROTO;
-	msg_cursor_init(&cur, payload, hdr->len);
-	if (msg_get(&cur, &hello, sizeof(hello)) < 0 || msg_end(&cur) < 0)
-		return -EBADMSG;
-	if (hello.version != CROFT_PROTO_VERSION || hello.role != ROLE_CTL)
-		return -EPROTONOSUPPORT;
-	return 0;
-}
-
-static void ctl_dispatch(struct ctl_conn *conn, const struct msg_hdr *hdr, uint8_t *payload)
-{
-	struct ctl_server *server = conn->server;
-	const char *refusal = ctl_policy(server, &conn->peer, hdr->type);
+	struct ctl_server *server = conn_server_ctx(c->server);
+	const char *refusal = ctl_policy(server, &c->cred, hdr->type);
 	struct msg_cursor cur;
 	struct evbuffer *text;
 	int r;
@@ -141,31 +97,53 @@ static void ctl_dispatch(struct ctl_conn *conn, const struct msg_hdr *hdr, uint8
 	if (refusal) {
 		bool is_ctl = hdr->type >= MT_CTL_STATUS && hdr->type <= MT_CTL_LABEL;
 
-		ctl_refuse(conn, is_ctl ? EACCES : EPROTO, refusal);
+		ctl_refuse(c, is_ctl ? EACCES : EPROTO, refusal);
 		return;
 	}
 	if (hdr->type != MT_CTL_LABEL && hdr->len != 0) {
-		ctl_refuse(conn, EBADMSG, "bad request: unexpected payload");
+		ctl_refuse(c, EBADMSG, "bad request: unexpected payload");
 		return;
 	}
 	text = evbuffer_new();
 	if (!text) {
-		ctl_refuse(conn, ENOMEM, "out of memory");
+		ctl_refuse(c, ENOMEM, "out of memory");
 		return;
 	}
 	msg_cursor_init(&cur, payload, hdr->len);
 	r = server->handler(server->ctx, hdr->type, &cur, text);
 	log_debug("control: %s from uid %u pid %d: %d", msg_type_name(hdr->type),
-		(unsigned)conn->peer.uid, (int)conn->peer.pid, r);
-	ctl_reply(conn, r < 0 ? -r : 0, (const char *)evbuffer_pullup(text, -1),
+		(unsigned)c->cred.uid, (int)c->cred.pid, r);
+	ctl_reply(c, r < 0 ? -r : 0, (const char *)evbuffer_pullup(text, -1),
 		evbuffer_get_length(text));
 	evbuffer_free(text);
 }
 
-/* One step: 1 when a message was consumed and more may follow, 0 to wait. */
-static int ctl_read_one(struct ctl_conn *conn)
+/* 0 when the HELLO was right, else -errno with c answered (and maybe gone). */
+static int ctl_hello(struct conn *c, const struct msg_hdr *hdr, uint8_t *payload)
 {
-	struct evbuffer *in = bufferevent_get_input(conn->bev);
+	struct msg_cursor cur;
+	struct msg_hello hello;
+	int r;
+
+	msg_cursor_init(&cur, payload, hdr->len);
+	r = msg_hello_check(hdr->type, &cur, ROLE_CTL, &hello);
+	if (r == 0)
+		conn_hello_seen(c);
+	else
+		ctl_refuse(c, -r,
+			r == -EPROTONOSUPPORT
+				? "bad request: protocol version or role not supported"
+				: "bad request: expected HELLO first");
+	return r;
+}
+
+/*
+ * One message: 1 when the HELLO was taken and more may follow, 0 when
+ * more bytes are needed or c was answered (and may be gone).
+ */
+static int ctl_read_one(struct conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->bev);
 	struct msg_hdr hdr;
 	uint8_t *payload = NULL;
 	int r;
@@ -174,166 +152,66 @@ static int ctl_read_one(struct ctl_conn *conn)
 	if (r == 0)
 		return 0;
 	if (r < 0) {
-		ctl_refuse(conn, -r,
+		ctl_refuse(c, -r,
 			r == -EMSGSIZE ? "bad request: too large"
 			: r == -EPROTO ? "bad request: unknown message type"
 				       : "bad request");
 		return 0;
 	}
-	if (!conn->hello_seen) {
-		r = ctl_check_hello(&hdr, payload);
-		if (r < 0)
-			ctl_refuse(conn, -r,
-				r == -EPROTONOSUPPORT
-					? "bad request: protocol version or role not supported"
-					: "bad request: expected HELLO first");
-		conn->hello_seen = r == 0;
-	} else if (evbuffer_get_length(in) > 0) {
-		ctl_refuse(conn, EBADMSG, "bad request: one request per connection");
-	} else {
-		ctl_dispatch(conn, &hdr, payload);
+	if (!c->hello_seen) {
+		r = ctl_hello(c, &hdr, payload);
+		free(payload);
+		return r == 0 ? 1 : 0;
 	}
+	if (evbuffer_get_length(in) > 0)
+		ctl_refuse(c, EBADMSG, "bad request: one request per connection");
+	else
+		ctl_dispatch(c, &hdr, payload);
 	free(payload);
-	return r < 0 ? 0 : 1;
+	return 0;
 }
 
-static void ctl_read_cb(struct bufferevent *bev, void *arg)
+static void ctl_read(struct conn *c)
 {
-	struct ctl_conn *conn = arg;
-
-	while (!conn->replied && ctl_read_one(conn) == 1)
+	while (ctl_read_one(c) == 1)
 		;
-	if (conn->replied && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
-		ctl_conn_free(conn); /* nothing could be queued */
 }
 
-static void ctl_write_cb(struct bufferevent *bev, void *arg)
-{
-	struct ctl_conn *conn = arg;
+static const struct conn_ops ctl_conn_ops = {
+	.name = "control",
+	.type = SOCK_STREAM,
+	.conns_max = CTL_CONNS_MAX,
+	.deadline_ms = CTL_TIMEOUT_MS,
+	.deadline_whole = true, /* however slowly the client drips */
+	.input_max = CTL_INPUT_MAX,
+	.read = ctl_read,
+};
 
-	if (conn->replied && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
-		ctl_conn_free(conn);
-}
-
-static void ctl_event_cb(struct bufferevent *bev, short what, void *arg)
-{
-	struct ctl_conn *conn = arg;
-
-	if ((what & BEV_EVENT_TIMEOUT) && !conn->replied)
-		log_debug("control: uid %u pid %d timed out", (unsigned)conn->peer.uid,
-			(int)conn->peer.pid);
-	ctl_conn_free(conn);
-}
-
-/* The bufferevent timeouts restart on every byte: this one does not. */
-static void ctl_deadline_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct ctl_conn *conn = arg;
-
-	log_debug("control: uid %u pid %d over its %d ms, dropped", (unsigned)conn->peer.uid,
-		(int)conn->peer.pid, CTL_TIMEOUT_MS);
-	ctl_conn_free(conn);
-}
-
-static void ctl_accept_cb(struct evconnlistener *listener, evutil_socket_t fd,
-	struct sockaddr *addr, int socklen, void *arg)
-{
-	struct ctl_server *server = arg;
-	struct timeval timeout = { CTL_TIMEOUT_MS / 1000, (CTL_TIMEOUT_MS % 1000) * 1000 };
-	struct ctl_conn *conn;
-
-	if (server->conns_count >= CTL_CONNS_MAX) {
-		log_debug("control: %d clients already, closing a new one", CTL_CONNS_MAX);
-		close(fd);
-		return;
-	}
-	conn = calloc(1, sizeof(*conn));
-	if (!conn || sock_peer(fd, &conn->peer) < 0) {
-		free(conn);
-		close(fd);
-		return;
-	}
-	conn->server = server;
-	conn->bev = bufferevent_socket_new(server->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (!conn->bev) {
-		free(conn);
-		close(fd);
-		return;
-	}
-	LIST_INSERT_HEAD(&server->conns, conn, entry);
-	server->conns_count++;
-	bufferevent_setcb(conn->bev, ctl_read_cb, ctl_write_cb, ctl_event_cb, conn);
-	bufferevent_setwatermark(conn->bev, EV_READ, 0, CTL_INPUT_MAX);
-	bufferevent_set_timeouts(conn->bev, &timeout, &timeout);
-	conn->deadline = evtimer_new(server->base, ctl_deadline_cb, conn);
-	if (conn->deadline)
-		evtimer_add(conn->deadline, &timeout);
-	bufferevent_enable(conn->bev, EV_READ | EV_WRITE);
-}
-
-static void ctl_resume_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct ctl_server *server = arg;
-
-	evconnlistener_enable(server->listener);
-}
-
-/* accept() failing (EMFILE...) would fire again at once: pause for a second. */
-static void ctl_accept_error_cb(struct evconnlistener *listener, void *arg)
-{
-	struct ctl_server *server = arg;
-	struct timeval pause = { 1, 0 };
-
-	log_warn("control: accept");
-	evconnlistener_disable(listener);
-	evtimer_add(server->resume, &pause);
-}
-
-struct ctl_server *ctl_server_new(struct event_base *base, const char *path, gid_t croft_gid,
-	ctl_handler_fn handler, void *ctx)
+int ctl_server_new(struct event_base *base, const char *path, gid_t croft_gid,
+	ctl_handler_fn handler, void *ctx, struct ctl_server **ret_server)
 {
 	struct ctl_server *server = calloc(1, sizeof(*server));
-	int fd;
+	int r;
 
 	if (!server)
-		return NULL;
-	fd = sock_listen(path, SOCK_STREAM, croft_gid);
-	if (fd < 0) {
-		free(server);
-		errno = -fd;
-		return NULL;
-	}
-	server->base = base;
+		return -ENOMEM;
 	server->croft_gid = croft_gid;
 	server->handler = handler;
 	server->ctx = ctx;
-	LIST_INIT(&server->conns);
-	server->resume = evtimer_new(base, ctl_resume_cb, server);
-	server->listener = evconnlistener_new(
-		base, ctl_accept_cb, server, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
-	if (!server->listener || !server->resume) {
-		if (server->listener)
-			evconnlistener_free(server->listener);
-		else
-			close(fd);
-		if (server->resume)
-			event_free(server->resume);
+	r = conn_server_new(base, path, croft_gid, &ctl_conn_ops, server, &server->conns);
+	if (r < 0) {
 		free(server);
-		errno = ENOMEM;
-		return NULL;
+		return r;
 	}
-	evconnlistener_set_error_cb(server->listener, ctl_accept_error_cb);
-	return server;
+	*ret_server = server;
+	return 0;
 }
 
 void ctl_server_free(struct ctl_server *server)
 {
 	if (!server)
 		return;
-	while (!LIST_EMPTY(&server->conns))
-		ctl_conn_free(LIST_FIRST(&server->conns));
-	evconnlistener_free(server->listener);
-	event_free(server->resume);
+	conn_server_free(server->conns);
 	free(server);
 }
 
@@ -374,7 +252,7 @@ static int ctl_io(int fd, void *buf, size_t len, bool writing, uint64_t deadline
 static int ctl_send_request(
 	int fd, uint32_t type, const void *payload, size_t len, uint64_t deadline_ms)
 {
-	struct msg_hello hello = { .version = CROFT_PROTO_VERSION, .role = ROLE_CTL };
+	struct msg_hello hello = msg_hello_make(ROLE_CTL, 0, 0);
 	struct evbuffer *out = evbuffer_new();
 	int r;
 

@@ -27,8 +27,9 @@ struct ctl_server;
 typedef int (*ctl_handler_fn)(void *ctx, uint32_t type, struct msg_cursor *payload,
 	struct evbuffer *reply);
 
-struct ctl_server *ctl_server_new(struct event_base *base, const char *path, gid_t croft_gid,
-	ctl_handler_fn handler, void *ctx);
+/* Listens at path (mode 0660, group croft_gid).  Returns 0 or -errno. */
+int ctl_server_new(struct event_base *base, const char *path, gid_t croft_gid,
+	ctl_handler_fn handler, void *ctx, struct ctl_server **ret_server);
 void ctl_server_free(struct ctl_server *server);
 
 /*

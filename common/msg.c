@@ -88,6 +88,28 @@ int msg_end(const struct msg_cursor *cur)
 	return cur->left == 0 ? 0 : -EBADMSG;
 }
 
+struct msg_hello msg_hello_make(uint32_t role, uint64_t epoch, uint64_t seq)
+{
+	return (struct msg_hello){
+		.version = CROFT_PROTO_VERSION, .role = role, .epoch = epoch, .seq = seq
+	};
+}
+
+int msg_hello_check(
+	uint32_t type, struct msg_cursor *payload, uint32_t role, struct msg_hello *ret_hello)
+{
+	struct msg_hello hello;
+
+	if (type != MT_HELLO)
+		return -EPROTO;
+	if (msg_get(payload, &hello, sizeof(hello)) < 0 || msg_end(payload) < 0)
+		return -EBADMSG;
+	if (hello.version != CROFT_PROTO_VERSION || hello.role != role)
+		return -EPROTONOSUPPORT;
+	*ret_hello = hello;
+	return 0;
+}
+
 static int msg_header(uint32_t type, size_t fixed_len, size_t tail_len, struct msg_hdr *ret_hdr)
 {
 	if (fixed_len > MSG_PAYLOAD_MAX || tail_len > MSG_PAYLOAD_MAX - fixed_len)

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 struct evbuffer;
+struct msg_cursor;
 
 #define CROFT_PROTO_VERSION     1
 #define MSG_PAYLOAD_MAX         (64u << 20) /* bytes; a 5 000-process poll is ~6 MiB */
@@ -101,6 +102,17 @@ struct msg_ctl_reply {
 	uint32_t reserved; /* 0 */
 };
 _Static_assert(sizeof(struct msg_ctl_reply) == 8, "msg_ctl_reply is 8 bytes");
+
+/* The HELLO a sender of role says first; epoch and seq as above, else 0. */
+struct msg_hello msg_hello_make(uint32_t role, uint64_t epoch, uint64_t seq);
+/*
+ * Checks a peer's first message as the HELLO of a sender of role (payload
+ * positioned at its start).  Returns 0 with *ret_hello; -EPROTO when it is
+ * not a HELLO, -EBADMSG when the payload is not exactly a struct msg_hello,
+ * -EPROTONOSUPPORT for another version or role.
+ */
+int msg_hello_check(
+	uint32_t type, struct msg_cursor *payload, uint32_t role, struct msg_hello *ret_hello);
 
 const char *msg_type_name(uint32_t type);
 bool msg_type_known(uint32_t type);

@@ -173,9 +173,9 @@ static void acquire(struct probe_main *pm)
 		     &pm->st.srv)) < 0)
 		fatalx("%s: %s", path, strerror(-r));
 	snprintf(path, sizeof(path), "%s/%s", pm->opts.runtime_dir, PROBE_CTL_NAME);
-	pm->ctl = ctl_server_new(pm->st.base, path, pm->user.gid, status_handler, &pm->st);
-	if (!pm->ctl)
-		fatalx("%s: cannot listen", path);
+	if ((r = ctl_server_new(pm->st.base, path, pm->user.gid, status_handler, &pm->st,
+		     &pm->ctl)) < 0)
+		fatalx("%s: cannot listen: %s", path, strerror(-r));
 }
 
 static void drop(struct probe_main *pm)

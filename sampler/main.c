@@ -135,10 +135,10 @@ static void acquire(struct sampler *s, const struct options *o, const struct pri
 	snprintf(path, sizeof(path), "%s/sampler.ctl", s->runtime_dir);
 	/* The croft group may read the status, also when the unit starts us as
 	 * croft: then it is our own group. */
-	s->ctl = ctl_server_new(
-		s->base, path, geteuid() == 0 ? user->gid : getegid(), sampler_ctl, s);
-	if (!s->ctl)
-		fatalx("control socket %s: cannot listen", path);
+	r = ctl_server_new(
+		s->base, path, geteuid() == 0 ? user->gid : getegid(), sampler_ctl, s, &s->ctl);
+	if (r < 0)
+		fatalx("control socket %s: cannot listen: %s", path, strerror(-r));
 	(void)o;
 }
 

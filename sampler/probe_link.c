@@ -113,7 +113,7 @@ static int recv_packet(struct probe_link *link, int timeout_ms, struct msg_hdr *
 
 static int link_connect(struct probe_link *link)
 {
-	struct msg_hello hello = {CROFT_PROTO_VERSION, ROLE_SAMPLER, 0, 0};
+	struct msg_hello hello = msg_hello_make(ROLE_SAMPLER, 0, 0);
 	struct msg_cursor cur;
 	struct msg_hdr hdr;
 	int fd = sock_connect(link->path, SOCK_SEQPACKET), r;
@@ -128,11 +128,9 @@ static int link_connect(struct probe_link *link)
 	if (r < 0)
 		return r == -EAGAIN ? -ETIMEDOUT : r;
 	msg_cursor_init(&cur, link->packet + sizeof(hdr), hdr.len);
-	if (hdr.type != MT_HELLO || msg_get(&cur, &hello, sizeof(hello)) < 0 ||
-	    msg_end(&cur) < 0 || hello.role != ROLE_PROBE)
-		return -EPROTO;
-	if (hello.version != CROFT_PROTO_VERSION)
-		return -EPROTONOSUPPORT;
+	r = msg_hello_check(hdr.type, &cur, ROLE_PROBE, &hello);
+	if (r < 0)
+		return r;
 	log_info("probe: connected to %s", link->path);
 	return 0;
 }

@@ -96,9 +96,10 @@ static int handle_msg(struct writer_link *link, const struct msg_hdr *hdr, const
 
 	msg_cursor_init(&cur, payload, hdr->len);
 	if (link->state == LINK_HELLO) {
-		if (hdr->type != MT_HELLO || msg_get(&cur, &hello, sizeof(hello)) || msg_end(&cur) ||
-		    hello.version != CROFT_PROTO_VERSION || hello.role != ROLE_WRITER)
-			return -EPROTO;
+		int r = msg_hello_check(hdr->type, &cur, ROLE_WRITER, &hello);
+
+		if (r < 0)
+			return r;
 		spool_ack(link->spool, hello.epoch, hello.seq);
 		link->state = LINK_READY;
 		link->sent_seq = 0;
@@ -152,7 +153,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 
 static void link_connect(struct writer_link *link)
 {
-	struct msg_hello hello = { CROFT_PROTO_VERSION, ROLE_SAMPLER, spool_epoch(link->spool), 0 };
+	struct msg_hello hello = msg_hello_make(ROLE_SAMPLER, spool_epoch(link->spool), 0);
 	int fd = sock_connect(link->path, SOCK_STREAM);
 
 	if (fd < 0) {

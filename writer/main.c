@@ -141,9 +141,9 @@ static void bind_sockets(struct writer *w, const char *runtime_dir, gid_t gid, i
 	if (*ret_fd < 0)
 		fatalx("%s: %s", path, strerror(-*ret_fd));
 	snprintf(path, sizeof(path), "%s/writer.ctl", runtime_dir);
-	w->ctl = ctl_server_new(w->base, path, gid, control_handler, w);
-	if (!w->ctl)
-		fatalx("%s: cannot listen", path);
+	ret = ctl_server_new(w->base, path, gid, control_handler, w, &w->ctl);
+	if (ret < 0)
+		fatalx("%s: cannot listen: %s", path, strerror(-ret));
 }
 
 static void drop_privileges(struct priv_user *user, bool root)

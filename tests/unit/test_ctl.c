@@ -70,8 +70,7 @@ static void start_server(gid_t gid)
 		struct ctl_server *server;
 
 		log_init("test-ctl", false);
-		server = ctl_server_new(base, path, gid, handler, NULL);
-		if (!server)
+		if (ctl_server_new(base, path, gid, handler, NULL, &server) < 0)
 			_exit(3);
 		chmod(path, 0666);
 		if (write(ready[1], "r", 1) != 1)

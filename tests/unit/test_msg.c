@@ -62,6 +62,34 @@ START_TEST(test_names)
 }
 END_TEST
 
+/* One HELLO check for every link: each way a first message is wrong has its own code. */
+START_TEST(test_hello)
+{
+	struct msg_hello made = msg_hello_make(ROLE_SAMPLER, 7, 9), got = { 0 }, bad;
+	uint8_t longer[sizeof(made) + 1] = { 0 };
+	struct msg_cursor cur;
+
+	ck_assert_uint_eq(made.version, CROFT_PROTO_VERSION);
+	msg_cursor_init(&cur, &made, sizeof(made));
+	ck_assert_int_eq(msg_hello_check(MT_HELLO, &cur, ROLE_SAMPLER, &got), 0);
+	ck_assert_uint_eq(got.epoch, 7);
+	ck_assert_uint_eq(got.seq, 9);
+	msg_cursor_init(&cur, &made, sizeof(made));
+	ck_assert_int_eq(msg_hello_check(MT_BATCH, &cur, ROLE_SAMPLER, &got), -EPROTO);
+	msg_cursor_init(&cur, &made, sizeof(made) - 1);
+	ck_assert_int_eq(msg_hello_check(MT_HELLO, &cur, ROLE_SAMPLER, &got), -EBADMSG);
+	memcpy(longer, &made, sizeof(made));
+	msg_cursor_init(&cur, longer, sizeof(longer));
+	ck_assert_int_eq(msg_hello_check(MT_HELLO, &cur, ROLE_SAMPLER, &got), -EBADMSG);
+	msg_cursor_init(&cur, &made, sizeof(made));
+	ck_assert_int_eq(msg_hello_check(MT_HELLO, &cur, ROLE_WRITER, &got), -EPROTONOSUPPORT);
+	bad = made;
+	bad.version = CROFT_PROTO_VERSION + 1;
+	msg_cursor_init(&cur, &bad, sizeof(bad));
+	ck_assert_int_eq(msg_hello_check(MT_HELLO, &cur, ROLE_SAMPLER, &got), -EPROTONOSUPPORT);
+}
+END_TEST
+
 START_TEST(test_pull_stream)
 {
 	struct evbuffer *buf = evbuffer_new();
@@ -175,6 +203,7 @@ static Suite *msg_suite(void)
 
 	tcase_add_test(tc, test_cursor);
 	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_hello);
 	tcase_add_test(tc, test_pull_stream);
 	tcase_add_test(tc, test_pull_bad);
 	tcase_add_test(tc, test_packets);
