@@ -65,14 +65,16 @@ static void conn_free(struct conn *c)
 
 void conn_drop(struct conn *c, const char *fmt, ...)
 {
+	const struct conn_ops *ops = c->server->ops;
 	char why[256];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	log_warnx("%s: dropped pid %d uid %u: %s", c->server->ops->name, (int)c->cred.pid,
-		(unsigned)c->cred.uid, why);
+	log_warnx("%s: pid %d uid %u: %s; dropped%s%s", ops->name, (int)c->cred.pid,
+		(unsigned)c->cred.uid, why, ops->drop_note ? ", " : "",
+		ops->drop_note ? ops->drop_note : "");
 	conn_free(c);
 }
 
@@ -298,6 +300,11 @@ void conn_server_free(struct conn_server *server)
 void *conn_server_ctx(const struct conn_server *server)
 {
 	return server->ctx;
+}
+
+struct event_base *conn_server_base(const struct conn_server *server)
+{
+	return server->base;
 }
 
 size_t conn_server_count(const struct conn_server *server)

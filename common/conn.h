@@ -30,14 +30,15 @@ struct conn {
 };
 
 struct conn_ops {
-	const char *name;    /* "writer.sock": every log line says it */
-	int type;            /* SOCK_STREAM or SOCK_SEQPACKET */
-	size_t conns_max;    /* peers at once; more are refused */
-	int deadline_ms;     /* to complete the HELLO (deadline_whole: the exchange) */
-	bool deadline_whole; /* .ctl: one deadline for request and reply */
-	size_t input_max;    /* SOCK_STREAM: bytes buffered from one peer */
-	size_t read_step;    /* SOCK_STREAM: bytes read per loop turn, 0: libevent's */
-	bool log_closes;     /* log a peer that hung up, at info */
+	const char *name;      /* "writer.sock": every log line says it */
+	int type;              /* SOCK_STREAM or SOCK_SEQPACKET */
+	size_t conns_max;      /* peers at once; more are refused */
+	int deadline_ms;       /* to complete the HELLO (deadline_whole: the exchange) */
+	bool deadline_whole;   /* .ctl: one deadline for request and reply */
+	size_t input_max;      /* SOCK_STREAM: bytes buffered from one peer */
+	size_t read_step;      /* SOCK_STREAM: bytes read per loop turn, 0: libevent's */
+	bool log_closes;       /* log a peer that hung up, at info */
+	const char *drop_note; /* what a drop means, for the log; may be NULL */
 	/* NULL when cred may connect, else why not: logged, the peer closed. */
 	const char *(*admit)(void *ctx, const struct sock_peer *cred);
 	/* A new peer; 0, or -errno to close it.  May be NULL. */
@@ -53,6 +54,7 @@ int conn_server_new(struct event_base *base, const char *path, gid_t gid,
 	const struct conn_ops *ops, void *ctx, struct conn_server **ret_server);
 void conn_server_free(struct conn_server *server);
 void *conn_server_ctx(const struct conn_server *server);
+struct event_base *conn_server_base(const struct conn_server *server);
 size_t conn_server_count(const struct conn_server *server);
 /* Peers refused at accept (role, limit), since the start. */
 uint64_t conn_server_refused(const struct conn_server *server);
@@ -62,7 +64,7 @@ struct conn *conn_next(const struct conn *c);
 
 /* The HELLO was right: a HELLO deadline stops (a whole-exchange one runs on). */
 void conn_hello_seen(struct conn *c);
-/* Logs "<name>: dropped pid P uid U: <why>" at warning and frees c. */
+/* Logs "<name>: pid P uid U: <why>; dropped[, <drop_note>]" at warning, frees c. */
 void conn_drop(struct conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The peer hung up: logged if log_closes, c freed. */
 void conn_closed(struct conn *c);

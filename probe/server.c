@@ -9,14 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
 #include <event2/event.h>
 #include <jansson.h>
 
+#include "conn.h"
 #include "log.h"
 #include "msg.h"
 #include "probed.h"
-#include "sock.h"
 
 #define REQUEST_MAX 256 /* bytes of the largest request packet we accept */
 
@@ -26,26 +25,21 @@ struct packet {
 	uint8_t data[];
 };
 
+/* A sampler's state; its connection (conn.c) holds it as data. */
 struct peer {
 	struct server *srv;
-	int fd;
-	struct sock_peer cred;
-	struct event *ev_read, *ev_write;
-	struct event *ev_hello; /* an idle connection must not hold a peer slot */
+	struct conn *conn;
+	int fd; /* conn's */
+	struct event *ev_write;
 	struct packet *head, *tail;
 	size_t queued_bytes;
-	bool hello;
 	uint64_t answers;
 };
 
 struct server {
-	struct event_base *base;
-	int listen_fd;
-	struct event *ev_accept;
+	struct conn_server *conns;
 	uid_t peer_uid;
 	struct collector *col;
-	struct peer *peers[PROBE_PEERS_MAX];
-	uint64_t refused;
 };
 
 typedef int (*request_fn)(struct peer *peer, struct msg_cursor *cur);
@@ -62,31 +56,21 @@ static const struct permit {
 	{MT_PROBE_POLL, false, req_poll},
 };
 
-static void peer_free(struct peer *peer)
+static void peer_close(struct conn *c)
 {
-	struct server *srv = peer->srv;
+	struct peer *peer = c->data;
 
-	for (int i = 0; i < PROBE_PEERS_MAX; i++)
-		if (srv->peers[i] == peer)
-			srv->peers[i] = NULL;
+	if (!peer)
+		return;
 	while (peer->head) {
 		struct packet *p = peer->head;
 
 		peer->head = p->next;
 		free(p);
 	}
-	event_free(peer->ev_read);
-	event_free(peer->ev_write);
-	event_free(peer->ev_hello);
-	close(peer->fd);
+	if (peer->ev_write)
+		event_free(peer->ev_write);
 	free(peer);
-}
-
-static void peer_drop(struct peer *peer, const char *why)
-{
-	log_warnx("probe.sock: dropping peer pid %d uid %u: %s", (int)peer->cred.pid,
-		(unsigned)peer->cred.uid, why);
-	peer_free(peer);
 }
 
 /* Writes queued packets until the socket is full; 0, or -errno when the peer is gone. */
@@ -139,18 +123,19 @@ static int peer_queue(struct peer *peer, uint32_t type, const void *a, size_t a_
 
 static int req_hello(struct peer *peer, struct msg_cursor *cur)
 {
-	struct msg_hello hello, reply = {CROFT_PROTO_VERSION, ROLE_PROBE, 0, 0};
+	struct msg_hello hello, reply = msg_hello_make(ROLE_PROBE, 0, 0);
+	int r;
 
-	if (peer->hello || msg_get(cur, &hello, sizeof(hello)) < 0 || msg_end(cur) < 0)
+	if (peer->conn->hello_seen)
 		return -EBADMSG;
-	if (hello.version != CROFT_PROTO_VERSION || hello.role != ROLE_SAMPLER)
-		return -EPROTO;
-	for (int i = 0; i < PROBE_PEERS_MAX; i++)
-		if (peer->srv->peers[i] && peer->srv->peers[i] != peer && peer->srv->peers[i]->hello)
-			return -EBUSY; /* one poller: two would split each other's deltas */
-	peer->hello = true;
-	log_info("probe.sock: sampler pid %d uid %u connected", (int)peer->cred.pid,
-		(unsigned)peer->cred.uid);
+	r = msg_hello_check(MT_HELLO, cur, ROLE_SAMPLER, &hello);
+	if (r < 0)
+		return r;
+	if (server_has_poller(peer->srv))
+		return -EBUSY; /* one poller: two would split each other's deltas */
+	conn_hello_seen(peer->conn);
+	log_info("probe.sock: sampler pid %d uid %u connected", (int)peer->conn->cred.pid,
+		(unsigned)peer->conn->cred.uid);
 	return peer_queue(peer, MT_HELLO, &reply, sizeof(reply), NULL, 0);
 }
 
@@ -232,40 +217,35 @@ static int dispatch(struct peer *peer, const struct msg_hdr *hdr, const uint8_t 
 	for (size_t i = 0; i < sizeof(permits) / sizeof(permits[0]); i++) {
 		if (permits[i].type != hdr->type)
 			continue;
-		if (!permits[i].before_hello && !peer->hello)
+		if (!permits[i].before_hello && !peer->conn->hello_seen)
 			return -EPERM;
 		return permits[i].fn(peer, &cur);
 	}
 	return -EPERM;
 }
 
-static void on_read(evutil_socket_t fd, short what, void *arg)
+static void peer_read(struct conn *c)
 {
-	struct peer *peer = arg;
+	struct peer *peer = c->data;
 	uint8_t buf[REQUEST_MAX];
 	struct msg_hdr hdr;
-	char why[96];
-	int r = msg_recv_packet(fd, buf, sizeof(buf), &hdr);
+	int r = msg_recv_packet(c->fd, buf, sizeof(buf), &hdr);
 
 	if (r == -EAGAIN || r == -EINTR)
 		return;
 	if (r == 0) {
-		log_info("probe.sock: peer pid %d closed", (int)peer->cred.pid);
-		peer_free(peer);
+		conn_closed(c);
 		return;
 	}
 	if (r < 0) {
-		snprintf(why, sizeof(why), "bad packet: %s", strerror(-r));
-		peer_drop(peer, why);
+		conn_drop(c, "bad packet: %s", strerror(-r));
 		return;
 	}
 	r = dispatch(peer, &hdr, buf + sizeof(hdr));
 	if (r == 0)
 		r = peer_flush(peer);
-	if (r < 0) {
-		snprintf(why, sizeof(why), "%s: %s", msg_type_name(hdr.type), strerror(-r));
-		peer_drop(peer, why);
-	}
+	if (r < 0)
+		conn_drop(c, "%s: %s", msg_type_name(hdr.type), strerror(-r));
 }
 
 static void on_write(evutil_socket_t fd, short what, void *arg)
@@ -274,81 +254,57 @@ static void on_write(evutil_socket_t fd, short what, void *arg)
 	int r = peer_flush(peer);
 
 	if (r < 0)
-		peer_drop(peer, strerror(-r));
+		conn_drop(peer->conn, "%s", strerror(-r));
 }
 
-static int slot_for(struct server *srv)
+static const char *peer_admit(void *ctx, const struct sock_peer *cred)
 {
-	for (int i = 0; i < PROBE_PEERS_MAX; i++)
-		if (!srv->peers[i])
-			return i;
-	return -1;
+	const struct server *srv = ctx;
+
+	return sock_peer_is(cred, srv->peer_uid) ? NULL : "only root and the croft user";
 }
 
-static void on_hello_deadline(evutil_socket_t fd, short what, void *arg)
+static int peer_open(void *ctx, struct conn *c)
 {
-	struct peer *peer = arg;
+	struct server *srv = ctx;
+	struct peer *peer = calloc(1, sizeof(*peer));
 
-	if (!peer->hello)
-		peer_drop(peer, "no HELLO in time");
-}
-
-static void on_accept(evutil_socket_t lfd, short what, void *arg)
-{
-	struct server *srv = arg;
-	struct peer *peer;
-	struct sock_peer cred;
-	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), slot;
-
-	if (fd < 0)
-		return;
-	if (sock_peer(fd, &cred) < 0 || !sock_peer_is(&cred, srv->peer_uid)) {
-		srv->refused++;
-		log_warnx("probe.sock: refused pid %d uid %u: only root and the croft user",
-			(int)cred.pid, (unsigned)cred.uid);
-		close(fd);
-		return;
-	}
-	if ((slot = slot_for(srv)) < 0 || !(peer = calloc(1, sizeof(*peer)))) {
-		srv->refused++;
-		log_warnx("probe.sock: refused pid %d: too many peers", (int)cred.pid);
-		close(fd);
-		return;
-	}
+	if (!peer)
+		return -ENOMEM;
+	c->data = peer;
 	peer->srv = srv;
-	peer->fd = fd;
-	peer->cred = cred;
-	peer->ev_read = event_new(srv->base, fd, EV_READ | EV_PERSIST, on_read, peer);
-	peer->ev_write = event_new(srv->base, fd, EV_WRITE, on_write, peer);
-	peer->ev_hello = evtimer_new(srv->base, on_hello_deadline, peer);
-	srv->peers[slot] = peer;
-	if (!peer->ev_read || !peer->ev_write || !peer->ev_hello ||
-		event_add(peer->ev_read, NULL) < 0 ||
-		evtimer_add(peer->ev_hello, &(struct timeval){ .tv_sec = PROBE_HELLO_S }) < 0)
-		peer_drop(peer, "out of memory");
+	peer->conn = c;
+	peer->fd = c->fd;
+	peer->ev_write = event_new(conn_server_base(srv->conns), c->fd, EV_WRITE, on_write, peer);
+	return peer->ev_write ? 0 : -ENOMEM;
 }
+
+static const struct conn_ops peer_ops = {
+	.name = "probe.sock",
+	.type = SOCK_SEQPACKET,
+	.conns_max = PROBE_PEERS_MAX,
+	.deadline_ms = PROBE_HELLO_S * 1000, /* an idle connection must not hold a slot */
+	.log_closes = true,
+	.admit = peer_admit,
+	.open = peer_open,
+	.read = peer_read,
+	.close = peer_close,
+};
 
 int server_new(struct event_base *base, const char *path, gid_t gid, uid_t peer_uid,
 	struct collector *col, struct server **ret_server)
 {
 	struct server *srv = calloc(1, sizeof(*srv));
+	int r;
 
 	if (!srv)
 		return -ENOMEM;
-	srv->base = base;
 	srv->peer_uid = peer_uid;
 	srv->col = col;
-	srv->listen_fd = sock_listen(path, SOCK_SEQPACKET, gid);
-	if (srv->listen_fd < 0) {
-		int r = srv->listen_fd;
-
+	r = conn_server_new(base, path, gid, &peer_ops, srv, &srv->conns);
+	if (r < 0) {
 		free(srv);
 		return r;
-	}
-	srv->ev_accept = event_new(base, srv->listen_fd, EV_READ | EV_PERSIST, on_accept, srv);
-	if (!srv->ev_accept || event_add(srv->ev_accept, NULL) < 0) {
-		server_free(srv);
-		return -ENOMEM;
 	}
 	*ret_server = srv;
 	return 0;
@@ -358,13 +314,7 @@ void server_free(struct server *srv)
 {
 	if (!srv)
 		return;
-	for (int i = 0; i < PROBE_PEERS_MAX; i++)
-		if (srv->peers[i])
-			peer_free(srv->peers[i]);
-	if (srv->ev_accept)
-		event_free(srv->ev_accept);
-	if (srv->listen_fd >= 0)
-		close(srv->listen_fd);
+	conn_server_free(srv->conns);
 	free(srv);
 }
 
@@ -372,23 +322,24 @@ void server_status(const struct server *srv, void *json_obj)
 {
 	json_t *peers = json_array();
 
-	for (int i = 0; i < PROBE_PEERS_MAX; i++) {
-		const struct peer *p = srv->peers[i];
+	for (const struct conn *c = conn_first(srv->conns); c; c = conn_next(c)) {
+		const struct peer *p = c->data;
 
-		if (p)
-			json_array_append_new(peers, json_pack("{s:i, s:i, s:b, s:I, s:I}", "pid",
-				(int)p->cred.pid, "uid", (int)p->cred.uid, "hello", p->hello,
-				"answers", (json_int_t)p->answers, "queued_bytes",
-				(json_int_t)p->queued_bytes));
+		json_array_append_new(
+			peers, json_pack("{s:i, s:i, s:b, s:I, s:I}", "pid", (int)c->cred.pid,
+				       "uid", (int)c->cred.uid, "hello", c->hello_seen, "answers",
+				       (json_int_t)p->answers, "queued_bytes",
+				       (json_int_t)p->queued_bytes));
 	}
 	json_object_set_new(json_obj, "peers", peers);
-	json_object_set_new(json_obj, "peers_refused", json_integer((json_int_t)srv->refused));
+	json_object_set_new(json_obj, "peers_refused",
+		json_integer((json_int_t)conn_server_refused(srv->conns)));
 }
 
 bool server_has_poller(const struct server *srv)
 {
-	for (int i = 0; i < PROBE_PEERS_MAX; i++)
-		if (srv->peers[i] && srv->peers[i]->hello)
+	for (const struct conn *c = conn_first(srv->conns); c; c = conn_next(c))
+		if (c->hello_seen)
 			return true;
 	return false;
 }

@@ -14,6 +14,7 @@
 #include <event2/buffer.h>
 #include <jansson.h>
 
+#include "conn.h"
 #include "log.h"
 #include "msg.h"
 #include "writer.h"
@@ -73,7 +74,8 @@ static json_t *status_json(const struct writer *w)
 		"duplicates", (json_int_t)st->batches_duplicate, "committed", "epoch",
 		(json_int_t)ds->rec.epoch, "seq", (json_int_t)ds->rec.seq, "disk", status_disk(w),
 		"last_error", w->last_error[0] ? w->last_error : NULL, "peers",
-		(json_int_t)w->peers_count, "segments_deleted", (json_int_t)w->segments_deleted);
+		(json_int_t)conn_server_count(w->peers), "segments_deleted",
+		(json_int_t)w->segments_deleted);
 }
 
 /* Only the writer's limits change at reload; data_dir needs a restart. */

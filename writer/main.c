@@ -128,7 +128,7 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 	event_base_loopexit(w->base, NULL);
 }
 
-static void bind_sockets(struct writer *w, const char *runtime_dir, gid_t gid, int *ret_fd)
+static void bind_sockets(struct writer *w, const char *runtime_dir, gid_t gid)
 {
 	char path[PATH_MAX];
 	int ret;
@@ -137,9 +137,9 @@ static void bind_sockets(struct writer *w, const char *runtime_dir, gid_t gid, i
 	if (ret < 0)
 		fatalx("%s: %s", runtime_dir, strerror(-ret));
 	snprintf(path, sizeof(path), "%s/writer.sock", runtime_dir);
-	*ret_fd = sock_listen(path, SOCK_STREAM, gid);
-	if (*ret_fd < 0)
-		fatalx("%s: %s", path, strerror(-*ret_fd));
+	ret = peers_listen(w, path, gid);
+	if (ret < 0)
+		fatalx("%s: cannot listen: %s", path, strerror(-ret));
 	snprintf(path, sizeof(path), "%s/writer.ctl", runtime_dir);
 	ret = ctl_server_new(w->base, path, gid, control_handler, w, &w->ctl);
 	if (ret < 0)
@@ -191,7 +191,7 @@ int main(int argc, char **argv)
 	struct daemon_notify *notify;
 	const char *data_dir;
 	bool root = geteuid() == 0;
-	int dirfd, sock_fd;
+	int dirfd;
 
 	parse_args(argc, argv, &opts, &data_dir);
 	log_init(opts.name, opts.verbose);
@@ -216,13 +216,11 @@ int main(int argc, char **argv)
 	dirfd = open_data_dir(&w, &user, root);
 	/* The croft group may read the status, also when the unit starts us as
 	 * croft (then user.gid is our own: nothing to chown). */
-	bind_sockets(&w, opts.runtime_dir, user.gid, &sock_fd);
+	bind_sockets(&w, opts.runtime_dir, user.gid);
 	daemon_keep_file(opts.config_path); /* reload reads it as the croft user */
 	drop_privileges(&user, root);
 
 	open_dataset(&w, dirfd);
-	if (peers_listen(&w, sock_fd) < 0)
-		fatalx("writer.sock: cannot listen");
 	for (int i = 0; i < 3; i++) {
 		sigs[i] = evsignal_new(w.base, signums[i], signal_cb, &w);
 		if (!sigs[i] || event_add(sigs[i], NULL) < 0)

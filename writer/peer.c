@@ -8,19 +8,15 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <termios.h>
-#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/listener.h>
 
+#include "conn.h"
 #include "log.h"
 #include "msg.h"
-#include "sock.h"
 #include "writer.h"
 
 struct group_entry {
@@ -30,16 +26,14 @@ struct group_entry {
 	bool duplicate; /* already committed: acked, not written */
 };
 
+/* A sampler's state; its connection (conn.c) holds it as data. */
 struct peer {
 	struct writer *w;
-	struct bufferevent *bev;
-	struct sock_peer cred;
-	bool hello_seen;
+	struct conn *conn;
+	struct bufferevent *bev; /* conn's */
 	struct group_entry group[GROUP_BATCHES_MAX];
 	size_t group_count, group_bytes;
 	struct event *retry_ev; /* armed while the group cannot be written */
-	struct event *hello_ev; /* drops a peer whose HELLO is not whole in time */
-	struct peer *next;
 };
 
 static void peer_process(struct peer *p);
@@ -52,51 +46,33 @@ static void group_clear(struct peer *p)
 	p->group_bytes = 0;
 }
 
-static void peer_free(struct peer *p)
+static void peer_close(struct conn *c)
 {
-	struct writer *w = p->w;
+	struct peer *p = c->data;
 
-	for (struct peer **pp = &w->peers; *pp; pp = &(*pp)->next)
-		if (*pp == p) {
-			*pp = p->next;
-			break;
-		}
-	w->peers_count--;
+	if (!p)
+		return;
 	group_clear(p);
-	event_free(p->retry_ev);
-	if (p->hello_ev)
-		event_free(p->hello_ev);
-	bufferevent_free(p->bev);
+	if (p->retry_ev)
+		event_free(p->retry_ev);
 	free(p);
 }
 
-static void peer_drop(struct peer *p, const char *why)
-{
-	log_warnx("sampler pid %d uid %u: %s; dropped, nothing of its unacked batches written",
-		(int)p->cred.pid, (unsigned)p->cred.uid, why);
-	peer_free(p);
-}
-
-static int peer_hello(struct peer *p, const uint8_t *payload, size_t len)
+static int peer_hello(struct peer *p, uint32_t type, const uint8_t *payload, size_t len)
 {
 	const struct dataset *ds = p->w->ds;
-	struct msg_hello hello, reply = {
-		.version = CROFT_PROTO_VERSION,
-		.role = ROLE_WRITER,
-		.epoch = ds->rec.epoch,
-		.seq = ds->rec.seq,
-	};
+	struct msg_hello hello, reply = msg_hello_make(ROLE_WRITER, ds->rec.epoch, ds->rec.seq);
 	struct msg_cursor cur;
+	int ret;
 
 	msg_cursor_init(&cur, payload, len);
-	if (msg_get(&cur, &hello, sizeof(hello)) < 0 || msg_end(&cur) < 0)
-		return -EBADMSG;
-	if (hello.version != CROFT_PROTO_VERSION || hello.role != ROLE_SAMPLER)
-		return -EPROTO;
-	p->hello_seen = true;
+	ret = msg_hello_check(type, &cur, ROLE_SAMPLER, &hello);
+	if (ret < 0)
+		return ret;
+	conn_hello_seen(p->conn);
 	log_info("sampler pid %d connected (epoch %016llx; committed epoch %016llx seq %llu)",
-		(int)p->cred.pid, (unsigned long long)hello.epoch, (unsigned long long)reply.epoch,
-		(unsigned long long)reply.seq);
+		(int)p->conn->cred.pid, (unsigned long long)hello.epoch,
+		(unsigned long long)reply.epoch, (unsigned long long)reply.seq);
 	return msg_compose(
 		bufferevent_get_output(p->bev), MT_HELLO, &reply, sizeof(reply), NULL, 0);
 }
@@ -145,15 +121,10 @@ static int peer_batch(struct peer *p, uint8_t *payload, size_t len)
 }
 
 /* A peer that stops reading its acks is no sampler: it would hold the
- * writer's buffers.  The kernel counts what the peer left unread. */
+ * writer's buffers. */
 static bool peer_reads_acks(const struct peer *p)
 {
-	int unread = 0;
-
-	if (ioctl(bufferevent_getfd(p->bev), TIOCOUTQ, &unread) < 0)
-		return true;
-	return (size_t)unread + evbuffer_get_length(bufferevent_get_output(p->bev)) <=
-	       PEER_UNREAD_MAX;
+	return conn_unread_bytes(p->conn) <= PEER_UNREAD_MAX;
 }
 
 static void peer_ack_group(struct peer *p)
@@ -231,8 +202,8 @@ static int peer_take(struct peer *p)
 
 	if (ret <= 0)
 		return ret;
-	if (!p->hello_seen) {
-		ret = hdr.type == MT_HELLO ? peer_hello(p, payload, hdr.len) : -EPROTO;
+	if (!p->conn->hello_seen) {
+		ret = peer_hello(p, hdr.type, payload, hdr.len);
 		free(payload);
 		return ret < 0 ? ret : 1;
 	}
@@ -242,6 +213,16 @@ static int peer_take(struct peer *p)
 	}
 	ret = peer_batch(p, payload, hdr.len);
 	return ret < 0 ? ret : 1;
+}
+
+static const char *peer_why(const struct peer *p, int err)
+{
+	if (err == -EMSGSIZE)
+		return "message over the size limit";
+	if (!p->conn->hello_seen)
+		return err == -EPROTONOSUPPORT ? "HELLO: protocol version or role not supported"
+					       : "no HELLO first";
+	return err == -EBADMSG ? "batch is not its announced whole lines" : "protocol error";
 }
 
 static void peer_process(struct peer *p)
@@ -254,10 +235,7 @@ static void peer_process(struct peer *p)
 		while (p->group_count < GROUP_BATCHES_MAX && p->group_bytes < GROUP_BYTES_MAX) {
 			ret = peer_take(p);
 			if (ret < 0) {
-				peer_drop(p, ret == -EBADMSG
-						     ? "batch is not its announced whole lines"
-					     : ret == -EMSGSIZE ? "message over the size limit"
-								: "protocol error");
+				conn_drop(p->conn, "%s", peer_why(p, ret));
 				return;
 			}
 			if (ret == 0)
@@ -270,93 +248,63 @@ static void peer_process(struct peer *p)
 			return;
 		}
 		if (!peer_reads_acks(p)) {
-			peer_drop(p, "it does not read its acks");
+			conn_drop(p->conn, "it does not read its acks");
 			return;
 		}
 	}
 }
 
-static void peer_hello_cb(evutil_socket_t fd, short what, void *arg)
+static void peer_read(struct conn *c)
 {
-	struct peer *p = arg;
-
-	if (!p->hello_seen)
-		peer_drop(p, "no whole HELLO in time");
+	peer_process(c->data);
 }
 
-static void peer_read_cb(struct bufferevent *bev, void *arg)
+static const char *peer_admit(void *ctx, const struct sock_peer *cred)
 {
-	peer_process(arg);
+	const struct writer *w = ctx;
+
+	return sock_peer_is(cred, w->peer_uid) ? NULL : "not root or the writer's user";
 }
 
-static void peer_event_cb(struct bufferevent *bev, short what, void *arg)
+static int peer_open(void *ctx, struct conn *c)
 {
-	struct peer *p = arg;
+	struct writer *w = ctx;
+	struct peer *p = calloc(1, sizeof(*p));
 
-	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
-		log_info("sampler pid %d disconnected", (int)p->cred.pid);
-		peer_free(p);
-	}
-}
-
-static void peer_accept_cb(struct evconnlistener *listener, evutil_socket_t fd, struct sockaddr *sa,
-	int salen, void *arg)
-{
-	struct writer *w = arg;
-	struct sock_peer cred = { .pid = -1, .uid = (uid_t)-1, .gid = (gid_t)-1 };
-	struct peer *p;
-
-	if (sock_peer(fd, &cred) < 0 || !sock_peer_is(&cred, w->peer_uid)) {
-		log_warnx("writer.sock: refused pid %d uid %u: not root or the writer's user",
-			(int)cred.pid, (unsigned)cred.uid);
-		close(fd);
-		return;
-	}
-	if (w->peers_count >= PEERS_MAX || !(p = calloc(1, sizeof(*p)))) {
-		log_warnx("writer.sock: refused pid %d: too many peers", (int)cred.pid);
-		close(fd);
-		return;
-	}
+	if (!p)
+		return -ENOMEM;
+	c->data = p;
 	p->w = w;
-	p->cred = cred;
-	p->bev = bufferevent_socket_new(w->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	p->conn = c;
+	p->bev = c->bev;
 	p->retry_ev = evtimer_new(w->base, peer_retry_cb, p);
-	p->hello_ev = evtimer_new(w->base, peer_hello_cb, p);
-	if (!p->bev || !p->retry_ev || !p->hello_ev) {
-		if (p->bev)
-			bufferevent_free(p->bev);
-		else
-			close(fd);
-		if (p->retry_ev)
-			event_free(p->retry_ev);
-		if (p->hello_ev)
-			event_free(p->hello_ev);
-		free(p);
-		return;
-	}
-	evtimer_add(p->hello_ev, &(struct timeval){ .tv_sec = PEER_HELLO_S });
-	/* bounded input: one whole message at most is buffered beyond what was taken */
-	bufferevent_setwatermark(p->bev, EV_READ, 0, MSG_PAYLOAD_MAX + 2 * sizeof(struct msg_hdr));
-	/* a poll of a large host is megabytes: read it in few large steps */
-	bufferevent_set_max_single_read(p->bev, PEER_READ_STEP);
-	bufferevent_setcb(p->bev, peer_read_cb, NULL, peer_event_cb, p);
-	bufferevent_enable(p->bev, EV_READ | EV_WRITE);
-	p->next = w->peers;
-	w->peers = p;
-	w->peers_count++;
+	return p->retry_ev ? 0 : -ENOMEM;
 }
 
-int peers_listen(struct writer *w, int fd)
+static const struct conn_ops peer_ops = {
+	.name = "writer.sock",
+	.type = SOCK_STREAM,
+	.conns_max = PEERS_MAX,
+	.deadline_ms = PEER_HELLO_S * 1000,
+	/* one whole message at most is buffered beyond what was taken */
+	.input_max = MSG_PAYLOAD_MAX + 2 * sizeof(struct msg_hdr),
+	/* a poll of a large host is megabytes: read it in few large steps */
+	.read_step = PEER_READ_STEP,
+	.log_closes = true,
+	.drop_note = "nothing of its unacked batches written",
+	.admit = peer_admit,
+	.open = peer_open,
+	.read = peer_read,
+	.close = peer_close,
+};
+
+int peers_listen(struct writer *w, const char *path, gid_t gid)
 {
-	w->listener = evconnlistener_new(w->base, peer_accept_cb, w, LEV_OPT_CLOSE_ON_FREE, -1, fd);
-	return w->listener ? 0 : -ENOMEM;
+	return conn_server_new(w->base, path, gid, &peer_ops, w, &w->peers);
 }
 
 void peers_free(struct writer *w)
 {
-	while (w->peers)
-		peer_free(w->peers);
-	if (w->listener)
-		evconnlistener_free(w->listener);
-	w->listener = NULL;
+	conn_server_free(w->peers);
+	w->peers = NULL;
 }

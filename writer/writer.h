@@ -163,11 +163,10 @@ void writer_error(struct writer *w, const char *fmt, const char *what, int err);
 
 /* The daemon: one libevent loop, its peers and the compression thread. */
 struct event_base;
-struct evconnlistener;
+struct conn_server;
 struct ctl_server;
 struct evbuffer;
 struct msg_cursor;
-struct peer;
 
 struct writer {
 	struct event_base *base;
@@ -176,16 +175,15 @@ struct writer {
 	uid_t peer_uid; /* the drop user: may send batches, as may root */
 	struct dataset *ds;
 	struct compressor *comp;
-	struct evconnlistener *listener;
 	struct ctl_server *ctl;
-	struct peer *peers; /* singly linked */
-	size_t peers_count;
+	struct conn_server *peers; /* writer.sock */
 	char last_error[256];      /* set by writer_error() */
 	uint64_t segments_deleted; /* by retention */
 };
 
 /* peer.c: sampler connections on writer.sock. */
-int peers_listen(struct writer *w, int fd);
+/* Listens at path (mode 0660, group gid); returns 0 or -errno. */
+int peers_listen(struct writer *w, const char *path, gid_t gid);
 void peers_free(struct writer *w);
 
 /* control.c: writer.ctl status and reload, SIGHUP. */
