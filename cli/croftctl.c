@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -18,7 +17,6 @@
 #include "config.h"
 #include "ctl.h"
 #include "msg.h"
-#include "sock.h"
 
 #define CTL_LABEL_MAX 1024 /* bytes of a label (the sampler's PROC_LABEL_MAX) */
 #define CTL_ID_MAX    128  /* bytes of a container id */
@@ -119,80 +117,6 @@ static void format_uptime(json_int_t s, char *buf, size_t len)
 		snprintf(buf, len, "%lldm%02llds", (long long)(s / 60), (long long)(s % 60));
 }
 
-/*
- * The daemon's pid: SO_PEERCRED of a connection to its control socket names
- * the process that listens there.  The connection is closed unused, which
- * the daemon takes as a client gone.  0 when unknown.
- */
-static pid_t ctl_listener_pid(const char *path)
-{
-	struct sock_peer peer;
-	int fd = sock_connect(path, SOCK_STREAM);
-	pid_t pid = 0;
-
-	if (fd < 0)
-		return 0;
-	if (sock_peer(fd, &peer) == 0)
-		pid = peer.pid;
-	close(fd);
-	return pid;
-}
-
-/* Seconds since pid started: /proc/<pid>/stat field 22 against /proc/uptime. */
-static json_int_t proc_uptime_s(pid_t pid)
-{
-	char path[64], buf[1024];
-	unsigned long long start_ticks;
-	double up_s;
-	FILE *f;
-	char *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return -1;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (!p || !(p = strrchr(buf, ')')))
-		return -1;
-	/* after ") ": state is field 3; starttime is field 22, 19 fields on */
-	if (sscanf(p + 2,
-		    "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-		    "%*d %*d %llu",
-		    &start_ticks) != 1)
-		return -1;
-	if (!(f = fopen("/proc/uptime", "r")))
-		return -1;
-	if (fscanf(f, "%lf", &up_s) != 1)
-		up_s = -1;
-	fclose(f);
-	if (up_s < 0)
-		return -1;
-	return (json_int_t)(up_s - (double)start_ticks / (double)sysconf(_SC_CLK_TCK));
-}
-
-/* Seconds up, from the daemon's status when it says, else from /proc. */
-static json_int_t status_uptime_s(json_t *st, pid_t pid)
-{
-	json_t *v;
-
-	if ((v = json_object_get(st, "uptime_s")) && json_is_number(v))
-		return (json_int_t)json_number_value(v);
-	if ((v = json_object_get(st, "uptime_ms")) && json_is_number(v))
-		return (json_int_t)json_number_value(v) / 1000;
-	return pid > 0 ? proc_uptime_s(pid) : -1;
-}
-
-static bool key_is_header(const char *key)
-{
-	static const char *const keys[] = { "daemon", "name", "pid", "version", "uptime_s",
-		"uptime_ms", "ok" };
-
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!strcmp(key, keys[i]))
-			return true;
-	return false;
-}
-
 /* The daemon's figures, one "key: value" per line, objects as a.b. */
 static void print_figures(json_t *obj, const char *prefix, int depth)
 {
@@ -201,8 +125,6 @@ static void print_figures(json_t *obj, const char *prefix, int depth)
 
 	json_object_foreach(obj, key, v)
 	{
-		if (depth == 0 && key_is_header(key))
-			continue;
 		if (json_is_object(v) && depth < 2) {
 			char sub[256];
 			snprintf(sub, sizeof(sub), "%s%s.", prefix, key);
@@ -220,58 +142,85 @@ static void print_figures(json_t *obj, const char *prefix, int depth)
 	}
 }
 
-static bool status_row(const struct answer *a, bool table, json_t *ret_array)
+/* No answer: the row says why; refused: whether it runs is not ours to know. */
+static void status_down(const struct answer *a, bool table, json_t *row)
 {
-	char reason[PATH_MAX + 128], uptime[32] = "-", pid[16] = "-";
-	const char *version = "-";
-	json_t *st = NULL, *row = json_object();
+	char reason[PATH_MAX + 128];
+	const char *why = a->ret < 0 ? no_answer_reason(a, "status needs root or the croft group",
+					       reason, sizeof(reason))
+				     : (a->text ? a->text : strerror(a->status));
 
-	json_object_set_new(row, "daemon", json_string(a->daemon));
-	if (a->ret < 0 || a->status != 0) {
-		const char *why =
-			a->ret < 0 ? no_answer_reason(a, "status needs root or the croft group",
-					     reason, sizeof(reason))
-				   : (a->text ? a->text : strerror(a->status));
-		/* refused: whether it runs is not ours to know */
-		const char *state = refused(a) ? "?" : "down";
-		json_object_set_new(row, "up", json_false());
-		json_object_set_new(row, "refused", json_boolean(refused(a)));
-		json_object_set_new(row, "reason", json_string(why));
-		json_array_append_new(ret_array, row);
-		if (table)
-			printf("%-14s %-5s %-8s %-9s %-8s %s\n", a->daemon, state, "-", "-", "-",
-				why);
+	json_object_set_new(row, "up", json_false());
+	json_object_set_new(row, "refused", json_boolean(refused(a)));
+	json_object_set_new(row, "reason", json_string(why));
+	if (table)
+		printf("%-14s %-8s %-8s %-9s %-8s %s\n", a->daemon, refused(a) ? "?" : "down", "-",
+			"-", "-", why);
+}
+
+/* The envelope's field, or NULL when it is missing or not of type. */
+static json_t *envelope_get(json_t *st, const char *key, json_type type)
+{
+	json_t *v = json_object_get(st, key);
+
+	return v && json_typeof(v) == type ? v : NULL;
+}
+
+/* An answer: the envelope {daemon, version, pid, uptime_s, state, why, figures}. */
+static bool status_up(const struct answer *a, bool table, json_t *row)
+{
+	json_t *st = json_loads(a->text ? a->text : "", 0, NULL);
+	json_t *pid = envelope_get(st, "pid", JSON_INTEGER);
+	json_t *up = envelope_get(st, "uptime_s", JSON_REAL);
+	json_t *version = envelope_get(st, "version", JSON_STRING);
+	json_t *state = envelope_get(st, "state", JSON_STRING);
+	json_t *why = envelope_get(st, "why", JSON_STRING);
+	json_t *figures = envelope_get(st, "figures", JSON_OBJECT);
+	char uptime[32] = "-", pid_text[16] = "-";
+
+	if (!figures) {
+		json_decref(st);
+		status_down(&(struct answer){ .daemon = a->daemon,
+				    .status = EBADMSG,
+				    .text = "answered, but not a status envelope" },
+			table, row);
 		return false;
 	}
-	st = json_loads(a->text ? a->text : "", 0, NULL);
-	if (!json_is_object(st)) {
-		json_decref(st);
-		st = json_pack("{s:s}", "text", a->text ? a->text : "");
-	}
-	json_t *v = json_object_get(st, "pid");
-	pid_t daemon_pid =
-		json_is_integer(v) ? (pid_t)json_integer_value(v) : ctl_listener_pid(a->path);
-	if (daemon_pid > 0)
-		snprintf(pid, sizeof(pid), "%d", (int)daemon_pid);
-	if (json_is_string(json_object_get(st, "version")))
-		version = json_string_value(json_object_get(st, "version"));
-	json_int_t up_s = status_uptime_s(st, daemon_pid);
-	if (up_s >= 0)
-		format_uptime(up_s, uptime, sizeof(uptime));
+	if (pid)
+		snprintf(pid_text, sizeof(pid_text), "%lld", (long long)json_integer_value(pid));
+	if (up)
+		format_uptime((json_int_t)json_real_value(up), uptime, sizeof(uptime));
 	if (table) {
-		printf("%-14s %-5s %-8s %-9s %-8s\n", a->daemon, "up", pid, uptime, version);
-		print_figures(st, "", 0);
+		printf("%-14s %-8s %-8s %-9s %-8s %s\n", a->daemon,
+			state ? json_string_value(state) : "up", pid_text, uptime,
+			version ? json_string_value(version) : "-",
+			why ? json_string_value(why) : "");
+		print_figures(figures, "", 0);
 	}
 	json_object_set_new(row, "up", json_true());
-	if (daemon_pid > 0)
-		json_object_set_new(row, "pid", json_integer(daemon_pid));
-	if (up_s >= 0)
-		json_object_set_new(row, "uptime_s", json_integer(up_s));
-	json_object_set_new(row, "version", json_string(strcmp(version, "-") ? version : ""));
-	json_object_set(row, "status", st);
-	json_array_append_new(ret_array, row);
+	if (pid)
+		json_object_set(row, "pid", pid);
+	if (up)
+		json_object_set_new(row, "uptime_s", json_integer((json_int_t)json_real_value(up)));
+	json_object_set_new(row, "version", json_string(version ? json_string_value(version) : ""));
+	json_object_set_new(row, "state", json_string(state ? json_string_value(state) : "up"));
+	json_object_set_new(row, "why", why ? json_incref(why) : json_null());
+	json_object_set(row, "status", figures);
 	json_decref(st);
 	return true;
+}
+
+static bool status_row(const struct answer *a, bool table, json_t *ret_array)
+{
+	json_t *row = json_pack("{s:s}", "daemon", a->daemon);
+	bool up = a->ret == 0 && a->status == 0;
+
+	if (up)
+		up = status_up(a, table, row);
+	else
+		status_down(a, table, row);
+	json_array_append_new(ret_array, row);
+	return up;
 }
 
 static int cmd_status(int argc, char **argv)
@@ -286,7 +235,7 @@ static int cmd_status(int argc, char **argv)
 		return 2;
 	}
 	if (!as_json)
-		printf("%-14s %-5s %-8s %-9s %-8s %s\n", "DAEMON", "STATE", "PID", "UPTIME",
+		printf("%-14s %-8s %-8s %-9s %-8s %s\n", "DAEMON", "STATE", "PID", "UPTIME",
 			"VERSION", "WHY");
 	for (size_t i = 0; i < NDAEMONS; i++) {
 		struct answer a;

@@ -16,20 +16,41 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
 #include <event2/event.h>
+#include <jansson.h>
 
+#include "clock.h"
 #include "config.h"
 #include "daemon.h"
 #include "fileio.h"
 #include "log.h"
+
+#define DAEMON_SIGNALS 3 /* SIGTERM, SIGINT, SIGHUP */
 
 struct daemon_notify {
 	struct event *watchdog;
 	struct event *supervisor; /* croft run's pipe, when it started us */
 };
 
+struct daemon_signals {
+	struct event *events[DAEMON_SIGNALS];
+	daemon_stop_fn stop;
+	daemon_reload_fn reload;
+	void *ctx;
+	struct event_base *base;
+};
+
+/* One daemon a process: its name and start, for the status envelope. */
+static struct {
+	const char *name;
+	uint64_t started_ms; /* CLOCK_MONOTONIC */
+} daemon_self;
+
 void daemon_opts_init(struct daemon_opts *opts, const char *name, const char *extra_usage)
 {
+	daemon_self.name = name;
+	daemon_self.started_ms = clock_mono_ms();
 	memset(opts, 0, sizeof(*opts));
 	opts->name = name;
 	opts->extra_usage = extra_usage;
@@ -84,6 +105,117 @@ bool daemon_option(struct daemon_opts *opts, int opt, const char *arg)
 	default:
 		return false;
 	}
+}
+
+void daemon_load_config(const struct daemon_opts *opts, struct croft_config *ret_cfg)
+{
+	char *errors = NULL;
+	int r;
+
+	config_defaults(ret_cfg);
+	r = config_load(opts->config_path, ret_cfg, &errors);
+	if (r == 0)
+		return;
+	fprintf(stderr, "%s", errors ? errors : "");
+	fatalx("%s: configuration refused%s%s", opts->config_path, errors ? "" : ": ",
+		errors ? "" : strerror(-r));
+}
+
+static void daemon_signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct daemon_signals *signals = arg;
+	char *errors = NULL;
+	int r;
+
+	if (sig != SIGHUP) {
+		log_info("signal %d: stopping", (int)sig);
+		if (signals->stop)
+			signals->stop(signals->ctx);
+		else
+			event_base_loopexit(signals->base, NULL);
+		return;
+	}
+	r = signals->reload(signals->ctx, &errors);
+	if (r < 0)
+		log_warnx("SIGHUP: reload refused, the running configuration kept:\n%s",
+			errors ? errors : strerror(-r));
+	free(errors);
+}
+
+int daemon_signals_new(struct event_base *base, daemon_stop_fn stop, daemon_reload_fn reload,
+	void *ctx, struct daemon_signals **ret_signals)
+{
+	static const int signums[DAEMON_SIGNALS] = { SIGTERM, SIGINT, SIGHUP };
+	struct daemon_signals *signals = calloc(1, sizeof(*signals));
+
+	if (!signals)
+		return -ENOMEM;
+	signal(SIGPIPE, SIG_IGN);
+	signals->stop = stop;
+	signals->reload = reload;
+	signals->ctx = ctx;
+	signals->base = base;
+	for (int i = 0; i < DAEMON_SIGNALS; i++) {
+		signals->events[i] = evsignal_new(base, signums[i], daemon_signal_cb, signals);
+		if (!signals->events[i] || evsignal_add(signals->events[i], NULL) < 0) {
+			daemon_signals_free(signals);
+			return -ENOMEM;
+		}
+	}
+	*ret_signals = signals;
+	return 0;
+}
+
+void daemon_signals_free(struct daemon_signals *signals)
+{
+	if (!signals)
+		return;
+	for (int i = 0; i < DAEMON_SIGNALS; i++)
+		if (signals->events[i])
+			event_free(signals->events[i]);
+	free(signals);
+}
+
+int daemon_control_new(struct event_base *base, const char *runtime_dir, const char *name,
+	gid_t gid, ctl_handler_fn handler, void *ctx, struct ctl_server **ret_server,
+	char *ret_path)
+{
+	if (snprintf(ret_path, PATH_MAX, "%s/%s", runtime_dir, name) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	return ctl_server_new(base, ret_path, gid, handler, ctx, ret_server);
+}
+
+int daemon_ctl_reload(daemon_reload_fn reload, void *ctx, const char *done, struct evbuffer *reply)
+{
+	char *errors = NULL;
+	int r = reload(ctx, &errors);
+
+	if (r < 0) {
+		log_warnx("reload refused, the running configuration kept:\n%s",
+			errors ? errors : strerror(-r));
+		evbuffer_add_printf(reply, "reload refused, the running configuration kept:\n%s",
+			errors ? errors : strerror(-r));
+	} else if (done) {
+		evbuffer_add_printf(reply, "%s", done);
+	}
+	free(errors);
+	return r;
+}
+
+int daemon_status(const char *state, const char *why, void *figures, struct evbuffer *reply)
+{
+	json_t *o = json_pack("{s:s, s:s, s:i, s:f, s:s, s:s?, s:o}", "daemon", daemon_self.name,
+		"version", CROFT_VERSION, "pid", (int)getpid(), "uptime_s",
+		(double)(clock_mono_ms() - daemon_self.started_ms) / 1000.0, "state", state, "why",
+		why, "figures", (json_t *)figures);
+	char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+
+	json_decref(o);
+	if (!text)
+		return -ENOMEM;
+	evbuffer_add(reply, text, strlen(text));
+	free(text);
+	return 0;
 }
 
 void daemon_keep_file(const char *path)

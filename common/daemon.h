@@ -12,8 +12,13 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "ctl.h"
+
 struct event_base;
+struct evbuffer;
 struct daemon_notify;
+struct daemon_signals;
+struct croft_config;
 
 struct daemon_opts {
 	const char *name;        /* "croft-writer" */
@@ -35,6 +40,7 @@ struct daemon_opts {
 		"version", no_argument, NULL, 'V'                                                  \
 	}
 
+/* Also notes the daemon's name and start for daemon_status. */
 void daemon_opts_init(struct daemon_opts *opts, const char *name, const char *extra_usage);
 /*
  * Inside the getopt_long loop: handles a common option (--help and
@@ -51,6 +57,50 @@ void daemon_usage(const struct daemon_opts *opts, int status) __attribute__((nor
  * a failure is logged and reload then opens path by name.
  */
 void daemon_keep_file(const char *path);
+
+/*
+ * Loads opts->config_path over the defaults.  A bad file is fatal at start:
+ * its errors on stderr, one a line, then why the daemon stops (exit 1).
+ */
+void daemon_load_config(const struct daemon_opts *opts, struct croft_config *ret_cfg);
+
+/*
+ * A daemon's reload: re-reads its configuration and applies it, or keeps
+ * the running one and returns -errno with a malloc'd *ret_errors (one
+ * error a line; NULL when there is only the errno to say).
+ */
+typedef int (*daemon_reload_fn)(void *ctx, char **ret_errors);
+/* SIGTERM or SIGINT; a daemon that ends by event_base_loopexit at once passes NULL. */
+typedef void (*daemon_stop_fn)(void *ctx);
+
+/*
+ * SIGPIPE ignored; SIGTERM and SIGINT call stop (NULL: the loop exits),
+ * SIGHUP calls reload and logs a refusal: all in the loop, never in the
+ * handler.  Returns 0 or -errno.
+ */
+int daemon_signals_new(struct event_base *base, daemon_stop_fn stop, daemon_reload_fn reload,
+	void *ctx, struct daemon_signals **ret_signals);
+void daemon_signals_free(struct daemon_signals *signals);
+
+/*
+ * The control socket: <runtime_dir>/<name>, status for the croft group gid.
+ * Returns 0 or -errno; *ret_path (PATH_MAX bytes) names it for messages.
+ */
+int daemon_control_new(struct event_base *base, const char *runtime_dir, const char *name,
+	gid_t gid, ctl_handler_fn handler, void *ctx, struct ctl_server **ret_server,
+	char *ret_path);
+
+/* MT_CTL_RELOAD's answer: reload's result, refusals logged; done (may be NULL) is the reply when it
+ * took. */
+int daemon_ctl_reload(daemon_reload_fn reload, void *ctx, const char *done, struct evbuffer *reply);
+
+/*
+ * MT_CTL_STATUS's answer, the one envelope croftctl reads:
+ * {daemon, version, pid, uptime_s, state, why, figures}.  state is "up" or
+ * "degraded"; why says what is wrong (NULL: nothing).  Takes figures (a
+ * jansson object).  Returns 0 or -ENOMEM.
+ */
+int daemon_status(const char *state, const char *why, void *figures, struct evbuffer *reply);
 
 /* mkdir -p dir, mode 0750; when root, owner root and group gid ((gid_t)-1: keep),
  * changing only what differs (chown may be denied where nothing needs it). */

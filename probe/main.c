@@ -51,7 +51,8 @@ struct probe_main {
 	struct probe_state st;
 	struct ctl_server *ctl;
 	struct daemon_notify *notify;
-	struct event *ev_term, *ev_int, *ev_hup, *ev_drain, *ev_devices;
+	struct daemon_signals *signals;
+	struct event *ev_drain, *ev_devices;
 };
 
 static void parse_args(struct probe_main *pm, int argc, char **argv)
@@ -81,13 +82,9 @@ static void parse_args(struct probe_main *pm, int argc, char **argv)
 
 static void load_config(struct probe_main *pm)
 {
-	char *errors = NULL, err[256];
+	char err[256];
 
-	config_defaults(&pm->cfg);
-	if (config_load(pm->opts.config_path, &pm->cfg, &errors) < 0) {
-		fprintf(stderr, "%s", errors ? errors : "");
-		fatalx("%s: configuration refused", pm->opts.config_path);
-	}
+	daemon_load_config(&pm->opts, &pm->cfg);
 	if (gpudev_watch_init(&pm->st.gpus, pm->cfg.gpu_devices, "/proc/devices", err,
 		    sizeof(err)) < 0)
 		fatalx("%s: gpu_devices: %s", pm->opts.config_path, err);
@@ -172,9 +169,8 @@ static void acquire(struct probe_main *pm)
 	if ((r = server_new(pm->st.base, path, pm->user.gid, pm->user.uid, pm->st.col,
 		     &pm->st.srv)) < 0)
 		fatalx("%s: %s", path, strerror(-r));
-	snprintf(path, sizeof(path), "%s/%s", pm->opts.runtime_dir, PROBE_CTL_NAME);
-	if ((r = ctl_server_new(pm->st.base, path, pm->user.gid, status_handler, &pm->st,
-		     &pm->ctl)) < 0)
+	if ((r = daemon_control_new(pm->st.base, pm->opts.runtime_dir, PROBE_CTL_NAME, pm->user.gid,
+		     probe_ctl, &pm->st, &pm->ctl, path)) < 0)
 		fatalx("%s: cannot listen: %s", path, strerror(-r));
 }
 
@@ -191,22 +187,6 @@ static void drop(struct probe_main *pm)
 	if ((r = sandbox_apply(denied_after_drop)) < 0)
 		fatalx("seccomp: %s", strerror(-r));
 	pm->st.user_uid = pm->user.uid;
-}
-
-static void on_signal(evutil_socket_t sig, short what, void *arg)
-{
-	struct probe_main *pm = arg;
-	char err[1024];
-
-	if (sig == SIGHUP) {
-		if (status_reload(&pm->st, err, sizeof(err)) < 0)
-			log_warnx("reload refused: %s", err);
-		else
-			log_info("%s", err);
-		return;
-	}
-	log_info("stopping on signal %d", (int)sig);
-	event_base_loopexit(pm->st.base, NULL);
 }
 
 /*
@@ -237,15 +217,10 @@ static void events_new(struct probe_main *pm)
 	struct timeval drain = {0, DRAIN_INTERVAL_MS * 1000};
 	struct timeval devices = {DEVICES_CHECK_MS / 1000, DEVICES_CHECK_MS % 1000 * 1000};
 
-	signal(SIGPIPE, SIG_IGN);
-	pm->ev_term = evsignal_new(pm->st.base, SIGTERM, on_signal, pm);
-	pm->ev_int = evsignal_new(pm->st.base, SIGINT, on_signal, pm);
-	pm->ev_hup = evsignal_new(pm->st.base, SIGHUP, on_signal, pm);
 	pm->ev_drain = event_new(pm->st.base, -1, EV_PERSIST, on_drain, &pm->st);
 	pm->ev_devices = event_new(pm->st.base, -1, EV_PERSIST, on_devices, &pm->st);
-	if (!pm->ev_term || !pm->ev_int || !pm->ev_hup || !pm->ev_drain || !pm->ev_devices ||
-		evsignal_add(pm->ev_term, NULL) < 0 || evsignal_add(pm->ev_int, NULL) < 0 ||
-		evsignal_add(pm->ev_hup, NULL) < 0 || event_add(pm->ev_drain, &drain) < 0 ||
+	if (daemon_signals_new(pm->st.base, NULL, probe_reload, &pm->st, &pm->signals) < 0 ||
+		!pm->ev_drain || !pm->ev_devices || event_add(pm->ev_drain, &drain) < 0 ||
 		event_add(pm->ev_devices, &devices) < 0)
 		fatalx("cannot set up signals and timers");
 	pm->notify = daemon_notify_new(pm->st.base);
@@ -254,9 +229,7 @@ static void events_new(struct probe_main *pm)
 static void teardown(struct probe_main *pm)
 {
 	daemon_notify_stopping();
-	event_free(pm->ev_term);
-	event_free(pm->ev_int);
-	event_free(pm->ev_hup);
+	daemon_signals_free(pm->signals);
 	event_free(pm->ev_drain);
 	event_free(pm->ev_devices);
 	daemon_notify_free(pm->notify);
@@ -279,7 +252,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	pm.st.config_path = pm.opts.config_path;
-	pm.st.started_boot_ns = clock_boot_ns();
 	if (!(pm.st.base = event_base_new()))
 		fatalx("event_base_new failed");
 	acquire(&pm);

@@ -239,7 +239,7 @@ void server_status(const struct server *srv, void *json_obj);
 /* True while a sampler (a peer past HELLO) is connected. */
 bool server_has_poller(const struct server *srv);
 
-/* status.c: probe.ctl */
+/* status.c, control.c: probe.ctl */
 struct probe_state {
 	struct event_base *base;
 	struct probe_objs *objs;
@@ -248,13 +248,15 @@ struct probe_state {
 	const char *config_path;
 	struct gpudev_watch gpus; /* follows /proc/devices (status_follow_devices) */
 	int gpu_map_error;        /* the device map update that failed, 0 none */
-	uint64_t started_boot_ns;
 	uid_t user_uid;
 	char caps_kept[PLAN_WHY_LEN]; /* after the drop: "" for none, else which and why */
 };
-int status_handler(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply);
-/* Re-reads gpu_devices from the config file and updates the device map; 0 or -errno. */
-int status_reload(struct probe_state *st, char *err, size_t err_len);
+/* status.c: the figures of probe.ctl's status (a json_t *). */
+void *status_figures(struct probe_state *st);
+/* control.c */
+int probe_ctl(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply);
+/* Re-reads gpu_devices from the config file and updates the device map; a daemon_reload_fn. */
+int probe_reload(void *ctx, char **ret_errors);
 /* /proc/devices read again: a driver registered or gone updates the device map in place. */
 void status_follow_devices(struct probe_state *st);
 

@@ -101,16 +101,11 @@ static json_t *events_json(const struct collector_stats *cs)
 	return events;
 }
 
-static int status_json(struct probe_state *st, struct evbuffer *reply)
+void *status_figures(struct probe_state *st)
 {
 	const struct collector_stats *cs = collector_stats(st->col);
 	json_t *root = json_object();
-	char *text;
 
-	json_object_set_new(root, "daemon", json_string(PROBE_NAME));
-	json_object_set_new(root, "version", json_string(CROFT_VERSION));
-	json_object_set_new(root, "uptime_s", json_real((double)(clock_boot_ns() -
-		st->started_boot_ns) / 1e9));
 	json_object_set_new(root, "programs", programs_json(st->objs));
 	json_object_set_new(root, "fallbacks", fallbacks_json(&st->objs->plan));
 	json_object_set_new(root, "net", net_json(&st->objs->plan));
@@ -125,37 +120,7 @@ static int status_json(struct probe_state *st, struct evbuffer *reply)
 	json_object_set_new(root, "collect_ms_last", json_real((double)cs->collect_ns_last / 1e6));
 	json_object_set_new(root, "gpu_rules", json_integer((json_int_t)st->gpus.set.rules_count));
 	server_status(st->srv, root);
-	text = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(root);
-	if (!text)
-		return -ENOMEM;
-	evbuffer_add_printf(reply, "%s", text);
-	free(text);
-	return 0;
-}
-
-int status_reload(struct probe_state *st, char *err, size_t err_len)
-{
-	struct croft_config cfg;
-	struct gpudev_watch gpus;
-	char *errors = NULL;
-	int r;
-
-	config_defaults(&cfg);
-	if ((r = config_load(st->config_path, &cfg, &errors)) < 0) {
-		snprintf(err, err_len, "%s", errors ? errors : strerror(-r));
-		free(errors);
-		return r;
-	}
-	if ((r = gpudev_watch_init(&gpus, cfg.gpu_devices, "/proc/devices", err, err_len)) < 0)
-		return r;
-	if ((r = loader_set_gpu_rules(st->objs, &gpus.set)) < 0) {
-		snprintf(err, err_len, "updating the GPU device map: %s", strerror(-r));
-		return r;
-	}
-	st->gpus = gpus;
-	snprintf(err, err_len, "GPU device set reloaded: %zu rules", gpus.set.rules_count);
-	return 0;
+	return root;
 }
 
 /*
@@ -187,28 +152,4 @@ void status_follow_devices(struct probe_state *st)
 	gpudev_set_format(&st->gpus.set, rules, sizeof(rules));
 	log_info("GPU devices: /proc/devices changed, %zu rules now: %s", st->gpus.set.rules_count,
 		rules);
-}
-
-int status_handler(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply)
-{
-	struct probe_state *st = ctx;
-	char text[1024];
-	int r;
-
-	switch (type) {
-	case MT_CTL_STATUS:
-		return status_json(st, reply);
-	case MT_CTL_RELOAD:
-		r = status_reload(st, text, sizeof(text));
-		if (r < 0)
-			log_warnx("reload refused: %s", text);
-		else
-			log_info("%s", text);
-		evbuffer_add_printf(reply, "%s", text);
-		return r;
-	default:
-		evbuffer_add_printf(reply, "%s: not a request croft-probe answers",
-			msg_type_name(type));
-		return -EOPNOTSUPP;
-	}
 }

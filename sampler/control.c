@@ -13,6 +13,7 @@
 
 #include "catalog.h"
 #include "config.h"
+#include "daemon.h"
 #include "log.h"
 #include "msg.h"
 #include "probe_link.h"
@@ -70,55 +71,52 @@ static void gpu_status(const struct sampler *s, json_t *o)
 	json_object_set_new(o, "gpu_index_devices", devs);
 }
 
-static int status_json(struct sampler *s, struct evbuffer *reply)
+static json_t *status_json(struct sampler *s)
 {
 	struct spool_stats sp;
 	size_t containers = 0;
 	json_t *o;
-	char *text;
 
 	spool_stats(s->spool, &sp);
 	if (cgroup_table_containers(s->cgroups, &containers) < 0)
-		return -ENOMEM;
-	o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:b,"
-		" s:s, s:s, s:s, s:I, s:I, s:I, s:b}",
-		"version", CROFT_VERSION,
-		"processes_tracked", (json_int_t)s->procs.count,
-		"processes_untracked", (json_int_t)s->procs.untracked,
-		"containers", (json_int_t)containers,
-		"polls", (json_int_t)s->stats.polls,
-		"last_poll_ms", (double)s->stats.duration_us / 1000.0,
-		"last_poll_cpu_ms", (double)s->stats.cpu_us / 1000.0,
-		"rows_last_poll", (json_int_t)s->stats.rows,
-		"rows_total", (json_int_t)s->stats.rows_total,
-		"rows_failed", (json_int_t)s->stats.rows_failed,
-		"spool_bytes", (json_int_t)sp.bytes,
-		"batches_unacked", (json_int_t)sp.batches,
-		"dropped_batches", (json_int_t)sp.dropped_batches,
-		"dropped_rows", (json_int_t)sp.dropped_rows,
-		"spool_dropping", sp.dropping,
-		"spool_persistent", sp.persistent,
-		"writer", writer_link_state(s->writer),
-		"probe", probe_link_state(s->probe),
-		"catalog", s->catalog->source,
-		"poll_interval_ms", (json_int_t)s->cfg.poll_interval_ms,
-		"idle_every", (json_int_t)s->cfg.idle_every,
-		"fds_open", (json_int_t)s->procs.fds_open,
-		"gpu_devices_present", s->gpu.registered);
+		return NULL;
+	o = json_pack("{s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:b,"
+		      " s:s, s:s, s:s, s:I, s:I, s:I, s:b}",
+		"processes_tracked", (json_int_t)s->procs.count, "processes_untracked",
+		(json_int_t)s->procs.untracked, "containers", (json_int_t)containers, "polls",
+		(json_int_t)s->stats.polls, "last_poll_ms", (double)s->stats.duration_us / 1000.0,
+		"last_poll_cpu_ms", (double)s->stats.cpu_us / 1000.0, "rows_last_poll",
+		(json_int_t)s->stats.rows, "rows_total", (json_int_t)s->stats.rows_total,
+		"rows_failed", (json_int_t)s->stats.rows_failed, "spool_bytes",
+		(json_int_t)sp.bytes, "batches_unacked", (json_int_t)sp.batches, "dropped_batches",
+		(json_int_t)sp.dropped_batches, "dropped_rows", (json_int_t)sp.dropped_rows,
+		"spool_dropping", sp.dropping, "spool_persistent", sp.persistent, "writer",
+		writer_link_state(s->writer), "probe", probe_link_state(s->probe), "catalog",
+		s->catalog->source, "poll_interval_ms", (json_int_t)s->cfg.poll_interval_ms,
+		"idle_every", (json_int_t)s->cfg.idle_every, "fds_open",
+		(json_int_t)s->procs.fds_open, "gpu_devices_present", s->gpu.registered);
 	if (!o)
-		return -ENOMEM;
+		return NULL;
 	/* answered between the slices of a poll too */
 	json_object_set_new(o, "poll_running", json_boolean(s->poll.running));
 	json_object_set_new(o, "polls_late", json_integer((json_int_t)s->stats.polls_late));
 	probe_status(s, o);
 	gpu_status(s, o);
-	text = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	if (!text)
+	return o;
+}
+
+/* Degraded while rows cannot reach the writer: they wait in the spool. */
+static int status_reply(struct sampler *s, struct evbuffer *reply)
+{
+	json_t *figures = status_json(s);
+	const char *writer = writer_link_state(s->writer);
+	bool ok = !strcmp(writer, "connected");
+	char why[320];
+
+	if (!figures)
 		return -ENOMEM;
-	evbuffer_add(reply, text, strlen(text));
-	free(text);
-	return 0;
+	snprintf(why, sizeof(why), "writer: %s", writer);
+	return daemon_status(ok ? "up" : "degraded", ok ? NULL : why, figures, reply);
 }
 
 /* Config, catalog and GPU set, loaded together; on any error nothing is kept. */
@@ -169,18 +167,22 @@ static int settings_apply(struct sampler *s, struct sampler_settings *set)
  * a poll runs, what is loaded waits for its end: its rows keep the catalog
  * and GPU set they began with.
  */
-int sampler_reload(struct sampler *s, char *err, size_t err_len)
+int sampler_reload(void *ctx, char **ret_errors)
 {
+	struct sampler *s = ctx;
 	struct sampler_settings set;
-	int r = settings_load(s, &set, err, err_len);
+	char err[CONFIG_ERRORS_MAX * 128];
+	int r = settings_load(s, &set, err, sizeof(err));
 
-	if (r)
+	if (r) {
+		*ret_errors = strdup(err);
 		return r;
+	}
 	if (!s->poll.running)
 		return settings_apply(s, &set);
 	if (!s->reload_pending && !(s->reload_pending = calloc(1, sizeof(set)))) {
 		catalog_free(set.catalog);
-		snprintf(err, err_len, "out of memory");
+		*ret_errors = NULL;
 		return -ENOMEM;
 	}
 	if (s->reload_pending->catalog)
@@ -226,24 +228,15 @@ static int label_request(struct sampler *s, struct msg_cursor *payload, struct e
 int sampler_ctl(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply)
 {
 	struct sampler *s = ctx;
-	char err[CONFIG_ERRORS_MAX * 128];
-	int r;
 
 	switch (type) {
 	case MT_CTL_STATUS:
-		return status_json(s, reply);
+		return status_reply(s, reply);
 	case MT_CTL_RELOAD:
-		r = sampler_reload(s, err, sizeof(err));
-		if (r) {
-			log_warnx("reload refused, keeping the old configuration: %s", err);
-			evbuffer_add_printf(reply, "reload refused, old configuration kept: %s", err);
-		} else {
-			evbuffer_add_printf(
-				reply, s->reload_pending
-					       ? "reloaded, in effect when the poll under way ends"
-					       : "reloaded");
-		}
-		return r;
+		return daemon_ctl_reload(sampler_reload, s,
+			s->poll.running ? "reloaded, in effect when the poll under way ends"
+					: "reloaded",
+			reply);
 	case MT_CTL_LABEL:
 		return label_request(s, payload, reply);
 	default:

@@ -69,15 +69,10 @@ static void parse_args(int argc, char **argv, struct options *o)
 /* Config, catalog and GPU set; every error is fatal at start. */
 static void load_config(struct sampler *s, const struct options *o)
 {
-	char err[CATALOG_ERR_MAX], *errors = NULL;
+	char err[CATALOG_ERR_MAX];
 	const char *catalog_path;
 
-	if (config_load(o->d.config_path, &s->cfg, &errors)) {
-		/* one error per line, as the writer and probe print them (fatalx
-		 * would join the lines with '?') */
-		fprintf(stderr, "%s", errors ? errors : "configuration refused\n");
-		exit(1);
-	}
+	daemon_load_config(&o->d, &s->cfg);
 	catalog_path = o->frameworks ? o->frameworks : s->cfg.frameworks;
 	if (catalog_load(catalog_path, &s->catalog, err, sizeof(err)))
 		fatalx("framework catalog refused: %s", err);
@@ -132,11 +127,10 @@ static void acquire(struct sampler *s, const struct options *o, const struct pri
 	s->base = event_base_new();
 	if (!s->base)
 		fatalx("event_base_new failed");
-	snprintf(path, sizeof(path), "%s/sampler.ctl", s->runtime_dir);
 	/* The croft group may read the status, also when the unit starts us as
 	 * croft: then it is our own group. */
-	r = ctl_server_new(
-		s->base, path, geteuid() == 0 ? user->gid : getegid(), sampler_ctl, s, &s->ctl);
+	r = daemon_control_new(s->base, s->runtime_dir, "sampler.ctl",
+		geteuid() == 0 ? user->gid : getegid(), sampler_ctl, s, &s->ctl, path);
 	if (r < 0)
 		fatalx("control socket %s: cannot listen: %s", path, strerror(-r));
 	(void)o;
@@ -166,22 +160,15 @@ static void stop_now_cb(evutil_socket_t fd, short what, void *arg)
  * SIGTERM/SIGINT: stop polling; give the poll under way and the writer a
  * moment to finish and ack what is spooled.
  */
-static void signal_cb(evutil_socket_t sig, short what, void *arg)
+static void sampler_stop(void *ctx)
 {
-	struct sampler *s = arg;
-	char err[CONFIG_ERRORS_MAX * 128];
+	struct sampler *s = ctx;
 	struct timeval tv = { STOP_FLUSH_MS / 1000, (STOP_FLUSH_MS % 1000) * 1000 };
 	struct spool_stats sp;
 
-	if (sig == SIGHUP) {
-		if (sampler_reload(s, err, sizeof(err)))
-			log_warnx("reload refused, keeping the old configuration: %s", err);
-		return;
-	}
 	if (stopping)
 		return;
 	stopping = true;
-	log_info("stopping");
 	daemon_notify_stopping();
 	if (s->poll_timer)
 		evtimer_del(s->poll_timer);
@@ -209,9 +196,9 @@ int main(int argc, char **argv)
 	struct options o = { 0 };
 	struct priv_user user;
 	struct cgroup_mounts mounts;
-	struct event *sig[4], *flush_check;
+	struct daemon_signals *signals;
+	struct event *flush_check;
 	struct timeval tick = { 0, 100000 };
-	const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
 
 	parse_args(argc, argv, &o);
 	log_init(o.d.name, o.d.verbose);
@@ -233,7 +220,6 @@ int main(int argc, char **argv)
 	acquire(&s, &o, &user);
 	drop_privileges(&user);
 
-	signal(SIGPIPE, SIG_IGN);
 	s.tick_ns = 1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
 	s.page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	if (cgroup_mounts_read(&mounts))
@@ -247,11 +233,8 @@ int main(int argc, char **argv)
 	s.probe = probe_link_new(s.probe_socket);
 	if (!s.cgroups || !s.writer || !s.probe)
 		fatalx("out of memory");
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		sig[i] = evsignal_new(s.base, sigs[i], signal_cb, &s);
-		if (!sig[i] || evsignal_add(sig[i], NULL))
-			fatalx("signal setup failed");
-	}
+	if (daemon_signals_new(s.base, sampler_stop, sampler_reload, &s, &signals) < 0)
+		fatalx("signal setup failed");
 	flush_check = event_new(s.base, -1, EV_PERSIST, flush_check_cb, &s);
 	if (!flush_check || evtimer_add(flush_check, &tick) || sampler_poll_init(&s) ||
 		sampler_arm_timer(&s))
@@ -275,8 +258,7 @@ int main(int argc, char **argv)
 	}
 
 	daemon_notify_free(notify);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		event_free(sig[i]);
+	daemon_signals_free(signals);
 	event_free(flush_check);
 	if (s.poll_timer)
 		event_free(s.poll_timer);

@@ -549,7 +549,8 @@ int sampler_label_set(struct sampler *s, const char *id, const char *label);
 /* control.c */
 int sampler_ctl(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply);
 /* Checks and applies a reload (while a poll runs: at its end). */
-int sampler_reload(struct sampler *s, char *err, size_t err_len);
+/* ctx is the struct sampler; a daemon_reload_fn. */
+int sampler_reload(void *ctx, char **ret_errors);
 void sampler_reload_pending(struct sampler *s);
 int sampler_arm_timer(struct sampler *s);
 

@@ -5,6 +5,7 @@
  * limits and the reply carries every error).  Writer process, croft user.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <jansson.h>
 
 #include "conn.h"
+#include "daemon.h"
 #include "log.h"
 #include "msg.h"
 #include "writer.h"
@@ -62,25 +64,25 @@ static json_t *status_json(const struct writer *w)
 
 	compress_get_figures(w->comp, &cf);
 
-	return json_pack("{s:s, s:s, s:{s:s, s:I, s:I}, s:o, s:{s:I, s:i, s:f, s:f, s:I, s:I}, "
+	return json_pack("{s:s, s:{s:s, s:I, s:I}, s:o, s:{s:I, s:i, s:f, s:f, s:I, s:I}, "
 			 "s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I}, s:o, s:s?, s:I, s:I}",
-		"version", CROFT_VERSION, "data_dir", w->cfg.data_dir, "live", "name", LIVE_NAME,
-		"bytes", (json_int_t)ds->live_bytes, "start_unix_ms",
-		(json_int_t)ds->rec.live_start_ms, "segments", status_segments(w), "compression",
-		"queue", (json_int_t)cf.queued, "level", w->cfg.zstd_level, "last_ratio",
-		cf.last_ratio, "last_mb_s", cf.last_mb_s, "done", (json_int_t)cf.done, "failed",
-		(json_int_t)cf.failed, "written", "batches", (json_int_t)st->batches_written,
-		"rows", (json_int_t)st->rows_written, "bytes", (json_int_t)st->bytes_written,
-		"duplicates", (json_int_t)st->batches_duplicate, "committed", "epoch",
-		(json_int_t)ds->rec.epoch, "seq", (json_int_t)ds->rec.seq, "disk", status_disk(w),
-		"last_error", w->last_error[0] ? w->last_error : NULL, "peers",
-		(json_int_t)conn_server_count(w->peers), "segments_deleted",
+		"data_dir", w->cfg.data_dir, "live", "name", LIVE_NAME, "bytes",
+		(json_int_t)ds->live_bytes, "start_unix_ms", (json_int_t)ds->rec.live_start_ms,
+		"segments", status_segments(w), "compression", "queue", (json_int_t)cf.queued,
+		"level", w->cfg.zstd_level, "last_ratio", cf.last_ratio, "last_mb_s", cf.last_mb_s,
+		"done", (json_int_t)cf.done, "failed", (json_int_t)cf.failed, "written", "batches",
+		(json_int_t)st->batches_written, "rows", (json_int_t)st->rows_written, "bytes",
+		(json_int_t)st->bytes_written, "duplicates", (json_int_t)st->batches_duplicate,
+		"committed", "epoch", (json_int_t)ds->rec.epoch, "seq", (json_int_t)ds->rec.seq,
+		"disk", status_disk(w), "last_error", w->last_error[0] ? w->last_error : NULL,
+		"peers", (json_int_t)conn_server_count(w->peers), "segments_deleted",
 		(json_int_t)w->segments_deleted);
 }
 
 /* Only the writer's limits change at reload; data_dir needs a restart. */
-int control_reload(struct writer *w, char **ret_errors)
+int writer_reload(void *ctx, char **ret_errors)
 {
+	struct writer *w = ctx;
 	struct croft_config next;
 	char *errors = NULL;
 	int ret;
@@ -109,41 +111,32 @@ int control_reload(struct writer *w, char **ret_errors)
 	return 0;
 }
 
-static int reply_reload(struct writer *w, struct evbuffer *reply)
+/* Degraded while the disk refuses batches: they wait in the samplers' spools. */
+static int status_reply(const struct writer *w, struct evbuffer *reply)
 {
-	char *errors = NULL;
-	int ret = control_reload(w, &errors);
+	json_t *figures = status_json(w);
+	char why[320];
+	bool ok = w->ds->disk == DISK_OK;
 
-	if (ret < 0) {
-		log_warnx("reload refused, running limits kept:\n%s",
-			errors ? errors : strerror(-ret));
-		evbuffer_add_printf(reply, "reload refused, running limits kept:\n%s",
-			errors ? errors : strerror(-ret));
-		free(errors);
-		return ret;
-	}
-	evbuffer_add_printf(reply, "reloaded %s", w->config_path);
-	return 0;
+	if (!figures)
+		return -ENOMEM;
+	if (!ok)
+		snprintf(why, sizeof(why), "disk %s%s%s", disk_state_names[w->ds->disk],
+			w->last_error[0] ? ": " : "", w->last_error);
+	return daemon_status(ok ? "up" : "degraded", ok ? NULL : why, figures, reply);
 }
 
-int control_handler(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply)
+int writer_ctl(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply)
 {
 	struct writer *w = ctx;
-	json_t *status;
-	char *text;
+	char done[PATH_MAX + 16];
 
 	switch (type) {
 	case MT_CTL_STATUS:
-		status = status_json(w);
-		text = status ? json_dumps(status, JSON_COMPACT) : NULL;
-		json_decref(status);
-		if (!text)
-			return -ENOMEM;
-		evbuffer_add(reply, text, strlen(text));
-		free(text);
-		return 0;
+		return status_reply(w, reply);
 	case MT_CTL_RELOAD:
-		return reply_reload(w, reply);
+		snprintf(done, sizeof(done), "reloaded %s", w->config_path);
+		return daemon_ctl_reload(writer_reload, w, done, reply);
 	default:
 		evbuffer_add_printf(reply, "croft-writer does not handle %s", msg_type_name(type));
 		return -EOPNOTSUPP;

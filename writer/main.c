@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,14 +56,7 @@ static void parse_args(int argc, char **argv, struct daemon_opts *opts, const ch
 
 static void load_config(struct writer *w, const struct daemon_opts *opts, const char *data_dir)
 {
-	char *errors = NULL;
-
-	config_defaults(&w->cfg);
-	if (config_load(opts->config_path, &w->cfg, &errors) < 0) {
-		fprintf(stderr, "%s", errors ? errors : "");
-		fatalx("%s: configuration refused", opts->config_path);
-	}
-	free(errors);
+	daemon_load_config(opts, &w->cfg);
 	if (data_dir)
 		snprintf(w->cfg.data_dir, sizeof(w->cfg.data_dir), "%s", data_dir);
 	w->config_path = opts->config_path;
@@ -112,22 +104,6 @@ static int open_data_dir(const struct writer *w, const struct priv_user *user, b
 	return dirfd;
 }
 
-static void signal_cb(evutil_socket_t sig, short what, void *arg)
-{
-	struct writer *w = arg;
-	char *errors = NULL;
-
-	if (sig == SIGHUP) {
-		if (control_reload(w, &errors) < 0)
-			log_warnx("SIGHUP: reload refused, running limits kept:\n%s",
-				errors ? errors : "");
-		free(errors);
-		return;
-	}
-	log_info("signal %d: stopping", (int)sig);
-	event_base_loopexit(w->base, NULL);
-}
-
 static void bind_sockets(struct writer *w, const char *runtime_dir, gid_t gid)
 {
 	char path[PATH_MAX];
@@ -140,8 +116,8 @@ static void bind_sockets(struct writer *w, const char *runtime_dir, gid_t gid)
 	ret = peers_listen(w, path, gid);
 	if (ret < 0)
 		fatalx("%s: cannot listen: %s", path, strerror(-ret));
-	snprintf(path, sizeof(path), "%s/writer.ctl", runtime_dir);
-	ret = ctl_server_new(w->base, path, gid, control_handler, w, &w->ctl);
+	ret = daemon_control_new(
+		w->base, runtime_dir, "writer.ctl", gid, writer_ctl, w, &w->ctl, path);
 	if (ret < 0)
 		fatalx("%s: cannot listen: %s", path, strerror(-ret));
 }
@@ -186,8 +162,7 @@ int main(int argc, char **argv)
 	struct writer w = { 0 };
 	struct daemon_opts opts;
 	struct priv_user user;
-	struct event *sigs[3];
-	static const int signums[3] = { SIGTERM, SIGINT, SIGHUP };
+	struct daemon_signals *signals;
 	struct daemon_notify *notify;
 	const char *data_dir;
 	bool root = geteuid() == 0;
@@ -209,7 +184,6 @@ int main(int argc, char **argv)
 		snprintf(user.name, sizeof(user.name), "uid %u", (unsigned)user.uid);
 	}
 	w.peer_uid = user.uid;
-	signal(SIGPIPE, SIG_IGN);
 	w.base = event_base_new();
 	if (!w.base)
 		fatalx("event_base_new");
@@ -221,11 +195,8 @@ int main(int argc, char **argv)
 	drop_privileges(&user, root);
 
 	open_dataset(&w, dirfd);
-	for (int i = 0; i < 3; i++) {
-		sigs[i] = evsignal_new(w.base, signums[i], signal_cb, &w);
-		if (!sigs[i] || event_add(sigs[i], NULL) < 0)
-			fatalx("signal %d", signums[i]);
-	}
+	if (daemon_signals_new(w.base, NULL, writer_reload, &w, &signals) < 0)
+		fatalx("cannot set up signals");
 	notify = daemon_notify_new(w.base);
 	daemon_notify_ready("writing");
 	event_base_dispatch(w.base);
@@ -235,8 +206,7 @@ int main(int argc, char **argv)
 	compress_stop(&w);
 	ctl_server_free(w.ctl);
 	daemon_notify_free(notify);
-	for (int i = 0; i < 3; i++)
-		event_free(sigs[i]);
+	daemon_signals_free(signals);
 	dataset_close(w.ds);
 	close(dirfd);
 	event_base_free(w.base);

@@ -187,7 +187,8 @@ int peers_listen(struct writer *w, const char *path, gid_t gid);
 void peers_free(struct writer *w);
 
 /* control.c: writer.ctl status and reload, SIGHUP. */
-int control_handler(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply);
-int control_reload(struct writer *w, char **ret_errors);
+int writer_ctl(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply);
+/* ctx is the struct writer; a daemon_reload_fn. */
+int writer_reload(void *ctx, char **ret_errors);
 
 #endif

@@ -128,9 +128,13 @@ class Probe:
         text = data[16:8 + length].rstrip(b'\0').decode()
         return status, text
 
-    def status(self):
+    def envelope(self):
+        """The whole status answer: {daemon, version, pid, uptime_s, state, why, figures}."""
         st, text = self.ctl_request(MT_CTL_STATUS)
         return json.loads(text)
+
+    def status(self):
+        return self.envelope()['figures']
 
     def kill(self, sig=signal.SIGTERM):
         if self.proc and self.proc.poll() is None:

@@ -76,7 +76,7 @@ class Stack:
             if not chunk:
                 break
             data += chunk
-        return json.loads(data[16:].rstrip(b'\0').decode())
+        return json.loads(data[16:].rstrip(b'\0').decode())['figures']
 
     def wait_rows(self, pid, pred, timeout=90):
         wait_for(lambda: pred(self.rows.of(pid)), timeout, 'rows of %d' % pid)

@@ -43,16 +43,19 @@ rl_cleanup() {
 	if [ -n "${KEEP:-}" ]; then echo "kept $TEST_TMP" >&2; else rm -rf "$TEST_TMP"; fi
 }
 
-# rl_status DAEMON: its status JSON on stdout (empty when it does not answer).
+# rl_status DAEMON: its status JSON on stdout (empty when it does not answer):
+# the envelope {daemon, version, pid, uptime_s, state, why, figures}.
 rl_status() {
 	"$WCTL" "$RUN/$1.ctl" status 2>/dev/null
 }
 
-# rl_json KEY.PATH < json: one value (python3), empty when absent.
+# rl_json KEY.PATH < json: one value (python3), empty when absent; of a
+# status envelope, a figure.
 rl_json() {
 	$PY -c 'import json,sys
 try:
     v = json.load(sys.stdin)
+    v = v.get("figures", v)
     for k in sys.argv[1].split("."):
         v = v[k]
     print(v if not isinstance(v, (dict, list)) else json.dumps(v))

@@ -27,7 +27,7 @@ probe_events() { rl_field probe "events.$1.$2"; }
 check_probe_accounts() {
 	rl_status probe | $PY -c '
 import json, sys
-st = json.load(sys.stdin)
+st = json.load(sys.stdin)["figures"]
 bad = []
 for kind in ("exec", "exit"):
     e = st["events"][kind]
@@ -53,7 +53,7 @@ if bad:
 # full_maps: how many maps an answer found full.
 full_maps() {
 	rl_status probe | $PY -c 'import json, sys
-print(sum(1 for m in json.load(sys.stdin)["maps"].values() if m["full_answers"]))'
+print(sum(1 for m in json.load(sys.stdin)["figures"]["maps"].values() if m["full_answers"]))'
 }
 
 rss() { echo "$(rl_rss_kb "$WPID") $(rl_rss_kb "$SPID") $(rl_rss_kb "$PPID_")"; }

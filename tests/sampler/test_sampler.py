@@ -129,6 +129,11 @@ class Harness:
             p.kill()
         p.wait()
 
+    def figures(self):
+        """The figures of the sampler's status (its envelope's "figures")."""
+        st, text = self.ctl(MT_CTL_STATUS)
+        return json.loads(text)['figures'] if st == 0 else {}
+
     def ctl(self, typ, payload=b''):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.settimeout(5)
@@ -831,7 +836,7 @@ def t_gpu_fd(h):
     st, text = h.ctl(MT_CTL_RELOAD)
     problems = [] if st == 0 else ['reload with gpu_devices = 1:7: %s' % text]
     try:
-        if not json.loads(h.ctl(MT_CTL_STATUS)[1]).get('gpu_devices_present'):
+        if not h.figures().get('gpu_devices_present'):
             problems.append('status does not see the device set')
         early = h.spawn(['open', '/dev/full', '0'])
         late = h.spawn(['open', '/dev/full', '2'])
@@ -1137,7 +1142,7 @@ def t_status_mid_poll(h):
         if kinds != [MT_HELLO, MT_PROBE_POLL]:
             return 'fake probe got message types %s' % [hex(k) for k in kinds]
         st, text = h.ctl(MT_CTL_STATUS)
-        status = json.loads(text) if st == 0 else {}
+        status = json.loads(text)['figures'] if st == 0 else {}
         conn.setblocking(False)
         try:
             link_open = conn.recv(65536) != b''
@@ -1154,7 +1159,7 @@ def t_status_mid_poll(h):
         # a reload meanwhile is checked at once and takes effect when the poll ends
         h.write_conf(idle_every=7)
         st, text = h.ctl(MT_CTL_RELOAD)
-        during = json.loads(h.ctl(MT_CTL_STATUS)[1]).get('idle_every')
+        during = h.figures().get('idle_every')
         if st or 'when the poll under way ends' not in text or during != 15:
             problems.append('reload during the poll: %d %r, idle_every %s meanwhile' %
                             (st, text, during))
@@ -1164,9 +1169,9 @@ def t_status_mid_poll(h):
     finally:
         srv.close()
         os.unlink(path)
-    if not h.rows.wait(lambda: json.loads(h.ctl(MT_CTL_STATUS)[1])['polls'] > polls, 10):
+    if not h.rows.wait(lambda: h.figures()['polls'] > polls, 10):
         problems.append('no poll ended after the probe went away')
-    elif json.loads(h.ctl(MT_CTL_STATUS)[1]).get('idle_every') != 7:
+    elif h.figures().get('idle_every') != 7:
         problems.append('the reload made during the poll did not take effect at its end')
     h.write_conf()
     h.ctl(MT_CTL_RELOAD)
@@ -1176,7 +1181,13 @@ def t_status_mid_poll(h):
 def t_control(h):
     problems = []
     st, text = h.ctl(MT_CTL_STATUS)
-    status = json.loads(text) if st == 0 else {}
+    envelope = json.loads(text) if st == 0 else {}
+    status = envelope.get('figures', {})
+    if sorted(envelope) != sorted(['daemon', 'version', 'pid', 'uptime_s', 'state', 'why',
+                                   'figures']) or envelope['daemon'] != 'croft-sampler' or \
+            envelope['pid'] != h.sampler.pid or envelope['state'] != 'up' or envelope['why']:
+        problems.append('status envelope %s' % {k: v for k, v in envelope.items()
+                                                if k != 'figures'})
     for key in ('processes_tracked', 'containers', 'last_poll_ms', 'last_poll_cpu_ms',
                 'rows_last_poll', 'spool_bytes', 'batches_unacked', 'dropped_batches', 'probe'):
         if key not in status:
@@ -1195,7 +1206,7 @@ def t_control(h):
     if st != 0:
         problems.append('reload answered %d %r' % (st, text))
     st, text = h.ctl(MT_CTL_STATUS)
-    if json.loads(text).get('catalog') != 'built-in':
+    if json.loads(text)['figures'].get('catalog') != 'built-in':
         problems.append('catalog after reloads: %s' % text)
     # a container label, then cleared
     if hasattr(h, 'docker'):
@@ -1226,12 +1237,12 @@ def main():
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
-            polls0 = json.loads(h.ctl(MT_CTL_STATUS)[1])['polls']
+            polls0 = h.figures()['polls']
             break
         except (OSError, ValueError, KeyError):
             time.sleep(0.1)
     time.sleep(2)
-    polls = json.loads(h.ctl(MT_CTL_STATUS)[1])['polls'] - polls0
+    polls = h.figures()['polls'] - polls0
     SLOW = max(1.0, min(8.0, 2000.0 / POLL_MS / max(polls, 1)))
     print('# %d polls in 2 s (every %d ms asked): waits scaled by %.1f; loadavg %s' %
           (polls, POLL_MS, SLOW, open('/proc/loadavg').read().split()[0]))

@@ -25,6 +25,7 @@ head -c $((avail - 300 * 1024)) /dev/zero > "$MNT/filler" 2>/dev/null
 CPID=$!
 wait_for 'wl_status | grep -q "\"state\":\"full\""' 30 || fail "status never showed a full disk: $(wl_status)"
 wl_status | grep -q 'No space left on device' || fail "last_error does not say why: $(wl_status)"
+wl_status | grep -q '"state":"degraded","why":"disk full' || fail "the envelope does not say degraded: $(wl_status)"
 acked_full=$(wc -l < "$TEST_TMP/acks")
 [ "$acked_full" -lt 600 ] || fail "everything acked on a full disk"
 # stays unacked while full: nothing moves over a few retry periods
@@ -40,6 +41,7 @@ wait "$CPID" || fail "client did not finish after space returned: $(cat "$TEST_T
 CPID=
 grep -q 'writing again' "$WLOG" || fail "recovery from a full disk not logged"
 wl_status | grep -q '"state":"ok"' || fail "status still not ok: $(wl_status)"
+wl_status | grep -q '"state":"up","why":null' || fail "the envelope still degraded: $(wl_status)"
 wait_for wl_no_jsonl_segments 30 || fail "segments not compressed after space returned: $(ls "$DATA")"
 for f in $(wl_segments); do zstd -t -q "$DATA/$f" || fail "zstd -t $f"; done
 ls "$DATA" | grep -q '\.tmp$' && fail "a .zst.tmp left behind"
