@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -150,4 +151,27 @@ const char *file_read_strerror(int r)
 	if (r == -EFBIG)
 		return "file too large";
 	return strerror(-r);
+}
+
+int file_write_at(int fd, const void *buf, size_t len, off_t off)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = pwrite(fd, p, len, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		off += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int file_fsync_dir(int dirfd)
+{
+	return fsync(dirfd) < 0 ? -errno : 0;
 }

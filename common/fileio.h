@@ -1,13 +1,15 @@
 /*
  * fileio.h: reading a small file whole, safely: bounded in size, never
  * blocking on a FIFO or a device (a --config or --frameworks pointing at
- * /dev/zero or a pipe is refused, not hung on).  Any process, any privilege;
+ * /dev/zero or a pipe is refused, not hung on); writing a buffer whole and
+ * syncing a directory for the writer's files.  Any process, any privilege;
  * file_keep_dir before a privilege drop.
  */
 #ifndef CROFT_FILEIO_H
 #define CROFT_FILEIO_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /*
  * Reads the regular file at path (at most max_bytes) into a malloc'd,
@@ -32,5 +34,10 @@ int file_keep_dir(const char *path);
 
 /* What a file_read_bounded error means, for messages. */
 const char *file_read_strerror(int r);
+
+/* Writes all of buf at off (pwrite, short writes and EINTR retried); 0 or -errno. */
+int file_write_at(int fd, const void *buf, size_t len, off_t off);
+/* Makes a directory's entries durable (a rename, a new file); 0 or -errno. */
+int file_fsync_dir(int dirfd);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "writer.h"
 
 #define COMMIT_MAGIC   0x43524643u /* "CFRC" little-endian */
@@ -120,22 +121,6 @@ static int read_full(int fd, void *buf, size_t len, off_t off, size_t *ret_got)
 	return 0;
 }
 
-static int write_full(int fd, const void *buf, size_t len, off_t off)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = pwrite(fd, (const uint8_t *)buf + done, len - done, off + (off_t)done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		done += (size_t)n;
-	}
-	return 0;
-}
-
 /* Picks the valid slot with the highest generation; the other is next. */
 static void commit_pick(struct commit_file *cf, const uint8_t *buf, size_t got,
 	struct commit_rec *ret_rec, bool *ret_found)
@@ -205,7 +190,7 @@ int commit_store(struct commit_file *cf, struct commit_rec *rec)
 
 	next.generation = rec->generation + 1;
 	commit_encode(&next, slot);
-	ret = write_full(cf->fd, slot, sizeof(slot), (off_t)(cf->next_slot * COMMIT_SLOT_BYTES));
+	ret = file_write_at(cf->fd, slot, sizeof(slot), (off_t)(cf->next_slot * COMMIT_SLOT_BYTES));
 	if (ret == 0 && fdatasync(cf->fd) < 0)
 		ret = -errno;
 	if (ret < 0)

@@ -23,6 +23,7 @@
 #include <zstd.h>
 
 #include "clock.h"
+#include "fileio.h"
 #include "log.h"
 #include "writer.h"
 
@@ -61,23 +62,6 @@ struct compressor {
 	size_t pending_count;
 	struct compress_figures figures;
 };
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 static int read_some(int fd, void *buf, size_t len, size_t *ret_got)
 {
@@ -134,7 +118,7 @@ static int compress_stream(int in_fd, int out_fd, uint64_t in_bytes, int level,
 				ret = -EIO;
 				goto out;
 			}
-			ret = write_all(out_fd, out, ob.pos);
+			ret = file_write_at(out_fd, out, ob.pos, (off_t)out_total);
 			if (ret < 0)
 				goto out;
 			out_total += ob.pos;
@@ -149,11 +133,6 @@ out:
 	free(in);
 	free(out);
 	return ret;
-}
-
-static int fsync_dir(int dirfd)
-{
-	return fsync(dirfd) < 0 ? -errno : 0;
 }
 
 int compress_file(int dirfd, const char *name, int level, const volatile bool *stop,
@@ -184,7 +163,7 @@ int compress_file(int dirfd, const char *name, int level, const volatile bool *s
 	if (ret == 0 && renameat(dirfd, tmp, dirfd, zst) < 0)
 		ret = -errno;
 	if (ret == 0)
-		ret = fsync_dir(dirfd);
+		ret = file_fsync_dir(dirfd);
 	if (ret == 0 && unlinkat(dirfd, name, 0) < 0)
 		ret = -errno;
 	if (ret == 0) {

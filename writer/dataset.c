@@ -24,6 +24,7 @@
 
 #include "clock.h"
 #include "daemon.h"
+#include "fileio.h"
 #include "log.h"
 #include "writer.h"
 
@@ -97,11 +98,6 @@ static uint64_t unique_start_s(struct dataset *ds, uint64_t start_s)
 	return start_s;
 }
 
-static int fsync_dir(int dirfd)
-{
-	return fsync(dirfd) < 0 ? -errno : 0;
-}
-
 /*
  * Renames the live file to a segment and starts an empty one.  The commit
  * record is stored last: a crash before it leaves a record naming the old
@@ -127,7 +123,7 @@ static int close_live(
 	}
 	close(old_fd);
 	ds->live_bytes = 0;
-	ret = fsync_dir(ds->dirfd);
+	ret = file_fsync_dir(ds->dirfd);
 	ds->rec.live_inode = inode;
 	ds->rec.live_offset = 0;
 	ds->rec.live_start_ms = next_start_ms;

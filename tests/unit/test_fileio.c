@@ -53,6 +53,35 @@ START_TEST(test_sizes)
 }
 END_TEST
 
+/* One write helper for the writer's files: the whole buffer lands at its offset. */
+START_TEST(test_write_at)
+{
+	static char big[1 << 20];
+	char *buf;
+	size_t len;
+	int fd;
+
+	write_file(0);
+	fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	memset(big, 'b', sizeof(big));
+	ck_assert_int_eq(file_write_at(fd, "aa", 2, 0), 0);
+	ck_assert_int_eq(file_write_at(fd, big, sizeof(big), 2), 0);
+	ck_assert_int_eq(file_write_at(fd, "c", 1, 1), 0);
+	close(fd);
+	ck_assert_int_eq(file_read_bounded(path, sizeof(big) + 2, &buf, &len), 0);
+	ck_assert_uint_eq(len, sizeof(big) + 2);
+	ck_assert(buf[0] == 'a' && buf[1] == 'c' && buf[2] == 'b' && buf[len - 1] == 'b');
+	free(buf);
+	ck_assert_int_eq(file_write_at(fd, "x", 1, 0), -EBADF);
+	fd = open("/tmp", O_RDONLY | O_DIRECTORY);
+	ck_assert_int_eq(file_fsync_dir(fd), 0);
+	close(fd);
+	ck_assert_int_eq(file_fsync_dir(fd), -EBADF);
+	unlink(path);
+}
+END_TEST
+
 START_TEST(test_proc_file)
 {
 	char *buf;
@@ -176,6 +205,7 @@ static Suite *fileio_suite(void)
 	TCase *tc = tcase_create("fileio");
 
 	tcase_add_test(tc, test_sizes);
+	tcase_add_test(tc, test_write_at);
 	tcase_add_test(tc, test_proc_file);
 	tcase_add_test(tc, test_refused);
 	tcase_add_test(tc, test_kept_dir);
