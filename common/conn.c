@@ -38,6 +38,7 @@ struct conn_server {
 	struct event_base *base;
 	struct evconnlistener *listener;
 	struct event *resume; /* re-enables accepting after an accept error */
+	uid_t peer_uid;       /* (uid_t)-1: anyone */
 	size_t conns_count;
 	uint64_t refused;
 	LIST_HEAD(, conn) conns;
@@ -196,8 +197,8 @@ static const char *conn_admit(struct conn_server *server, int fd, struct sock_pe
 	*ret_cred = (struct sock_peer){ .pid = -1, .uid = (uid_t)-1, .gid = (gid_t)-1 };
 	if (sock_peer(fd, ret_cred) < 0)
 		why = "no SO_PEERCRED";
-	else if (server->ops->admit)
-		why = server->ops->admit(server->ctx, ret_cred);
+	else if (server->peer_uid != (uid_t)-1 && !sock_peer_is(ret_cred, server->peer_uid))
+		why = server->ops->refusal;
 	if (!why && server->conns_count >= server->ops->conns_max)
 		why = "too many peers";
 	return why;
@@ -253,7 +254,7 @@ static void conn_accept_error_cb(struct evconnlistener *listener, void *arg)
 	evtimer_add(server->resume, &pause);
 }
 
-int conn_server_new(struct event_base *base, const char *path, gid_t gid,
+int conn_server_new(struct event_base *base, const char *path, gid_t gid, uid_t peer_uid,
 	const struct conn_ops *ops, void *ctx, struct conn_server **ret_server)
 {
 	struct conn_server *server = calloc(1, sizeof(*server));
@@ -268,6 +269,7 @@ int conn_server_new(struct event_base *base, const char *path, gid_t gid,
 	}
 	server->ops = ops;
 	server->ctx = ctx;
+	server->peer_uid = peer_uid;
 	server->base = base;
 	LIST_INIT(&server->conns);
 	server->resume = evtimer_new(base, conn_resume_cb, server);

@@ -39,8 +39,8 @@ struct conn_ops {
 	size_t read_step;      /* SOCK_STREAM: bytes read per loop turn, 0: libevent's */
 	bool log_closes;       /* log a peer that hung up, at info */
 	const char *drop_note; /* what a drop means, for the log; may be NULL */
-	/* NULL when cred may connect, else why not: logged, the peer closed. */
-	const char *(*admit)(void *ctx, const struct sock_peer *cred);
+	/* With a peer uid: why anyone else is refused (logged, the peer closed). */
+	const char *refusal;
 	/* A new peer; 0, or -errno to close it.  May be NULL. */
 	int (*open)(void *ctx, struct conn *c);
 	/* Input is there; the owner may free c (conn_drop...) and then must not touch it. */
@@ -49,8 +49,12 @@ struct conn_ops {
 	void (*close)(struct conn *c);
 };
 
-/* Listens at path (sock_listen: mode 0660, group gid).  Returns 0 or -errno. */
-int conn_server_new(struct event_base *base, const char *path, gid_t gid,
+/*
+ * Listens at path (sock_listen: mode 0660, group gid).  Only root, this
+ * process's own uid and peer_uid may connect ((uid_t)-1: anyone; each
+ * request is then the owner's to check).  Returns 0 or -errno.
+ */
+int conn_server_new(struct event_base *base, const char *path, gid_t gid, uid_t peer_uid,
 	const struct conn_ops *ops, void *ctx, struct conn_server **ret_server);
 void conn_server_free(struct conn_server *server);
 void *conn_server_ctx(const struct conn_server *server);

@@ -198,7 +198,8 @@ int ctl_server_new(struct event_base *base, const char *path, gid_t croft_gid,
 	server->croft_gid = croft_gid;
 	server->handler = handler;
 	server->ctx = ctx;
-	r = conn_server_new(base, path, croft_gid, &ctl_conn_ops, server, &server->conns);
+	r = conn_server_new(
+		base, path, croft_gid, (uid_t)-1, &ctl_conn_ops, server, &server->conns);
 	if (r < 0) {
 		free(server);
 		return r;

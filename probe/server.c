@@ -38,7 +38,6 @@ struct peer {
 
 struct server {
 	struct conn_server *conns;
-	uid_t peer_uid;
 	struct collector *col;
 };
 
@@ -257,13 +256,6 @@ static void on_write(evutil_socket_t fd, short what, void *arg)
 		conn_drop(peer->conn, "%s", strerror(-r));
 }
 
-static const char *peer_admit(void *ctx, const struct sock_peer *cred)
-{
-	const struct server *srv = ctx;
-
-	return sock_peer_is(cred, srv->peer_uid) ? NULL : "only root and the croft user";
-}
-
 static int peer_open(void *ctx, struct conn *c)
 {
 	struct server *srv = ctx;
@@ -285,7 +277,7 @@ static const struct conn_ops peer_ops = {
 	.conns_max = PROBE_PEERS_MAX,
 	.deadline_ms = PROBE_HELLO_S * 1000, /* an idle connection must not hold a slot */
 	.log_closes = true,
-	.admit = peer_admit,
+	.refusal = "only root and the croft user",
 	.open = peer_open,
 	.read = peer_read,
 	.close = peer_close,
@@ -299,9 +291,8 @@ int server_new(struct event_base *base, const char *path, gid_t gid, uid_t peer_
 
 	if (!srv)
 		return -ENOMEM;
-	srv->peer_uid = peer_uid;
 	srv->col = col;
-	r = conn_server_new(base, path, gid, &peer_ops, srv, &srv->conns);
+	r = conn_server_new(base, path, gid, peer_uid, &peer_ops, srv, &srv->conns);
 	if (r < 0) {
 		free(srv);
 		return r;

@@ -259,13 +259,6 @@ static void peer_read(struct conn *c)
 	peer_process(c->data);
 }
 
-static const char *peer_admit(void *ctx, const struct sock_peer *cred)
-{
-	const struct writer *w = ctx;
-
-	return sock_peer_is(cred, w->peer_uid) ? NULL : "not root or the writer's user";
-}
-
 static int peer_open(void *ctx, struct conn *c)
 {
 	struct writer *w = ctx;
@@ -292,7 +285,7 @@ static const struct conn_ops peer_ops = {
 	.read_step = PEER_READ_STEP,
 	.log_closes = true,
 	.drop_note = "nothing of its unacked batches written",
-	.admit = peer_admit,
+	.refusal = "not root or the writer's user",
 	.open = peer_open,
 	.read = peer_read,
 	.close = peer_close,
@@ -300,7 +293,7 @@ static const struct conn_ops peer_ops = {
 
 int peers_listen(struct writer *w, const char *path, gid_t gid)
 {
-	return conn_server_new(w->base, path, gid, &peer_ops, w, &w->peers);
+	return conn_server_new(w->base, path, gid, w->peer_uid, &peer_ops, w, &w->peers);
 }
 
 void peers_free(struct writer *w)

@@ -1,6 +1,6 @@
 /*
  * test_conn.c: the peer layer on a SOCK_SEQPACKET socket, driven in this
- * process's loop: a peer its role rule refuses is closed and counted, one
+ * process's loop: a peer of another uid is closed and counted, one
  * past the cap likewise, a silent one is dropped at its HELLO deadline, one
  * that said HELLO is kept past it, and a dropped peer's owner state is freed.
  */
@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -22,13 +23,7 @@
 #define DEADLINE_MS 200
 
 static char dir[64], path[128];
-static bool refuse_all;
 static int opened, closed;
-
-static const char *admit(void *ctx, const struct sock_peer *cred)
-{
-	return refuse_all ? "refused by the test" : NULL;
-}
 
 static int on_open(void *ctx, struct conn *c)
 {
@@ -60,7 +55,7 @@ static const struct conn_ops ops = {
 	.type = SOCK_SEQPACKET,
 	.conns_max = 1,
 	.deadline_ms = DEADLINE_MS,
-	.admit = admit,
+	.refusal = "not root or the test's user",
 	.open = on_open,
 	.read = on_read,
 	.close = on_close,
@@ -73,8 +68,10 @@ static struct conn_server *start(struct event_base *base)
 	log_init("test-conn", false);
 	snprintf(dir, sizeof(dir), "/tmp/croft-test-conn.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
+	chmod(dir, 0755);
 	snprintf(path, sizeof(path), "%s/test.sock", dir);
-	ck_assert_int_eq(conn_server_new(base, path, (gid_t)-1, &ops, NULL, &server), 0);
+	ck_assert_int_eq(conn_server_new(base, path, (gid_t)-1, 0, &ops, NULL, &server), 0);
+	chmod(path, 0666); /* the socket's mode lets nobody in: SO_PEERCRED must not */
 	return server;
 }
 
@@ -110,19 +107,31 @@ static bool closed_within(int fd, int timeout_ms)
 	return poll(&pfd, 1, timeout_ms) == 1 && recv(fd, &byte, 1, MSG_DONTWAIT) <= 0;
 }
 
+/* As root: a child dropped to nobody connects and must be closed unserved. */
 START_TEST(test_refused)
 {
-	struct event_base *base = event_base_new();
-	struct conn_server *server = start(base);
-	int fd;
+	struct event_base *base;
+	struct conn_server *server;
+	int status;
+	pid_t pid;
 
-	refuse_all = true;
-	fd = sock_connect(path, SOCK_SEQPACKET);
-	ck_assert_int_ge(fd, 0);
-	ck_assert(loop_until(base, server, 0, 1, 2000));
-	ck_assert(closed_within(fd, 1000));
+	if (!tl_have_root())
+		return;
+	base = event_base_new();
+	server = start(base);
+	pid = fork();
+	if (pid == 0) {
+		int fd;
+
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(3);
+		fd = sock_connect(path, SOCK_SEQPACKET);
+		_exit(fd >= 0 && closed_within(fd, 5000) ? 0 : 4);
+	}
+	ck_assert(loop_until(base, server, 0, 1, 5000));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
 	ck_assert_int_eq(opened, 0);
-	close(fd);
 	stop(server);
 	event_base_free(base);
 }
@@ -134,7 +143,6 @@ START_TEST(test_cap_and_deadline)
 	struct conn_server *server = start(base);
 	int first, second, third;
 
-	refuse_all = false;
 	first = sock_connect(path, SOCK_SEQPACKET);
 	ck_assert(loop_until(base, server, 1, 0, 2000));
 	second = sock_connect(path, SOCK_SEQPACKET);
