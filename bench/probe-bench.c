@@ -35,7 +35,7 @@ static double now_ns(void)
  */
 static void pin(int cpu)
 {
-	struct sched_param sp = {.sched_priority = 10};
+	struct sched_param sp = { .sched_priority = 10 };
 	cpu_set_t set;
 
 	CPU_ZERO(&set);

@@ -22,7 +22,7 @@ struct {
 SEC("raw_tp/sys_enter")
 int BPF_PROG(count_enter, struct pt_regs *regs, long id)
 {
-	struct count_key k = {.tgid = bpf_get_current_pid_tgid() >> 32, .nr = (__u32)id};
+	struct count_key k = { .tgid = bpf_get_current_pid_tgid() >> 32, .nr = (__u32)id };
 	__u64 one = 1, *n = bpf_map_lookup_elem(&counts, &k);
 
 	if (n)

@@ -136,8 +136,8 @@ static int scale(const int counts[3], const char *path)
 	if (!pids)
 		return 1;
 	for (int k = 0; k < 3; k++) {
-		int n = fork_children(pids + done, counts[k], (enum kind)k, 0,
-			k == KIND_HELD ? path : NULL);
+		int n = fork_children(
+			pids + done, counts[k], (enum kind)k, 0, k == KIND_HELD ? path : NULL);
 
 		printf("%s", names[k]);
 		print_pids(pids + done, n);

@@ -48,8 +48,8 @@ static int entry_error(char *err, size_t err_len, const char *source, size_t ind
 }
 
 /* One pattern list; a missing key is an empty list. */
-static int parse_patterns(json_t *obj, const char *key, struct catalog_patterns *ret,
-	const char **ret_reason)
+static int parse_patterns(
+	json_t *obj, const char *key, struct catalog_patterns *ret, const char **ret_reason)
 {
 	json_t *arr = json_object_get(obj, key);
 	size_t i;
@@ -68,7 +68,8 @@ static int parse_patterns(json_t *obj, const char *key, struct catalog_patterns 
 	ret->items = calloc(json_array_size(arr) + 1, sizeof(*ret->items));
 	if (!ret->items)
 		return -ENOMEM;
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		const char *s = json_string_value(v);
 
 		if (!s || json_string_length(v) == 0 || strlen(s) != json_string_length(v)) {
@@ -93,9 +94,10 @@ static const char *check_keys(json_t *obj)
 	json_t *v;
 	static char reason[128];
 
-	json_object_foreach(obj, key, v) {
+	json_object_foreach(obj, key, v)
+	{
 		if (strcmp(key, "name") && strcmp(key, "libraries") && strcmp(key, "directories") &&
-		    strcmp(key, "cmdline")) {
+			strcmp(key, "cmdline")) {
 			snprintf(reason, sizeof(reason), "unknown key \"%.40s\"", key);
 			return reason;
 		}
@@ -103,8 +105,7 @@ static const char *check_keys(json_t *obj)
 	return NULL;
 }
 
-static int parse_entry(struct catalog *cat, json_t *obj, size_t index, char *err,
-	size_t err_len)
+static int parse_entry(struct catalog *cat, json_t *obj, size_t index, char *err, size_t err_len)
 {
 	struct catalog_entry *e = &cat->entries[index];
 	const char *reason = NULL, *name;
@@ -116,8 +117,8 @@ static int parse_entry(struct catalog *cat, json_t *obj, size_t index, char *err
 	jname = json_object_get(obj, "name");
 	name = json_string_value(jname);
 	if (!name || json_string_length(jname) == 0 || strlen(name) != json_string_length(jname))
-		return entry_error(err, err_len, cat->source, index, NULL,
-			"missing or empty \"name\"");
+		return entry_error(
+			err, err_len, cat->source, index, NULL, "missing or empty \"name\"");
 	if (strlen(name) > CATALOG_NAME_MAX)
 		return entry_error(err, err_len, cat->source, index, NULL, "name too long");
 	reason = check_keys(obj);
@@ -166,7 +167,7 @@ int catalog_parse(const char *text, size_t len, const char *source, struct catal
 		return -EINVAL;
 	}
 	if (!json_is_array(root) || json_array_size(root) == 0 ||
-	    json_array_size(root) > CATALOG_ENTRIES_MAX) {
+		json_array_size(root) > CATALOG_ENTRIES_MAX) {
 		snprintf(err, err_len, "%s: not an array of 1 to %d framework entries", source,
 			CATALOG_ENTRIES_MAX);
 		json_decref(root);
@@ -256,8 +257,8 @@ size_t catalog_match_path(const struct catalog *cat, const char *path, size_t li
 	return limit;
 }
 
-size_t catalog_match_cmdline(const struct catalog *cat, const char *args, size_t args_len,
-	size_t limit)
+size_t catalog_match_cmdline(
+	const struct catalog *cat, const char *args, size_t args_len, size_t limit)
 {
 	if (limit > cat->entries_count)
 		limit = cat->entries_count;

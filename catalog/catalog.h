@@ -10,13 +10,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define CATALOG_FILE_MAX      (1u << 20) /* bytes of a catalog file */
-#define CATALOG_ENTRIES_MAX   256
-#define CATALOG_PATTERNS_MAX  64         /* per kind, per entry */
-#define CATALOG_NAME_MAX      64         /* bytes of a framework name */
-#define CATALOG_PATTERN_MAX   256        /* bytes of one pattern */
-#define CATALOG_ERR_MAX       512        /* bytes of an error message */
-#define CATALOG_ENV           "CROFT_FRAMEWORKS"
+#define CATALOG_FILE_MAX     (1u << 20) /* bytes of a catalog file */
+#define CATALOG_ENTRIES_MAX  256
+#define CATALOG_PATTERNS_MAX 64  /* per kind, per entry */
+#define CATALOG_NAME_MAX     64  /* bytes of a framework name */
+#define CATALOG_PATTERN_MAX  256 /* bytes of one pattern */
+#define CATALOG_ERR_MAX      512 /* bytes of an error message */
+#define CATALOG_ENV          "CROFT_FRAMEWORKS"
 
 struct catalog_patterns {
 	char **items;
@@ -31,9 +31,9 @@ struct catalog_entry {
 };
 
 struct catalog {
-	struct catalog_entry *entries;  /* priority order: earliest wins */
+	struct catalog_entry *entries; /* priority order: earliest wins */
 	size_t entries_count;
-	char *source;                   /* "built-in" or the file's path */
+	char *source; /* "built-in" or the file's path */
 };
 
 /* The generated copy of catalog/frameworks.json. */
@@ -57,7 +57,7 @@ void catalog_free(struct catalog *cat);
  * the file part of a /proc/<pid>/maps line; args are NUL-separated.
  */
 size_t catalog_match_path(const struct catalog *cat, const char *path, size_t limit);
-size_t catalog_match_cmdline(const struct catalog *cat, const char *args, size_t args_len,
-	size_t limit);
+size_t catalog_match_cmdline(
+	const struct catalog *cat, const char *args, size_t args_len, size_t limit);
 
 #endif

@@ -11,11 +11,10 @@
 
 static int catalog_usage(FILE *out, int status)
 {
-	fprintf(out,
-		"usage: croft catalog show         print the built-in framework catalog\n"
-		"       croft catalog check FILE   validate a catalog file\n"
-		"A catalog file replaces the built-in one: croft-sampler --frameworks FILE,\n"
-		"CROFT_FRAMEWORKS=FILE or frameworks = FILE in [sampler] of croft.conf.\n");
+	fprintf(out, "usage: croft catalog show         print the built-in framework catalog\n"
+		     "       croft catalog check FILE   validate a catalog file\n"
+		     "A catalog file replaces the built-in one: croft-sampler --frameworks FILE,\n"
+		     "CROFT_FRAMEWORKS=FILE or frameworks = FILE in [sampler] of croft.conf.\n");
 	return status;
 }
 

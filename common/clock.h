@@ -8,9 +8,9 @@
 
 #include <stdint.h>
 
-uint64_t clock_mono_ms(void);   /* CLOCK_MONOTONIC, ms */
-uint64_t clock_mono_ns(void);   /* CLOCK_MONOTONIC, ns */
-uint64_t clock_boot_ns(void);   /* CLOCK_BOOTTIME, ns: what bpf_ktime_get_boot_ns gives */
-uint64_t clock_real_ms(void);   /* CLOCK_REALTIME, ms since the epoch */
+uint64_t clock_mono_ms(void); /* CLOCK_MONOTONIC, ms */
+uint64_t clock_mono_ns(void); /* CLOCK_MONOTONIC, ns */
+uint64_t clock_boot_ns(void); /* CLOCK_BOOTTIME, ns: what bpf_ktime_get_boot_ns gives */
+uint64_t clock_real_ms(void); /* CLOCK_REALTIME, ms since the epoch */
 
 #endif

@@ -10,15 +10,15 @@
 #include <limits.h>
 #include <stdint.h>
 
-#define CROFT_CONF_PATH            CROFT_SYSCONFDIR "/croft/croft.conf"
-#define CROFT_DATA_DIR             "/var/lib/croft"
-#define CROFT_RUNTIME_DIR          "/run/croft"
-#define CROFT_USER                 "croft"
-#define CROFT_FALLBACK_USER        "nobody"
+#define CROFT_CONF_PATH     CROFT_SYSCONFDIR "/croft/croft.conf"
+#define CROFT_DATA_DIR      "/var/lib/croft"
+#define CROFT_RUNTIME_DIR   "/run/croft"
+#define CROFT_USER          "croft"
+#define CROFT_FALLBACK_USER "nobody"
 
-#define CONFIG_GPU_DEVICES_MAX     512   /* bytes of the gpu_devices value */
-#define CONFIG_NAMES_MAX           1024  /* bytes of a list of names (gpu_system_holders) */
-#define CONFIG_NAME_MAX            63    /* bytes of one name in it */
+#define CONFIG_GPU_DEVICES_MAX 512  /* bytes of the gpu_devices value */
+#define CONFIG_NAMES_MAX       1024 /* bytes of a list of names (gpu_system_holders) */
+#define CONFIG_NAME_MAX        63   /* bytes of one name in it */
 
 /*
  * The driver daemons and monitors that hold GPU files open all day: exe
@@ -33,25 +33,25 @@
 	"nvidia-persistenced, nv-hostengine, dcgm-exporter, nvidia-device-plugin, "                \
 	"gpu-feature-discovery, nv-fabricmanager, nvidia-smi, amd-smi, rocm-smi, rdcd, "           \
 	"amd-metrics-exporter, gpuagent, k8s-device-plugin"
-#define CONFIG_ERRORS_MAX          64    /* errors reported per file */
+#define CONFIG_ERRORS_MAX 64 /* errors reported per file */
 
 struct croft_config {
 	/* [sampler] */
-	uint64_t poll_interval_ms;       /* default 2 s */
-	uint32_t idle_every;             /* polls between rows of an idle process, default 15 */
-	uint64_t onset_window_ms;        /* gpu-onset length, default 30 s */
-	char frameworks[PATH_MAX];       /* catalog file; "" = built-in */
-	uint64_t spool_size_bytes;       /* unacked batches kept, default 256 MiB */
+	uint64_t poll_interval_ms; /* default 2 s */
+	uint32_t idle_every;       /* polls between rows of an idle process, default 15 */
+	uint64_t onset_window_ms;  /* gpu-onset length, default 30 s */
+	char frameworks[PATH_MAX]; /* catalog file; "" = built-in */
+	uint64_t spool_size_bytes; /* unacked batches kept, default 256 MiB */
 	char gpu_system_holders[CONFIG_NAMES_MAX]; /* croft stats: "system", not workloads */
 	/* [probe] */
 	char gpu_devices[CONFIG_GPU_DEVICES_MAX]; /* "" = default set (gpudev.h) */
 	/* [writer] */
-	char data_dir[PATH_MAX];         /* default /var/lib/croft */
-	uint64_t rotate_interval_ms;     /* default 1 h, aligned on the UTC clock */
-	uint64_t rotate_size_bytes;      /* default 1 GiB */
-	uint64_t retention_age_ms;       /* default 30 d */
-	uint64_t retention_size_bytes;   /* default 10 GiB */
-	int zstd_level;                  /* 1..19 */
+	char data_dir[PATH_MAX];       /* default /var/lib/croft */
+	uint64_t rotate_interval_ms;   /* default 1 h, aligned on the UTC clock */
+	uint64_t rotate_size_bytes;    /* default 1 GiB */
+	uint64_t retention_age_ms;     /* default 30 d */
+	uint64_t retention_size_bytes; /* default 10 GiB */
+	int zstd_level;                /* 1..19 */
 };
 
 void config_defaults(struct croft_config *cfg);

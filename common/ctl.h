@@ -17,15 +17,15 @@ struct evbuffer;
 struct msg_cursor;
 struct ctl_server;
 
-#define CTL_TIMEOUT_MS 5000  /* a control client gets this long to send its request */
+#define CTL_TIMEOUT_MS 5000 /* a control client gets this long to send its request */
 
 /*
  * Called for an authorised request; payload is positioned after the header.
  * Writes the reply text (JSON for MT_CTL_STATUS, a message otherwise) to
  * reply and returns 0 or -errno.
  */
-typedef int (*ctl_handler_fn)(void *ctx, uint32_t type, struct msg_cursor *payload,
-	struct evbuffer *reply);
+typedef int (*ctl_handler_fn)(
+	void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply);
 
 /* Listens at path (mode 0660, group croft_gid).  Returns 0 or -errno. */
 int ctl_server_new(struct event_base *base, const char *path, gid_t croft_gid,
@@ -37,7 +37,7 @@ void ctl_server_free(struct ctl_server *server);
  * the reply.  Returns 0 with *ret_status (0 or a positive errno) and a
  * malloc'd *ret_text, or -errno when no reply came.
  */
-int ctl_request(const char *path, uint32_t type, const void *payload, size_t len,
-	int timeout_ms, int *ret_status, char **ret_text);
+int ctl_request(const char *path, uint32_t type, const void *payload, size_t len, int timeout_ms,
+	int *ret_status, char **ret_text);
 
 #endif

@@ -17,17 +17,17 @@ static const struct {
 	uint32_t type;
 	const char *name;
 } msg_names[] = {
-	{MT_HELLO, "HELLO"},
-	{MT_BATCH, "BATCH"},
-	{MT_ACK, "ACK"},
-	{MT_PROBE_POLL, "PROBE_POLL"},
-	{MT_PROBE_PROCS, "PROBE_PROCS"},
-	{MT_PROBE_EXITS, "PROBE_EXITS"},
-	{MT_PROBE_END, "PROBE_END"},
-	{MT_CTL_STATUS, "CTL_STATUS"},
-	{MT_CTL_RELOAD, "CTL_RELOAD"},
-	{MT_CTL_LABEL, "CTL_LABEL"},
-	{MT_CTL_REPLY, "CTL_REPLY"},
+	{ MT_HELLO, "HELLO" },
+	{ MT_BATCH, "BATCH" },
+	{ MT_ACK, "ACK" },
+	{ MT_PROBE_POLL, "PROBE_POLL" },
+	{ MT_PROBE_PROCS, "PROBE_PROCS" },
+	{ MT_PROBE_EXITS, "PROBE_EXITS" },
+	{ MT_PROBE_END, "PROBE_END" },
+	{ MT_CTL_STATUS, "CTL_STATUS" },
+	{ MT_CTL_RELOAD, "CTL_RELOAD" },
+	{ MT_CTL_LABEL, "CTL_LABEL" },
+	{ MT_CTL_REPLY, "CTL_REPLY" },
 };
 
 const char *msg_type_name(uint32_t type)
@@ -128,8 +128,8 @@ int msg_compose(struct evbuffer *out, uint32_t type, const void *fixed, size_t f
 	if (r < 0)
 		return r;
 	if (evbuffer_add(out, &hdr, sizeof(hdr)) < 0 ||
-	    (fixed_len > 0 && evbuffer_add(out, fixed, fixed_len) < 0) ||
-	    (tail_len > 0 && evbuffer_add(out, tail, tail_len) < 0))
+		(fixed_len > 0 && evbuffer_add(out, fixed, fixed_len) < 0) ||
+		(tail_len > 0 && evbuffer_add(out, tail, tail_len) < 0))
 		return -ENOMEM;
 	return 0;
 }
@@ -157,23 +157,23 @@ int msg_pull(struct evbuffer *in, size_t max_len, struct msg_hdr *ret_hdr, uint8
 	return 1;
 }
 
-int msg_send_packet(int fd, uint32_t type, const void *fixed, size_t fixed_len,
-	const void *tail, size_t tail_len)
+int msg_send_packet(int fd, uint32_t type, const void *fixed, size_t fixed_len, const void *tail,
+	size_t tail_len)
 {
 	struct msg_hdr hdr;
 	struct iovec iov[3];
-	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 0};
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 0 };
 	int r = msg_header(type, fixed_len, tail_len, &hdr);
 
 	if (r < 0)
 		return r;
 	if (sizeof(hdr) + hdr.len > MSG_PACKET_MAX)
 		return -EMSGSIZE;
-	iov[mh.msg_iovlen++] = (struct iovec){&hdr, sizeof(hdr)};
+	iov[mh.msg_iovlen++] = (struct iovec){ &hdr, sizeof(hdr) };
 	if (fixed_len > 0)
-		iov[mh.msg_iovlen++] = (struct iovec){(void *)fixed, fixed_len};
+		iov[mh.msg_iovlen++] = (struct iovec){ (void *)fixed, fixed_len };
 	if (tail_len > 0)
-		iov[mh.msg_iovlen++] = (struct iovec){(void *)tail, tail_len};
+		iov[mh.msg_iovlen++] = (struct iovec){ (void *)tail, tail_len };
 	if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
 		return -errno;
 	return 0;

@@ -16,14 +16,14 @@
 struct evbuffer;
 struct msg_cursor;
 
-#define CROFT_PROTO_VERSION     1
-#define MSG_PAYLOAD_MAX         (64u << 20) /* bytes; a 5 000-process poll is ~6 MiB */
-#define MSG_PACKET_MAX          (48u << 10) /* bytes of one SOCK_SEQPACKET message */
-#define MSG_CTL_TEXT_MAX        (1u << 20)  /* bytes of a control reply's text */
+#define CROFT_PROTO_VERSION 1
+#define MSG_PAYLOAD_MAX     (64u << 20) /* bytes; a 5 000-process poll is ~6 MiB */
+#define MSG_PACKET_MAX      (48u << 10) /* bytes of one SOCK_SEQPACKET message */
+#define MSG_CTL_TEXT_MAX    (1u << 20)  /* bytes of a control reply's text */
 
 struct msg_hdr {
-	uint32_t type;  /* enum msg_type */
-	uint32_t len;   /* payload bytes after this header */
+	uint32_t type; /* enum msg_type */
+	uint32_t len;  /* payload bytes after this header */
 };
 _Static_assert(sizeof(struct msg_hdr) == 8, "msg_hdr is 8 bytes on the wire");
 
@@ -33,26 +33,26 @@ enum msg_type {
 	MT_HELLO = 0x0001,
 
 	/* sampler -> writer */
-	MT_BATCH = 0x0100,        /* struct msg_batch + whole JSON lines */
+	MT_BATCH = 0x0100, /* struct msg_batch + whole JSON lines */
 
 	/* writer -> sampler */
-	MT_ACK = 0x0200,          /* struct msg_ack */
+	MT_ACK = 0x0200, /* struct msg_ack */
 
 	/* sampler -> probe; payloads in probe/probe_proto.h */
-	MT_PROBE_POLL = 0x0300,   /* give me the deltas since your last answer */
+	MT_PROBE_POLL = 0x0300, /* give me the deltas since your last answer */
 
 	/* probe -> sampler; payloads in probe/probe_proto.h */
-	MT_PROBE_PROCS = 0x0400,  /* a packet of per-tgid records */
-	MT_PROBE_EXITS = 0x0401,  /* a packet of exits since the last answer */
-	MT_PROBE_END = 0x0402,    /* closes one answer, with the drop counters */
+	MT_PROBE_PROCS = 0x0400, /* a packet of per-tgid records */
+	MT_PROBE_EXITS = 0x0401, /* a packet of exits since the last answer */
+	MT_PROBE_END = 0x0402,   /* closes one answer, with the drop counters */
 
 	/* control client -> daemon; one request per connection */
-	MT_CTL_STATUS = 0x0500,   /* empty */
-	MT_CTL_RELOAD = 0x0501,   /* empty */
-	MT_CTL_LABEL = 0x0502,    /* container id NUL label NUL; empty label clears */
+	MT_CTL_STATUS = 0x0500, /* empty */
+	MT_CTL_RELOAD = 0x0501, /* empty */
+	MT_CTL_LABEL = 0x0502,  /* container id NUL label NUL; empty label clears */
 
 	/* daemon -> control client */
-	MT_CTL_REPLY = 0x0600,    /* struct msg_ctl_reply + NUL-terminated text */
+	MT_CTL_REPLY = 0x0600, /* struct msg_ctl_reply + NUL-terminated text */
 };
 
 enum msg_role {
@@ -68,8 +68,8 @@ enum msg_role {
  * on disk and resend the rest in order.  probe <-> sampler: epoch and seq 0.
  */
 struct msg_hello {
-	uint32_t version;  /* CROFT_PROTO_VERSION */
-	uint32_t role;     /* enum msg_role of the sender */
+	uint32_t version; /* CROFT_PROTO_VERSION */
+	uint32_t role;    /* enum msg_role of the sender */
 	uint64_t epoch;
 	uint64_t seq;
 };
@@ -83,7 +83,7 @@ _Static_assert(sizeof(struct msg_hello) == 24, "msg_hello is 24 bytes");
 struct msg_batch {
 	uint64_t epoch;
 	uint64_t seq;
-	uint64_t unix_ms;  /* the poll's wall clock */
+	uint64_t unix_ms; /* the poll's wall clock */
 	uint32_t rows;
 	uint32_t reserved; /* 0 */
 };
@@ -142,8 +142,8 @@ int msg_compose(struct evbuffer *out, uint32_t type, const void *fixed, size_t f
 int msg_pull(struct evbuffer *in, size_t max_len, struct msg_hdr *ret_hdr, uint8_t **ret_payload);
 
 /* SOCK_SEQPACKET sockets (probe.sock): one message per packet. */
-int msg_send_packet(int fd, uint32_t type, const void *fixed, size_t fixed_len,
-	const void *tail, size_t tail_len);
+int msg_send_packet(int fd, uint32_t type, const void *fixed, size_t fixed_len, const void *tail,
+	size_t tail_len);
 /*
  * Receives one packet into buf.  Returns 1 with *ret_hdr and the payload at
  * buf + sizeof(struct msg_hdr), 0 on orderly close, -EBADMSG when the packet

@@ -24,8 +24,8 @@
 struct collector {
 	struct probe_objs *objs;
 	struct ring_buffer *rb;
-	struct tgidmap starts;   /* tgid -> start_boot_ns, from events and /proc */
-	struct tgidmap index;    /* tgid -> procs index, this answer */
+	struct tgidmap starts; /* tgid -> start_boot_ns, from events and /proc */
+	struct tgidmap index;  /* tgid -> procs index, this answer */
 	struct probe_exit *pending;
 	size_t pending_count, pending_cap;
 	struct answer ans;
@@ -44,8 +44,8 @@ static int add_exit(struct collector *col, const struct probe_event *e)
 	struct probe_exit *x;
 
 	for (size_t i = 0; i < col->pending_count; i++)
-		if (col->pending[i].tgid == e->tgid && col->pending[i].start_boot_ns ==
-			e->start_boot_ns)
+		if (col->pending[i].tgid == e->tgid &&
+			col->pending[i].start_boot_ns == e->start_boot_ns)
 			return 0; /* two threads saw signal->live == 0 */
 	if (col->pending_count == col->pending_cap) {
 		size_t cap = col->pending_cap ? col->pending_cap * 2 : 64;
@@ -245,8 +245,10 @@ static uint64_t proc_start_ns(uint32_t tgid)
 	if (!(p = strrchr(buf, ')')))
 		return 0;
 	/* after ")": state is field 3, starttime field 22 */
-	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
-			  "%*d %llu", &ticks) != 1)
+	if (sscanf(p + 2,
+		    "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+		    "%*d %llu",
+		    &ticks) != 1)
 		return 0;
 	return (uint64_t)ticks * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
 }

@@ -49,8 +49,8 @@ static int status_reply(struct probe_state *st, struct evbuffer *reply)
 	if (!figures)
 		return -ENOMEM;
 	snprintf(why, sizeof(why), "GPU device map not updated: %s", strerror(-st->gpu_map_error));
-	return daemon_status(st->gpu_map_error ? "degraded" : "up",
-		st->gpu_map_error ? why : NULL, figures, reply);
+	return daemon_status(st->gpu_map_error ? "degraded" : "up", st->gpu_map_error ? why : NULL,
+		figures, reply);
 }
 
 int probe_ctl(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply)
@@ -68,8 +68,8 @@ int probe_ctl(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuf
 				st->gpus.set.rules_count);
 		return r;
 	default:
-		evbuffer_add_printf(reply, "%s: not a request croft-probe answers",
-			msg_type_name(type));
+		evbuffer_add_printf(
+			reply, "%s: not a request croft-probe answers", msg_type_name(type));
 		return -EOPNOTSUPP;
 	}
 }

@@ -11,7 +11,7 @@
 
 #define S_IFMT_BITS  00170000
 #define S_IFCHR_BITS 0020000
-#define MINOR_BITS   20  /* kernel dev_t: major << 20 | minor */
+#define MINOR_BITS   20 /* kernel dev_t: major << 20 | minor */
 
 /* Set before load: this architecture's ioctl syscall number. */
 const volatile long ioctl_nr = -1;
@@ -23,12 +23,12 @@ struct {
 	__type(value, struct probe_gpu_rules);
 } gpu_rules SEC(".maps");
 
-#define IOCTL_MAP(name)                                          \
-	struct {                                                 \
-		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);          \
-		__uint(max_entries, PROBE_TGID_ENTRIES);         \
-		__type(key, __u32);                              \
-		__type(value, struct probe_ioctl_val);           \
+#define IOCTL_MAP(name)                                                                            \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                                            \
+		__uint(max_entries, PROBE_TGID_ENTRIES);                                           \
+		__type(key, __u32);                                                                \
+		__type(value, struct probe_ioctl_val);                                             \
 	} name SEC(".maps")
 
 IOCTL_MAP(ioctl_0);

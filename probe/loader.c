@@ -47,7 +47,8 @@ static int size_maps(struct bpf_object *obj, uint32_t entries)
 
 	if (!entries)
 		return 0;
-	bpf_object__for_each_map(map, obj) {
+	bpf_object__for_each_map(map, obj)
+	{
 		enum bpf_map_type type = bpf_map__type(map);
 
 		if (type != BPF_MAP_TYPE_HASH && type != BPF_MAP_TYPE_PERCPU_HASH)
@@ -77,8 +78,8 @@ static int sync_maps_new(struct probe_objs *objs)
 	if (objs->sync_inner_fd < 0)
 		return objs->sync_inner_fd;
 	opts.inner_map_fd = objs->sync_inner_fd;
-	objs->sync_outer_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "croft_sync", 4, 4, 1,
-		&opts);
+	objs->sync_outer_fd =
+		bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "croft_sync", 4, 4, 1, &opts);
 	return objs->sync_outer_fd < 0 ? objs->sync_outer_fd : 0;
 }
 
@@ -106,8 +107,7 @@ static void no_autoattach(struct bpf_object *obj)
 {
 	struct bpf_program *prog;
 
-	bpf_object__for_each_program(prog, obj)
-		bpf_program__set_autoattach(prog, false);
+	bpf_object__for_each_program(prog, obj) bpf_program__set_autoattach(prog, false);
 }
 
 /*
@@ -157,8 +157,8 @@ static int open_syscalls_ioctl(struct probe_objs *objs, const char **what)
 	prog_fd = bpf_program__fd(
 		objs->plan.use_btf ? objs->ioctl->progs.ioctl_btf : objs->ioctl->progs.ioctl_raw);
 	*what = "syscalls: ioctl tail call";
-	if (bpf_map_update_elem(bpf_map__fd(objs->syscalls->maps.ioctl_jump), &zero, &prog_fd,
-		    BPF_ANY) < 0)
+	if (bpf_map_update_elem(
+		    bpf_map__fd(objs->syscalls->maps.ioctl_jump), &zero, &prog_fd, BPF_ANY) < 0)
 		return -errno;
 	*what = "syscalls: attach";
 	return syscalls_bpf__attach(objs->syscalls);
@@ -211,8 +211,8 @@ static void net_sections(const struct probe_plan *plan, const char *ret_sections
 	ret_sections[1] = plan->net_inet6 ? by_source[plan->net][1] : NULL;
 }
 
-static struct bpf_map *concern_map(const struct probe_objs *objs, enum probe_concern concern,
-	uint32_t g)
+static struct bpf_map *concern_map(
+	const struct probe_objs *objs, enum probe_concern concern, uint32_t g)
 {
 	struct bpf_object *obj = concerns[concern].skel(objs).obj;
 	char name[32];
@@ -311,7 +311,7 @@ void loader_close(struct probe_objs *objs)
 
 int loader_set_gpu_rules(struct probe_objs *objs, const struct gpudev_set *set)
 {
-	struct probe_gpu_rules rules = {0};
+	struct probe_gpu_rules rules = { 0 };
 	uint32_t zero = 0;
 
 	for (size_t i = 0; i < set->rules_count && i < PROBE_GPU_RULES; i++) {
@@ -320,8 +320,8 @@ int loader_set_gpu_rules(struct probe_objs *objs, const struct gpudev_set *set)
 		rules.rules[i].minor_last = set->rules[i].minor_last;
 		rules.count++;
 	}
-	if (bpf_map_update_elem(bpf_map__fd(objs->ioctl->maps.gpu_rules), &zero, &rules,
-		    BPF_ANY) < 0)
+	if (bpf_map_update_elem(bpf_map__fd(objs->ioctl->maps.gpu_rules), &zero, &rules, BPF_ANY) <
+		0)
 		return -errno;
 	return 0;
 }
@@ -415,8 +415,8 @@ int loader_walk_threads(struct probe_objs *objs, uint32_t g)
 	return (int)n;
 }
 
-int loader_take_event_counts(const struct probe_objs *objs, uint32_t g,
-	struct probe_event_count *ret_counts)
+int loader_take_event_counts(
+	const struct probe_objs *objs, uint32_t g, struct probe_event_count *ret_counts)
 {
 	int fd = bpf_map__fd(objs->proc->maps.event_counts);
 	struct probe_event_count *values = calloc((size_t)objs->ncpus, sizeof(*values));

@@ -26,8 +26,8 @@
 #include "probed.h"
 #include "sandbox.h"
 
-#define DRAIN_INTERVAL_MS 100 /* ring buffer reads between answers */
-#define DEVICES_CHECK_MS 1000 /* /proc/devices read again (~60 us of kernel time each) */
+#define DRAIN_INTERVAL_MS   100  /* ring buffer reads between answers */
+#define DEVICES_CHECK_MS    1000 /* /proc/devices read again (~60 us of kernel time each) */
 #define UNPOLLED_DISCARD_NS (10ull * 1000000000ull) /* no sampler: empty the maps this often */
 
 static const char extra_usage[] =
@@ -37,10 +37,9 @@ static const char extra_usage[] =
 	"the tracepoints exist\n";
 
 /* After the drop nothing in croft-probe loads programs, mounts or changes namespaces. */
-static const char *const denied_after_drop[] = {
-	"perf_event_open", "init_module", "finit_module", "delete_module", "kexec_load",
-	"mount", "umount2", "pivot_root", "chroot", "setns", "unshare", NULL,
-};
+static const char *const denied_after_drop[] = { "perf_event_open", "init_module", "finit_module",
+	"delete_module", "kexec_load", "mount", "umount2", "pivot_root", "chroot", "setns",
+	"unshare", NULL };
 
 struct probe_main {
 	struct daemon_opts opts;
@@ -59,8 +58,8 @@ static void parse_args(struct probe_main *pm, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		DAEMON_LONG_OPTIONS,
-		{"map-entries", required_argument, NULL, 'M'},
-		{NULL, 0, NULL, 0},
+		{ "map-entries", required_argument, NULL, 'M' },
+		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
 	int opt;
@@ -85,8 +84,8 @@ static void load_config(struct probe_main *pm)
 	char err[256];
 
 	daemon_load_config(&pm->opts, &pm->cfg);
-	if (gpudev_watch_init(&pm->st.gpus, pm->cfg.gpu_devices, "/proc/devices", err,
-		    sizeof(err)) < 0)
+	if (gpudev_watch_init(
+		    &pm->st.gpus, pm->cfg.gpu_devices, "/proc/devices", err, sizeof(err)) < 0)
 		fatalx("%s: gpu_devices: %s", pm->opts.config_path, err);
 }
 
@@ -137,8 +136,10 @@ static int caps_needed(struct probe_main *pm, cap_value_t *ret_caps, size_t *ret
 	*ret_ncaps = 0;
 	if (refused) {
 		ret_caps[(*ret_ncaps)++] = CAP_BPF;
-		snprintf(pm->st.caps_kept, sizeof(pm->st.caps_kept), "CAP_BPF: this kernel refuses "
-			"bpf() on held fds without it (before Linux 5.19, unprivileged BPF disabled)");
+		snprintf(pm->st.caps_kept, sizeof(pm->st.caps_kept),
+			"CAP_BPF: this kernel refuses "
+			"bpf() on held fds without it (before Linux 5.19, unprivileged BPF "
+			"disabled)");
 		log_notice("keeping %s", pm->st.caps_kept);
 	}
 	return 0;
@@ -146,14 +147,15 @@ static int caps_needed(struct probe_main *pm, cap_value_t *ret_caps, size_t *ret
 
 static void acquire(struct probe_main *pm)
 {
-	struct rlimit unlimited = {RLIM_INFINITY, RLIM_INFINITY};
+	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
 	char err[256], path[4096];
 	int r;
 
 	if (geteuid() != 0)
 		fatalx("must start as root to load its eBPF programs");
 	if (priv_lookup_user(pm->opts.user, &pm->user) < 0)
-		fatalx("no user %s (nor nobody) to drop to", pm->opts.user ? pm->opts.user : CROFT_USER);
+		fatalx("no user %s (nor nobody) to drop to",
+			pm->opts.user ? pm->opts.user : CROFT_USER);
 	setrlimit(RLIMIT_MEMLOCK, &unlimited); /* pre-5.11 kernels charge maps to memlock */
 	libbpf_set_print(libbpf_log);
 	if ((r = loader_open(&pm->objs, pm->map_entries, err, sizeof(err))) < 0)
@@ -166,8 +168,8 @@ static void acquire(struct probe_main *pm)
 	if ((r = daemon_runtime_dir(pm->opts.runtime_dir, pm->user.gid)) < 0)
 		fatalx("runtime dir %s: %s", pm->opts.runtime_dir, strerror(-r));
 	snprintf(path, sizeof(path), "%s/%s", pm->opts.runtime_dir, PROBE_SOCKET_NAME);
-	if ((r = server_new(pm->st.base, path, pm->user.gid, pm->user.uid, pm->st.col,
-		     &pm->st.srv)) < 0)
+	if ((r = server_new(
+		     pm->st.base, path, pm->user.gid, pm->user.uid, pm->st.col, &pm->st.srv)) < 0)
 		fatalx("%s: %s", path, strerror(-r));
 	if ((r = daemon_control_new(pm->st.base, pm->opts.runtime_dir, PROBE_CTL_NAME, pm->user.gid,
 		     probe_ctl, &pm->st, &pm->ctl, path)) < 0)
@@ -202,7 +204,7 @@ static void on_drain(evutil_socket_t fd, short what, void *arg)
 
 	collector_drain(st->col);
 	if (!server_has_poller(st->srv) &&
-	    clock_boot_ns() - collector_last_flip(st->col) > UNPOLLED_DISCARD_NS)
+		clock_boot_ns() - collector_last_flip(st->col) > UNPOLLED_DISCARD_NS)
 		collector_answer(st->col, true, &discarded);
 }
 
@@ -214,8 +216,8 @@ static void on_devices(evutil_socket_t fd, short what, void *arg)
 
 static void events_new(struct probe_main *pm)
 {
-	struct timeval drain = {0, DRAIN_INTERVAL_MS * 1000};
-	struct timeval devices = {DEVICES_CHECK_MS / 1000, DEVICES_CHECK_MS % 1000 * 1000};
+	struct timeval drain = { 0, DRAIN_INTERVAL_MS * 1000 };
+	struct timeval devices = { DEVICES_CHECK_MS / 1000, DEVICES_CHECK_MS % 1000 * 1000 };
 
 	pm->ev_drain = event_new(pm->st.base, -1, EV_PERSIST, on_drain, &pm->st);
 	pm->ev_devices = event_new(pm->st.base, -1, EV_PERSIST, on_devices, &pm->st);

@@ -11,12 +11,12 @@
 #define AF_INET_FAMILY  2
 #define AF_INET6_FAMILY 10
 
-#define NET_MAP(name)                                            \
-	struct {                                                 \
-		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);          \
-		__uint(max_entries, PROBE_TGID_ENTRIES);         \
-		__type(key, __u32);                              \
-		__type(value, struct probe_net_val);             \
+#define NET_MAP(name)                                                                              \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                                            \
+		__uint(max_entries, PROBE_TGID_ENTRIES);                                           \
+		__type(key, __u32);                                                                \
+		__type(value, struct probe_net_val);                                               \
 	} name SEC(".maps")
 
 NET_MAP(net_0);

@@ -49,8 +49,7 @@ static __always_inline void count_drop(__u32 reason)
  * first (BPF_NOEXIST: an insert racing ours on another CPU wins and we take
  * its entry).  NULL when the map is full; the caller counts the drop.
  */
-static __always_inline void *lookup_or_init(void *map, __u32 g, const void *key,
-	const void *zero)
+static __always_inline void *lookup_or_init(void *map, __u32 g, const void *key, const void *zero)
 {
 	void *val = bpf_map_lookup_elem(map, key);
 

@@ -9,12 +9,12 @@
 #define CROFT_PROBE_H
 
 /* Map sizes (entries).  --map-entries overrides the per-generation ones. */
-#define PROBE_SYSCALL_ENTRIES   16384  /* (tgid, syscall nr) pairs per generation */
-#define PROBE_TGID_ENTRIES      8192   /* tgids per generation, per concern */
-#define PROBE_RUNQ_ENTRIES      16384  /* threads woken and not yet running */
-#define PROBE_GPU_RULES         64     /* == GPUDEV_RULES_MAX (common/gpudev.h) */
-#define PROBE_EVENTS_BYTES      (256 * 1024) /* ring buffer of fork/exec/exit events */
-#define PROBE_COMM_LEN          16
+#define PROBE_SYSCALL_ENTRIES 16384        /* (tgid, syscall nr) pairs per generation */
+#define PROBE_TGID_ENTRIES    8192         /* tgids per generation, per concern */
+#define PROBE_RUNQ_ENTRIES    16384        /* threads woken and not yet running */
+#define PROBE_GPU_RULES       64           /* == GPUDEV_RULES_MAX (common/gpudev.h) */
+#define PROBE_EVENTS_BYTES    (256 * 1024) /* ring buffer of fork/exec/exit events */
+#define PROBE_COMM_LEN        16
 
 /*
  * Every count lives in one of two generations of maps (suffix _0 and _1).
@@ -22,7 +22,7 @@
  * has); croft-probe flips gen, waits an RCU grace period so no program
  * still writes the old one, then reads and empties the old one.
  */
-#define PROBE_GENS              2
+#define PROBE_GENS 2
 
 /*
  * Why something was not counted: one per-CPU counter per reason per object;
@@ -46,7 +46,7 @@ struct probe_syscall_key {
 /* ioctl_{0,1}: per-CPU hash, key tgid. */
 struct probe_ioctl_val {
 	__u64 count;
-	__u64 last_boot_ns;  /* CLOCK_BOOTTIME of the last GPU ioctl on this CPU */
+	__u64 last_boot_ns; /* CLOCK_BOOTTIME of the last GPU ioctl on this CPU */
 };
 
 /* sched_{0,1}: per-CPU hash, key tgid. */
@@ -75,7 +75,7 @@ struct probe_gpu_rules {
 };
 
 enum probe_event_kind {
-	PROBE_EV_FORK = 1,  /* a new thread group */
+	PROBE_EV_FORK = 1, /* a new thread group */
 	PROBE_EV_EXEC = 2,
 	PROBE_EV_EXIT = 3,  /* the last thread of a group */
 	PROBE_EV_SLOTS = 4, /* event_counts keys per generation: gen * PROBE_EV_SLOTS + kind */
@@ -96,10 +96,10 @@ struct probe_event {
 	__u32 tgid;
 	__u32 ppid;
 	__u32 exit_code;
-	__u64 start_boot_ns;  /* the group leader's start_boottime */
+	__u64 start_boot_ns; /* the group leader's start_boottime */
 	__u64 event_boot_ns;
 	char comm[PROBE_COMM_LEN];
-	__u32 gen;            /* the generation of event_counts that counted it */
+	__u32 gen; /* the generation of event_counts that counted it */
 	__u32 reserved;
 };
 

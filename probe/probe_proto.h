@@ -72,13 +72,13 @@ enum probe_end_flags {
 
 /* MT_PROBE_END: closes an answer covering (since_boot_ns, until_boot_ns]. */
 struct probe_end {
-	uint64_t seq;              /* answers sent by this croft-probe, from 1 */
+	uint64_t seq; /* answers sent by this croft-probe, from 1 */
 	uint64_t since_boot_ns;
 	uint64_t until_boot_ns;
-	uint32_t procs;            /* probe_proc records in this answer */
-	uint32_t exits;            /* probe_exit records in this answer */
-	uint32_t flags;            /* enum probe_end_flags */
-	uint32_t reserved;         /* 0 */
+	uint32_t procs;                         /* probe_proc records in this answer */
+	uint32_t exits;                         /* probe_exit records in this answer */
+	uint32_t flags;                         /* enum probe_end_flags */
+	uint32_t reserved;                      /* 0 */
 	uint64_t drops[PROBE_WIRE_DROPS];       /* during this interval, per reason */
 	uint64_t drops_total[PROBE_WIRE_DROPS]; /* since croft-probe started */
 };

@@ -29,13 +29,13 @@ struct ring_buffer;
 struct bpf_object;
 struct bpf_map;
 
-#define PROBE_NAME              "croft-probe"
-#define PROBE_SOCKET_NAME       "probe.sock"
-#define PROBE_CTL_NAME          "probe.ctl"
-#define PROBE_PEERS_MAX         4          /* connections on probe.sock at once */
-#define PROBE_HELLO_S           5          /* seconds a new peer has to say HELLO */
-#define PROBE_PEER_QUEUE_MAX    (64u << 20) /* bytes queued towards one peer */
-#define PROBE_STARTS_MAX        (1u << 20) /* tgids whose start time we remember */
+#define PROBE_NAME           "croft-probe"
+#define PROBE_SOCKET_NAME    "probe.sock"
+#define PROBE_CTL_NAME       "probe.ctl"
+#define PROBE_PEERS_MAX      4           /* connections on probe.sock at once */
+#define PROBE_HELLO_S        5           /* seconds a new peer has to say HELLO */
+#define PROBE_PEER_QUEUE_MAX (64u << 20) /* bytes queued towards one peer */
+#define PROBE_STARTS_MAX     (1u << 20)  /* tgids whose start time we remember */
 
 /*
  * croft-probe's concerns, one eBPF object each; concerns[] (concerns.c)
@@ -83,7 +83,7 @@ struct probe_objs {
 	uint32_t gen;      /* generation the programs write now */
 	int sync_outer_fd; /* ARRAY_OF_MAPS: updating it waits for an RCU grace period */
 	int sync_inner_fd;
-	uint32_t map_entries;      /* per-generation map size override, 0: probe.h sizes */
+	uint32_t map_entries; /* per-generation map size override, 0: probe.h sizes */
 };
 
 /* What probe.bpf.h gives every object; all NULL while it is not loaded. */
@@ -174,7 +174,7 @@ const char *loader_variant(const struct probe_objs *objs);
 
 /* tgidmap.c: tgid -> u64, at most limit entries */
 struct tgidmap {
-	uint32_t *keys;  /* 0: free slot */
+	uint32_t *keys; /* 0: free slot */
 	uint64_t *vals;
 	size_t cap, count, limit;
 };
@@ -211,21 +211,21 @@ struct answer_proc *collector_proc(struct collector *col, uint32_t tgid);
 uint64_t collector_last_flip(const struct collector *col);
 /* One event kind since start, settled at each answer: seen == delivered + dropped. */
 struct event_tally {
-	uint64_t seen;       /* counted by the programs before the ring buffer reserve */
-	uint64_t delivered;  /* read from the ring buffer */
-	uint64_t dropped;    /* ring buffer full */
+	uint64_t seen;      /* counted by the programs before the ring buffer reserve */
+	uint64_t delivered; /* read from the ring buffer */
+	uint64_t dropped;   /* ring buffer full */
 };
 
 struct collector_stats {
 	uint64_t answers;
-	uint64_t exits_seen;                    /* whole thread groups, since start */
-	uint64_t exits_unqueued;                /* exits lost: EXITS_PENDING_MAX reached */
+	uint64_t exits_seen;                       /* whole thread groups, since start */
+	uint64_t exits_unqueued;                   /* exits lost: EXITS_PENDING_MAX reached */
 	struct event_tally events[PROBE_EV_SLOTS]; /* by enum probe_event_kind */
-	uint64_t full_answers[CONCERNS];        /* answers that found the map full */
+	uint64_t full_answers[CONCERNS];           /* answers that found the map full */
 	uint64_t drops_total[PROBE_DROP_REASONS];
-	size_t procs_last;                      /* tgids in the last answer */
-	size_t entries_last[CONCERNS];          /* map entries the last answer read */
-	uint64_t collect_ns_last;               /* how long the last answer took */
+	size_t procs_last;             /* tgids in the last answer */
+	size_t entries_last[CONCERNS]; /* map entries the last answer read */
+	uint64_t collect_ns_last;      /* how long the last answer took */
 };
 const struct collector_stats *collector_stats(const struct collector *col);
 

@@ -14,7 +14,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PROBE_GENS * PROBE_EV_SLOTS);
+	__uint(max_entries, PROBE_GENS *PROBE_EV_SLOTS);
 	__type(key, __u32);
 	__type(value, struct probe_event_count);
 } event_counts SEC(".maps");
@@ -24,8 +24,8 @@ struct {
  * delivered + dropped.  gen is read once: the count and the event carry
  * the same generation, which croft-probe settles after its flip.
  */
-static __always_inline void emit(__u32 kind, __u32 tgid, __u32 ppid, __u32 exit_code,
-	__u64 start_boot_ns, const char *comm)
+static __always_inline void emit(
+	__u32 kind, __u32 tgid, __u32 ppid, __u32 exit_code, __u64 start_boot_ns, const char *comm)
 {
 	__u32 g = gen & 1, slot = g * PROBE_EV_SLOTS + kind;
 	struct probe_event_count *c = bpf_map_lookup_elem(&event_counts, &slot);
@@ -113,7 +113,7 @@ int BPF_PROG(exit_raw, struct task_struct *p)
 		return 0;
 	BPF_CORE_READ_STR_INTO(&comm, p, comm);
 	emit(PROBE_EV_EXIT, BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, real_parent, tgid),
-		BPF_CORE_READ(p, signal, group_exit_code), BPF_CORE_READ(p, group_leader,
-		start_boottime), comm);
+		BPF_CORE_READ(p, signal, group_exit_code),
+		BPF_CORE_READ(p, group_leader, start_boottime), comm);
 	return 0;
 }

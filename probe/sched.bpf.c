@@ -9,12 +9,12 @@
 #include "vmlinux.h"
 #include "probe.bpf.h"
 
-#define SCHED_MAP(name)                                          \
-	struct {                                                 \
-		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);          \
-		__uint(max_entries, PROBE_TGID_ENTRIES);         \
-		__type(key, __u32);                              \
-		__type(value, struct probe_sched_val);           \
+#define SCHED_MAP(name)                                                                            \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                                            \
+		__uint(max_entries, PROBE_TGID_ENTRIES);                                           \
+		__type(key, __u32);                                                                \
+		__type(value, struct probe_sched_val);                                             \
 	} name SEC(".maps")
 
 SCHED_MAP(sched_0);
@@ -34,7 +34,7 @@ const volatile __u64 loaded_mono_ns;
  * than croft-probe start from what they had at load).
  */
 struct thread_counted {
-	__u64 voluntary_plus1;  /* each: counted + 1; 0: thread not seen yet */
+	__u64 voluntary_plus1; /* each: counted + 1; 0: thread not seen yet */
 	__u64 involuntary_plus1;
 	__u64 runqueue_plus1;
 };

@@ -51,8 +51,8 @@ static const struct permit {
 	bool before_hello;
 	request_fn fn;
 } permits[] = {
-	{MT_HELLO, true, req_hello},
-	{MT_PROBE_POLL, false, req_poll},
+	{ MT_HELLO, true, req_hello },
+	{ MT_PROBE_POLL, false, req_poll },
 };
 
 static void peer_close(struct conn *c)
@@ -93,10 +93,10 @@ static int peer_flush(struct peer *peer)
 	return 0;
 }
 
-static int peer_queue(struct peer *peer, uint32_t type, const void *a, size_t a_len,
-	const void *b, size_t b_len)
+static int peer_queue(
+	struct peer *peer, uint32_t type, const void *a, size_t a_len, const void *b, size_t b_len)
 {
-	struct msg_hdr hdr = {.type = type, .len = (uint32_t)(a_len + b_len)};
+	struct msg_hdr hdr = { .type = type, .len = (uint32_t)(a_len + b_len) };
 	size_t len = sizeof(hdr) + a_len + b_len;
 	struct packet *p;
 
@@ -139,16 +139,17 @@ static int req_hello(struct peer *peer, struct msg_cursor *cur)
 }
 
 /* Packs records of rec_size into packets of type, each led by struct probe_batch. */
-static int queue_records(struct peer *peer, uint32_t type, const uint8_t *recs, size_t count,
-	size_t rec_size)
+static int queue_records(
+	struct peer *peer, uint32_t type, const uint8_t *recs, size_t count, size_t rec_size)
 {
-	size_t per_packet = (MSG_PACKET_MAX - sizeof(struct msg_hdr) -
-		sizeof(struct probe_batch)) / rec_size;
+	size_t per_packet =
+		(MSG_PACKET_MAX - sizeof(struct msg_hdr) - sizeof(struct probe_batch)) / rec_size;
 	int r = 0;
 
 	for (size_t i = 0; i < count && r == 0; i += per_packet) {
-		struct probe_batch batch = {.count = (uint32_t)(count - i < per_packet ?
-			count - i : per_packet)};
+		struct probe_batch batch = {
+			.count = (uint32_t)(count - i < per_packet ? count - i : per_packet)
+		};
 
 		r = peer_queue(peer, type, &batch, sizeof(batch), recs + i * rec_size,
 			batch.count * rec_size);
@@ -161,7 +162,7 @@ static int queue_procs(struct peer *peer, const struct answer *ans)
 {
 	static uint8_t buf[MSG_PACKET_MAX];
 	size_t room = MSG_PACKET_MAX - sizeof(struct msg_hdr) - sizeof(struct probe_batch);
-	struct probe_batch batch = {0};
+	struct probe_batch batch = { 0 };
 	size_t used = 0;
 	int r;
 
@@ -171,7 +172,8 @@ static int queue_procs(struct peer *peer, const struct answer *ans)
 		size_t len = sizeof(p->rec) + sys_len;
 
 		if (used + len > room) {
-			if ((r = peer_queue(peer, MT_PROBE_PROCS, &batch, sizeof(batch), buf, used)))
+			if ((r = peer_queue(
+				     peer, MT_PROBE_PROCS, &batch, sizeof(batch), buf, used)))
 				return r;
 			batch.count = 0;
 			used = 0;

@@ -60,10 +60,11 @@ static json_t *maps_json(const struct probe_state *st, const struct collector_st
 		int max = loader_map_max(st->objs, c);
 
 		if (max > 0)
-			json_object_set_new(maps, concerns[c].name, json_pack("{s:I, s:I, s:I}",
-				"entries_last_answer", (json_int_t)cs->entries_last[c],
-				"max_entries", (json_int_t)max,
-				"full_answers", (json_int_t)cs->full_answers[c]));
+			json_object_set_new(maps, concerns[c].name,
+				json_pack("{s:I, s:I, s:I}", "entries_last_answer",
+					(json_int_t)cs->entries_last[c], "max_entries",
+					(json_int_t)max, "full_answers",
+					(json_int_t)cs->full_answers[c]));
 	}
 	return maps;
 }
@@ -86,7 +87,9 @@ static json_t *drops_json(const struct probe_state *st, const struct collector_s
 static json_t *events_json(const struct collector_stats *cs)
 {
 	static const char *const kinds[PROBE_EV_SLOTS] = {
-		[PROBE_EV_FORK] = "fork", [PROBE_EV_EXEC] = "exec", [PROBE_EV_EXIT] = "exit",
+		[PROBE_EV_FORK] = "fork",
+		[PROBE_EV_EXEC] = "exec",
+		[PROBE_EV_EXIT] = "exit",
 	};
 	json_t *events = json_object();
 
@@ -94,9 +97,10 @@ static json_t *events_json(const struct collector_stats *cs)
 		const struct event_tally *t = &cs->events[k];
 
 		if (kinds[k])
-			json_object_set_new(events, kinds[k], json_pack("{s:I, s:I, s:I}",
-				"seen", (json_int_t)t->seen, "delivered", (json_int_t)t->delivered,
-				"dropped", (json_int_t)t->dropped));
+			json_object_set_new(events, kinds[k],
+				json_pack("{s:I, s:I, s:I}", "seen", (json_int_t)t->seen,
+					"delivered", (json_int_t)t->delivered, "dropped",
+					(json_int_t)t->dropped));
 	}
 	return events;
 }

@@ -7,12 +7,12 @@
 #include "vmlinux.h"
 #include "probe.bpf.h"
 
-#define SYSCALL_MAP(name)                                        \
-	struct {                                                 \
-		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);          \
-		__uint(max_entries, PROBE_SYSCALL_ENTRIES);      \
-		__type(key, struct probe_syscall_key);           \
-		__type(value, __u64);                            \
+#define SYSCALL_MAP(name)                                                                          \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                                            \
+		__uint(max_entries, PROBE_SYSCALL_ENTRIES);                                        \
+		__type(key, struct probe_syscall_key);                                             \
+		__type(value, __u64);                                                              \
 	} name SEC(".maps")
 
 SYSCALL_MAP(syscalls_0);

@@ -18,7 +18,7 @@ static size_t slot_of(const struct tgidmap *m, uint32_t key)
 
 static int grow(struct tgidmap *m)
 {
-	struct tgidmap bigger = {.cap = m->cap ? m->cap * 2 : TGIDMAP_MIN_CAP, .limit = m->limit};
+	struct tgidmap bigger = { .cap = m->cap ? m->cap * 2 : TGIDMAP_MIN_CAP, .limit = m->limit };
 
 	bigger.keys = calloc(bigger.cap, sizeof(*bigger.keys));
 	bigger.vals = calloc(bigger.cap, sizeof(*bigger.vals));

@@ -194,7 +194,7 @@ static const char *prefixed_id(const char *c, size_t n)
 		if (n < pl + CONTAINER_ID_LEN || memcmp(c, id_prefixes[i], pl))
 			continue;
 		if (n == pl + CONTAINER_ID_LEN ||
-		    (n == pl + CONTAINER_ID_LEN + 6 && memcmp(c + n - 6, ".scope", 6) == 0))
+			(n == pl + CONTAINER_ID_LEN + 6 && memcmp(c + n - 6, ".scope", 6) == 0))
 			if (is_hex64(c + pl, CONTAINER_ID_LEN))
 				return c + pl;
 	}
@@ -214,7 +214,7 @@ bool cgroup_container_id(const char *path, size_t len, char ret_id[CONTAINER_ID_
 		const char *id = prefixed_id(p, n);
 
 		if (!id && is_hex64(p, n) &&
-		    (kube || (prev && prev_len == 6 && memcmp(prev, "docker", 6) == 0)))
+			(kube || (prev && prev_len == 6 && memcmp(prev, "docker", 6) == 0)))
 			id = p;
 		if (id)
 			found = id;
@@ -300,7 +300,7 @@ static void read_pressure(struct cgroup *cg, const char *name, unsigned bit, dou
 	char buf[CGROUP_FILE_MAX];
 
 	if (read_small(cg->dir_v2, name, buf, sizeof(buf)) == 0 &&
-	    cgroup_parse_pressure(buf, ret) == 0)
+		cgroup_parse_pressure(buf, ret) == 0)
 		cg->now.have |= bit;
 }
 
@@ -309,12 +309,12 @@ static void read_memory(struct cgroup *cg)
 	char buf[CGROUP_FILE_MAX];
 
 	if (read_u64(cg->dir_v2, "memory.current", &cg->now.memory_bytes) == 0 ||
-	    read_u64(cg->dir_memory, "memory.usage_in_bytes", &cg->now.memory_bytes) == 0)
+		read_u64(cg->dir_memory, "memory.usage_in_bytes", &cg->now.memory_bytes) == 0)
 		cg->now.have |= CGF_MEMORY;
 	if ((read_small(cg->dir_v2, "memory.events", buf, sizeof(buf)) == 0 &&
-	     cgroup_parse_keyed(buf, "oom_kill", &cg->now.oom_kills) == 0) ||
-	    (read_small(cg->dir_memory, "memory.oom_control", buf, sizeof(buf)) == 0 &&
-	     cgroup_parse_keyed(buf, "oom_kill", &cg->now.oom_kills) == 0))
+		    cgroup_parse_keyed(buf, "oom_kill", &cg->now.oom_kills) == 0) ||
+		(read_small(cg->dir_memory, "memory.oom_control", buf, sizeof(buf)) == 0 &&
+			cgroup_parse_keyed(buf, "oom_kill", &cg->now.oom_kills) == 0))
 		cg->now.have |= CGF_OOM;
 }
 
@@ -334,10 +334,10 @@ static void read_cpu(struct cgroup *cg, uint64_t *usage_ns, bool *have_usage, ui
 		*have_usage = true;
 	}
 	if (!(v2 && cgroup_parse_keyed(buf, "nr_periods", periods) == 0 &&
-	      cgroup_parse_keyed(buf, "nr_throttled", throttled) == 0))
+		    cgroup_parse_keyed(buf, "nr_throttled", throttled) == 0))
 		if (read_small(cg->dir_cpu, "cpu.stat", buf, sizeof(buf)) ||
-		    cgroup_parse_keyed(buf, "nr_periods", periods) ||
-		    cgroup_parse_keyed(buf, "nr_throttled", throttled))
+			cgroup_parse_keyed(buf, "nr_periods", periods) ||
+			cgroup_parse_keyed(buf, "nr_throttled", throttled))
 			return;
 	*have_throttle = true;
 }
@@ -441,7 +441,7 @@ static char *figure_dir(const char *mount, const char *path, size_t len, const s
 	char *dir;
 
 	if (!mount[0] || !path || len != cg->path_len || memcmp(path, cg->path, len) ||
-	    memchr(path, '\0', len))
+		memchr(path, '\0', len))
 		return NULL;
 	if (asprintf(&dir, "%s%.*s", mount, (int)len, path) < 0)
 		return NULL;
@@ -452,7 +452,8 @@ static char *figure_dir(const char *mount, const char *path, size_t len, const s
 static void choose_path(const struct cgroup_paths *ps, const char **ret, size_t *ret_len)
 {
 	const char *order[] = { ps->memory, ps->cpu, ps->cpuacct, ps->v2, ps->systemd };
-	size_t lens[] = { ps->memory_len, ps->cpu_len, ps->cpuacct_len, ps->v2_len, ps->systemd_len };
+	size_t lens[] = { ps->memory_len, ps->cpu_len, ps->cpuacct_len, ps->v2_len,
+		ps->systemd_len };
 	char id[CONTAINER_ID_LEN + 1];
 	bool v1 = ps->memory || ps->cpu || ps->cpuacct || ps->systemd;
 

@@ -45,12 +45,13 @@ static void probe_status(const struct sampler *s, json_t *o)
 	struct probe_link_stats ps;
 
 	probe_link_get_stats(s->probe, &ps);
-	json_object_set_new(o, "probe_link", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
-		"answers", (json_int_t)ps.answers, "records_last", (json_int_t)ps.records_last,
-		"exits_seen", (json_int_t)ps.exits_seen,
-		"gpu_exits_between_polls", (json_int_t)ps.gpu_exits_between_polls,
-		"gpu_records_unmatched", (json_int_t)ps.gpu_records_unmatched,
-		"probe_drops_total", (json_int_t)ps.probe_drops_total));
+	json_object_set_new(o, "probe_link",
+		json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "answers", (json_int_t)ps.answers,
+			"records_last", (json_int_t)ps.records_last, "exits_seen",
+			(json_int_t)ps.exits_seen, "gpu_exits_between_polls",
+			(json_int_t)ps.gpu_exits_between_polls, "gpu_records_unmatched",
+			(json_int_t)ps.gpu_records_unmatched, "probe_drops_total",
+			(json_int_t)ps.probe_drops_total));
 }
 
 /* What names a GPU here: the device set's rules, the majors with NVIDIA's
@@ -207,7 +208,7 @@ static int label_request(struct sampler *s, struct msg_cursor *payload, struct e
 	int r;
 
 	if (msg_get_str(payload, &id, CONTAINER_ID_LEN) ||
-	    msg_get_str(payload, &label, PROC_LABEL_MAX) || msg_end(payload)) {
+		msg_get_str(payload, &label, PROC_LABEL_MAX) || msg_end(payload)) {
 		evbuffer_add_printf(reply, "bad label request: expected container id and label");
 		return -EINVAL;
 	}

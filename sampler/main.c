@@ -80,8 +80,8 @@ static void load_config(struct sampler *s, const struct options *o)
 		fatalx("gpu_devices: %s", err);
 }
 
-static void socket_path(char *dst, size_t size, const char *given, const char *dir,
-	const char *name)
+static void socket_path(
+	char *dst, size_t size, const char *given, const char *dir, const char *name)
 {
 	if (given)
 		snprintf(dst, size, "%s", given);
@@ -252,9 +252,10 @@ int main(int argc, char **argv)
 
 		spool_stats(s.spool, &sp);
 		log_info("stopped after %llu polls: %llu rows made; %llu batches (%llu bytes) left "
-			"unacked in the spool, %llu batches dropped", (unsigned long long)s.stats.polls,
-			(unsigned long long)s.stats.rows_total, (unsigned long long)sp.batches,
-			(unsigned long long)sp.bytes, (unsigned long long)sp.dropped_batches);
+			 "unacked in the spool, %llu batches dropped",
+			(unsigned long long)s.stats.polls, (unsigned long long)s.stats.rows_total,
+			(unsigned long long)sp.batches, (unsigned long long)sp.bytes,
+			(unsigned long long)sp.dropped_batches);
 	}
 
 	daemon_notify_free(notify);

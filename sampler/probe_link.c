@@ -23,9 +23,9 @@
 #include "probe_proto.h"
 #include "sock.h"
 
-#define PROBE_LINK_TIMEOUT_MS   1000        /* for HELLO and for a whole answer */
-#define PROBE_LINK_ANSWER_MAX   (64u << 20) /* bytes of one answer kept */
-#define PROBE_LINK_GHOSTS       256         /* unmatched GPU users remembered for their exit */
+#define PROBE_LINK_TIMEOUT_MS 1000        /* for HELLO and for a whole answer */
+#define PROBE_LINK_ANSWER_MAX (64u << 20) /* bytes of one answer kept */
+#define PROBE_LINK_GHOSTS     256         /* unmatched GPU users remembered for their exit */
 
 struct probe_link_gpu_ghost {
 	uint32_t tgid;
@@ -34,12 +34,12 @@ struct probe_link_gpu_ghost {
 
 struct probe_link {
 	char path[256];
-	int fd;                      /* -1: not connected */
+	int fd; /* -1: not connected */
 	char state[384];
-	uint64_t answers;            /* on this connection */
-	uint64_t deadline_ms;        /* CLOCK_MONOTONIC: the answer asked for is late after it */
+	uint64_t answers;     /* on this connection */
+	uint64_t deadline_ms; /* CLOCK_MONOTONIC: the answer asked for is late after it */
 	uint8_t packet[MSG_PACKET_MAX];
-	uint8_t *procs;              /* the PROCS payloads of this answer, batch headers stripped */
+	uint8_t *procs; /* the PROCS payloads of this answer, batch headers stripped */
 	size_t procs_len, procs_cap;
 	struct probe_exit *exits;
 	size_t exits_count, exits_cap;
@@ -151,7 +151,8 @@ static int take_procs(struct probe_link *link, struct msg_cursor *cur)
 		struct probe_proc rec;
 		struct probe_syscall sys;
 
-		if (msg_get(cur, &rec, sizeof(rec)) < 0 || rec.syscalls_count > PROBE_PROC_SYSCALLS_MAX)
+		if (msg_get(cur, &rec, sizeof(rec)) < 0 ||
+			rec.syscalls_count > PROBE_PROC_SYSCALLS_MAX)
 			return -EBADMSG;
 		for (uint32_t j = 0; j < rec.syscalls_count; j++)
 			if (msg_get(cur, &sys, sizeof(sys)) < 0)
@@ -183,13 +184,13 @@ static int take_exits(struct probe_link *link, struct msg_cursor *cur)
 	struct probe_exit *grown;
 
 	if (msg_get(cur, &batch, sizeof(batch)) < 0 ||
-	    (size_t)batch.count * sizeof(struct probe_exit) != cur->left)
+		(size_t)batch.count * sizeof(struct probe_exit) != cur->left)
 		return -EBADMSG;
 	if (link->exits_count + batch.count > link->exits_cap) {
 		size_t cap = (link->exits_count + batch.count) * 2;
 
 		if (cap * sizeof(*grown) > PROBE_LINK_ANSWER_MAX ||
-		    !(grown = realloc(link->exits, cap * sizeof(*grown))))
+			!(grown = realloc(link->exits, cap * sizeof(*grown))))
 			return -ENOMEM;
 		link->exits = grown;
 		link->exits_cap = cap;
@@ -211,7 +212,7 @@ int probe_link_take(struct probe_link *link, const struct msg_hdr *hdr, const ui
 		return take_exits(link, &cur);
 	case MT_PROBE_END:
 		if (msg_get(&cur, &link->end, sizeof(link->end)) < 0 || msg_end(&cur) < 0 ||
-		    link->end.exits != link->exits_count)
+			link->end.exits != link->exits_count)
 			return -EBADMSG;
 		link->whole = true;
 		return 1;
@@ -242,11 +243,12 @@ static void count_exits(struct probe_link *link)
 		link->stats.exits_seen++;
 		for (size_t g = 0; g < PROBE_LINK_GHOSTS; g++) {
 			if (link->ghosts[g].tgid == x->tgid &&
-			    link->ghosts[g].start_boot_ns == x->start_boot_ns) {
+				link->ghosts[g].start_boot_ns == x->start_boot_ns) {
 				link->stats.gpu_exits_between_polls++;
 				link->ghosts[g].tgid = 0;
 				log_info("probe: GPU process %u (%.16s) started and exited between "
-					 "two polls", x->tgid, x->comm);
+					 "two polls",
+					x->tgid, x->comm);
 				break;
 			}
 		}

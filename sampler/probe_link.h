@@ -75,7 +75,7 @@ struct probe_link_stats {
 	uint64_t exits_seen;              /* whole thread groups that exited */
 	uint64_t gpu_exits_between_polls; /* GPU users born and gone between two polls */
 	uint64_t gpu_records_unmatched;   /* GPU records for processes we do not track */
-	uint64_t probe_drops_total;       /* croft-probe's drops, all reasons (its status has them) */
+	uint64_t probe_drops_total; /* croft-probe's drops, all reasons (its status has them) */
 };
 void probe_link_get_stats(const struct probe_link *link, struct probe_link_stats *ret_stats);
 

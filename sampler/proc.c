@@ -19,10 +19,10 @@
 #include "log.h"
 #include "sampler.h"
 
-#define PF_KTHREAD      0x00200000u  /* include/linux/sched.h */
-#define STAT_BUF        1024
-#define IO_BUF          512
-#define SPAN_SLACK_MS   2            /* the two clocks of a poll, each rounded to ms */
+#define PF_KTHREAD    0x00200000u /* include/linux/sched.h */
+#define STAT_BUF      1024
+#define IO_BUF        512
+#define SPAN_SLACK_MS 2 /* the two clocks of a poll, each rounded to ms */
 
 void proc_table_init(struct proc_table *table)
 {
@@ -113,8 +113,8 @@ static void proc_insert(struct proc_table *table, struct proc *p)
  * directory's fd binds every kept fd to the process that directory was:
  * none can name a later user of the tgid.
  */
-static int open_kept(struct proc_table *table, const struct poll_env *env, int dirfd,
-	const char *name)
+static int open_kept(
+	struct proc_table *table, const struct poll_env *env, int dirfd, const char *name)
 {
 	int fd;
 
@@ -138,8 +138,8 @@ static int proc_dir_open(const struct poll_env *env, pid_t tgid)
 }
 
 /* One small /proc/<tgid>/<name> file, through the kept fd when there is one. */
-static ssize_t read_proc_file(const struct poll_env *env, pid_t tgid, int fd, const char *name,
-	char *buf, size_t size)
+static ssize_t read_proc_file(
+	const struct poll_env *env, pid_t tgid, int fd, const char *name, char *buf, size_t size)
 {
 	char path[64];
 

@@ -17,9 +17,9 @@
 #include "catalog.h"
 #include "sampler.h"
 
-#define LABEL_VAR       "CROFT_LABEL="
-#define MAPS_CHUNK      (64u << 10)
-#define MAPS_LINE_MAX   (PROC_LINK_MAX + 256)
+#define LABEL_VAR     "CROFT_LABEL="
+#define MAPS_CHUNK    (64u << 10)
+#define MAPS_LINE_MAX (PROC_LINK_MAX + 256)
 
 ssize_t procfs_pread(int fd, char *buf, size_t size)
 {
@@ -180,9 +180,10 @@ int procfs_readlink(int procfd, pid_t tgid, const char *name, char **ret, size_t
  * the rest of the environment is never stored or logged.
  */
 struct label_scan {
-	char entry[sizeof(LABEL_VAR) - 1 + PROC_LABEL_MAX]; /* "CROFT_LABEL=" + PROC_LABEL_MAX bytes */
+	char entry[sizeof(LABEL_VAR) - 1 +
+		   PROC_LABEL_MAX]; /* "CROFT_LABEL=" + PROC_LABEL_MAX bytes */
 	size_t entry_len;
-	bool entry_long;               /* longer than entry[]: not ours or too long */
+	bool entry_long; /* longer than entry[]: not ours or too long */
 	char *found;
 	size_t found_len;
 };
@@ -278,7 +279,7 @@ static size_t match_maps(int fd, const struct catalog *cat, size_t best)
 		size_t len = carry + (size_t)n, start = 0;
 
 		for (char *nl; best > 0 && (nl = memchr(buf + start, '\n', len - start));
-		     start = (size_t)(nl - buf) + 1) {
+			start = (size_t)(nl - buf) + 1) {
 			const char *path;
 
 			*nl = '\0';

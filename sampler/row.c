@@ -113,7 +113,7 @@ static size_t utf8_seq(const unsigned char *s, size_t left)
 		cp = (cp << 6) | (s[i] & 0x3f);
 	}
 	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
+		(cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
 	return n;
 }
@@ -130,7 +130,8 @@ static bool put_escaped(struct jbuf *b, const char *text, size_t len)
 		char esc[8];
 
 		/* copy plain runs in one go: the common case */
-		while (run < len && s[run] >= 0x20 && s[run] < 0x7f && s[run] != '"' && s[run] != '\\')
+		while (run < len && s[run] >= 0x20 && s[run] < 0x7f && s[run] != '"' &&
+			s[run] != '\\')
 			run++;
 		jbuf_put(b, text + i, run - i);
 		i = run;
@@ -153,11 +154,21 @@ static bool put_escaped(struct jbuf *b, const char *text, size_t len)
 			put(b, "\\ufffd");
 			valid = false;
 			break;
-		case '"': put(b, "\\\""); break;
-		case '\\': put(b, "\\\\"); break;
-		case '\n': put(b, "\\n"); break;
-		case '\r': put(b, "\\r"); break;
-		case '\t': put(b, "\\t"); break;
+		case '"':
+			put(b, "\\\"");
+			break;
+		case '\\':
+			put(b, "\\\\");
+			break;
+		case '\n':
+			put(b, "\\n");
+			break;
+		case '\r':
+			put(b, "\\r");
+			break;
+		case '\t':
+			put(b, "\\t");
+			break;
 		default:
 			snprintf(esc, sizeof(esc), "\\u%04x", s[i]);
 			put(b, esc);

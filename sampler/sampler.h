@@ -24,41 +24,47 @@ struct event_base;
 struct evbuffer;
 struct msg_cursor;
 
-#define SAMPLER_PROCS_MAX       65536        /* processes tracked at once */
-#define PROC_HASH_BUCKETS       16384
-#define PROC_LINK_MAX           8192         /* bytes read from an exe/cwd link */
-#define PROC_LABEL_MAX          1024         /* bytes of a label */
-#define PROC_ENVIRON_MAX        (4u << 20)   /* bytes of environ scanned for CROFT_LABEL */
-#define PROC_CMDLINE_MAX        (64u << 10)  /* bytes of cmdline matched */
-#define PROC_FDS_MAX            65536        /* fds looked at per fd scan */
-#define PROC_CGROUP_TEXT_MAX    8192         /* bytes of /proc/<pid>/cgroup */
-#define FRAMEWORK_WINDOW_NS     (60ull * 1000000000ull) /* detection after start */
-#define BATCH_BYTES_MAX         (32u << 20)  /* a poll's rows beyond this start a new batch */
-#define CONTAINER_LABELS_MAX    4096         /* labels set through sampler.ctl */
-#define CONTAINER_ID_LEN        64
-#define FDS_SPARE               512          /* fds left for sockets when keeping /proc fds */
-#define POLL_SLICE_NS           (10u * 1000000u) /* a poll runs this long, then the loop serves the rest */
+#define SAMPLER_PROCS_MAX    65536 /* processes tracked at once */
+#define PROC_HASH_BUCKETS    16384
+#define PROC_LINK_MAX        8192                    /* bytes read from an exe/cwd link */
+#define PROC_LABEL_MAX       1024                    /* bytes of a label */
+#define PROC_ENVIRON_MAX     (4u << 20)              /* bytes of environ scanned for CROFT_LABEL */
+#define PROC_CMDLINE_MAX     (64u << 10)             /* bytes of cmdline matched */
+#define PROC_FDS_MAX         65536                   /* fds looked at per fd scan */
+#define PROC_CGROUP_TEXT_MAX 8192                    /* bytes of /proc/<pid>/cgroup */
+#define FRAMEWORK_WINDOW_NS  (60ull * 1000000000ull) /* detection after start */
+#define BATCH_BYTES_MAX      (32u << 20) /* a poll's rows beyond this start a new batch */
+#define CONTAINER_LABELS_MAX 4096        /* labels set through sampler.ctl */
+#define CONTAINER_ID_LEN     64
+#define FDS_SPARE            512              /* fds left for sockets when keeping /proc fds */
+#define POLL_SLICE_NS        (10u * 1000000u) /* a poll runs this long, then the loop serves the rest */
+
+struct syscall_rate {
+	const char *name;
+	double rate_per_sec;
+};
 
 /* ---- the probe's figures of a process: probe_apply.c, from probe_link.c's answer ---- */
 struct proc_probe_rates {
-	bool valid;                /* false: no probe answer this poll; the probe-only fields are left out */
-	bool net_valid;            /* false: the kernel lacks the socket tracepoints */
-	bool active;               /* a syscall, switch, run-queue wait, network byte or GPU ioctl seen */
-	uint64_t gpu_ioctls;       /* GPU ioctls this poll */
-	uint64_t last_gpu_ioctl_boot_ns; /* CLOCK_BOOTTIME of the last GPU ioctl ever seen; 0 = none */
+	bool valid;     /* false: no probe answer this poll; the probe-only fields are left out */
+	bool net_valid; /* false: the kernel lacks the socket tracepoints */
+	bool active;    /* a syscall, switch, run-queue wait, network byte or GPU ioctl seen */
+	uint64_t gpu_ioctls; /* GPU ioctls this poll */
+	/* CLOCK_BOOTTIME of the last GPU ioctl ever seen; 0 = none */
+	uint64_t last_gpu_ioctl_boot_ns;
 	double ctx_voluntary_s, ctx_involuntary_s, runqueue_s, net_rx_bytes_s, net_tx_bytes_s;
 	size_t syscalls_count;
-	struct syscall_rate { const char *name; double rate_per_sec; } *syscalls; /* highest rate first */
+	struct syscall_rate *syscalls; /* highest rate first */
 };
 
 /* ---- gpus.c: the GPUs a process holds open ---- */
-#define GPU_INDEX_MAX       256 /* indices kept, 0..255 (NVIDIA minors end at 253) */
-#define GPU_DEVICES_MAX     64  /* GPU devices sysfs names (render and accel nodes) */
-#define GPU_DEVICE_NAME_MAX 64  /* bytes of a device name, "0000:41:00.0" */
-#define GPU_NVIDIA_MAJORS   8
-#define GPU_INDEX_CACHE     64 /* device numbers resolved through sysfs, per load */
+#define GPU_INDEX_MAX        256 /* indices kept, 0..255 (NVIDIA minors end at 253) */
+#define GPU_DEVICES_MAX      64  /* GPU devices sysfs names (render and accel nodes) */
+#define GPU_DEVICE_NAME_MAX  64  /* bytes of a device name, "0000:41:00.0" */
+#define GPU_NVIDIA_MAJORS    8
+#define GPU_INDEX_CACHE      64 /* device numbers resolved through sysfs, per load */
 #define GPU_INDEX_LOAD_POLLS 30 /* sysfs's GPU devices read again (hotplug) */
-#define GPU_FDS_KEPT        32 /* GPU devices per process checked between full scans */
+#define GPU_FDS_KEPT         32 /* GPU devices per process checked between full scans */
 
 struct gpu_mask {
 	uint64_t bits[GPU_INDEX_MAX / 64];
@@ -127,38 +133,43 @@ void gpu_fds_free(struct gpu_fds **kept);
 /* ---- workload.c: the GPU state machine (enum workload_state: rowdef.h) ---- */
 struct workload {
 	enum workload_state state;
-	bool holds_gpu_fd;         /* last fd scan found a GPU device file */
-	bool held_before_ioctl;    /* holding GPU files before any ioctl was seen: no onset */
-	bool gpus_known;           /* an fd scan named the GPUs: row field "gpus" */
-	struct gpu_mask gpus;      /* the GPUs of the last fd scan */
+	bool holds_gpu_fd;            /* last fd scan found a GPU device file */
+	bool held_before_ioctl;       /* holding GPU files before any ioctl was seen: no onset */
+	bool gpus_known;              /* an fd scan named the GPUs: row field "gpus" */
+	struct gpu_mask gpus;         /* the GPUs of the last fd scan */
 	uint64_t first_ioctl_boot_ns; /* 0 = none seen */
 };
 
 struct workload_input {
-	bool fd_scanned;           /* the fds were read this poll */
-	bool holds_gpu_fd;         /* valid when fd_scanned */
-	struct gpu_mask gpus;      /* valid when fd_scanned */
-	bool at_sampler_start;     /* this is the sampler's first look at the process */
+	bool fd_scanned;       /* the fds were read this poll */
+	bool holds_gpu_fd;     /* valid when fd_scanned */
+	struct gpu_mask gpus;  /* valid when fd_scanned */
+	bool at_sampler_start; /* this is the sampler's first look at the process */
 	bool probe_valid;
-	uint64_t gpu_ioctls;       /* this poll */
+	uint64_t gpu_ioctls; /* this poll */
 	uint64_t last_gpu_ioctl_boot_ns;
 	uint64_t prev_sample_boot_ns; /* start of this poll's interval for the process */
 	uint64_t now_boot_ns;
 };
 
-void workload_update(struct workload *wl, const struct workload_input *in,
-	uint64_t onset_window_ns);
+void workload_update(
+	struct workload *wl, const struct workload_input *in, uint64_t onset_window_ns);
 /* Whether a row must say it: another state, or other GPUs held. */
 bool workload_changed(const struct workload *before, const struct workload *after);
 
 /* ---- cgroup.c ---- */
 enum cgroup_have {
-	CGF_CPU = 1 << 0, CGF_THROTTLED = 1 << 1, CGF_MEMORY = 1 << 2, CGF_OOM = 1 << 3,
-	CGF_CPU_PSI = 1 << 4, CGF_MEM_PSI = 1 << 5, CGF_IO_PSI = 1 << 6,
+	CGF_CPU = 1 << 0,
+	CGF_THROTTLED = 1 << 1,
+	CGF_MEMORY = 1 << 2,
+	CGF_OOM = 1 << 3,
+	CGF_CPU_PSI = 1 << 4,
+	CGF_MEM_PSI = 1 << 5,
+	CGF_IO_PSI = 1 << 6,
 };
 
 struct cgroup_figures {
-	unsigned have;             /* enum cgroup_have: what this host gave */
+	unsigned have; /* enum cgroup_have: what this host gave */
 	double cpu_cores, throttled_fraction;
 	uint64_t memory_bytes, oom_kills;
 	double cpu_psi_avg10, memory_psi_avg10, io_psi_avg10;
@@ -182,18 +193,18 @@ struct cgroup_cpu {
 };
 
 struct cgroup {
-	struct cgroup *next;       /* hash chain */
-	char *key;                 /* the raw /proc/<pid>/cgroup text */
+	struct cgroup *next; /* hash chain */
+	char *key;           /* the raw /proc/<pid>/cgroup text */
 	size_t key_len;
-	char *path;                /* process.cgroup: raw bytes */
+	char *path; /* process.cgroup: raw bytes */
 	size_t path_len;
-	char container_id[CONTAINER_ID_LEN + 1]; /* "" for host processes */
+	char container_id[CONTAINER_ID_LEN + 1];           /* "" for host processes */
 	char *dir_v2, *dir_memory, *dir_cpu, *dir_cpuacct; /* files read; NULL = none */
 	size_t refs;
-	uint64_t read_gen;         /* poll that last read the figures */
-	uint64_t used_gen;         /* poll whose figures a row took last */
-	struct cgroup_cpu base;    /* the CPU counters of that poll: rates start there */
-	struct cgroup_cpu last;    /* those of read_gen */
+	uint64_t read_gen;      /* poll that last read the figures */
+	uint64_t used_gen;      /* poll whose figures a row took last */
+	struct cgroup_cpu base; /* the CPU counters of that poll: rates start there */
+	struct cgroup_cpu last; /* those of read_gen */
 	struct cgroup_figures now;
 };
 
@@ -224,20 +235,20 @@ int cgroup_table_containers(const struct cgroup_table *table, size_t *ret_count)
 /* ---- proc.c, procfs.c: the process table ---- */
 /* A poll's two clocks, read together at its start. */
 struct poll_clock {
-	uint64_t unix_ms;              /* the rows' unix_ms */
-	uint64_t boot_ns;              /* CLOCK_BOOTTIME */
+	uint64_t unix_ms; /* the rows' unix_ms */
+	uint64_t boot_ns; /* CLOCK_BOOTTIME */
 };
 
 /* What a process is: read when it is found, again at exec; raw bytes. */
 struct proc_identity {
-	uint64_t start_ticks;          /* /proc/<pid>/stat field 22 */
-	uint64_t start_boot_ns;        /* start_ticks in CLOCK_BOOTTIME ns */
-	bool kthread;                  /* kernel thread: tracked for reuse, never a row */
+	uint64_t start_ticks;   /* /proc/<pid>/stat field 22 */
+	uint64_t start_boot_ns; /* start_ticks in CLOCK_BOOTTIME ns */
+	bool kthread;           /* kernel thread: tracked for reuse, never a row */
 	char *comm, *exe, *cwd, *label;
 	size_t comm_len, exe_len, cwd_len, label_len;
 	struct cgroup *cg;
-	size_t framework;              /* catalog index; >= entries: none; SIZE_MAX: not read yet */
-	uint64_t framework_vsize;      /* vsize at the last detection */
+	size_t framework;         /* catalog index; >= entries: none; SIZE_MAX: not read yet */
+	uint64_t framework_vsize; /* vsize at the last detection */
 	bool framework_done;
 };
 
@@ -248,7 +259,7 @@ struct proc_counters {
 	bool io_ok;
 	bool io_denied; /* not ours to read: not tried again */
 	bool rates_valid, io_rates_valid;
-	double span_s;                 /* what this poll's row stands for (proc_sample) */
+	double span_s; /* what this poll's row stands for (proc_sample) */
 	double cpu_cores, read_bytes_s, write_bytes_s;
 	struct proc_probe_rates probe; /* the probe's answer (proc_table_apply_probe) */
 };
@@ -276,7 +287,7 @@ struct proc_gpu {
 	struct workload wl;
 	struct gpu_fds *fds; /* the last fd scan's GPU files; NULL: none */
 	bool at_sampler_start;
-	bool fds_looked;               /* its fds were read once: then at its idle slot */
+	bool fds_looked; /* its fds were read once: then at its idle slot */
 	struct proc_look look;
 };
 
@@ -302,7 +313,7 @@ struct proc_table {
 	struct proc *buckets[PROC_HASH_BUCKETS];
 	struct proc *list_head, *list_tail; /* discovery order */
 	size_t count;
-	size_t untracked;              /* processes over SAMPLER_PROCS_MAX this poll */
+	size_t untracked; /* processes over SAMPLER_PROCS_MAX this poll */
 	size_t fds_open;
 };
 
@@ -313,7 +324,7 @@ struct proc_stat {
 	uint64_t cpu_ticks, start_ticks, vsize, rss_pages;
 	uint32_t threads;
 	unsigned flags;
-	const char *comm;          /* into the buffer parsed */
+	const char *comm; /* into the buffer parsed */
 	size_t comm_len;
 };
 int procfs_parse_stat(const char *buf, size_t len, struct proc_stat *ret_stat);
@@ -334,7 +345,7 @@ bool procfs_pidns_ours(int procfd);
 struct jbuf {
 	char *data;
 	size_t len, cap;
-	bool failed;               /* out of memory: the row is dropped and counted */
+	bool failed; /* out of memory: the row is dropped and counted */
 };
 void jbuf_reset(struct jbuf *b);
 void jbuf_free(struct jbuf *b);
@@ -346,9 +357,9 @@ struct row_context {
 	uint64_t unix_ms;
 	uint64_t now_boot_ns;
 	const struct catalog *catalog;
-	const char *label;             /* container label from sampler.ctl, or NULL */
+	const char *label; /* container label from sampler.ctl, or NULL */
 	size_t label_len;
-	bool gpu_fields;               /* the probe answered and the host has GPU devices */
+	bool gpu_fields; /* the probe answered and the host has GPU devices */
 };
 void row_format(struct jbuf *b, const struct proc *p, const struct row_context *ctx);
 
@@ -379,8 +390,7 @@ void spool_stats(const struct spool *spool, struct spool_stats *ret_stats);
 
 /* ---- writer_link.c: the connection to croft-writer ---- */
 struct writer_link;
-struct writer_link *writer_link_new(struct event_base *base, const char *path,
-	struct spool *spool);
+struct writer_link *writer_link_new(struct event_base *base, const char *path, struct spool *spool);
 void writer_link_free(struct writer_link *link);
 /* New batches in the spool: send them when connected. */
 void writer_link_kick(struct writer_link *link);
@@ -388,23 +398,23 @@ const char *writer_link_state(const struct writer_link *link);
 
 /* ---- proc.c, probe_apply.c: the process table and the steps of a poll ---- */
 struct poll_env {
-	int procfd;                    /* open /proc */
+	int procfd; /* open /proc */
 	const struct catalog *catalog;
 	const struct gpudev_set *gpu;
-	struct gpu_index *gpu_index;   /* which GPU a device file names */
-	bool gpu_possible;             /* a GPU major is registered: fd scans are worth it */
+	struct gpu_index *gpu_index; /* which GPU a device file names */
+	bool gpu_possible;           /* a GPU major is registered: fd scans are worth it */
 	struct cgroup_table *cgroups;
-	uint64_t gen;                  /* this poll's number, from 1 */
-	bool first_poll;               /* processes found now were running before us */
+	uint64_t gen;    /* this poll's number, from 1 */
+	bool first_poll; /* processes found now were running before us */
 	uint32_t idle_every;
 	uint64_t poll_interval_ms;
-	uint64_t tick_ns;              /* 1e9 / sysconf(_SC_CLK_TCK) */
+	uint64_t tick_ns; /* 1e9 / sysconf(_SC_CLK_TCK) */
 	uint64_t page_size;
-	struct poll_clock now, prev;   /* this poll's clocks and the previous poll's */
-	bool cpu_clock;                /* the per-process CPU clocks name the processes /proc shows */
-	bool keep_fds;                 /* keep /proc/<pid>/{stat,io} open between polls */
-	uint64_t fds_max;              /* ... while fewer than this minus FDS_SPARE are open */
-	pid_t self_tgid;               /* the sampler: its own (kept) fds are never scanned */
+	struct poll_clock now, prev; /* this poll's clocks and the previous poll's */
+	bool cpu_clock;              /* the per-process CPU clocks name the processes /proc shows */
+	bool keep_fds;               /* keep /proc/<pid>/{stat,io} open between polls */
+	uint64_t fds_max;            /* ... while fewer than this minus FDS_SPARE are open */
+	pid_t self_tgid;             /* the sampler: its own (kept) fds are never scanned */
 };
 void proc_table_init(struct proc_table *table);
 void proc_table_clear(struct proc_table *table, struct cgroup_table *cgroups);
@@ -417,7 +427,7 @@ void proc_table_clear(struct proc_table *table, struct cgroup_table *cgroups);
  * due), so they run once the answer is applied.
  */
 struct proc_scan {
-	DIR *dir;                      /* NULL: no pass under way */
+	DIR *dir; /* NULL: no pass under way */
 };
 /* read: the /proc listing (new processes, counters, rates, frameworks, cgroup figures). */
 int proc_read_begin(struct proc_table *table, const struct poll_env *env, struct proc_scan *scan);
@@ -475,8 +485,8 @@ struct poll_stats {
 	uint64_t duration_us, cpu_us; /* of the last poll */
 	uint64_t rows;                /* of the last poll */
 	uint64_t rows_total;
-	uint64_t rows_failed;         /* dropped: out of memory while formatting */
-	uint64_t polls_late;          /* begun after their tick: the poll before ran past it */
+	uint64_t rows_failed; /* dropped: out of memory while formatting */
+	uint64_t polls_late;  /* begun after their tick: the poll before ran past it */
 };
 
 /* What a reload loads; one checked while a poll runs is applied at its end. */
@@ -494,28 +504,28 @@ enum poll_phase { POLL_READ, POLL_PROBE, POLL_LOOK, POLL_FORMAT };
  */
 struct poll_run {
 	bool running;
-	bool again;                    /* the timer fired meanwhile: poll again at the end */
+	bool again; /* the timer fired meanwhile: poll again at the end */
 	enum poll_phase phase;
 	struct poll_env env;
 	struct proc_scan scan;
-	struct proc_cursor cur;        /* the next process to look at, or to settle and format */
-	uint64_t now_boot_ns;          /* the boot clock once /proc was read */
+	struct proc_cursor cur; /* the next process to look at, or to settle and format */
+	uint64_t now_boot_ns;   /* the boot clock once /proc was read */
 	uint64_t start_mono_ns, start_cpu_us;
-	uint32_t batch_rows;           /* rows in sampler.rows, not spooled yet */
-	uint64_t rows;                 /* formatted so far in this poll */
-	struct event *slice;           /* runs the next slice */
-	struct event *probe_wait;      /* the probe's answer arriving, or its timeout */
+	uint32_t batch_rows;      /* rows in sampler.rows, not spooled yet */
+	uint64_t rows;            /* formatted so far in this poll */
+	struct event *slice;      /* runs the next slice */
+	struct event *probe_wait; /* the probe's answer arriving, or its timeout */
 };
 
 struct sampler {
 	struct event_base *base;
 	struct croft_config cfg;
 	const char *config_path;
-	const char *frameworks_path;   /* --frameworks or CROFT_FRAMEWORKS; NULL = config */
+	const char *frameworks_path; /* --frameworks or CROFT_FRAMEWORKS; NULL = config */
 	const char *runtime_dir;
 	char writer_socket[PATH_MAX], probe_socket[PATH_MAX];
 	struct catalog *catalog;
-	struct gpudev_watch gpu;       /* follows /proc/devices, read each poll */
+	struct gpudev_watch gpu; /* follows /proc/devices, read each poll */
 	struct gpu_index gpu_index;
 	int procfd;
 	struct proc_table procs;
@@ -532,9 +542,9 @@ struct sampler {
 	struct sampler_settings *reload_pending;
 	struct jbuf rows;
 	uint64_t tick_ns, page_size;
-	bool cpu_clock;                /* procfs_pidns_ours, at start */
+	bool cpu_clock; /* procfs_pidns_ours, at start */
 	struct poll_clock last_poll;
-	uint64_t nofile;               /* RLIMIT_NOFILE: kept /proc fds stay well below it */
+	uint64_t nofile; /* RLIMIT_NOFILE: kept /proc fds stay well below it */
 	char probe_state_logged[128];
 };
 

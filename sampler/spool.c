@@ -23,11 +23,11 @@
 #include "msg.h"
 #include "sampler.h"
 
-#define SPOOL_FILE      "sampler.spool"
-#define SPOOL_MAGIC     0x43525350u /* "CRSP" */
-#define REC_HEAD        1u          /* epoch, the last seq used; unix_ms: generation */
-#define REC_BATCH       2u          /* one batch, data follows */
-#define REC_ACK         3u          /* batches up to seq are on disk */
+#define SPOOL_FILE  "sampler.spool"
+#define SPOOL_MAGIC 0x43525350u /* "CRSP" */
+#define REC_HEAD    1u          /* epoch, the last seq used; unix_ms: generation */
+#define REC_BATCH   2u          /* one batch, data follows */
+#define REC_ACK     3u          /* batches up to seq are on disk */
 
 struct spool_rec {
 	uint32_t magic, kind;
@@ -41,10 +41,10 @@ struct spool {
 	uint64_t epoch, last_seq, bytes, batches, max_bytes;
 	uint64_t dropped_batches, dropped_rows;
 	bool dropping;
-	int fds[2];                    /* both -1: memory only */
-	int active;                    /* the file appended to */
-	uint64_t generation;           /* of the active file's head */
-	uint64_t file_bytes;           /* of the active file */
+	int fds[2];          /* both -1: memory only */
+	int active;          /* the file appended to */
+	uint64_t generation; /* of the active file's head */
+	uint64_t file_bytes; /* of the active file */
 };
 
 static int rec_pwrite(int fd, off_t off, const struct spool_rec *rec, const void *data)
@@ -88,8 +88,8 @@ static void rec_append(struct spool *sp, const struct spool_rec *rec, const void
 
 static struct spool_rec batch_rec(const struct spool *sp, const struct spool_batch *b)
 {
-	return (struct spool_rec){ SPOOL_MAGIC, REC_BATCH, sp->epoch, b->seq, b->unix_ms,
-		b->rows, (uint32_t)b->len };
+	return (struct spool_rec){ SPOOL_MAGIC, REC_BATCH, sp->epoch, b->seq, b->unix_ms, b->rows,
+		(uint32_t)b->len };
 }
 
 /*
@@ -146,8 +146,8 @@ static void drop_head(struct spool *sp)
 	free(b);
 }
 
-static int append(struct spool *sp, uint64_t seq, uint64_t unix_ms, uint32_t rows,
-	const char *data, size_t len)
+static int append(struct spool *sp, uint64_t seq, uint64_t unix_ms, uint32_t rows, const char *data,
+	size_t len)
 {
 	struct spool_batch *b = malloc(sizeof(*b) + len);
 
@@ -236,7 +236,7 @@ static uint64_t head_generation(int fd)
 	struct spool_rec rec;
 
 	if (fd < 0 || pread(fd, &rec, sizeof(rec), 0) != (ssize_t)sizeof(rec) ||
-	    rec.magic != SPOOL_MAGIC || rec.kind != REC_HEAD || !rec.epoch)
+		rec.magic != SPOOL_MAGIC || rec.kind != REC_HEAD || !rec.epoch)
 		return 0;
 	return rec.unix_ms;
 }
@@ -247,7 +247,8 @@ static void files_open(struct spool *sp, const char *dir)
 
 	for (int i = 0; i < 2; i++) {
 		errno = ENAMETOOLONG;
-		if (snprintf(path, sizeof(path), "%s/%s.%d", dir, SPOOL_FILE, i) < (int)sizeof(path))
+		if (snprintf(path, sizeof(path), "%s/%s.%d", dir, SPOOL_FILE, i) <
+			(int)sizeof(path))
 			sp->fds[i] = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (sp->fds[i] < 0) {
 			log_warn("spool file %s: keeping unacked batches in memory only", path);
@@ -313,8 +314,8 @@ uint64_t spool_epoch(const struct spool *spool)
 
 int spool_add(struct spool *spool, uint64_t unix_ms, uint32_t rows, const char *data, size_t len)
 {
-	struct spool_rec rec = { SPOOL_MAGIC, REC_BATCH, spool->epoch, spool->last_seq + 1,
-		unix_ms, rows, (uint32_t)len };
+	struct spool_rec rec = { SPOOL_MAGIC, REC_BATCH, spool->epoch, spool->last_seq + 1, unix_ms,
+		rows, (uint32_t)len };
 	int r;
 
 	if (len > MSG_PAYLOAD_MAX)

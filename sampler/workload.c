@@ -22,8 +22,7 @@ static uint64_t first_ioctl_estimate(const struct workload_input *in)
 	return first;
 }
 
-void workload_update(struct workload *wl, const struct workload_input *in,
-	uint64_t onset_window_ns)
+void workload_update(struct workload *wl, const struct workload_input *in, uint64_t onset_window_ns)
 {
 	bool ioctl_now = in->probe_valid && in->gpu_ioctls > 0;
 
@@ -40,11 +39,11 @@ void workload_update(struct workload *wl, const struct workload_input *in,
 		wl->holds_gpu_fd = true;
 	}
 	if (in->probe_valid && !wl->first_ioctl_boot_ns &&
-	    (in->gpu_ioctls || in->last_gpu_ioctl_boot_ns))
+		(in->gpu_ioctls || in->last_gpu_ioctl_boot_ns))
 		wl->first_ioctl_boot_ns = first_ioctl_estimate(in);
 
 	if (wl->first_ioctl_boot_ns && !wl->held_before_ioctl &&
-	    in->now_boot_ns < wl->first_ioctl_boot_ns + onset_window_ns)
+		in->now_boot_ns < wl->first_ioctl_boot_ns + onset_window_ns)
 		wl->state = WL_GPU_ONSET;
 	else if (wl->holds_gpu_fd)
 		wl->state = WL_GPU_HELD;

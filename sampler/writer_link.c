@@ -18,11 +18,11 @@
 #include "sampler.h"
 #include "sock.h"
 
-#define RETRY_FIRST_MS     100
-#define RETRY_MAX_MS       5000
-#define OUT_HIGH_BYTES     (8u << 20)  /* stop queueing batches above this */
-#define OUT_LOW_BYTES      (1u << 20)  /* and resume below this */
-#define WRITER_MSG_MAX     (64u << 10) /* HELLO and ACK are tiny */
+#define RETRY_FIRST_MS 100
+#define RETRY_MAX_MS   5000
+#define OUT_HIGH_BYTES (8u << 20)  /* stop queueing batches above this */
+#define OUT_LOW_BYTES  (1u << 20)  /* and resume below this */
+#define WRITER_MSG_MAX (64u << 10) /* HELLO and ACK are tiny */
 
 enum link_state { LINK_DOWN, LINK_HELLO, LINK_READY };
 
@@ -34,8 +34,8 @@ struct writer_link {
 	struct event *retry;
 	enum link_state state;
 	uint64_t backoff_ms;
-	uint64_t sent_seq;             /* highest seq queued on this connection */
-	char why[160];                 /* why not connected */
+	uint64_t sent_seq; /* highest seq queued on this connection */
+	char why[160];     /* why not connected */
 	bool down_logged;
 };
 
@@ -62,7 +62,8 @@ static void link_down(struct writer_link *link, const char *why)
 	tv.tv_sec = (time_t)(link->backoff_ms / 1000);
 	tv.tv_usec = (suseconds_t)(link->backoff_ms % 1000) * 1000;
 	evtimer_add(link->retry, &tv);
-	link->backoff_ms = link->backoff_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : link->backoff_ms * 2;
+	link->backoff_ms =
+		link->backoff_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : link->backoff_ms * 2;
 }
 
 /* Queues unsent batches, in order, up to the output high-water mark. */
@@ -147,8 +148,9 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 	struct writer_link *link = arg;
 
 	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
-		link_down(link, what & BEV_EVENT_EOF ? "closed the connection" :
-			evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+		link_down(link, what & BEV_EVENT_EOF
+					? "closed the connection"
+					: evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
 }
 
 static void link_connect(struct writer_link *link)
@@ -172,13 +174,12 @@ static void link_connect(struct writer_link *link)
 	bufferevent_enable(link->bev, EV_READ | EV_WRITE);
 	link->state = LINK_HELLO;
 	snprintf(link->why, sizeof(link->why), "waiting for the writer's HELLO");
-	if (msg_compose(bufferevent_get_output(link->bev), MT_HELLO, &hello, sizeof(hello),
-		    NULL, 0) < 0)
+	if (msg_compose(bufferevent_get_output(link->bev), MT_HELLO, &hello, sizeof(hello), NULL,
+		    0) < 0)
 		link_down(link, "out of memory");
 }
 
-struct writer_link *writer_link_new(struct event_base *base, const char *path,
-	struct spool *spool)
+struct writer_link *writer_link_new(struct event_base *base, const char *path, struct spool *spool)
 {
 	struct writer_link *link = calloc(1, sizeof(*link));
 

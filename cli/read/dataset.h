@@ -13,8 +13,8 @@
 
 #include "rowscan.h"
 
-#define DS_FILES_MAX      1000000    /* files one command reads */
-#define DS_SKIPS_PER_FILE 100        /* skip messages kept per file */
+#define DS_FILES_MAX      1000000 /* files one command reads */
+#define DS_SKIPS_PER_FILE 100     /* skip messages kept per file */
 #define DS_THREADS_MAX    256
 
 struct ds_file {

@@ -13,9 +13,9 @@
 
 #include "rowdef.h"
 
-#define ROW_SYSCALLS_MAX 512   /* syscalls kept per row; later ones ignored */
-#define ROWSCAN_PAD      64    /* readable bytes the scanner needs past a line */
-#define E4               10000 /* fixed point: figures are kept in 1e-4 units */
+#define ROW_SYSCALLS_MAX 512               /* syscalls kept per row; later ones ignored */
+#define ROWSCAN_PAD      64                /* readable bytes the scanner needs past a line */
+#define E4               10000             /* fixed point: figures are kept in 1e-4 units */
 #define E4_ABS_MAX       900000000000000LL /* |value| kept in 1e-4 units: 9e14 */
 
 /* A string in the line (scanner) or in the jansson tree; ptr NULL = absent. */

@@ -54,10 +54,10 @@ struct stats_result {
 	struct gpu_acc *by_container, *by_cwd; /* per id */
 	struct fw_acc *by_framework, fw_none;
 	const struct seg_join *join; /* the syscalls and their calls: rate x 1e4 x ms */
-	struct gpu_acc host;        /* rows with no container */
-	struct gpu_acc cwd_unknown; /* rows with no cwd */
-	struct gpu_sums gpu;        /* workloads per GPU, container x GPU; system holders */
-	const struct read_opts *o;  /* the holders' names */
+	struct gpu_acc host;         /* rows with no container */
+	struct gpu_acc cwd_unknown;  /* rows with no cwd */
+	struct gpu_sums gpu;         /* workloads per GPU, container x GPU; system holders */
+	const struct read_opts *o;   /* the holders' names */
 };
 
 void stats_print_table(

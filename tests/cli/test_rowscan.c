@@ -97,7 +97,8 @@ START_TEST(test_good_rows_take_the_fast_path)
 	char why[200];
 
 	for (size_t i = 0; i < sizeof(good_rows) / sizeof(good_rows[0]); i++)
-		ck_assert_msg(rowcheck_line(good_rows[i], strlen(good_rows[i]), why, sizeof(why)) == 1,
+		ck_assert_msg(
+			rowcheck_line(good_rows[i], strlen(good_rows[i]), why, sizeof(why)) == 1,
 			"good row %zu: %s", i, why);
 	/* spot-check the figures of the first one */
 	rowcheck_line(good_rows[0], strlen(good_rows[0]), why, sizeof(why));
@@ -123,7 +124,8 @@ START_TEST(test_odd_rows_agree_or_fall_back)
 	char why[200];
 
 	for (size_t i = 0; i < sizeof(odd_rows) / sizeof(odd_rows[0]); i++)
-		ck_assert_msg(rowcheck_line(odd_rows[i], strlen(odd_rows[i]), why, sizeof(why)) >= 0,
+		ck_assert_msg(
+			rowcheck_line(odd_rows[i], strlen(odd_rows[i]), why, sizeof(why)) >= 0,
 			"odd row %zu (%s): %s", i, odd_rows[i], why);
 }
 END_TEST

@@ -32,7 +32,7 @@ static unsigned long long now_ns(void)
 
 static void sleep_until(unsigned long long t)
 {
-	struct timespec ts = {(time_t)(t / 1000000000ull), (long)(t % 1000000000ull)};
+	struct timespec ts = { (time_t)(t / 1000000000ull), (long)(t % 1000000000ull) };
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
@@ -99,7 +99,7 @@ static int do_ioctls(const char *path, unsigned long n, double secs)
  */
 static void realtime(int policy)
 {
-	struct sched_param sp = {.sched_priority = 1};
+	struct sched_param sp = { .sched_priority = 1 };
 
 	sched_setscheduler(0, policy, &sp);
 }
@@ -140,7 +140,7 @@ static int do_threads(int n, unsigned long per_s, double secs)
 	if (n < 1 || n > THREADS_MAX)
 		return 2;
 	for (int i = 0; i < n; i++) {
-		s[i] = (struct sleeper){.per_s = per_s, .secs = secs * (i + 1) / n};
+		s[i] = (struct sleeper){ .per_s = per_s, .secs = secs * (i + 1) / n };
 		if (pthread_create(&tids[i], NULL, sleeper_main, &s[i]) != 0)
 			return 1;
 	}
@@ -217,7 +217,7 @@ static int do_spin(int cpu, double secs)
 /* Sends bytes_per_s to 127.0.0.1:port for secs in 10 ms slices. */
 static int do_send(int port, unsigned long bytes_per_s, double secs)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	static char buf[1 << 16];
 	unsigned long long start = now_ns();
 	unsigned long per_slice = bytes_per_s / 100, slices = (unsigned long)(secs * 100);
@@ -269,7 +269,7 @@ static int do_send_paced(int port, unsigned long bytes, unsigned long every_ms, 
 /* Accepts one connection on 127.0.0.1:port and reads until it closes. */
 static int do_recv(int port)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	static char buf[1 << 16];
 	int one = 1, fd = socket(AF_INET, SOCK_STREAM, 0), c;
 
@@ -305,8 +305,8 @@ static void report(void)
 	}
 	getrusage(RUSAGE_SELF, &ru);
 	if (getenv("PROBE_WORK_REPORT"))
-		fprintf(stderr, "report nvcsw=%ld nivcsw=%ld run_ns=%llu wait_ns=%llu\n", ru.ru_nvcsw,
-			ru.ru_nivcsw, run_ns, wait_ns);
+		fprintf(stderr, "report nvcsw=%ld nivcsw=%ld run_ns=%llu wait_ns=%llu\n",
+			ru.ru_nvcsw, ru.ru_nivcsw, run_ns, wait_ns);
 }
 
 int main(int argc, char **argv)

@@ -38,8 +38,8 @@ __attribute__((constructor)) static void shim_init(void)
 
 	crash_at = at ? strtoul(at, NULL, 10) : 0;
 	if (file)
-		count_fd = (int)syscall(SYS_openat, AT_FDCWD, file,
-			O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		count_fd = (int)syscall(
+			SYS_openat, AT_FDCWD, file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 }
 
 /* The errno to fail with while CROFT_FAIL_FILE exists, else 0. */
@@ -69,8 +69,14 @@ static bool regular(int fd)
 }
 
 /* A call on a regular file (or a path) while failing is injected: -1/errno. */
-#define FAIL_IF(cond) do { int e_ = (cond) ? injected() : 0;     \
-		if (e_) { errno = e_; return -1; } } while (0)
+#define FAIL_IF(cond)                                                                              \
+	do {                                                                                       \
+		int e_ = (cond) ? injected() : 0;                                                  \
+		if (e_) {                                                                          \
+			errno = e_;                                                                \
+			return -1;                                                                 \
+		}                                                                                  \
+	} while (0)
 
 /* One step: record it (raw syscalls, so the shim does not count itself). */
 static void step(const char *what)
@@ -88,10 +94,11 @@ static void step(const char *what)
 }
 
 /* dlsym's void * to a function pointer through memcpy (ISO C has no cast). */
-#define NEXT(name) static __typeof__(name) *next_##name;                  \
-	if (!next_##name) {                                                 \
-		void *sym_ = dlsym(RTLD_NEXT, #name);                       \
-		memcpy(&next_##name, &sym_, sizeof(sym_));                  \
+#define NEXT(name)                                                                                 \
+	static __typeof__(name) *next_##name;                                                      \
+	if (!next_##name) {                                                                        \
+		void *sym_ = dlsym(RTLD_NEXT, #name);                                              \
+		memcpy(&next_##name, &sym_, sizeof(sym_));                                         \
 	}
 
 ssize_t write(int fd, const void *buf, size_t n)

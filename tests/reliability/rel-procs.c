@@ -20,7 +20,10 @@
 
 /* Hierarchies a cgroup is made in: v2 (pure or hybrid) and v1 memory/cpu. */
 static const char *const roots[] = {
-	"/sys/fs/cgroup", "/sys/fs/cgroup/unified", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/cpu",
+	"/sys/fs/cgroup",
+	"/sys/fs/cgroup/unified",
+	"/sys/fs/cgroup/memory",
+	"/sys/fs/cgroup/cpu",
 };
 #define NROOTS (sizeof(roots) / sizeof(roots[0]))
 
@@ -136,7 +139,7 @@ static double now_s(void)
  * At most CHURN_LIVE children are unreaped at once: short-lived processes
  * come and go, they do not pile up as zombies when forks fall behind.
  */
-#define CHURN_LIVE      64
+#define CHURN_LIVE 64
 
 static int cmd_churn(const char *self, unsigned rate, unsigned secs)
 {
@@ -179,13 +182,15 @@ int main(int argc, char **argv)
 		return cmd_spawn((unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]), argv[4],
 			argc > 5 ? argv[5] : "croft-rel");
 	if (argc == 4 && !strcmp(argv[1], "churn"))
-		return cmd_churn("/proc/self/exe", (unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]));
+		return cmd_churn(
+			"/proc/self/exe", (unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]));
 	if (argc >= 3 && !strcmp(argv[1], "hold")) {
 		prctl(PR_SET_NAME, argv[2]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		for (;;)
 			pause();
 	}
-	fprintf(stderr, "usage: rel-procs spawn N M PIDFILE [NAME] | churn RATE SECS | hold COMM ...\n");
+	fprintf(stderr,
+		"usage: rel-procs spawn N M PIDFILE [NAME] | churn RATE SECS | hold COMM ...\n");
 	return 2;
 }

@@ -10,8 +10,8 @@
 #include "testlib.h"
 
 static const char *const seed_order[] = { "sglang", "vllm", "ollama", "ray", "spark",
-	"transformers", "pytorch", "tensorflow", "jax", "onnxruntime", "xgboost",
-	"scikit-learn", "pandas" };
+	"transformers", "pytorch", "tensorflow", "jax", "onnxruntime", "xgboost", "scikit-learn",
+	"pandas" };
 
 static size_t index_of(const struct catalog *cat, const char *name)
 {
@@ -40,8 +40,8 @@ static void expect_refused(const char *text, const char *needle)
 	struct catalog *cat = NULL;
 	char err[CATALOG_ERR_MAX] = "";
 
-	ck_assert_int_eq(catalog_parse(text, strlen(text), "/etc/x.json", &cat, err, sizeof(err)),
-		-EINVAL);
+	ck_assert_int_eq(
+		catalog_parse(text, strlen(text), "/etc/x.json", &cat, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_null(cat);
 	ck_assert_msg(strstr(err, needle), "error \"%s\" lacks \"%s\"", err, needle);
 	ck_assert_msg(strstr(err, "/etc/x.json"), "error \"%s\" names no file", err);
@@ -49,7 +49,8 @@ static void expect_refused(const char *text, const char *needle)
 
 START_TEST(refusals)
 {
-	expect_refused("[{\"name\":\"a\",\"cmdline\":[\"x\"]},{\"name\":\"a\",\"cmdline\":[\"y\"]}]",
+	expect_refused(
+		"[{\"name\":\"a\",\"cmdline\":[\"x\"]},{\"name\":\"a\",\"cmdline\":[\"y\"]}]",
 		"entry 2 (\"a\"): duplicate name");
 	expect_refused("[{\"name\":\"a\"}]", "entry 1 (\"a\"): no pattern");
 	expect_refused("[{\"name\":\"a\",\"libraries\":[]}]", "no pattern");
@@ -76,11 +77,12 @@ START_TEST(matching)
 	ck_assert_uint_eq(catalog_match_path(cat, "/opt/x/lib/mylibtorch_cpu.so", none), none);
 	ck_assert_uint_eq(catalog_match_path(cat, "/venv/site-packages/vllm/_C.so", none),
 		index_of(cat, "vllm"));
-	ck_assert_uint_eq(catalog_match_path(cat, "/venv/vllm/libtorch_cpu.so", none),
-		index_of(cat, "vllm"));
+	ck_assert_uint_eq(
+		catalog_match_path(cat, "/venv/vllm/libtorch_cpu.so", none), index_of(cat, "vllm"));
 	/* limit: only entries before it are looked at */
 	ck_assert_uint_eq(catalog_match_path(cat, "/venv/x/libtorch_cpu.so", 3), 3);
-	ck_assert_uint_eq(catalog_match_path(cat, "/usr/bin/ollama", none), index_of(cat, "ollama"));
+	ck_assert_uint_eq(
+		catalog_match_path(cat, "/usr/bin/ollama", none), index_of(cat, "ollama"));
 	{
 		const char args[] = "python3\0-m\0pyspark.shell";
 

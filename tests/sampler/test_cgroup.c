@@ -27,9 +27,11 @@ START_TEST(container_ids)
 {
 	ck_assert_str_eq(cid("/system.slice/docker-" ID ".scope"), ID);
 	ck_assert_str_eq(cid("/system.slice/containerd.service/kubepods-burstable-pod1.slice:"
-			     "cri-containerd:" ID), "");
+			     "cri-containerd:" ID),
+		"");
 	ck_assert_str_eq(cid("/kubepods.slice/kubepods-burstable.slice/"
-			     "kubepods-burstable-pod12.slice/cri-containerd-" ID ".scope"), ID);
+			     "kubepods-burstable-pod12.slice/cri-containerd-" ID ".scope"),
+		ID);
 	ck_assert_str_eq(cid("/kubepods.slice/kubepods-pod3.slice/crio-" ID ".scope"), ID);
 	ck_assert_str_eq(cid("/machine.slice/libpod-" ID ".scope"), ID);
 	ck_assert_str_eq(cid("/machine.slice/libpod-" ID ".scope/container"), ID);
@@ -40,7 +42,7 @@ START_TEST(container_ids)
 	ck_assert_str_eq(cid("/"), "");
 	ck_assert_str_eq(cid("/user.slice/user-1000.slice/session-2.scope"), "");
 	ck_assert_str_eq(cid("/system.slice/docker.service"), "");
-	ck_assert_str_eq(cid("/other/" ID), "");                 /* bare id, no docker/kubepods */
+	ck_assert_str_eq(cid("/other/" ID), ""); /* bare id, no docker/kubepods */
 	ck_assert_str_eq(cid("/system.slice/docker-33813f5d.scope"), ""); /* short id */
 	ck_assert_str_eq(cid("/system.slice/docker-" ID "0.scope"), "");  /* 65 hex */
 	ck_assert_str_eq(cid("/system.slice/docker-" ID ".scopex"), "");
@@ -49,11 +51,10 @@ END_TEST
 
 START_TEST(proc_cgroup_v1_hybrid_v2)
 {
-	static const char hybrid[] =
-		"9:name=systemd:/system.slice/docker-" ID ".scope\n"
-		"4:memory:/system.slice/docker-" ID ".scope\n"
-		"2:cpu,cpuacct:/system.slice/docker-" ID ".scope\n"
-		"0::/system.slice/docker-" ID ".scope\n";
+	static const char hybrid[] = "9:name=systemd:/system.slice/docker-" ID ".scope\n"
+				     "4:memory:/system.slice/docker-" ID ".scope\n"
+				     "2:cpu,cpuacct:/system.slice/docker-" ID ".scope\n"
+				     "0::/system.slice/docker-" ID ".scope\n";
 	static const char v2[] = "0::/user.slice/session-1.scope\n";
 	static const char here[] = "4:memory:/process_api/834e\n1:cpu:/\n2:cpuacct:/\n0::/\n";
 	struct cgroup_paths ps;
@@ -78,13 +79,13 @@ START_TEST(table_paths)
 {
 	static const char mountinfo[] =
 		"30 24 0:26 / /sys/fs/cgroup ro,nosuid - tmpfs tmpfs ro,mode=755\n"
-		"35 30 0:31 / /sys/fs/cgroup/memory rw,relatime shared:1 - cgroup cgroup rw,memory\n"
+		"35 30 0:31 / /sys/fs/cgroup/memory rw,relatime shared:1 - cgroup cgroup "
+		"rw,memory\n"
 		"36 30 0:32 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
 		"37 30 0:33 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw,nsdelegate\n"
 		"38 30 0:34 /sub /mnt/sub rw - cgroup2 cgroup2 rw\n";
-	static const char docker[] =
-		"4:memory:/system.slice/docker-" ID ".scope\n"
-		"2:cpu,cpuacct:/\n0::/system.slice/docker-" ID ".scope\n";
+	static const char docker[] = "4:memory:/system.slice/docker-" ID ".scope\n"
+				     "2:cpu,cpuacct:/\n0::/system.slice/docker-" ID ".scope\n";
 	static const char host[] = "4:memory:/user.slice\n2:cpu,cpuacct:/\n0::/\n";
 	struct cgroup_mounts m;
 	struct cgroup_table *t;
@@ -219,10 +220,10 @@ END_TEST
 START_TEST(file_parsers)
 {
 	static const char cpu_stat[] = "usage_usec 123456\nuser_usec 1\nnr_periods 10\n"
-		"nr_throttled 4\nthrottled_usec 9\n";
+				       "nr_throttled 4\nthrottled_usec 9\n";
 	static const char oom_control[] = "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n";
 	static const char pressure[] = "some avg10=31.06 avg60=2.00 avg300=0.50 total=12\n"
-		"full avg10=1.00 avg60=0.00 avg300=0.00 total=3\n";
+				       "full avg10=1.00 avg60=0.00 avg300=0.00 total=3\n";
 	uint64_t v;
 	double d;
 

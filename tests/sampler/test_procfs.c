@@ -12,7 +12,7 @@
 START_TEST(stat_parse)
 {
 	static const char stat[] = "1234 (a) b (c)) S 1 1234 1234 0 -1 4194560 100 0 0 0 "
-		"250 50 0 0 20 0 7 0 98765 1052672 300 18446744073709551615\n";
+				   "250 50 0 0 20 0 7 0 98765 1052672 300 18446744073709551615\n";
 	struct proc_stat st;
 
 	ck_assert_int_eq(procfs_parse_stat(stat, strlen(stat), &st), 0);
@@ -31,7 +31,7 @@ END_TEST
 START_TEST(io_parse)
 {
 	static const char io[] = "rchar: 1\nwchar: 2\nsyscr: 3\nsyscw: 4\nread_bytes: 4096\n"
-		"write_bytes: 8192\ncancelled_write_bytes: 99\n";
+				 "write_bytes: 8192\ncancelled_write_bytes: 99\n";
 	uint64_t r, w;
 
 	ck_assert_int_eq(procfs_parse_io(io, strlen(io), &r, &w), 0);

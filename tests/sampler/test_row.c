@@ -195,8 +195,8 @@ START_TEST(hostile_strings)
 	ck_assert_str_eq(json_string_value(json_object_get(proc, "comm")), "a\"b\nc");
 	ck_assert_str_eq(json_string_value(json_object_get(proc, "exe")),
 		"/tmp/a\xef\xbf\xbd\nb\"c\\d\x1b[31m");
-	ck_assert_str_eq(json_string_value(json_object_get(proc, "exe_b64")),
-		"L3RtcC9h/wpiImNcZBtbMzFt");
+	ck_assert_str_eq(
+		json_string_value(json_object_get(proc, "exe_b64")), "L3RtcC9h/wpiImNcZBtbMzFt");
 	ck_assert_ptr_null(json_object_get(proc, "comm_b64"));
 	ck_assert_uint_eq(strlen(json_string_value(json_object_get(proc, "cwd"))), 4096);
 	json_decref(row);

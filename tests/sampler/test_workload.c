@@ -9,15 +9,19 @@
 #include "sampler.h"
 #include "testlib.h"
 
-#define S(x) ((uint64_t)(x) * 1000000000ull)
+#define S(x)  ((uint64_t)(x)*1000000000ull)
 #define ONSET S(30)
 
 static void step(struct workload *wl, bool scanned, bool holds, bool at_start, bool probe,
 	uint64_t ioctls, uint64_t last, uint64_t now)
 {
-	struct workload_input in = { .fd_scanned = scanned, .holds_gpu_fd = holds,
-		.at_sampler_start = at_start, .probe_valid = probe, .gpu_ioctls = ioctls,
-		.last_gpu_ioctl_boot_ns = last, .prev_sample_boot_ns = now - S(2),
+	struct workload_input in = { .fd_scanned = scanned,
+		.holds_gpu_fd = holds,
+		.at_sampler_start = at_start,
+		.probe_valid = probe,
+		.gpu_ioctls = ioctls,
+		.last_gpu_ioctl_boot_ns = last,
+		.prev_sample_boot_ns = now - S(2),
 		.now_boot_ns = now };
 
 	workload_update(wl, &in, ONSET);
