@@ -82,14 +82,14 @@ fail:
 	return r;
 }
 
-int sock_connect(const char *path, int type)
+static int connect_unix(const char *path, int type_flags)
 {
 	struct sockaddr_un addr;
 	int fd, r = sock_addr(path, &addr);
 
 	if (r < 0)
 		return r;
-	fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+	fd = socket(AF_UNIX, type_flags | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
@@ -100,22 +100,14 @@ int sock_connect(const char *path, int type)
 	return fd;
 }
 
+int sock_connect(const char *path, int type)
+{
+	return connect_unix(path, type);
+}
+
 int sock_try_connect(const char *path, int type)
 {
-	struct sockaddr_un addr;
-	int fd, r = sock_addr(path, &addr);
-
-	if (r < 0)
-		return r;
-	fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	return fd;
+	return connect_unix(path, type | SOCK_NONBLOCK);
 }
 
 int sock_peer(int fd, struct sock_peer *ret_peer)

@@ -23,16 +23,8 @@ struct {
 	__type(value, struct probe_gpu_rules);
 } gpu_rules SEC(".maps");
 
-#define IOCTL_MAP(name)                                                                            \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                                            \
-		__uint(max_entries, PROBE_TGID_ENTRIES);                                           \
-		__type(key, __u32);                                                                \
-		__type(value, struct probe_ioctl_val);                                             \
-	} name SEC(".maps")
-
-IOCTL_MAP(ioctl_0);
-IOCTL_MAP(ioctl_1);
+COUNTED_MAP(ioctl_0, PROBE_TGID_ENTRIES, __u32, struct probe_ioctl_val);
+COUNTED_MAP(ioctl_1, PROBE_TGID_ENTRIES, __u32, struct probe_ioctl_val);
 
 #ifdef IOCTL_RDONLY_CAST
 /*

@@ -11,16 +11,8 @@
 #define AF_INET_FAMILY  2
 #define AF_INET6_FAMILY 10
 
-#define NET_MAP(name)                                                                              \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                                            \
-		__uint(max_entries, PROBE_TGID_ENTRIES);                                           \
-		__type(key, __u32);                                                                \
-		__type(value, struct probe_net_val);                                               \
-	} name SEC(".maps")
-
-NET_MAP(net_0);
-NET_MAP(net_1);
+COUNTED_MAP(net_0, PROBE_TGID_ENTRIES, __u32, struct probe_net_val);
+COUNTED_MAP(net_1, PROBE_TGID_ENTRIES, __u32, struct probe_net_val);
 
 /* ret: what the socket's sendmsg/recvmsg returned (bytes, or -errno). */
 static __always_inline int count_bytes(int ret, bool tx)

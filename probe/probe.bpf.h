@@ -29,6 +29,16 @@ volatile __u32 map_full[PROBE_GENS];
 
 #define E2BIG_ERR 7
 
+/* A generation of a counted map (loader.c checks its key and value sizes
+ * against concerns[]). */
+#define COUNTED_MAP(name, entries, key_type, value_type)                                           \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                                            \
+		__uint(max_entries, entries);                                                      \
+		__type(key, key_type);                                                             \
+		__type(value, value_type);                                                         \
+	} name SEC(".maps")
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, PROBE_DROP_REASONS);

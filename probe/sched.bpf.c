@@ -9,16 +9,8 @@
 #include "vmlinux.h"
 #include "probe.bpf.h"
 
-#define SCHED_MAP(name)                                                                            \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                                            \
-		__uint(max_entries, PROBE_TGID_ENTRIES);                                           \
-		__type(key, __u32);                                                                \
-		__type(value, struct probe_sched_val);                                             \
-	} name SEC(".maps")
-
-SCHED_MAP(sched_0);
-SCHED_MAP(sched_1);
+COUNTED_MAP(sched_0, PROBE_TGID_ENTRIES, __u32, struct probe_sched_val);
+COUNTED_MAP(sched_1, PROBE_TGID_ENTRIES, __u32, struct probe_sched_val);
 
 /* Set before load: CLOCK_MONOTONIC ns when croft-probe started loading. */
 const volatile __u64 loaded_mono_ns;

@@ -7,16 +7,8 @@
 #include "vmlinux.h"
 #include "probe.bpf.h"
 
-#define SYSCALL_MAP(name)                                                                          \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                                            \
-		__uint(max_entries, PROBE_SYSCALL_ENTRIES);                                        \
-		__type(key, struct probe_syscall_key);                                             \
-		__type(value, __u64);                                                              \
-	} name SEC(".maps")
-
-SYSCALL_MAP(syscalls_0);
-SYSCALL_MAP(syscalls_1);
+COUNTED_MAP(syscalls_0, PROBE_SYSCALL_ENTRIES, struct probe_syscall_key, __u64);
+COUNTED_MAP(syscalls_1, PROBE_SYSCALL_ENTRIES, struct probe_syscall_key, __u64);
 
 /* Set before load: this architecture's ioctl number. */
 const volatile long ioctl_nr = -1;
