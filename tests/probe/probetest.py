@@ -53,6 +53,8 @@ class Tap:
         self.n += 1
         if not cond:
             self.failed += 1
+        # a detail of several lines (a reload's errors) is a TAP comment a line
+        detail = '\n# '.join(str(detail).splitlines())
         print('%s %d - %s%s' % ('ok' if cond else 'not ok', self.n, name,
                                 ('  # ' + detail) if detail else ''), flush=True)
         return cond
