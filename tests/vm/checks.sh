@@ -2,8 +2,10 @@
 # checks.sh: croft on Debian 12 under systemd, inside the VM (root, run by
 # vm.sh's test unit; croft installed by `meson install --destdir`).  Does
 # the README's "On a GPU host" steps, then checks the units, journald,
-# restarts, the watchdog, croftctl, systemd-analyze security and the cgroup
-# v2 figures of croft's rows.  Prints TAP: one named line per check.
+# restarts, the watchdog, croftctl, systemd-analyze security, the probe's
+# capabilities and socket bytes, the cgroup v2 figures of croft's rows, and
+# last tests/probe with croft-probe under its unit's capability set.
+# Prints TAP: one named line per check.
 set -u
 export SYSTEMD_PAGER= SYSTEMD_COLORS=0
 here=$(pwd)
@@ -386,17 +388,99 @@ t_security() {
 	[ -n "$score" ] && awk -v s="$score" -v m="$2" 'BEGIN { exit !(s <= m) }'
 }
 
-# After its drop the probe is the croft user, no_new_privs, seccomp on;
-# which capability it keeps (none from 5.19) is tests/probe's to check.
+# After its drop the probe is the croft user, no_new_privs, seccomp on
+# (its capabilities: t_probe_caps).
 t_probe_creds() {
 	local pid st uid
 	pid=$(prop croft-probe MainPID)
 	[ "$pid" -gt 0 ] || { echo "croft-probe has no main pid"; return 1; }
-	st=$(grep -E '^(Uid|Gid|CapEff|CapPrm|NoNewPrivs|Seccomp):' "/proc/$pid/status") || return 1
+	st=$(grep -E '^(Uid|Gid|NoNewPrivs|Seccomp):' "/proc/$pid/status") || return 1
 	echo "$st"
 	uid=$(id -u croft)
 	echo "$st" | grep -qP "^Uid:\t$uid\t$uid\t$uid\t$uid$" &&
 		echo "$st" | grep -qP '^NoNewPrivs:\t1$' && echo "$st" | grep -qP '^Seccomp:\t2$'
+}
+
+# probe_status KEY: what `croftctl status` shows for croft-probe's KEY.
+probe_status() {
+	croftctl status | awk -v key="    $1: " '
+		/^[^ ]/ { probe = $1 == "croft-probe" }
+		probe && index($0, key) == 1 { print substr($0, length(key) + 1) }'
+}
+
+# t_probe_caps WANT: the probe's effective and permitted capabilities after
+# its drop are WANT (/proc, hex), and croftctl status and the journal of
+# this start say the same: "none" and no line, or, where the kernel refuses
+# a lookup on a held map without it (before 5.19), CAP_BPF alone and why.
+t_probe_caps() {
+	local want=$1 pid eff prm said journal kept
+	pid=$(prop croft-probe MainPID)
+	eff=$(awk '/^CapEff:/ { print $2 }' "/proc/$pid/status")
+	prm=$(awk '/^CapPrm:/ { print $2 }' "/proc/$pid/status")
+	said=$(probe_status capabilities)
+	journal=$(journalctl -q -o cat "_SYSTEMD_INVOCATION_ID=$(prop croft-probe InvocationID)")
+	kept=$(grep '^keeping ' <<<"$journal")
+	echo "CapEff $eff, CapPrm $prm (want $want); croftctl status: capabilities: $said"
+	echo "journal of this start: $(wc -l <<<"$journal") lines, ${kept:-no 'keeping' line}"
+	[ -n "$journal" ] && [ "$eff" = "$want" ] && [ "$prm" = "$want" ] || return 1
+	case $eff in
+	0000000000000000) [ "$said" = none ] && [ -z "$kept" ] ;;
+	0000008000000000) [[ $said == "CAP_BPF: "?* ]] && [ "$kept" = "keeping $said" ] ;;
+	*) echo "neither none nor CAP_BPF alone"; return 1 ;;
+	esac
+}
+
+# t_net_source WANT: croftctl status names the probe's socket byte source.
+t_net_source() {
+	local got
+	got=$(probe_status net.source)
+	echo "net.source: $got (want $1); fallbacks.net: $(probe_status fallbacks.net)"
+	[ "$got" = "$1" ]
+}
+
+# A loopback TCP sender at 1 MiB/s (paced on its own clock, in 10 ms
+# slices) in a scope of its own: the rows the units write for it show
+# network_tx_bytes_s 1 MiB/s +-10% over the 5 polls after the first.
+t_net_rows() {
+	local port=47313 recv send since rc
+	"$here/probe-work" recv $port </dev/null >/tmp/tx-recv.out 2>&1 &
+	recv=$!
+	wait_until 60 grep -q listening /tmp/tx-recv.out || { echo "no receiver"; return 1; }
+	since=$(now_ms)
+	systemd-run -q --scope --unit croft-vm-tx "$here/probe-work" send $port 1048576 600 \
+		</dev/null >/dev/null 2>&1 &
+	send=$!
+	python3 "$here/rows.py" wait /system.slice/croft-vm-tx.scope 6 240 --since "$since" \
+		>/tmp/tx-rows.json
+	rc=$?
+	kill -0 $send || { echo "the sender ended early"; rc=1; }
+	kill $send $recv 2>/dev/null
+	wait $send $recv
+	[ $rc = 0 ] || { echo "fewer than 6 rows of the sender"; return 1; }
+	python3 "$here/rows.py" rate /tmp/tx-rows.json network_tx_bytes_s 1048576 0.10
+}
+
+# --- tests/probe with croft-probe as its unit runs it ---
+# capped_probe: a croft-probe wrapper under croft-probe.service's bounding
+# set (+ CAP_CHOWN: the tests' runtime directories are the probe's to make,
+# the unit's is systemd's), no inheritable capabilities.
+capped_probe() {
+	local caps
+	caps=$(prop croft-probe CapabilityBoundingSet | sed 's/cap_//g; s/ /,+/g')
+	printf '#!/bin/sh\nexec setpriv --bounding-set=-all,+%s,+chown --inh-caps=-all %s "$@"\n' \
+		"$caps" /usr/local/sbin/croft-probe >/tmp/capped-probe
+	chmod +x /tmp/capped-probe
+	echo "/tmp/capped-probe: bounding set $caps,chown"
+}
+
+# t_probe_test NAME PROBE [VAR=VALUE...]: tests/probe/test-NAME.py (TAP)
+# against PROBE, with the build's probe-work (net-work for test-net).
+t_probe_test() {
+	local name=$1 probe=$2 work=$here/probe-work
+	shift 2
+	[ "$name" = net ] && work=$here/net-work
+	# CI=true: a test that would skip (no BPF, no BTF) fails instead
+	env CI=true "$@" python3 "$here/probe/test-$name.py" "$probe" "$work"
 }
 
 echo "# kernel $(uname -r), systemd $(systemctl --version | head -n1 | cut -d' ' -f2)"
@@ -412,6 +496,14 @@ check "each unit's sockets are in its runtime directory" t_sockets
 check "croftctl status exits 0 with all three up" t_status_up
 check "rows reach $dataset" t_rows
 check "croft-probe runs as croft, no_new_privs, seccomp after its drop" t_probe_creds
+check "croft-probe keeps no capability after its drop: CapEff 0, croftctl status says none" \
+	t_probe_caps 0000000000000000
+case $CROFT_VM_KERNEL in
+6.1) net_source=fexit ;; # no sock_send_length/sock_recv_length before 6.3
+*) net_source=tracepoint ;;
+esac
+check "croftctl status: croft-probe counts socket bytes by $net_source" t_net_source $net_source
+check "rows of a 1 MiB/s loopback TCP sender: network_tx_bytes_s 1 MiB/s +-10%" t_net_rows
 
 check "CPUQuota=30% busy loop: cgroup cpu_cores 0.30+-0.05, throttled fraction > 0" t_cpu_quota
 check "cgroup cpu_cores add up to cpu.stat usage_usec over the same span" t_cpu_stat
@@ -457,6 +549,22 @@ check "croftctl status exits non-zero with croft-probe stopped" t_status_down
 check "systemd-analyze security croft-writer <= 1.0" t_security croft-writer 1.0
 check "systemd-analyze security croft-probe <= 1.5" t_security croft-probe 1.5
 check "systemd-analyze security croft-sampler <= 2.0" t_security croft-sampler 2.0
+
+# The probe tests last, with the units stopped: test-lifecycle checks with
+# bpftool that nothing of croft stays attached after its probe's end.
+echo "# $(capped_probe)"
+systemctl stop croft-sampler croft-probe croft-writer
+for t in lifecycle exact gpu-ioctl; do
+	check "tests/probe/test-$t.py, croft-probe under the unit's capability set" \
+		t_probe_test $t /tmp/capped-probe
+done
+# the source the probe picks, then the others forced (forcing the picked
+# one would count the same again)
+net_sources=$(echo ",fexit,kretprobe" | sed "s/,$net_source//")
+check "tests/probe/test-net.py, croft-probe under the unit's capability set (sources: picked$net_sources)" \
+	t_probe_test net /tmp/capped-probe TEST_NET_SOURCES="$net_sources"
+check "tests/probe/test-net.py, kretprobe forced (as root: Debian's perf_event_paranoid 3)" \
+	t_probe_test net /usr/local/sbin/croft-probe TEST_NET_SOURCES=kretprobe
 
 echo "# croft-probe's own warnings: $(journalctl -q _SYSTEMD_UNIT=croft-probe.service -p warning -o cat | sort -u | head -n 8 | tr '\n' '|')"
 echo "1..$n"

@@ -24,6 +24,12 @@ for tool in mmdebstrap qemu-system-x86_64 mke2fs; do
 	command -v "$tool" >/dev/null || cannot "needs $tool (make deps installs it)"
 done
 
+# the probe tests' workloads, from the build (tests/probe/meson.build)
+work=$build/tests/probe
+for bin in probe-work net-work; do
+	[ -x "$work/$bin" ] || cannot "needs $work/$bin (a build with tests)"
+done
+
 passed=0 failed=0 summary=
 for k in $kernels; do
 	echo "== kernel $k"
@@ -32,6 +38,7 @@ for k in $kernels; do
 	out=$(mktemp)
 	"$here/vm.sh" --kernel "$k" --build "$build" --cache "$cache" --run "$here/checks.sh" \
 		--copy "$here/guest/rows.py" --copy "$here/guest/oomparent.py" \
+		--copy "$here/../probe" --copy "$work/probe-work" --copy "$work/net-work" \
 		--console "$console" --timeout 1800 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	p=$(grep -c '^ok ' "$out") f=$(grep -c '^not ok ' "$out")

@@ -16,8 +16,16 @@
       row, summed) against cpu.stat usage_usec's growth over the same span,
       interpolated between the LOG reads around the first and last row
       that have some; fails above TOLERANCE (relative)
+  rows.py rate ROWS_FILE FIELD WANT TOLERANCE
+      the rate the rows give from the first to the last (usage.FIELD times
+      the time since the previous row is that span's count) against WANT,
+      the workload's own; fails off by more than TOLERANCE (relative) or
+      when a row lacks the field.  The first row only starts the span: a
+      process's first row stands for one poll interval, while its counts
+      are all the probe had (more, when polls run late)
 """
 import json
+import statistics
 import sys
 import time
 
@@ -134,6 +142,21 @@ def cpufit(rows_file, log, tolerance):
     return 0 if off <= tolerance else 1
 
 
+def rate(rows_file, field, want, tolerance):
+    rows = sorted(load_rows(rows_file), key=lambda r: r["unix_ms"])
+    got = [r["usage"].get(field) for r in rows[1:]]
+    print(f"usage.{field} of the rows after the first: {got}")
+    if not got or None in got:
+        return 1
+    count = sum(r["usage"][field] * (r["unix_ms"] - p["unix_ms"]) / 1000
+                for p, r in zip(rows, rows[1:]))
+    span_s = (rows[-1]["unix_ms"] - rows[0]["unix_ms"]) / 1000
+    off = abs(count / span_s - want) / want
+    print(f"over {span_s:.1f} s: {count:.0f}, {count / span_s:.0f} a second, want {want:.0f}: "
+          f"off by {off:.1%} (tolerance {tolerance:.0%})")
+    return 0 if off <= tolerance else 1
+
+
 def main(argv):
     if len(argv) >= 5 and argv[1] == "wait":
         since = int(argv[6]) if len(argv) == 7 and argv[5] == "--since" else 0
@@ -144,6 +167,8 @@ def main(argv):
         return memfit(argv[2], argv[3], int(argv[4]))
     if len(argv) == 5 and argv[1] == "cpufit":
         return cpufit(argv[2], argv[3], float(argv[4]))
+    if len(argv) == 6 and argv[1] == "rate":
+        return rate(argv[2], argv[3], float(argv[4]), float(argv[5]))
     print(__doc__, file=sys.stderr)
     return 2
 
