@@ -14,7 +14,6 @@
 #include <event2/buffer.h>
 #include <jansson.h>
 
-#include "clock.h"
 #include "config.h"
 #include "log.h"
 #include "msg.h"
