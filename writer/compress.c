@@ -52,9 +52,9 @@ struct compressor {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	struct job_list todo, done; /* both under lock */
-	int level;                  /* under lock */
-	volatile bool stop;         /* set under lock; read between chunks */
+	struct job_list waiting, done; /* both under lock */
+	int level;                     /* under lock */
+	volatile bool stop;            /* set under lock; read between chunks */
 	/* the main thread's side */
 	struct writer *w;
 	struct event *ev; /* efd readable */
@@ -188,14 +188,14 @@ static void *compressor_main(void *arg)
 
 	pthread_mutex_lock(&c->lock);
 	while (!c->stop) {
-		struct compress_job *job = STAILQ_FIRST(&c->todo);
+		struct compress_job *job = STAILQ_FIRST(&c->waiting);
 		int level = c->level;
 
 		if (!job) {
 			pthread_cond_wait(&c->wake, &c->lock);
 			continue;
 		}
-		STAILQ_REMOVE_HEAD(&c->todo, entry);
+		STAILQ_REMOVE_HEAD(&c->waiting, entry);
 		pthread_mutex_unlock(&c->lock);
 
 		uint64_t t0 = clock_mono_ns();
@@ -224,7 +224,7 @@ static int compressor_new(int dirfd, int level, struct compressor **ret_c)
 		return -ENOMEM;
 	c->dirfd = dirfd;
 	c->level = level;
-	STAILQ_INIT(&c->todo);
+	STAILQ_INIT(&c->waiting);
 	STAILQ_INIT(&c->done);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->wake, NULL);
@@ -263,7 +263,7 @@ static void compressor_free(struct compressor *c)
 	pthread_cond_signal(&c->wake);
 	pthread_mutex_unlock(&c->lock);
 	pthread_join(c->thread, NULL);
-	job_list_free(&c->todo);
+	job_list_free(&c->waiting);
 	job_list_free(&c->done);
 	close(c->efd);
 	pthread_mutex_destroy(&c->lock);
@@ -293,7 +293,7 @@ static int compressor_submit(struct compressor *c, const char *name)
 		return -ENAMETOOLONG;
 	}
 	pthread_mutex_lock(&c->lock);
-	STAILQ_INSERT_TAIL(&c->todo, job, entry);
+	STAILQ_INSERT_TAIL(&c->waiting, job, entry);
 	pthread_cond_signal(&c->wake);
 	pthread_mutex_unlock(&c->lock);
 	return 0;

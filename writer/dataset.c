@@ -206,17 +206,17 @@ static void remove_stray_tmp(int dirfd, uint64_t *newest_s)
 }
 
 /* The .jsonl segments still to compress, sorted; a .zst beside one is redone. */
-static int pending_jsonl(int dirfd, char (**ret_todo)[SEG_NAME_MAX], size_t *ret_n)
+static int pending_jsonl(int dirfd, char (**ret_leftovers)[SEG_NAME_MAX], size_t *ret_n)
 {
 	struct seg_info *segs;
-	char(*todo)[SEG_NAME_MAX];
+	char(*leftovers)[SEG_NAME_MAX];
 	size_t n, count = 0;
 	int ret = segments_list(dirfd, &segs, &n);
 
 	if (ret < 0)
 		return ret;
-	todo = calloc(n ? n : 1, sizeof(*todo));
-	if (!todo) {
+	leftovers = calloc(n ? n : 1, sizeof(*leftovers));
+	if (!leftovers) {
 		free(segs);
 		return -ENOMEM;
 	}
@@ -224,10 +224,10 @@ static int pending_jsonl(int dirfd, char (**ret_todo)[SEG_NAME_MAX], size_t *ret
 		size_t len = strlen(segs[i].name);
 
 		if (len > 6 && !strcmp(segs[i].name + len - 6, ".jsonl"))
-			strcpy(todo[count++], segs[i].name);
+			strcpy(leftovers[count++], segs[i].name);
 	}
 	free(segs);
-	*ret_todo = todo;
+	*ret_leftovers = leftovers;
 	*ret_n = count;
 	return 0;
 }
@@ -275,7 +275,7 @@ static int dataset_recover(struct dataset *ds, uint64_t interval_ms)
 }
 
 int dataset_open(int dirfd, uint64_t interval_ms, struct dataset **ret_ds,
-	char (**ret_todo)[SEG_NAME_MAX], size_t *ret_ntodo)
+	char (**ret_leftovers)[SEG_NAME_MAX], size_t *ret_nleftovers)
 {
 	struct dataset *ds = malloc(sizeof(*ds));
 	int ret;
@@ -285,7 +285,7 @@ int dataset_open(int dirfd, uint64_t interval_ms, struct dataset **ret_ds,
 	dataset_init(ds, dirfd);
 	ret = dataset_recover(ds, interval_ms);
 	if (ret == 0)
-		ret = pending_jsonl(dirfd, ret_todo, ret_ntodo);
+		ret = pending_jsonl(dirfd, ret_leftovers, ret_nleftovers);
 	if (ret < 0) {
 		dataset_close(ds);
 		return ret;
@@ -524,25 +524,25 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 /* Leftovers: retention by age first, while nothing is queued, so a leftover
  * segment already expired (a clock jump, a long stop) goes now, not after
  * its compression at the next rotation. */
-static void queue_leftovers(struct writer *w, char (*todo)[SEG_NAME_MAX], size_t ntodo)
+static void queue_leftovers(struct writer *w, char (*leftovers)[SEG_NAME_MAX], size_t nleftovers)
 {
 	retention_run_by_age(w);
-	for (size_t i = 0; i < ntodo; i++) {
+	for (size_t i = 0; i < nleftovers; i++) {
 		struct stat st;
 
-		if (fstatat(w->ds->dirfd, todo[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+		if (fstatat(w->ds->dirfd, leftovers[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue; /* deleted by retention */
-		log_info("%s: left uncompressed by an earlier writer; queued", todo[i]);
-		compress_queue(w->comp, todo[i]);
+		log_info("%s: left uncompressed by an earlier writer; queued", leftovers[i]);
+		compress_queue(w->comp, leftovers[i]);
 	}
 }
 
-int dataset_start(struct writer *w, char (*todo)[SEG_NAME_MAX], size_t ntodo)
+int dataset_start(struct writer *w, char (*leftovers)[SEG_NAME_MAX], size_t nleftovers)
 {
 	w->ds->tick_ev = evtimer_new(w->base, tick_cb, w);
 	if (!w->ds->tick_ev)
 		return -ENOMEM;
-	queue_leftovers(w, todo, ntodo);
+	queue_leftovers(w, leftovers, nleftovers);
 	w->ds->boundary_ms =
 		seg_next_boundary_ms(w->ds->rec.live_start_ms, w->cfg.rotate_interval_ms);
 	retention_run(w);

@@ -138,18 +138,18 @@ static void drop_privileges(struct priv_user *user, bool root)
 
 static void open_dataset(struct writer *w, int dirfd)
 {
-	char(*todo)[SEG_NAME_MAX] = NULL;
-	size_t ntodo = 0;
+	char(*leftovers)[SEG_NAME_MAX] = NULL;
+	size_t nleftovers = 0;
 	int ret;
 
-	ret = dataset_open(dirfd, w->cfg.rotate_interval_ms, &w->ds, &todo, &ntodo);
+	ret = dataset_open(dirfd, w->cfg.rotate_interval_ms, &w->ds, &leftovers, &nleftovers);
 	if (ret < 0)
 		fatalx("%s: recovery: %s", w->cfg.data_dir, strerror(-ret));
 	ret = compress_start(w);
 	if (ret < 0)
 		fatalx("compression thread: %s", strerror(-ret));
-	ret = dataset_start(w, todo, ntodo);
-	free(todo);
+	ret = dataset_start(w, leftovers, nleftovers);
+	free(leftovers);
 	if (ret < 0)
 		fatalx("%s: %s", w->cfg.data_dir, strerror(-ret));
 	log_info("%s: committed epoch %016llx seq %llu, live file %llu bytes", w->cfg.data_dir,

@@ -129,10 +129,10 @@ struct dataset {
 	struct dataset_stats stats;
 };
 /* Recovery: cuts the live file back to its commit, makes what it holds a
- * segment, removes stray .zst.tmp; *ret_todo gets the .jsonl segments to
+ * segment, removes stray .zst.tmp; *ret_leftovers gets the .jsonl segments to
  * compress (malloc'd, sorted). */
 int dataset_open(int dirfd, uint64_t interval_ms, struct dataset **ret_ds,
-	char (**ret_todo)[SEG_NAME_MAX], size_t *ret_ntodo);
+	char (**ret_leftovers)[SEG_NAME_MAX], size_t *ret_nleftovers);
 void dataset_close(struct dataset *ds);
 bool dataset_committed(const struct dataset *ds, uint64_t epoch, uint64_t seq);
 /* Appends iov (whole batches) and commits (epoch, seq) as the last one.
@@ -155,7 +155,7 @@ struct dataset_group {
  * rotate_size.  0 when the group may be acked; -errno: nothing of it counts. */
 int dataset_write(struct writer *w, const struct dataset_group *g);
 /* With compression started: the tick, retention and the leftovers queued. */
-int dataset_start(struct writer *w, char (*todo)[SEG_NAME_MAX], size_t ntodo);
+int dataset_start(struct writer *w, char (*leftovers)[SEG_NAME_MAX], size_t nleftovers);
 /* After a reload: rotate_interval may have changed. */
 void dataset_reload(struct writer *w);
 /* The last error status reports: fmt takes what and strerror(-err). */
