@@ -177,9 +177,14 @@ static bool top_value(struct gen *g, struct gen_row *r, enum row_field f, struct
 	case RF_UNIX_MS:
 		v->u = r->unix_ms;
 		return true;
+	case RF_SPAN_MS:
+		v->u = r->span_ms;
+		return true;
 	case RF_TGID:
 		v->u = r->p->tgid;
 		return true;
+	case RF_HOST:
+		return str_value(v, g->host);
 	case RF_WORKLOAD:
 		return str_value(v, gen_workload(g, r));
 	case RF_IOCTL_COUNT:
@@ -192,6 +197,19 @@ static bool top_value(struct gen *g, struct gen_row *r, enum row_field f, struct
 		v->bits = &r->gpu_bits;
 		v->bits_count = 64;
 		return r->gpu;
+	case RF_GPUS_ALLOCATED: /* what the kubelet gave the pod, held or not */
+		if (!r->c || !r->c->pod_uid[0])
+			return false;
+		v->bits = &r->c->gpus_allocated;
+		v->bits_count = 64;
+		return true;
+	case RF_MIG:
+		if (!r->gpu || !r->c || !r->c->mig[0])
+			return false;
+		r->mig = r->c->mig;
+		v->strs = &r->mig;
+		v->strs_count = 1;
+		return true;
 	case RF_USAGE:
 		gen_rss(g, r);
 		return true;
@@ -213,6 +231,9 @@ static bool process_value(const struct gen_row *r, enum row_field f, struct row_
 	const struct proc *p = r->p;
 
 	switch (f) {
+	case RF_START_MS:
+		v->u = p->start_ms;
+		return true;
 	case RF_COMM:
 		return str_value(v, p->comm);
 	case RF_EXE:
@@ -221,6 +242,10 @@ static bool process_value(const struct gen_row *r, enum row_field f, struct row_
 		return str_value(v, r->c ? r->c->cgroup : p->host_cgroup);
 	case RF_CONTAINER_ID:
 		return str_value(v, r->c ? r->c->id : NULL);
+	case RF_POD_UID:
+		return r->c && r->c->pod_uid[0] && str_value(v, r->c->pod_uid);
+	case RF_POD_QOS:
+		return r->c && r->c->pod_uid[0] && str_value(v, r->c->pod_qos);
 	case RF_CWD:
 		return str_value(v, p->cwd);
 	case RF_FRAMEWORK:
@@ -335,7 +360,12 @@ void emit_row(struct gen *g, struct proc *p, int poll, uint64_t unix_ms)
 	r->c = p->container >= 0 ? &g->containers[p->container] : NULL;
 	r->poll = poll;
 	r->idle_now = p->idle;
-	r->elapsed_s = 2.0 + (double)(int)(rng_below(&g->rng, 9) - 4) / 1000.0;
+	/* since its previous row (a first: one poll), by a boot clock a few ms
+	 * off the polls' wall clock, as the sampler's is */
+	r->span_ms =
+		(p->last_row_ms ? unix_ms - p->last_row_ms : POLL_MS) - 4 + rng_below(&g->rng, 9);
+	r->elapsed_s = (double)r->span_ms / 1000.0;
 	r->unix_ms = unix_ms;
+	p->last_row_ms = unix_ms;
 	row_write(&sink);
 }

@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -162,21 +161,73 @@ static const char *pick_framework(struct rng *r)
 	return frameworks[0];
 }
 
-static void make_container(struct gen *g, struct container *c, size_t index)
-{
-	static const char hex[] = "0123456789abcdef";
+static const char hex_digits[] = "0123456789abcdef";
 
-	for (int i = 0; i < 64; i++)
-		c->id[i] = hex[rng_below(&g->rng, 16)];
-	c->id[64] = '\0';
-	if (rng_chance(&g->rng, 0.5))
-		snprintf(c->cgroup, sizeof(c->cgroup), "/system.slice/docker-%s.scope", c->id);
+/* A new pod: its UID (8-4-4-4-12 hex digits) and QoS class. */
+static void make_pod(struct gen *g, struct container *c)
+{
+	static const char *const qos[] = { "guaranteed", "burstable", "burstable", "besteffort" };
+
+	for (int i = 0; i < POD_UID_BYTES - 1; i++)
+		c->pod_uid[i] = i == 8 || i == 13 || i == 18 || i == 23
+					? '-'
+					: hex_digits[rng_below(&g->rng, 16)];
+	c->pod_uid[POD_UID_BYTES - 1] = '\0';
+	c->pod_qos = qos[rng_below(&g->rng, sizeof(qos) / sizeof(qos[0]))];
+}
+
+/* The kubelet's systemd-driver layout: the UID's dashes as underscores,
+ * guaranteed pods right under kubepods.slice. */
+static void pod_cgroup(struct container *c)
+{
+	char uid[POD_UID_BYTES];
+
+	for (int i = 0; i < POD_UID_BYTES; i++)
+		uid[i] = c->pod_uid[i] == '-' ? '_' : c->pod_uid[i];
+	if (!strcmp(c->pod_qos, "guaranteed"))
+		snprintf(c->cgroup, sizeof(c->cgroup),
+			"/kubepods.slice/kubepods-pod%s.slice/cri-containerd-%s.scope", uid, c->id);
 	else
 		snprintf(c->cgroup, sizeof(c->cgroup),
-			"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod%08" PRIx64
-			"_%04x_%04x.slice/cri-containerd-%s.scope",
-			rng_next(&g->rng) & 0xffffffffu, (unsigned)rng_below(&g->rng, 65536),
-			(unsigned)rng_below(&g->rng, 65536), c->id);
+			"/kubepods.slice/kubepods-%s.slice/kubepods-%s-pod%s.slice/"
+			"cri-containerd-%s.scope",
+			c->pod_qos, c->pod_qos, uid, c->id);
+}
+
+/* What the kubelet allocated: the GPUs held, now and then one more never
+ * opened; now and then one to a pod that opens none.  One GPU's pods may
+ * be on a MIG instance of it. */
+static void pod_gpus(struct gen *g, struct container *c)
+{
+	if (c->gpu) {
+		c->gpus_allocated = ((1ull << c->gpu_count) - 1) << c->gpu_first;
+		if (c->gpu_count < HOST_GPUS && rng_chance(&g->rng, 0.2))
+			c->gpus_allocated |= 1ull << (c->gpu_first + c->gpu_count) % HOST_GPUS;
+		if (c->gpu_count == 1 && rng_chance(&g->rng, 0.2))
+			snprintf(c->mig, sizeof(c->mig), "%u/%u/0", c->gpu_first,
+				1 + (unsigned)rng_below(&g->rng, 7));
+	} else if (rng_chance(&g->rng, 0.15)) {
+		c->gpus_allocated = 1ull << rng_below(&g->rng, HOST_GPUS);
+	}
+}
+
+static void make_container(struct gen *g, struct container *c, size_t index)
+{
+	for (int i = 0; i < 64; i++)
+		c->id[i] = hex_digits[rng_below(&g->rng, 16)];
+	c->id[64] = '\0';
+	if (rng_chance(&g->rng, 0.5)) {
+		snprintf(c->cgroup, sizeof(c->cgroup), "/system.slice/docker-%s.scope", c->id);
+	} else {
+		/* a pod's second container now and then */
+		if (index > 0 && c[-1].pod_uid[0] && rng_chance(&g->rng, 0.3)) {
+			memcpy(c->pod_uid, c[-1].pod_uid, sizeof(c->pod_uid));
+			c->pod_qos = c[-1].pod_qos;
+		} else {
+			make_pod(g, c);
+		}
+		pod_cgroup(c);
+	}
 	c->label[0] = '\0';
 	if (rng_chance(&g->rng, 0.25))
 		snprintf(c->label, sizeof(c->label), "exp-%zu/lr=%de-4/seed=%u", index + 100,
@@ -191,6 +242,8 @@ static void make_container(struct gen *g, struct container *c, size_t index)
 		c->gpu_first =
 			(uint8_t)(rng_below(&g->rng, HOST_GPUS / c->gpu_count) * c->gpu_count);
 	}
+	if (c->pod_uid[0])
+		pod_gpus(g, c);
 	c->memory_bytes = (1 + rng_below(&g->rng, 64)) << 28;
 	c->oom_kills = rng_chance(&g->rng, 0.05) ? 1 : 0;
 }
@@ -284,9 +337,10 @@ static void make_host_proc(struct gen *g, struct proc *p)
 	}
 }
 
-static void make_proc(struct gen *g, struct proc *p, int polls)
+static void make_proc(struct gen *g, struct proc *p, int polls, uint64_t start_ms)
 {
 	memset(p, 0, sizeof(*p));
+	p->start_ms = start_ms;
 	p->tgid = g->next_tgid;
 	g->next_tgid += 1 + (uint32_t)rng_below(&g->rng, 40);
 	p->io_mean = rng_chance(&g->rng, 0.3) ? 65536.0 * rng_unit(&g->rng) * 16 : 0.0;
@@ -315,8 +369,14 @@ static bool emit_poll(struct gen *g, int poll, uint64_t unix_ms, int polls, uint
 	for (size_t i = 0; i < g->nprocs; i++) {
 		struct proc *p = &g->procs[i];
 
-		if (p->shortlived && rng_chance(&g->rng, 0.02))
-			make_proc(g, p, polls);
+		if (p->shortlived && rng_chance(&g->rng, 0.02)) {
+			uint32_t old_tgid = p->tgid;
+			bool reused = rng_chance(&g->rng, 0.1);
+
+			make_proc(g, p, polls, unix_ms - rng_below(&g->rng, POLL_MS));
+			if (reused) /* pid wrap: the same tgid, another process */
+				p->tgid = old_tgid;
+		}
 		if (p->idle && (poll + (int)(p->tgid % IDLE_EVERY)) % IDLE_EVERY != 0)
 			continue;
 		emit_row(g, p, poll, unix_ms);
@@ -361,10 +421,11 @@ static int parse_size(const char *text, uint64_t *ret)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: croft-gen-rows [--processes N] [--polls N | --bytes SIZE] [--seed S]\n"
-		   "                      [--start-ms T]\n"
+		   "                      [--start-ms T] [--host NAME]\n"
 		   "Writes deterministic, realistic croft-dataset rows to stdout: one line per\n"
 		   "process per 2 s poll (idle processes every 15th poll).  Defaults: 300\n"
-		   "processes, 15 polls, seed 1, start 1792504800000 (2026-10-20T14:00:00Z).\n"
+		   "processes, 15 polls, seed 1, start 1792504800000 (2026-10-20T14:00:00Z),\n"
+		   "host gen-host.  The same seed on two hosts makes identical nodes.\n"
 		   "--bytes stops after the line that reaches SIZE (k, M, G, KiB, MiB, GiB).\n");
 }
 
@@ -376,10 +437,11 @@ int main(int argc, char **argv)
 		{ "bytes", required_argument, NULL, 'b' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "start-ms", required_argument, NULL, 't' },
+		{ "host", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct gen g = { .next_tgid = 1000 };
+	struct gen g = { .next_tgid = 1000, .host = "gen-host" };
 	uint64_t seed = 1, start_ms = 1792504800000ull, max_bytes = 0;
 	long processes = 300, polls = 15;
 	bool polls_given = false;
@@ -406,6 +468,18 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			start_ms = strtoull(optarg, NULL, 10);
+			break;
+		case 'H': /* written as it is: plain names only */
+			if (!*optarg || optarg[strspn(optarg, "abcdefghijklmnopqrstuvwxyz"
+							      "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+							      "0123456789.-_")]) {
+				fprintf(stderr,
+					"croft-gen-rows: host '%s': letters, digits, "
+					"'.', '-' and '_' only\n",
+					optarg);
+				return 2;
+			}
+			g.host = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -437,8 +511,8 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < g.ncontainers; i++)
 		make_container(&g, &g.containers[i], i);
-	for (size_t i = 0; i < g.nprocs; i++)
-		make_proc(&g, &g.procs[i], horizon);
+	for (size_t i = 0; i < g.nprocs; i++) /* started up to 3 days before */
+		make_proc(&g, &g.procs[i], horizon, start_ms - rng_below(&g.rng, 3 * 86400000ull));
 	for (long poll = 0; poll < polls; poll++)
 		if (!emit_poll(
 			    &g, (int)poll, start_ms + (uint64_t)poll * POLL_MS, horizon, max_bytes))

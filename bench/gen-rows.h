@@ -51,11 +51,18 @@ static inline bool rng_chance(struct rng *r, double p)
 
 enum gpu_kind { GPU_NONE, GPU_LATER, GPU_HELD_FROM_START };
 
+#define POD_UID_BYTES  37 /* 8-4-4-4-12 hex digits and dashes, and the NUL */
+#define MIG_NAME_BYTES 16 /* "<gpu>/<gi>/<ci>" */
+
 struct container {
 	char id[65];
 	char cgroup[256];
-	char label[64];        /* "" = none */
-	const char *framework; /* main framework of its workload, NULL = none */
+	char pod_uid[POD_UID_BYTES]; /* "" = not a Kubernetes pod */
+	const char *pod_qos;
+	uint64_t gpus_allocated;  /* bits; the kubelet's allocation (pods only) */
+	char mig[MIG_NAME_BYTES]; /* "" = no MIG instance */
+	char label[64];           /* "" = none */
+	const char *framework;    /* main framework of its workload, NULL = none */
 	bool gpu;
 	uint8_t gpu_first, gpu_count; /* the GPUs its processes hold */
 	uint64_t memory_bytes;
@@ -70,7 +77,9 @@ struct syscall_mix {
 
 struct proc {
 	uint32_t tgid;
-	int container; /* -1: host process */
+	uint64_t start_ms;    /* process.start_ms */
+	uint64_t last_row_ms; /* unix_ms of its previous row; 0: none yet */
+	int container;        /* -1: host process */
 	const char *comm, *exe, *cwd, *framework;
 	char host_cgroup[96];
 	bool idle;       /* written once every IDLE_EVERY polls */
@@ -102,16 +111,19 @@ struct gen_row {
 	const struct container *c; /* NULL: a host process */
 	int poll;
 	bool idle_now;
-	double elapsed_s;
+	uint64_t span_ms;
+	double elapsed_s; /* span_ms in seconds: the rates' denominator */
 	uint64_t unix_ms;
 	bool gpu;          /* in a GPU state this poll */
 	uint64_t ioctls;   /* this poll */
 	uint64_t gpu_bits; /* "gpus": HOST_GPUS fit one word */
+	const char *mig;   /* "mig"'s one entry */
 	unsigned nrates;
 	struct rate_entry rates[SYSCALLS_MAX];
 };
 
 struct gen {
+	const char *host; /* every row's "host" */
 	struct rng rng;
 	uint32_t next_tgid;
 	size_t ncontainers, nprocs;

@@ -14,12 +14,14 @@
 #define FIRST_RT_FLOAT(id)        0
 #define FIRST_RT_STRING(id)       0
 #define FIRST_RT_INT_ARRAY(id)    0
+#define FIRST_RT_STRING_ARRAY(id) 0
 #define COUNT_RT_OBJECT(id)       ROW_COUNT(ROW_FIELDS_##id)
 #define COUNT_RT_OBJECT_ARRAY(id) ROW_COUNT(ROW_FIELDS_##id)
 #define COUNT_RT_INT(id)          0
 #define COUNT_RT_FLOAT(id)        0
 #define COUNT_RT_STRING(id)       0
 #define COUNT_RT_INT_ARRAY(id)    0
+#define COUNT_RT_STRING_ARRAY(id) 0
 
 #define FIELD_(object, id, name, type, omit)                                                       \
 	[RF_##id] = { name, ",\"" name "\":", sizeof(name) + 3, type, omit, RF_##object,           \
@@ -59,6 +61,17 @@ static void write_objects(const struct row_sink *k, const struct row_field_def *
 	k->put(k->arg, "]", 1);
 }
 
+static void write_strings(const struct row_sink *k, enum row_field f, const struct row_value *v)
+{
+	k->put(k->arg, "[", 1);
+	for (size_t i = 0; i < v->strs_count; i++) {
+		if (i)
+			k->put(k->arg, ",", 1);
+		k->put_string(k->arg, f, v->strs[i], strlen(v->strs[i]));
+	}
+	k->put(k->arg, "]", 1);
+}
+
 static void write_value(
 	const struct row_sink *k, enum row_field f, size_t index, const struct row_value *v)
 {
@@ -84,6 +97,9 @@ static void write_value(
 		break;
 	case RT_OBJECT_ARRAY:
 		write_objects(k, d, (size_t)v->u);
+		break;
+	case RT_STRING_ARRAY:
+		write_strings(k, f, v);
 		break;
 	}
 }

@@ -20,6 +20,7 @@ enum row_type {
 	RT_OBJECT,       /* its fields are the list named after it */
 	RT_INT_ARRAY,    /* small integers, ascending, each once: a bitset */
 	RT_OBJECT_ARRAY, /* objects whose fields are the list named after it */
+	RT_STRING_ARRAY, /* strings the program formed itself: ASCII, no "_b64" */
 };
 
 /* When a field is left out (never written as zero). */
@@ -29,6 +30,7 @@ enum row_omit {
 	RO_NO_GPU,     /* for no-gpu rows (and, for the probe's, without it) */
 	RO_UNREADABLE, /* where the host cannot give it */
 	RO_NONE,       /* when there is none: a host process, no match, none seen */
+	RO_OLDER,      /* in every row written now; rows of older datasets lack it */
 };
 
 /*
@@ -39,21 +41,28 @@ enum row_omit {
  */
 #define ROW_FIELDS_ROOT(X)                                                                         \
 	X(ROOT, UNIX_MS, "unix_ms", RT_INT, RO_NEVER)                                              \
+	X(ROOT, SPAN_MS, "span_ms", RT_INT, RO_OLDER)                                              \
 	X(ROOT, TGID, "tgid", RT_INT, RO_NEVER)                                                    \
+	X(ROOT, HOST, "host", RT_STRING, RO_OLDER)                                                 \
 	X(ROOT, PROCESS, "process", RT_OBJECT, RO_NEVER)                                           \
 	X(ROOT, WORKLOAD, "workload", RT_STRING, RO_NEVER)                                         \
 	X(ROOT, IOCTL_COUNT, "ioctl_count", RT_INT, RO_NO_GPU)                                     \
 	X(ROOT, SINCE_LAST_GPU_IOCTL_MS, "since_last_gpu_ioctl_ms", RT_INT, RO_NONE)               \
 	X(ROOT, GPUS, "gpus", RT_INT_ARRAY, RO_NO_GPU)                                             \
+	X(ROOT, GPUS_ALLOCATED, "gpus_allocated", RT_INT_ARRAY, RO_UNREADABLE)                     \
+	X(ROOT, MIG, "mig", RT_STRING_ARRAY, RO_NONE)                                              \
 	X(ROOT, USAGE, "usage", RT_OBJECT, RO_NEVER)                                               \
 	X(ROOT, CGROUP_USAGE, "cgroup_usage", RT_OBJECT, RO_UNREADABLE)                            \
 	X(ROOT, SYSCALLS, "syscalls", RT_OBJECT_ARRAY, RO_NO_PROBE)                                \
 	X(ROOT, LABEL, "label", RT_STRING, RO_NONE)
 #define ROW_FIELDS_PROCESS(X)                                                                      \
+	X(PROCESS, START_MS, "start_ms", RT_INT, RO_OLDER)                                         \
 	X(PROCESS, COMM, "comm", RT_STRING, RO_NEVER)                                              \
 	X(PROCESS, EXE, "exe", RT_STRING, RO_UNREADABLE)                                           \
 	X(PROCESS, CGROUP, "cgroup", RT_STRING, RO_UNREADABLE)                                     \
 	X(PROCESS, CONTAINER_ID, "container_id", RT_STRING, RO_NONE)                               \
+	X(PROCESS, POD_UID, "pod_uid", RT_STRING, RO_NONE)                                         \
+	X(PROCESS, POD_QOS, "pod_qos", RT_STRING, RO_NONE)                                         \
 	X(PROCESS, CWD, "cwd", RT_STRING, RO_UNREADABLE)                                           \
 	X(PROCESS, FRAMEWORK, "framework", RT_STRING, RO_NONE)
 #define ROW_FIELDS_USAGE(X)                                                                        \
@@ -105,6 +114,7 @@ enum row_omit {
 #define ROW_GROUP_RT_FLOAT(id)
 #define ROW_GROUP_RT_STRING(id)
 #define ROW_GROUP_RT_INT_ARRAY(id)
+#define ROW_GROUP_RT_STRING_ARRAY(id)
 enum row_field {
 	ROW_FIELDS_ROOT(ROW_ID_) ROW_FIELDS_ROOT(ROW_GROUP_) RF_COUNT,
 	RF_ROOT = RF_COUNT, /* the object of the top-level fields */
@@ -130,8 +140,10 @@ struct row_value {
 	double f;        /* RT_FLOAT */
 	const char *str; /* RT_STRING */
 	size_t str_len;
-	const uint64_t *bits; /* RT_INT_ARRAY: bit i set for entry i */
-	size_t bits_count;    /* a multiple of 64 */
+	const uint64_t *bits;    /* RT_INT_ARRAY: bit i set for entry i */
+	size_t bits_count;       /* a multiple of 64 */
+	const char *const *strs; /* RT_STRING_ARRAY: its entries, in order */
+	size_t strs_count;
 };
 
 /* Where row_write() puts a row, and where it gets the values from. */
@@ -140,7 +152,8 @@ struct row_sink {
 	void (*put)(void *arg, const char *s, size_t n);
 	void (*put_int)(void *arg, uint64_t v);
 	void (*put_float)(void *arg, double v);
-	/* The string in quotes, and its "<name>_b64" after it where needed. */
+	/* The string in quotes, and its "<name>_b64" after it where needed
+	 * (never for an RT_STRING_ARRAY's entries: f says which it is). */
 	void (*put_string)(void *arg, enum row_field f, const char *s, size_t len);
 	/* Whether field f is in this row (its index-th entry's, in an array
 	 * of objects), and its value; an object's is only whether it is. */

@@ -199,11 +199,12 @@ static void put_base64(struct jbuf *b, const unsigned char *s, size_t len)
 	}
 }
 
-/* "text", and ,"key_b64":"..." after it when text is not valid UTF-8. */
+/* "text", and ,"key_b64":"..." after it when text is not valid UTF-8 and
+ * key is not NULL (an array's entry has no place for one). */
 static void string_value(struct jbuf *b, const char *key, const char *text, size_t len)
 {
 	put(b, "\"");
-	if (!put_escaped(b, text, len)) {
+	if (!put_escaped(b, text, len) && key) {
 		put(b, "\",\"");
 		put(b, key);
 		put(b, "_b64\":\"");
@@ -236,7 +237,9 @@ static void sink_float(void *arg, double v)
 
 static void sink_string(void *arg, enum row_field f, const char *s, size_t len)
 {
-	string_value(((struct row_source *)arg)->b, row_fields[f].name, s, len);
+	const char *key = row_fields[f].type == RT_STRING ? row_fields[f].name : NULL;
+
+	string_value(((struct row_source *)arg)->b, key, s, len);
 }
 
 static bool str_value(struct row_value *v, const char *s, size_t len)

@@ -414,7 +414,9 @@ enum { ROW_FIELDS_ALL(TYPE_OF_) };
 #define OWN_(id, kind)   [RF_##id] = { kind, 0, 0 }
 static const struct slot slots[RF_COUNT] = {
 	NUM_(UNIX_MS, unix_ms, 0),
+	NUM_(SPAN_MS, span_ms, HAS_SPAN),
 	NUM_(TGID, tgid, 0),
+	STR_(HOST, host),
 	OWN_(PROCESS, SLOT_OBJECT),
 	OWN_(WORKLOAD, SLOT_WORKLOAD),
 	NUM_(IOCTL_COUNT, ioctl_count, HAS_IOCTL),
@@ -422,9 +424,12 @@ static const struct slot slots[RF_COUNT] = {
 	OWN_(USAGE, SLOT_OBJECT),
 	OWN_(SYSCALLS, SLOT_SYSCALLS),
 	STR_(LABEL, label),
+	NUM_(START_MS, start_ms, HAS_START),
 	STR_(COMM, comm),
 	STR_(EXE, exe),
 	STR_(CONTAINER_ID, container_id),
+	STR_(POD_UID, pod_uid),
+	STR_(POD_QOS, pod_qos),
 	STR_(CWD, cwd),
 	STR_(FRAMEWORK, framework),
 	NUM_(CPU_CORES, cpu_e4, HAS_CPU),

@@ -39,13 +39,16 @@ enum row_has {
 	HAS_RX = 1u << 6,
 	HAS_TX = 1u << 7,
 	HAS_GPUS = 1u << 8,
+	HAS_SPAN = 1u << 9,   /* span_ms: rows of older datasets lack it */
+	HAS_START = 1u << 10, /* process.start_ms: likewise */
 };
 
 #define ROW_GPUS_MAX 256 /* GPU indices kept, 0..255; others are not counted */
 
 struct row {
 	int64_t unix_ms, tgid;
-	struct strv comm, exe, container_id, cwd, framework, label;
+	int64_t span_ms, start_ms; /* HAS_SPAN, HAS_START */
+	struct strv host, comm, exe, container_id, pod_uid, pod_qos, cwd, framework, label;
 	enum workload_state workload;
 	uint32_t has; /* enum row_has */
 	int64_t ioctl_count;

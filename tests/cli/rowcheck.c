@@ -25,14 +25,17 @@ static bool rows_equal(const struct row *a, const struct row *b)
 	if (a->unix_ms != b->unix_ms || a->tgid != b->tgid || a->workload != b->workload ||
 		a->has != b->has || a->syscalls_count != b->syscalls_count)
 		return false;
-	if (!strv_eq(a->comm, b->comm) || !strv_eq(a->exe, b->exe) ||
-		!strv_eq(a->container_id, b->container_id) || !strv_eq(a->cwd, b->cwd) ||
+	if (!strv_eq(a->host, b->host) || !strv_eq(a->comm, b->comm) || !strv_eq(a->exe, b->exe) ||
+		!strv_eq(a->container_id, b->container_id) || !strv_eq(a->pod_uid, b->pod_uid) ||
+		!strv_eq(a->pod_qos, b->pod_qos) || !strv_eq(a->cwd, b->cwd) ||
 		!strv_eq(a->framework, b->framework) || !strv_eq(a->label, b->label))
 		return false;
 #define SAME(f, bit) (!(a->has & (bit)) || a->f == b->f)
-	if (!SAME(ioctl_count, HAS_IOCTL) || !SAME(cpu_e4, HAS_CPU) || !SAME(rss_bytes, HAS_RSS) ||
-		!SAME(threads, HAS_THREADS) || !SAME(read_e4, HAS_READ) ||
-		!SAME(write_e4, HAS_WRITE) || !SAME(rx_e4, HAS_RX) || !SAME(tx_e4, HAS_TX))
+	if (!SAME(span_ms, HAS_SPAN) || !SAME(start_ms, HAS_START) ||
+		!SAME(ioctl_count, HAS_IOCTL) || !SAME(cpu_e4, HAS_CPU) ||
+		!SAME(rss_bytes, HAS_RSS) || !SAME(threads, HAS_THREADS) ||
+		!SAME(read_e4, HAS_READ) || !SAME(write_e4, HAS_WRITE) || !SAME(rx_e4, HAS_RX) ||
+		!SAME(tx_e4, HAS_TX))
 		return false;
 #undef SAME
 	if (memcmp(a->gpus, b->gpus, sizeof(a->gpus)))

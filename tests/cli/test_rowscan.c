@@ -26,6 +26,12 @@ static const char *const good_rows[] = {
 	"\"rate_per_sec\":116.5583},{\"name\":\"recvfrom\",\"rate_per_sec\":24.012}],\"label\":"
 	"\"exp-7\"}",
 	"{\"unix_ms\":1,\"tgid\":2,\"workload\":\"no-gpu\"}",
+	/* the fleet and Kubernetes fields */
+	"{\"unix_ms\":1792504802000,\"span_ms\":1997,\"tgid\":1071,\"host\":\"node-a\","
+	"\"process\":{\"start_ms\":1792504001234,\"comm\":\"python\",\"container_id\":\"e33e\","
+	"\"pod_uid\":\"0f6f31c4-3c8e-4b61-a7f0-2b5b8e1d9a10\",\"pod_qos\":\"burstable\"},"
+	"\"workload\":\"gpu-held\",\"gpus\":[1],\"gpus_allocated\":[0,1],\"mig\":[\"1/2/0\"],"
+	"\"usage\":{\"cpu_cores\":0.5}}",
 	"{\"unix_ms\":1792504800000,\"tgid\":1000,\"process\":{\"comm\":\"kubelet\",\"exe\":\"/usr/"
 	"bin/kubelet\",\"cwd\":\"/"
 	"\"},\"workload\":\"no-gpu\",\"usage\":{\"cpu_cores\":0.0499,\"rss_bytes\":18804736,"

@@ -91,7 +91,9 @@ static int schema_type(json_t *root, json_t *prop)
 	ck_assert_str_eq(type, "array");
 	type = json_string_value(json_object_get(json_object_get(prop, "items"), "type"));
 	ck_assert_ptr_nonnull(type);
-	return !strcmp(type, "integer") ? RT_INT_ARRAY : RT_OBJECT_ARRAY;
+	if (!strcmp(type, "integer"))
+		return RT_INT_ARRAY;
+	return !strcmp(type, "string") ? RT_STRING_ARRAY : RT_OBJECT_ARRAY;
 }
 
 static bool schema_requires(json_t *schema, const char *name)
@@ -177,6 +179,7 @@ static int man_type(const char *line)
 		{ "String", RT_STRING },
 		{ "Array of integers", RT_INT_ARRAY },
 		{ "Array of objects", RT_OBJECT_ARRAY },
+		{ "Array of strings", RT_STRING_ARRAY },
 	};
 
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
