@@ -54,6 +54,8 @@ static const struct key_spec config_keys[] = {
 	{ 0, "frameworks", KEY_STRING, F(frameworks), 0, 0, NULL },
 	{ 0, "spool_size", KEY_SIZE, F(spool_size_bytes), 64 * KIB, 64 * GIB, "64KiB..64GiB" },
 	{ 0, "gpu_system_holders", KEY_NAMES, F(gpu_system_holders), 0, 0, NULL },
+	{ 0, "kubelet_checkpoint", KEY_STRING, F(kubelet_checkpoint), 0, 0, NULL },
+	{ 0, "driver_dir", KEY_STRING, F(driver_dir), 1, 0, NULL },
 	{ 1, "gpu_devices", KEY_STRING, F(gpu_devices), 0, 0, NULL },
 	{ 2, "data_dir", KEY_STRING, F(data_dir), 1, 0, NULL },
 	{ 2, "rotate_interval", KEY_DURATION, F(rotate_interval_ms), MS_S, 30 * MS_D, "1s..30d" },
@@ -89,6 +91,9 @@ void config_defaults(struct croft_config *cfg)
 	cfg->spool_size_bytes = 256 * MIB;
 	snprintf(cfg->gpu_system_holders, sizeof(cfg->gpu_system_holders), "%s",
 		CONFIG_GPU_SYSTEM_HOLDERS);
+	snprintf(cfg->kubelet_checkpoint, sizeof(cfg->kubelet_checkpoint), "%s",
+		CROFT_KUBELET_CHECKPOINT);
+	snprintf(cfg->driver_dir, sizeof(cfg->driver_dir), "%s", CROFT_DRIVER_DIR);
 	snprintf(cfg->data_dir, sizeof(cfg->data_dir), "%s", CROFT_DATA_DIR);
 	cfg->rotate_interval_ms = MS_H;
 	cfg->rotate_size_bytes = GIB;

@@ -15,6 +15,9 @@
 #define CROFT_RUNTIME_DIR   "/run/croft"
 #define CROFT_USER          "croft"
 #define CROFT_FALLBACK_USER "nobody"
+#define CROFT_KUBELET_CHECKPOINT                                                                   \
+	"/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint" /* gpus_allocated */
+#define CROFT_DRIVER_DIR "/proc/driver" /* NVIDIA's nvidia/gpus and nvidia-caps */
 
 #define CONFIG_GPU_DEVICES_MAX 512  /* bytes of the gpu_devices value */
 #define CONFIG_NAMES_MAX       1024 /* bytes of a list of names (gpu_system_holders) */
@@ -43,6 +46,8 @@ struct croft_config {
 	char frameworks[PATH_MAX]; /* catalog file; "" = built-in */
 	uint64_t spool_size_bytes; /* unacked batches kept, default 256 MiB */
 	char gpu_system_holders[CONFIG_NAMES_MAX]; /* croft stats: "system", not workloads */
+	char kubelet_checkpoint[PATH_MAX];         /* device-plugin checkpoint; "" = none */
+	char driver_dir[PATH_MAX];                 /* /proc/driver: GPU UUIDs, MIG minors */
 	/* [probe] */
 	char gpu_devices[CONFIG_GPU_DEVICES_MAX]; /* "" = default set (gpudev.h) */
 	/* [writer] */

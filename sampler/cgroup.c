@@ -1,8 +1,8 @@
 /*
- * cgroup.c: a process's cgroup (v2, v1 or hybrid), its container id and
- * the cgroup's figures, read once per cgroup per poll.  A figure the host
- * cannot give is left out, never zero-filled.  croft-sampler (croft user;
- * cgroup files are world-readable).
+ * cgroup.c: a process's cgroup (v2, v1 or hybrid), its container id, its
+ * pod (kubepods.c) and the cgroup's figures, read once per cgroup per
+ * poll.  A figure the host cannot give is left out, never zero-filled.
+ * croft-sampler (croft user; cgroup files are world-readable).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -501,6 +501,8 @@ static struct cgroup *cgroup_create(struct cgroup_table *table, const char *text
 	cg->path[plen] = '\0';
 	cg->path_len = plen;
 	cgroup_container_id(path, plen, cg->container_id);
+	if (!cgroup_pod(path, plen, &cg->pod))
+		cg->pod.uid[0] = '\0';
 	cg->dir_v2 = figure_dir(table->mounts.v2, ps.v2, ps.v2_len, cg);
 	cg->dir_memory = figure_dir(table->mounts.memory, ps.memory, ps.memory_len, cg);
 	cg->dir_cpu = figure_dir(table->mounts.cpu, ps.cpu, ps.cpu_len, cg);

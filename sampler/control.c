@@ -56,7 +56,8 @@ static void probe_status(const struct sampler *s, json_t *o)
 
 /* What names a GPU here: the device set's rules, the majors with NVIDIA's
  * numbering and the devices behind render and accel nodes, in index order
- * (bench/gpu-host.sh prints them). */
+ * (bench/gpu-host.sh prints them); the UUIDs and MIG instances the driver
+ * names, and the GPU allocations of the kubelet's checkpoint (null: none read). */
 static void gpu_status(const struct sampler *s, json_t *o)
 {
 	json_t *nv = json_array(), *devs = json_array();
@@ -70,6 +71,13 @@ static void gpu_status(const struct sampler *s, json_t *o)
 	json_object_set_new(o, "gpu_device_rules", json_string(rules));
 	json_object_set_new(o, "gpu_nvidia_majors", nv);
 	json_object_set_new(o, "gpu_index_devices", devs);
+	json_object_set_new(
+		o, "gpu_driver_uuids", json_integer((json_int_t)s->gpu_index.nv.gpus_count));
+	json_object_set_new(
+		o, "mig_instances", json_integer((json_int_t)s->gpu_index.nv.mig_count));
+	json_object_set_new(o, "kubelet_gpu_allocations",
+		s->kubelet.loaded ? json_integer((json_int_t)s->kubelet.devices_count)
+				  : json_null());
 }
 
 static json_t *status_json(struct sampler *s)

@@ -3,7 +3,9 @@
  * of /proc/<pid>/fd; a character device in the GPU set is held, and its
  * device number names a GPU: NVIDIA's /dev/nvidiaN by its minor, a DRM or
  * accel node by the place of the device behind it among the host's GPUs
- * (sysfs).  croft-sampler, croft user (fd/ of others: CAP_DAC_READ_SEARCH).
+ * (sysfs); a MIG capability file (nvidia-caps) the compute instance its
+ * minor opens (nvdriver.c).  croft-sampler, croft user (fd/ of others:
+ * CAP_DAC_READ_SEARCH).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -65,6 +67,9 @@ static void parse_devices(struct gpu_index *gi, const char *text)
 		else if (in_char && sscanf(line, "%u %63s", &major, name) == 2 &&
 			 is_nvidia_name(name))
 			add_nvidia_major(gi, major);
+		else if (in_char && sscanf(line, "%u %63s", &major, name) == 2 &&
+			 !strcmp(name, "nvidia-caps"))
+			gi->caps_major = major;
 		line = nl ? nl + 1 : NULL;
 	}
 }
@@ -122,18 +127,21 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-int gpu_index_load(struct gpu_index *gi, const char *proc_devices, const char *sysfs)
+int gpu_index_load(
+	struct gpu_index *gi, const char *proc_devices, const char *sysfs, const char *driver_dir)
 {
 	char *text;
 	size_t len;
 	int r;
 
-	*gi = (struct gpu_index){ .sysfs = sysfs };
+	memset(gi, 0, sizeof(*gi));
+	gi->sysfs = sysfs;
 	r = file_read_bounded(proc_devices, PROC_DEVICES_MAX, &text, &len);
 	if (r == 0) {
 		parse_devices(gi, text);
 		free(text);
 	}
+	nv_driver_load(&gi->nv, driver_dir);
 	/* Render and accel nodes, one per GPU: card nodes also name display-only
 	 * devices (a server's BMC), which are no GPUs. */
 	list_class(gi, "drm", "renderD");

@@ -274,6 +274,7 @@ int main(int argc, char **argv)
 	cgroup_table_free(s.cgroups);
 	spool_free(s.spool);
 	catalog_free(s.catalog);
+	kubelet_free(&s.kubelet);
 	jbuf_free(&s.rows);
 	for (size_t i = 0; i < s.labels_count; i++)
 		free(s.labels[i].label);

@@ -80,7 +80,9 @@ static bool format_rows(struct sampler *s, uint64_t until_ns)
 	uint64_t onset_window_ns = s->cfg.onset_window_ms * 1000000;
 	struct row_context ctx = { .unix_ms = run->env.now.unix_ms,
 		.now_boot_ns = run->now_boot_ns,
-		.catalog = s->catalog };
+		.catalog = s->catalog,
+		.gpu_index = &s->gpu_index,
+		.kubelet = &s->kubelet };
 
 	for (struct proc *p; (p = run->cur.next);) {
 		run->cur.next = p->list_next;
@@ -119,6 +121,23 @@ static void follow_gpu_devices(struct sampler *s)
 		rules);
 	proc_table_rescan_fds(&s->procs);
 	s->gpu_index.next_load_gen = 0; /* which major is NVIDIA's may have changed too */
+}
+
+/* The kubelet's checkpoint, read again when it changed; a line per change of what it gives. */
+static void follow_kubelet(struct sampler *s)
+{
+	const struct kubelet *k = &s->kubelet;
+
+	if (!kubelet_refresh(&s->kubelet, s->cfg.kubelet_checkpoint))
+		return;
+	if (k->loaded)
+		log_info("kubelet checkpoint %s: %zu GPU allocations; pods' rows carry "
+			 "gpus_allocated",
+			k->path, k->devices_count);
+	else if (k->absent)
+		log_info("%s: gpus_allocated left out", k->problem);
+	else
+		log_warnx("%s: gpus_allocated left out", k->problem);
 }
 
 static void probe_wait_cb(evutil_socket_t fd, short what, void *arg);
@@ -284,6 +303,7 @@ void sampler_poll_start(struct sampler *s)
 		return;
 	}
 	follow_gpu_devices(s);
+	follow_kubelet(s);
 	run->env = (struct poll_env){
 		.now = { clock_real_ms(), clock_boot_ns() },
 		.prev = s->last_poll,
@@ -292,6 +312,7 @@ void sampler_poll_start(struct sampler *s)
 		.catalog = s->catalog,
 		.gpu = &s->gpu.set,
 		.gpu_index = &s->gpu_index,
+		.driver_dir = s->cfg.driver_dir,
 		.gpu_possible = s->gpu.registered,
 		.cgroups = s->cgroups,
 		.gen = s->stats.polls + 1,

@@ -588,7 +588,7 @@ static int proc_look(
 void proc_table_look(const struct poll_env *env, struct proc_cursor *cur, uint64_t until_ns)
 {
 	if (env->gpu_possible && env->gen >= env->gpu_index->next_load_gen) {
-		gpu_index_load(env->gpu_index, "/proc/devices", "/sys");
+		gpu_index_load(env->gpu_index, "/proc/devices", "/sys", env->driver_dir);
 		env->gpu_index->next_load_gen = env->gen + GPU_INDEX_LOAD_POLLS;
 	}
 	for (struct proc *p; (p = cur->next);) {

@@ -70,12 +70,50 @@ struct gpu_mask {
 	uint64_t bits[GPU_INDEX_MAX / 64];
 };
 
+/* ---- nvdriver.c: NVIDIA's own files under /proc/driver ---- */
+#define NV_GPUS_MAX   64           /* GPUs /proc/driver/nvidia/gpus lists */
+#define NV_UUID_MAX   80           /* bytes of a "GPU UUID:" value */
+#define NV_MIG_MAX    2048         /* compute instances mig-minors names (32 GPUs x 8 x 8) */
+#define NV_DRIVER_MAX (256u << 10) /* bytes of one driver file read */
+#define MIG_NAME_MAX  16           /* "<gpu>/<gi>/<ci>": "255/255/255" */
+
+struct nv_gpu {
+	char uuid[NV_UUID_MAX + 1]; /* "GPU-8f3a...", as the kubelet's checkpoint names it */
+	int index;                  /* its Device Minor: /dev/nvidiaN, the rows' gpus */
+};
+
+/* A compute instance's access file: /dev/nvidia-caps/nvidia-cap<minor>. */
+struct nv_mig {
+	uint32_t minor;
+	uint8_t gpu, gi, ci;
+};
+
+/* The GPUs' UUIDs (<driver>/nvidia/gpus/<pci>/information) and the MIG
+ * capability minors (<driver>/nvidia-caps/mig-minors); none without them. */
+struct nv_driver {
+	struct nv_gpu gpus[NV_GPUS_MAX];
+	size_t gpus_count;
+	struct nv_mig mig[NV_MIG_MAX]; /* by minor */
+	size_t mig_count;
+};
+void nv_driver_load(struct nv_driver *nv, const char *driver_dir);
+/* "Device Minor:" and "GPU UUID:" of one information file; -EINVAL without both. */
+int nv_parse_information(const char *text, struct nv_gpu *ret_gpu);
+/* mig-minors' "gpu<G>/gi<I>/ci<C>/access <minor>" lines, sorted by minor. */
+size_t nv_parse_mig_minors(const char *text, struct nv_mig *ret, size_t max);
+/* The GPU a UUID names (a time-sliced replica's "::N" ignored), or -1. */
+int nv_gpu_of_uuid(const struct nv_driver *nv, const char *uuid, size_t len);
+/* The compute instance a capability minor opens, or NULL. */
+const struct nv_mig *nv_mig_of_minor(const struct nv_driver *nv, uint32_t minor);
+
 /* What names a GPU: loaded again every GPU_INDEX_LOAD_POLLS polls, when
  * /proc/devices changes and at reload. */
 struct gpu_index {
 	const char *sysfs;                         /* "/sys"; tests give a tree of their own */
 	uint32_t nvidia_majors[GPU_NVIDIA_MAJORS]; /* /proc/devices: nvidia, nvidia-frontend... */
 	size_t nvidia_count;
+	uint32_t caps_major; /* /proc/devices: nvidia-caps (MIG access files); 0: none */
+	struct nv_driver nv;
 	char devices[GPU_DEVICES_MAX][GPU_DEVICE_NAME_MAX]; /* behind render/accel nodes, sorted */
 	size_t devices_count;
 	struct gpu_index_cached {
@@ -86,10 +124,11 @@ struct gpu_index {
 	uint64_t next_load_gen; /* poll at which to load again; 0 = now */
 };
 
-/* Reads proc_devices ("/proc/devices") and sysfs ("/sys", kept: it must
- * outlive gi); an unreadable proc_devices leaves no NVIDIA major (-errno),
- * sysfs is optional. */
-int gpu_index_load(struct gpu_index *gi, const char *proc_devices, const char *sysfs);
+/* Reads proc_devices ("/proc/devices"), sysfs ("/sys", kept: it must
+ * outlive gi) and NVIDIA's driver_dir ("/proc/driver"); an unreadable
+ * proc_devices leaves no NVIDIA major (-errno), the others are optional. */
+int gpu_index_load(
+	struct gpu_index *gi, const char *proc_devices, const char *sysfs, const char *driver_dir);
 /* The GPU a device number names, or -1 (nvidiactl, uvm, kfd, /dev/full...). */
 int gpu_index_of(struct gpu_index *gi, dev_t rdev);
 void gpu_mask_set(struct gpu_mask *m, int index);
@@ -157,6 +196,63 @@ void workload_update(
 /* Whether a row must say it: another state, or other GPUs held. */
 bool workload_changed(const struct workload *before, const struct workload *after);
 
+/* ---- kubepods.c: the pod of a cgroup path ---- */
+#define POD_UID_LEN 36 /* "1b2c3d4e-0000-1111-2222-333344445555" */
+
+enum pod_qos { POD_QOS_GUARANTEED, POD_QOS_BURSTABLE, POD_QOS_BESTEFFORT };
+
+struct pod_identity {
+	char uid[POD_UID_LEN + 1]; /* with dashes, as the API shows .metadata.uid; "" = no pod */
+	enum pod_qos qos;
+};
+/* The pod a cgroup path is in (the kubelet's systemd or cgroupfs layout). */
+bool cgroup_pod(const char *path, size_t len, struct pod_identity *ret);
+const char *pod_qos_name(enum pod_qos qos);
+
+/* ---- kubelet.c: the GPUs the kubelet allocated, from its device-plugin checkpoint ---- */
+#define KUBELET_CHECKPOINT_MAX (16u << 20) /* bytes of the checkpoint read */
+#define KUBELET_DEVICES_MAX    4096        /* GPU allocations kept */
+#define KUBELET_DEVICE_ID_MAX  127         /* bytes of a device id */
+#define KUBELET_RESOURCE_GPU   "nvidia.com/gpu"
+
+/* One GPU the checkpoint gives a pod (any of its containers). */
+struct kubelet_device {
+	char pod_uid[POD_UID_LEN + 1];
+	char id[KUBELET_DEVICE_ID_MAX + 1]; /* the GPU's UUID, as the device plugin names it */
+};
+
+/* What the last look at the checkpoint saw: another size, inode or mtime is a new file. */
+struct kubelet_file {
+	bool looked, exists;
+	uint64_t dev, ino, size, mtime_ns;
+};
+
+struct kubelet {
+	bool loaded; /* a checkpoint is read: a pod's rows carry gpus_allocated */
+	struct kubelet_device *devices; /* by pod_uid */
+	size_t devices_count;
+	char path[PATH_MAX];
+	struct kubelet_file file;
+	char problem[352]; /* why none is read; "" once one is */
+	bool absent;       /* no such file: no kubelet here, nothing to warn of */
+	bool said;         /* the problem (or its end) was logged */
+};
+/*
+ * The checkpoint's JSON: {"Data":{"PodDeviceEntries":[{PodUID, ContainerName,
+ * ResourceName, DeviceIDs}...], ...}, "Checksum"}; DeviceIDs a list (older
+ * kubelets) or a map of NUMA node to list.  0, or -EINVAL with a reason.
+ */
+int kubelet_parse(const char *text, size_t len, struct kubelet_device **ret_devices,
+	size_t *ret_count, char *err, size_t err_size);
+/* Reads path again when its identity (device, inode, size, mtime) changed;
+ * true when what to say of it changed (problem, or "" when read). */
+bool kubelet_refresh(struct kubelet *k, const char *path);
+void kubelet_free(struct kubelet *k);
+/* The GPUs pod_uid was allocated; false when unknown (no checkpoint, a UUID
+ * the driver does not name). */
+bool kubelet_allocated(const struct kubelet *k, const struct nv_driver *nv, const char *pod_uid,
+	struct gpu_mask *ret);
+
 /* ---- cgroup.c ---- */
 enum cgroup_have {
 	CGF_CPU = 1 << 0,
@@ -199,6 +295,7 @@ struct cgroup {
 	char *path; /* process.cgroup: raw bytes */
 	size_t path_len;
 	char container_id[CONTAINER_ID_LEN + 1];           /* "" for host processes */
+	struct pod_identity pod;                           /* uid "" outside pods */
 	char *dir_v2, *dir_memory, *dir_cpu, *dir_cpuacct; /* files read; NULL = none */
 	size_t refs;
 	uint64_t read_gen;      /* poll that last read the figures */
@@ -359,7 +456,9 @@ struct row_context {
 	const struct catalog *catalog;
 	const char *label; /* container label from sampler.ctl, or NULL */
 	size_t label_len;
-	bool gpu_fields; /* the probe answered and the host has GPU devices */
+	bool gpu_fields;                   /* the probe answered and the host has GPU devices */
+	const struct gpu_index *gpu_index; /* the NVIDIA capability files: mig */
+	const struct kubelet *kubelet;     /* gpus_allocated */
 };
 void row_format(struct jbuf *b, const struct proc *p, const struct row_context *ctx);
 
@@ -402,6 +501,7 @@ struct poll_env {
 	const struct catalog *catalog;
 	const struct gpudev_set *gpu;
 	struct gpu_index *gpu_index; /* which GPU a device file names */
+	const char *driver_dir;      /* "/proc/driver" (croft.conf driver_dir) */
 	bool gpu_possible;           /* a GPU major is registered: fd scans are worth it */
 	struct cgroup_table *cgroups;
 	uint64_t gen;    /* this poll's number, from 1 */
@@ -527,6 +627,7 @@ struct sampler {
 	struct catalog *catalog;
 	struct gpudev_watch gpu; /* follows /proc/devices, read each poll */
 	struct gpu_index gpu_index;
+	struct kubelet kubelet; /* the kubelet's GPU allocations */
 	int procfd;
 	struct proc_table procs;
 	struct cgroup_table *cgroups;

@@ -1,7 +1,8 @@
 /*
  * test_cgroup.c: /proc/<pid>/cgroup and mountinfo parsing, container ids
- * of docker, containerd/CRI, CRI-O, podman and kubepods paths, the
- * cgroup file parsers, and the CPU rates' start over a fake cgroupfs.
+ * of docker, containerd/CRI, CRI-O, podman and kubepods paths, pods of
+ * every kubelet layout, the cgroup file parsers, and the CPU rates' start
+ * over a fake cgroupfs.
  * Test process, any user.
  */
 #include <errno.h>
@@ -46,6 +47,92 @@ START_TEST(container_ids)
 	ck_assert_str_eq(cid("/system.slice/docker-33813f5d.scope"), ""); /* short id */
 	ck_assert_str_eq(cid("/system.slice/docker-" ID "0.scope"), "");  /* 65 hex */
 	ck_assert_str_eq(cid("/system.slice/docker-" ID ".scopex"), "");
+}
+END_TEST
+
+#define UID  "1b2c3d4e-0000-1111-2222-333344445555"
+#define UIDU "1b2c3d4e_0000_1111_2222_333344445555"
+
+/* "uid qos" of the pod a path is in, "" outside pods. */
+static const char *pod(const char *path)
+{
+	static char out[POD_UID_LEN + 16];
+	struct pod_identity p;
+
+	if (!cgroup_pod(path, strlen(path), &p))
+		return "";
+	snprintf(out, sizeof(out), "%s %s", p.uid, pod_qos_name(p.qos));
+	return out;
+}
+
+START_TEST(pods)
+{
+	/* systemd driver: containerd, CRI-O, Docker through cri-dockerd */
+	ck_assert_str_eq(pod("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU
+			     ".slice/cri-containerd-" ID ".scope"),
+		UID " burstable");
+	ck_assert_str_eq(
+		pod("/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UIDU
+		    ".slice/crio-" ID ".scope"),
+		UID " besteffort");
+	ck_assert_str_eq(pod("/kubepods.slice/kubepods-pod" UIDU ".slice/docker-" ID ".scope"),
+		UID " guaranteed");
+	/* CRI-O's conmon sits beside the container, in the pod's slice */
+	ck_assert_str_eq(pod("/kubepods.slice/kubepods-pod" UIDU ".slice/crio-conmon-" ID ".scope"),
+		UID " guaranteed");
+	/* cgroupfs driver: containerd and Docker by bare id, CRI-O prefixed */
+	ck_assert_str_eq(pod("/kubepods/besteffort/pod" UID "/" ID), UID " besteffort");
+	ck_assert_str_eq(pod("/kubepods/burstable/pod" UID "/crio-" ID), UID " burstable");
+	ck_assert_str_eq(pod("/kubepods/pod" UID "/" ID), UID " guaranteed");
+	/* a kubelet in a container (kind): its own cgroup above kubepods */
+	ck_assert_str_eq(
+		pod("/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-burstable.slice/"
+		    "kubelet-kubepods-burstable-pod" UIDU ".slice/cri-containerd-" ID ".scope"),
+		UID " burstable");
+	ck_assert_str_eq(pod("/kubelet/kubepods/besteffort/pod" UID "/" ID), UID " besteffort");
+	/* a static pod's UID is the 32-hex hash of its manifest */
+	ck_assert_str_eq(pod("/kubepods/burstable/pod0123456789abcdef0123456789abcdef/" ID),
+		"0123456789abcdef0123456789abcdef burstable");
+	/* not pods */
+	ck_assert_str_eq(pod("/kubepods.slice/kubepods-burstable.slice"), "");
+	ck_assert_str_eq(pod("/kubepods/burstable"), "");
+	ck_assert_str_eq(pod("/system.slice/docker-" ID ".scope"), "");
+	ck_assert_str_eq(pod("/user.slice/pod" UID), "");                 /* not under kubepods */
+	ck_assert_str_eq(pod("/other/burstable/pod" UID "/" ID), "");     /* nor here */
+	ck_assert_str_eq(pod("/kubepods/burstable/pod" UIDU "/" ID), ""); /* cgroupfs has dashes */
+	ck_assert_str_eq(pod("/kubepods.slice/kubepods-pod" UID ".slice"), ""); /* systemd: _ */
+	ck_assert_str_eq(pod("/kubepods/pod1b2c3d4e-0000-1111-2222-33334444555/" ID), "");
+	ck_assert_str_eq(pod("/kubepods/pod1B2C3D4E-0000-1111-2222-333344445555/" ID), "");
+	ck_assert_str_eq(pod("/kubepods.slice/kubepods-pod" UIDU ".slicex"), "");
+	ck_assert_str_eq(pod("/kubepods.slice/kubepods-guaranteed-pod" UIDU ".slice"), "");
+	ck_assert_str_eq(pod(""), "");
+}
+END_TEST
+
+/* The pod reaches the cgroup of a v1 hybrid host's /proc/<pid>/cgroup, and a v2 one's. */
+START_TEST(table_pods)
+{
+	static const char v1[] = "12:memory:/kubepods/burstable/pod" UID "/" ID "\n"
+				 "11:cpu,cpuacct:/kubepods/burstable/pod" UID "/" ID "\n"
+				 "1:name=systemd:/kubepods/burstable/pod" UID "/" ID "\n";
+	static const char v2[] =
+		"0::/kubepods.slice/kubepods-pod" UIDU ".slice/cri-containerd-" ID ".scope\n";
+	static const char host[] = "0::/system.slice/sshd.service\n";
+	struct cgroup_mounts m = { .v2 = "/sys/fs/cgroup" };
+	struct cgroup_table *t = cgroup_table_new(&m);
+	struct cgroup *a = cgroup_get(t, v1, strlen(v1)), *b = cgroup_get(t, v2, strlen(v2));
+	struct cgroup *c = cgroup_get(t, host, strlen(host));
+
+	ck_assert_str_eq(a->pod.uid, UID);
+	ck_assert_int_eq(a->pod.qos, POD_QOS_BURSTABLE);
+	ck_assert_str_eq(a->container_id, ID);
+	ck_assert_str_eq(b->pod.uid, UID);
+	ck_assert_int_eq(b->pod.qos, POD_QOS_GUARANTEED);
+	ck_assert_str_eq(c->pod.uid, "");
+	cgroup_put(t, a);
+	cgroup_put(t, b);
+	cgroup_put(t, c);
+	cgroup_table_free(t);
 }
 END_TEST
 
@@ -246,6 +333,8 @@ int main(void)
 	TCase *tc = tcase_create("cgroup");
 
 	tcase_add_test(tc, container_ids);
+	tcase_add_test(tc, pods);
+	tcase_add_test(tc, table_pods);
 	tcase_add_test(tc, proc_cgroup_v1_hybrid_v2);
 	tcase_add_test(tc, table_paths);
 	tcase_add_test(tc, containers_count);

@@ -66,12 +66,13 @@ static void teardown(void)
 static void load(struct gpu_index *gi, const char *devices)
 {
 	static char sys[256]; /* gi keeps the pointer */
-	char path[256];
+	char path[256], driver[256];
 
 	write_file("devices", devices);
 	snprintf(path, sizeof(path), "%s/devices", tmp);
 	snprintf(sys, sizeof(sys), "%s/sys", tmp);
-	ck_assert_int_eq(gpu_index_load(gi, path, sys), 0);
+	snprintf(driver, sizeof(driver), "%s/driver", tmp);
+	ck_assert_int_eq(gpu_index_load(gi, path, sys, driver), 0);
 }
 
 START_TEST(nvidia_minors)
@@ -88,6 +89,7 @@ START_TEST(nvidia_minors)
 	ck_assert_int_eq(gpu_index_of(&gi, makedev(195, 255)), -1); /* nvidiactl */
 	ck_assert_int_eq(gpu_index_of(&gi, makedev(237, 0)), -1);   /* nvidia-uvm */
 	ck_assert_int_eq(gpu_index_of(&gi, makedev(236, 1)), -1);   /* nvidia-caps */
+	ck_assert_uint_eq(gi.caps_major, 236); /* its minors name MIG instances (mig) */
 	ck_assert_int_eq(gpu_index_of(&gi, makedev(194, 0)), -1);   /* a block major */
 	ck_assert_int_eq(gpu_index_of(&gi, makedev(1, 7)), -1);
 	/* older drivers: the major is nvidia-frontend */
@@ -166,7 +168,8 @@ START_TEST(no_sysfs)
 	load(&gi, "Character devices:\n226 drm\n");
 	ck_assert_uint_eq(gi.devices_count, 0);
 	ck_assert_int_eq(gpu_index_of(&gi, makedev(226, 128)), -1);
-	ck_assert_int_eq(gpu_index_load(&gi, "/nonexistent/devices", "/nonexistent"), -ENOENT);
+	ck_assert_int_eq(
+		gpu_index_load(&gi, "/nonexistent/devices", "/nonexistent", "/nonexistent"), -ENOENT);
 	ck_assert_int_eq(gpu_index_of(&gi, makedev(195, 0)), -1);
 }
 END_TEST
