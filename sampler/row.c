@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "catalog.h"
 #include "rowdef.h"
@@ -218,6 +219,9 @@ struct row_source {
 	struct jbuf *b;
 	const struct proc *p;
 	const struct row_context *ctx;
+	struct gpu_mask allocated; /* gpus_allocated, while the row is written */
+	char mig[GPU_FDS_KEPT][MIG_NAME_MAX];
+	const char *mig_sorted[GPU_FDS_KEPT];
 };
 
 static void sink_put(void *arg, const char *s, size_t n)
@@ -249,7 +253,59 @@ static bool str_value(struct row_value *v, const char *s, size_t len)
 	return s != NULL;
 }
 
-static bool top_value(const struct row_source *src, enum row_field f, struct row_value *v)
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * The MIG compute instances whose capability files (nvidia-caps' major,
+ * the minors mig-minors names) the last fd scan found, sorted, each once.
+ */
+static size_t mig_instances(struct row_source *src)
+{
+	const struct gpu_fds *k = src->p->gpu.fds;
+	const struct gpu_index *gi = src->ctx->gpu_index;
+	size_t n = 0;
+
+	if (!k || !gi || !gi->caps_major)
+		return 0;
+	for (size_t i = 0; i < k->kept_count; i++) {
+		const struct nv_mig *m = major(k->rdev[i]) == gi->caps_major
+						 ? nv_mig_of_minor(&gi->nv, minor(k->rdev[i]))
+						 : NULL;
+
+		if (!m)
+			continue;
+		snprintf(src->mig[n], sizeof(src->mig[n]), "%u/%u/%u", m->gpu, m->gi, m->ci);
+		src->mig_sorted[n] = src->mig[n];
+		n++;
+	}
+	qsort(src->mig_sorted, n, sizeof(src->mig_sorted[0]), cmp_name);
+	for (size_t i = 1; i < n;) /* a second fd on one instance's file: kept once */
+		if (!strcmp(src->mig_sorted[i - 1], src->mig_sorted[i]))
+			memmove(&src->mig_sorted[i], &src->mig_sorted[i + 1],
+				(--n - i) * sizeof(src->mig_sorted[0]));
+		else
+			i++;
+	return n;
+}
+
+/* The pod's GPUs in the kubelet's checkpoint; false outside pods and where unknown. */
+static bool allocated(struct row_source *src, struct row_value *v)
+{
+	const struct cgroup *cg = src->p->ident.cg;
+	const struct row_context *ctx = src->ctx;
+
+	if (!cg || !cg->pod.uid[0] || !ctx->kubelet || !ctx->gpu_index ||
+		!kubelet_allocated(ctx->kubelet, &ctx->gpu_index->nv, cg->pod.uid, &src->allocated))
+		return false;
+	v->bits = src->allocated.bits;
+	v->bits_count = GPU_INDEX_MAX;
+	return true;
+}
+
+static bool top_value(struct row_source *src, enum row_field f, struct row_value *v)
 {
 	const struct proc *p = src->p;
 	const struct row_context *ctx = src->ctx;
@@ -276,6 +332,12 @@ static bool top_value(const struct row_source *src, enum row_field f, struct row
 		v->bits = p->gpu.wl.gpus.bits;
 		v->bits_count = GPU_INDEX_MAX;
 		return p->gpu.wl.state != WL_NO_GPU && p->gpu.wl.gpus_known;
+	case RF_GPUS_ALLOCATED:
+		return allocated(src, v);
+	case RF_MIG: /* with gpus: while the process is in a GPU state */
+		v->strs = src->mig_sorted;
+		v->strs_count = p->gpu.wl.state != WL_NO_GPU ? mig_instances(src) : 0;
+		return v->strs_count > 0;
 	case RF_CGROUP_USAGE:
 		return p->ident.cg && p->ident.cg->now.have;
 	case RF_SYSCALLS:
@@ -309,6 +371,11 @@ static bool process_value(const struct row_source *src, enum row_field f, struct
 	case RF_CONTAINER_ID:
 		return cg && cg->container_id[0] &&
 		       str_value(v, cg->container_id, strlen(cg->container_id));
+	case RF_POD_UID:
+		return cg && cg->pod.uid[0] && str_value(v, cg->pod.uid, strlen(cg->pod.uid));
+	case RF_POD_QOS:
+		return cg && cg->pod.uid[0] &&
+		       str_value(v, pod_qos_name(cg->pod.qos), strlen(pod_qos_name(cg->pod.qos)));
 	case RF_CWD:
 		return str_value(v, p->ident.cwd, p->ident.cwd_len);
 	case RF_FRAMEWORK:
@@ -402,7 +469,7 @@ static bool syscall_value(const struct syscall_rate *sc, enum row_field f, struc
 
 static bool source_get(void *arg, enum row_field f, size_t index, struct row_value *v)
 {
-	const struct row_source *src = arg;
+	struct row_source *src = arg;
 
 	switch (row_fields[f].object) {
 	case RF_PROCESS:
@@ -420,7 +487,7 @@ static bool source_get(void *arg, enum row_field f, size_t index, struct row_val
 
 void row_format(struct jbuf *b, const struct proc *p, const struct row_context *ctx)
 {
-	struct row_source src = { b, p, ctx };
+	struct row_source src = { .b = b, .p = p, .ctx = ctx };
 	const struct row_sink sink = { &src, sink_put, sink_int, sink_float, sink_string,
 		source_get };
 

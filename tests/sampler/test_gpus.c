@@ -90,7 +90,7 @@ START_TEST(nvidia_minors)
 	ck_assert_int_eq(gpu_index_of(&gi, makedev(237, 0)), -1);   /* nvidia-uvm */
 	ck_assert_int_eq(gpu_index_of(&gi, makedev(236, 1)), -1);   /* nvidia-caps */
 	ck_assert_uint_eq(gi.caps_major, 236); /* its minors name MIG instances (mig) */
-	ck_assert_int_eq(gpu_index_of(&gi, makedev(194, 0)), -1);   /* a block major */
+	ck_assert_int_eq(gpu_index_of(&gi, makedev(194, 0)), -1); /* a block major */
 	ck_assert_int_eq(gpu_index_of(&gi, makedev(1, 7)), -1);
 	/* older drivers: the major is nvidia-frontend */
 	load(&gi, "Character devices:\n195 nvidia-frontend\n");
@@ -169,7 +169,8 @@ START_TEST(no_sysfs)
 	ck_assert_uint_eq(gi.devices_count, 0);
 	ck_assert_int_eq(gpu_index_of(&gi, makedev(226, 128)), -1);
 	ck_assert_int_eq(
-		gpu_index_load(&gi, "/nonexistent/devices", "/nonexistent", "/nonexistent"), -ENOENT);
+		gpu_index_load(&gi, "/nonexistent/devices", "/nonexistent", "/nonexistent"),
+		-ENOENT);
 	ck_assert_int_eq(gpu_index_of(&gi, makedev(195, 0)), -1);
 }
 END_TEST
