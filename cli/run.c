@@ -98,6 +98,8 @@ static int run_parse(int argc, char **argv, struct run_opts *opts)
 		run_usage(stderr);
 		return -EINVAL;
 	}
+	if (!opts->config && getenv(CONFIG_PATH_ENV) && *getenv(CONFIG_PATH_ENV))
+		opts->config = getenv(CONFIG_PATH_ENV);
 	return 0;
 }
 
@@ -445,7 +447,9 @@ static int run_resolve_dirs(
 	int ret;
 
 	config_defaults(&cfg);
-	ret = config_load(opts->config ? opts->config : CROFT_CONF_PATH, &cfg, &errors);
+	/* a file named that cannot be read is refused: its limits are not the defaults */
+	ret = config_load(opts->config ? opts->config : CROFT_CONF_PATH,
+		opts->config ? CONFIG_MISSING_REFUSED : CONFIG_MISSING_DEFAULTS, &cfg, &errors);
 	if (ret < 0) {
 		fprintf(stderr, "%s",
 			errors ? errors : "croft run: cannot read the configuration\n");

@@ -540,7 +540,8 @@ static int config_handler(void *user, const char *section, const char *name, con
 	return 1;
 }
 
-int config_load(const char *path, struct croft_config *ret_cfg, char **ret_errors)
+int config_load(const char *path, enum config_missing missing, struct croft_config *ret_cfg,
+	char **ret_errors)
 {
 	struct config_parse *p;
 	char *buf = NULL;
@@ -555,10 +556,10 @@ int config_load(const char *path, struct croft_config *ret_cfg, char **ret_error
 	p->section = -1;
 	config_defaults(&p->cfg);
 	r = file_read_bounded(path, CONFIG_FILE_MAX, &buf, &len);
-	if (r == -ENOENT) {
+	if (r == -ENOENT && missing == CONFIG_MISSING_DEFAULTS) {
 		*ret_cfg = p->cfg;
 		free(p);
-		return 0;
+		return CONFIG_DEFAULTS_TAKEN;
 	}
 	if (r == -EFBIG) {
 		config_error(p, 0, NULL, "cannot read: larger than %u bytes", CONFIG_FILE_MAX);

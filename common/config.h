@@ -62,11 +62,26 @@ struct croft_config {
 void config_defaults(struct croft_config *cfg);
 
 /*
- * Reads path over the defaults.  A missing file means defaults (returns 0).
- * On errors returns -EINVAL, leaves *ret_cfg untouched and sets *ret_errors
- * to a malloc'd text, one "file:line: key: reason" per line.
+ * What a missing file means.  Only the default path at start means the
+ * defaults; a file named by --config or CROFT_CONFIG, or one that went
+ * missing while a daemon ran on it, is refused like a broken one: a
+ * default retention would delete what the operator's limits keep.
  */
-int config_load(const char *path, struct croft_config *ret_cfg, char **ret_errors);
+enum config_missing {
+	CONFIG_MISSING_REFUSED,
+	CONFIG_MISSING_DEFAULTS,
+};
+#define CONFIG_DEFAULTS_TAKEN 1 /* config_load: the file is missing, *ret_cfg holds the defaults   \
+				 */
+#define CONFIG_PATH_ENV "CROFT_CONFIG" /* names the file as --config does */
+
+/*
+ * Reads path over the defaults.  Returns 0, CONFIG_DEFAULTS_TAKEN (missing
+ * and CONFIG_MISSING_DEFAULTS), or -EINVAL: then *ret_cfg is untouched and
+ * *ret_errors a malloc'd text, one "file:line: key: reason" per line.
+ */
+int config_load(const char *path, enum config_missing missing, struct croft_config *ret_cfg,
+	char **ret_errors);
 
 /* "2s", "500ms", "1h", "30d" -> ms; "1GiB", "512MiB", "100kB", "123" -> bytes. */
 int config_parse_duration_ms(const char *text, uint64_t *ret_ms);

@@ -44,7 +44,8 @@ struct daemon_signals {
 /* One daemon a process: its name and start, for the status envelope. */
 static struct {
 	const char *name;
-	uint64_t started_ms; /* CLOCK_MONOTONIC */
+	uint64_t started_ms;    /* CLOCK_MONOTONIC */
+	bool config_never_read; /* the default path was missing at start and since */
 } daemon_self;
 
 void daemon_opts_init(struct daemon_opts *opts, const char *name, const char *extra_usage)
@@ -56,6 +57,11 @@ void daemon_opts_init(struct daemon_opts *opts, const char *name, const char *ex
 	opts->extra_usage = extra_usage;
 	opts->config_path = CROFT_CONF_PATH;
 	opts->runtime_dir = CROFT_RUNTIME_DIR;
+	const char *env = getenv(CONFIG_PATH_ENV);
+	if (env && *env) {
+		opts->config_path = env;
+		opts->config_given = true;
+	}
 }
 
 void daemon_usage(const struct daemon_opts *opts, int status)
@@ -82,6 +88,7 @@ bool daemon_option(struct daemon_opts *opts, int opt, const char *arg)
 	switch (opt) {
 	case 'c':
 		opts->config_path = arg;
+		opts->config_given = true;
 		return true;
 	case 'r':
 		opts->runtime_dir = arg;
@@ -113,12 +120,32 @@ void daemon_load_config(const struct daemon_opts *opts, struct croft_config *ret
 	int r;
 
 	config_defaults(ret_cfg);
-	r = config_load(opts->config_path, ret_cfg, &errors);
+	r = config_load(opts->config_path,
+		opts->config_given ? CONFIG_MISSING_REFUSED : CONFIG_MISSING_DEFAULTS, ret_cfg,
+		&errors);
+	if (r == CONFIG_DEFAULTS_TAKEN) {
+		daemon_self.config_never_read = true;
+		log_notice("%s: no such file; running on the defaults", opts->config_path);
+		return;
+	}
 	if (r == 0)
 		return;
 	fprintf(stderr, "%s", errors ? errors : "");
 	fatalx("%s: configuration refused%s%s", opts->config_path, errors ? "" : ": ",
 		errors ? "" : strerror(-r));
+}
+
+int daemon_reload_config(const char *path, struct croft_config *ret_cfg, char **ret_errors)
+{
+	int r;
+
+	config_defaults(ret_cfg);
+	r = config_load(path,
+		daemon_self.config_never_read ? CONFIG_MISSING_DEFAULTS : CONFIG_MISSING_REFUSED,
+		ret_cfg, ret_errors);
+	if (r == 0)
+		daemon_self.config_never_read = false; /* from now on it must stay readable */
+	return r < 0 ? r : 0;
 }
 
 static void daemon_signal_cb(evutil_socket_t sig, short what, void *arg)

@@ -24,6 +24,7 @@ struct daemon_opts {
 	const char *name;        /* "croft-writer" */
 	const char *extra_usage; /* lines for the daemon's own options, or NULL */
 	const char *config_path; /* default CROFT_CONF_PATH */
+	bool config_given;       /* by --config or CROFT_CONFIG: missing is an error */
 	const char *runtime_dir; /* default CROFT_RUNTIME_DIR */
 	const char *user;        /* NULL: croft, else nobody */
 	bool check_only;         /* -n */
@@ -60,9 +61,17 @@ void daemon_keep_file(const char *path);
 
 /*
  * Loads opts->config_path over the defaults.  A bad file is fatal at start:
- * its errors on stderr, one a line, then why the daemon stops (exit 1).
+ * its errors on stderr, one a line, then why the daemon stops (exit 1); so
+ * is a missing one that was named explicitly.  The default path missing
+ * means the defaults, logged once at notice.
  */
 void daemon_load_config(const struct daemon_opts *opts, struct croft_config *ret_cfg);
+/*
+ * A reload's config_load: a file missing or unreadable now is refused,
+ * unless the daemon started on the defaults because the default path was
+ * missing then and it still is (nothing changes).
+ */
+int daemon_reload_config(const char *path, struct croft_config *ret_cfg, char **ret_errors);
 
 /*
  * A daemon's reload: re-reads its configuration and applies it, or keeps

@@ -129,35 +129,89 @@ static bool chrdev_next(struct chrdev_iter *it, unsigned *ret_major, char ret_na
 	return false;
 }
 
+/*
+ * Names GPU drivers register in /proc/devices, some only when first used:
+ * NVIDIA's nvidia, nvidia-uvm (first CUDA call), nvidia-nvlink,
+ * nvidia-caps, nvidia-nvswitch...; AMD's kfd; the accel subsystem (Linux
+ * 6.2+: Habana, Intel NPU, ...); drm.  An absent one is a driver not
+ * loaded yet; any other absent name may be a typo and is told.
+ */
+static const struct {
+	const char *name;
+	bool prefix; /* also every name that starts with it */
+} gpu_driver_names[] = {
+	{ "nvidia", true },
+	{ "kfd", false },
+	{ "accel", false },
+	{ "drm", false },
+};
+
+static bool gpu_driver_name(const char *pattern)
+{
+	size_t len = strlen(pattern);
+
+	if (pattern[len - 1] == '*')
+		len--;
+	for (size_t i = 0; i < sizeof(gpu_driver_names) / sizeof(gpu_driver_names[0]); i++) {
+		size_t known = strlen(gpu_driver_names[i].name);
+
+		if (len >= known && !strncmp(pattern, gpu_driver_names[i].name, known) &&
+			(len == known || gpu_driver_names[i].prefix))
+			return true;
+	}
+	return false;
+}
+
 /* A name: every character-device major /proc/devices lists under it. */
-static int gpudev_named(struct gpudev_set *set, const char *pattern, const char *devices)
+static int gpudev_named(
+	struct gpudev_set *set, const char *pattern, const char *devices, bool *ret_found)
 {
 	struct chrdev_iter it = { .line = devices };
 	char name[GPUDEV_NAME_MAX];
 	unsigned major;
 	int r;
 
-	while (chrdev_next(&it, &major, name))
-		if (name_matches(pattern, name) &&
-			(r = gpudev_add(set, major, 0, GPUDEV_MINOR_MAX)) < 0)
+	*ret_found = false;
+	while (chrdev_next(&it, &major, name)) {
+		if (!name_matches(pattern, name))
+			continue;
+		*ret_found = true;
+		if ((r = gpudev_add(set, major, 0, GPUDEV_MINOR_MAX)) < 0)
 			return r;
+	}
 	return 0;
 }
 
-static int gpudev_entry(struct gpudev_set *set, const char *entry, const char *devices)
+/* Appends an unknown name that matched nothing to waiting ("a, b"). */
+static void waiting_add(char *waiting, size_t len, const char *name)
 {
+	size_t used = strlen(waiting);
+
+	snprintf(waiting + used, len - used, "%s%s", used ? ", " : "", name);
+}
+
+static int gpudev_entry(struct gpudev_set *set, const char *entry, const char *devices,
+	char *waiting, size_t waiting_len)
+{
+	bool found;
+	int r;
+
 	if (entry[0] >= '0' && entry[0] <= '9')
 		return gpudev_numeric(set, entry);
 	if (!name_valid(entry))
 		return -EINVAL;
-	return gpudev_named(set, entry, devices);
+	r = gpudev_named(set, entry, devices, &found);
+	if (r == 0 && !found && !gpu_driver_name(entry))
+		waiting_add(waiting, waiting_len, entry);
+	return r;
 }
 
 static int resolve_text(const char *spec, const char *devices, struct gpudev_set *ret_set,
-	char *err, size_t err_len)
+	char ret_waiting[GPUDEV_SPEC_MAX], char *err, size_t err_len)
 {
 	struct gpudev_set set = { 0 };
 	char copy[GPUDEV_SPEC_MAX], *save = NULL, *entry;
+	char waiting[GPUDEV_SPEC_MAX] = "";
 	int r;
 
 	if (!spec || !*spec)
@@ -168,7 +222,7 @@ static int resolve_text(const char *spec, const char *devices, struct gpudev_set
 	strcpy(copy, spec);
 	for (entry = strtok_r(copy, ", \t\n", &save); entry;
 		entry = strtok_r(NULL, ", \t\n", &save)) {
-		r = gpudev_entry(&set, entry, devices);
+		r = gpudev_entry(&set, entry, devices, waiting, sizeof(waiting));
 		if (r == -E2BIG)
 			return gpudev_fail(
 				err, err_len, "gpu_devices: more than %d rules", GPUDEV_RULES_MAX);
@@ -179,6 +233,8 @@ static int resolve_text(const char *spec, const char *devices, struct gpudev_set
 				entry);
 	}
 	*ret_set = set;
+	if (ret_waiting)
+		memcpy(ret_waiting, waiting, sizeof(waiting));
 	return 0;
 }
 
@@ -200,7 +256,7 @@ int gpudev_resolve(const char *spec, const char *proc_devices, struct gpudev_set
 
 	if (r < 0)
 		return r;
-	r = resolve_text(spec, devices, ret_set, err, err_len);
+	r = resolve_text(spec, devices, ret_set, NULL, err, err_len);
 	free(devices);
 	return r;
 }
@@ -239,7 +295,7 @@ static int watch_apply(
 {
 	struct gpudev_set set;
 	bool now_registered;
-	int r = resolve_text(w->spec, devices, &set, err, err_len);
+	int r = resolve_text(w->spec, devices, &set, w->waiting, err, err_len);
 
 	if (r < 0)
 		return r;
@@ -294,6 +350,14 @@ int gpudev_watch_refresh(struct gpudev_watch *w, bool *ret_changed, char *err, s
 	}
 	free(devices);
 	return r;
+}
+
+const char *gpudev_watch_waiting_news(struct gpudev_watch *w)
+{
+	if (!strcmp(w->waiting, w->waiting_told))
+		return NULL;
+	memcpy(w->waiting_told, w->waiting, sizeof(w->waiting_told));
+	return w->waiting[0] ? w->waiting : NULL;
 }
 
 void gpudev_set_format(const struct gpudev_set *set, char *buf, size_t len)

@@ -52,6 +52,10 @@ struct gpudev_watch {
 	bool read_failed;         /* the last read failed (reported once) */
 	bool registered;          /* some rule's major is registered: GPU files can exist */
 	struct gpudev_set set;
+	/* names that match nothing and are no GPU driver's name: a typo, or a
+	 * driver croft does not know that loads later ("a, b"; "" none) */
+	char waiting[GPUDEV_SPEC_MAX];
+	char waiting_told[GPUDEV_SPEC_MAX]; /* what gpudev_watch_waiting_news last returned */
 };
 
 /* Resolves spec against proc_devices now; errors as gpudev_resolve. */
@@ -63,5 +67,11 @@ int gpudev_watch_init(struct gpudev_watch *ret_w, const char *spec, const char *
  * once per failure, 0 after) the set stays as it was.
  */
 int gpudev_watch_refresh(struct gpudev_watch *w, bool *ret_changed, char *err, size_t err_len);
+/* w->waiting when it is not empty and differs from what the last call
+ * returned (so the caller logs each new list once), else NULL. */
+const char *gpudev_watch_waiting_news(struct gpudev_watch *w);
+#define GPUDEV_WAITING_FMT                                                                         \
+	"gpu_devices: %s: no GPU driver croft knows and not in /proc/devices; accepted, "          \
+	"matching nothing until a driver registers under that name (a typo?)"
 
 #endif

@@ -25,8 +25,7 @@ int probe_reload(void *ctx, char **ret_errors)
 	char err[256];
 	int r;
 
-	config_defaults(&cfg);
-	if ((r = config_load(st->config_path, &cfg, ret_errors)) < 0)
+	if ((r = daemon_reload_config(st->config_path, &cfg, ret_errors)) < 0)
 		return r;
 	r = gpudev_watch_init(&gpus, cfg.gpu_devices, "/proc/devices", err, sizeof(err));
 	if (r == 0 && (r = loader_set_gpu_rules(st->objs, &gpus.set)) < 0)

@@ -122,6 +122,7 @@ void *status_figures(struct probe_state *st)
 	json_object_set_new(root, "procs_last_answer", json_integer((json_int_t)cs->procs_last));
 	json_object_set_new(root, "collect_ms_last", json_real((double)cs->collect_ns_last / 1e6));
 	json_object_set_new(root, "gpu_rules", json_integer((json_int_t)st->gpus.set.rules_count));
+	json_object_set_new(root, "gpu_devices_waiting", json_string(st->gpus.waiting));
 	server_status(st->srv, root);
 	return root;
 }
@@ -135,6 +136,7 @@ void status_follow_devices(struct probe_state *st)
 {
 	struct gpudev_watch next = st->gpus;
 	char err[256], rules[512];
+	const char *waiting;
 	bool changed;
 	int r;
 
@@ -150,6 +152,8 @@ void status_follow_devices(struct probe_state *st)
 	}
 	st->gpus = next;
 	st->gpu_map_error = 0;
+	if ((waiting = gpudev_watch_waiting_news(&st->gpus)))
+		log_warnx(GPUDEV_WAITING_FMT, waiting);
 	if (!changed)
 		return;
 	gpudev_set_format(&st->gpus.set, rules, sizeof(rules));

@@ -69,6 +69,7 @@ static void gpu_status(const struct sampler *s, json_t *o)
 	for (size_t i = 0; i < s->gpu_index.devices_count; i++)
 		json_array_append_new(devs, json_string(s->gpu_index.devices[i]));
 	json_object_set_new(o, "gpu_device_rules", json_string(rules));
+	json_object_set_new(o, "gpu_devices_waiting", json_string(s->gpu.waiting));
 	json_object_set_new(o, "gpu_nvidia_majors", nv);
 	json_object_set_new(o, "gpu_index_devices", devs);
 	json_object_set_new(
@@ -136,7 +137,7 @@ static int settings_load(
 	const char *catalog_path;
 	int r;
 
-	r = config_load(s->config_path, &ret->cfg, &errors);
+	r = daemon_reload_config(s->config_path, &ret->cfg, &errors);
 	if (r) {
 		snprintf(err, err_len, "%s", errors ? errors : strerror(-r));
 		free(errors);

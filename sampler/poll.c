@@ -110,10 +110,13 @@ static void log_probe_state(struct sampler *s)
 static void follow_gpu_devices(struct sampler *s)
 {
 	char err[256], rules[512];
+	const char *waiting;
 	bool changed;
 
 	if (gpudev_watch_refresh(&s->gpu, &changed, err, sizeof(err)) < 0)
 		log_warnx("GPU devices: keeping the set as it was: %s", err);
+	if ((waiting = gpudev_watch_waiting_news(&s->gpu)))
+		log_warnx(GPUDEV_WAITING_FMT, waiting);
 	if (!changed)
 		return;
 	gpudev_set_format(&s->gpu.set, rules, sizeof(rules));

@@ -87,8 +87,7 @@ int writer_reload(void *ctx, char **ret_errors)
 	char *errors = NULL;
 	int ret;
 
-	config_defaults(&next);
-	ret = config_load(w->config_path, &next, &errors);
+	ret = daemon_reload_config(w->config_path, &next, &errors);
 	if (ret < 0) {
 		*ret_errors = errors;
 		return ret;

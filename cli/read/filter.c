@@ -204,7 +204,9 @@ static int load_config(struct read_opts *o, const char *path, bool explicit_path
 	if (!explicit_path && access(path, R_OK) < 0 && errno == EACCES) {
 		fprintf(stderr, "croft %s: %s: %s; using the defaults (or give --config)\n", o->cmd,
 			path, strerror(errno));
-	} else if (config_load(path, &cfg, &errors) < 0) {
+	} else if (config_load(path,
+			   explicit_path ? CONFIG_MISSING_REFUSED : CONFIG_MISSING_DEFAULTS, &cfg,
+			   &errors) < 0) {
 		fprintf(stderr, "croft %s: %s", o->cmd, errors ? errors : "bad configuration\n");
 		free(errors);
 		return -EINVAL;
@@ -266,6 +268,8 @@ int read_opts_parse(int argc, char **argv, bool profile, struct read_opts *o)
 		usage(stderr, profile);
 		return -EINVAL;
 	}
+	if (!config && getenv(CONFIG_PATH_ENV) && *getenv(CONFIG_PATH_ENV))
+		config = getenv(CONFIG_PATH_ENV);
 	if (load_config(o, config ? config : CROFT_CONF_PATH, config != NULL) < 0)
 		return -EINVAL;
 	o->paths = argv + optind;

@@ -20,7 +20,7 @@ static void fuzz_file(const uint8_t *data, size_t size)
 	char *errors = NULL;
 	int r;
 
-	r = config_load(conf_path, &cfg, &errors);
+	r = config_load(conf_path, CONFIG_MISSING_REFUSED, &cfg, &errors);
 	if ((r == 0) != (errors == NULL))
 		abort(); /* errors text exactly when it failed */
 	if (r == 0 && (cfg.zstd_level < 1 || cfg.zstd_level > 19 || cfg.poll_interval_ms < 100 ||

@@ -31,7 +31,7 @@ static const char *write_conf(const char *text)
 static char *load(const char *text, struct croft_config *cfg)
 {
 	char *errors = NULL;
-	int r = config_load(write_conf(text), cfg, &errors);
+	int r = config_load(write_conf(text), CONFIG_MISSING_REFUSED, cfg, &errors);
 
 	unlink(conf_path);
 	ck_assert_int_eq(r, errors ? -EINVAL : 0);
@@ -49,7 +49,9 @@ START_TEST(test_defaults)
 	struct croft_config cfg;
 	char *errors = (char *)1;
 
-	ck_assert_int_eq(config_load("/nonexistent/croft.conf", &cfg, &errors), 0);
+	ck_assert_int_eq(
+		config_load("/nonexistent/croft.conf", CONFIG_MISSING_DEFAULTS, &cfg, &errors),
+		CONFIG_DEFAULTS_TAKEN);
 	ck_assert_ptr_null(errors);
 	ck_assert_uint_eq(cfg.poll_interval_ms, 2000);
 	ck_assert_uint_eq(cfg.idle_every, 15);
@@ -215,12 +217,14 @@ START_TEST(test_special_files)
 	char fifo[] = "/tmp/croft-test-fifo.XXXXXX";
 	int fd = mkstemp(fifo);
 
-	ck_assert_int_eq(config_load("/dev/zero", &cfg, &errors), -EINVAL);
+	ck_assert_int_eq(config_load("/dev/zero", CONFIG_MISSING_DEFAULTS, &cfg, &errors), -EINVAL);
 	assert_has(errors, "/dev/zero: cannot read: not a regular file");
 	free(errors);
 	ck_assert_int_eq(
 		symlink("/dev/zero", "/tmp/croft-test-zero.conf") == 0 || errno == EEXIST, 1);
-	ck_assert_int_eq(config_load("/tmp/croft-test-zero.conf", &cfg, &errors), -EINVAL);
+	ck_assert_int_eq(
+		config_load("/tmp/croft-test-zero.conf", CONFIG_MISSING_DEFAULTS, &cfg, &errors),
+		-EINVAL);
 	assert_has(errors, "not a regular file");
 	free(errors);
 	unlink("/tmp/croft-test-zero.conf");
@@ -228,10 +232,10 @@ START_TEST(test_special_files)
 	close(fd);
 	unlink(fifo);
 	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
-	ck_assert_int_eq(config_load(fifo, &cfg, &errors), -EINVAL);
+	ck_assert_int_eq(config_load(fifo, CONFIG_MISSING_DEFAULTS, &cfg, &errors), -EINVAL);
 	free(errors);
 	unlink(fifo);
-	ck_assert_int_eq(config_load("/tmp", &cfg, &errors), -EINVAL);
+	ck_assert_int_eq(config_load("/tmp", CONFIG_MISSING_DEFAULTS, &cfg, &errors), -EINVAL);
 	free(errors);
 }
 END_TEST

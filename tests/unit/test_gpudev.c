@@ -216,6 +216,37 @@ START_TEST(test_watch_registered)
 }
 END_TEST
 
+/* A name that is no GPU driver's and matches nothing is accepted but
+ * waiting, told once, and leaves the list once a driver registers it. */
+START_TEST(test_watch_waiting)
+{
+	struct gpudev_watch w;
+	char err[256] = "";
+	bool changed;
+
+	fake_devices();
+	rewrite(devices_path, "Character devices:\n  1 mem\n195 nvidia\n");
+	ck_assert_int_eq(gpudev_watch_init(&w, "nvdia, nvidia-uvm, kfd, accel*, drm, vfio*, 1:7",
+				 devices_path, err, sizeof(err)),
+		0);
+	ck_assert_str_eq(w.waiting, "nvdia, vfio*");
+	ck_assert_str_eq(gpudev_watch_waiting_news(&w), "nvdia, vfio*");
+	ck_assert_ptr_null(gpudev_watch_waiting_news(&w)); /* once */
+	ck_assert(gpudev_match(&w.set, makedev(1, 7)));
+	/* the unknown driver loads: no longer waiting */
+	rewrite(devices_path, "Character devices:\n  1 mem\n195 nvidia\n300 nvdia\n");
+	ck_assert_int_eq(gpudev_watch_refresh(&w, &changed, err, sizeof(err)), 0);
+	ck_assert(changed && gpudev_match(&w.set, makedev(300, 0)));
+	ck_assert_str_eq(w.waiting, "vfio*");
+	ck_assert_str_eq(gpudev_watch_waiting_news(&w), "vfio*");
+	/* only known names: nothing waits */
+	ck_assert_int_eq(gpudev_watch_init(&w, "", devices_path, err, sizeof(err)), 0);
+	ck_assert_str_eq(w.waiting, "");
+	ck_assert_ptr_null(gpudev_watch_waiting_news(&w));
+	unlink(devices_path);
+}
+END_TEST
+
 static Suite *gpudev_suite(void)
 {
 	Suite *s = suite_create("gpudev");
@@ -227,6 +258,7 @@ static Suite *gpudev_suite(void)
 	tcase_add_test(tc, test_limits);
 	tcase_add_test(tc, test_watch_follows);
 	tcase_add_test(tc, test_watch_registered);
+	tcase_add_test(tc, test_watch_waiting);
 	suite_add_tcase(s, tc);
 	return s;
 }
