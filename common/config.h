@@ -71,9 +71,9 @@ enum config_missing {
 	CONFIG_MISSING_REFUSED,
 	CONFIG_MISSING_DEFAULTS,
 };
-#define CONFIG_DEFAULTS_TAKEN 1 /* config_load: the file is missing, *ret_cfg holds the defaults   \
-				 */
-#define CONFIG_PATH_ENV "CROFT_CONFIG" /* names the file as --config does */
+/* config_load: the file is missing, *ret_cfg holds the defaults */
+#define CONFIG_DEFAULTS_TAKEN 1
+#define CONFIG_PATH_ENV       "CROFT_CONFIG" /* names the file as --config does */
 
 /*
  * Reads path over the defaults.  Returns 0, CONFIG_DEFAULTS_TAKEN (missing
