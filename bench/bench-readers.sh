@@ -32,6 +32,7 @@ if [ ! -f "$DIR/.done" ]; then
 	rm "$DIR/all.jsonl"
 	touch "$DIR/.done"
 fi
+: > "$DIR/empty.conf" # the defaults (a named file that is missing is refused)
 SEGS=$(ls "$DIR"/host/*.jsonl.zst | tr "\n" " ")
 FIRST=${SEGS%% *}
 JSON_BYTES=$(zstd -dc $SEGS | wc -c)
@@ -64,10 +65,10 @@ cpu() { echo "${1#* }"; }
 mbs() { echo "$1 $2" | awk '{ printf "%.0f", $1 / $2 }'; }   # bytes, us -> MB/s
 
 zstd_t=$(best sh -c "zstd -dc $SEGS > /dev/null")
-c1_t=$(best "$CROFT" stats --config /nonexistent --threads 1 "$DIR/host")
-c2_t=$(best "$CROFT" stats --config /nonexistent --threads 2 "$DIR/host")
-p1_t=$(best "$CROFT" profile --framework vllm --config /nonexistent --threads 1 "$DIR/host")
-cj_t=$(RUNS=1 best "$CROFT" stats --config /nonexistent --threads 1 --jansson "$FIRST")
+c1_t=$(best "$CROFT" stats --config "$DIR/empty.conf" --threads 1 "$DIR/host")
+c2_t=$(best "$CROFT" stats --config "$DIR/empty.conf" --threads 2 "$DIR/host")
+p1_t=$(best "$CROFT" profile --framework vllm --config "$DIR/empty.conf" --threads 1 "$DIR/host")
+cj_t=$(RUNS=1 best "$CROFT" stats --config "$DIR/empty.conf" --threads 1 --jansson "$FIRST")
 jq_t=$(RUNS=1 best sh -c "zstd -dc '$FIRST' | jq -c 'select(.workload==\"gpu-held\")' | wc -l")
 d1_t= d2_t=
 if command -v node >/dev/null 2>&1 && [ -d tests/cli/node_modules/@duckdb/node-api ]; then
@@ -81,7 +82,7 @@ line() {  # name bytes times
 }
 echo "dataset: $(echo $SEGS | wc -w) segments, $JSON_BYTES bytes of JSON, $ZST_BYTES bytes of zstd;" \
 	"zstd level $LEVEL; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); best of $RUNS"
-skipped=$("$CROFT" stats --json --config /nonexistent "$DIR/host" 2>/dev/null |
+skipped=$("$CROFT" stats --json --config "$DIR/empty.conf" "$DIR/host" 2>/dev/null |
 	python3 -c 'import json,sys; i=json.load(sys.stdin)["input"]; print(i["rows_read"], sum(i["skipped"].values()))')
 echo "rows read, lines skipped (not rows): $skipped"
 line "zstd -dc > /dev/null" "$JSON_BYTES" "$zstd_t"

@@ -17,6 +17,7 @@ command -v node >/dev/null 2>&1 || skip "node is not installed (make deps instal
 	skip "DuckDB is not installed: run make deps (npm ci --prefix tests/cli)"
 
 tmp=$(mktemp -d)
+: > "$tmp/empty.conf" # the defaults (a named file that is missing is refused)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/data/host-a" "$tmp/data/host-b"
 # host-a: one stream cut into four hourly-style segments; host-b: another seed
@@ -31,8 +32,8 @@ echo "1..7"
 # Processes are told apart per host: the check runs on host-a's folder.
 node "$HERE/duckdb-check.mjs" "$tmp/data/host-a/*.jsonl.zst" 2000 60000 > "$tmp/duck-a.json"
 node "$HERE/duckdb-check.mjs" "$tmp/data/*/*.jsonl.zst" 2000 60000 > "$tmp/duck-all.json"
-"$CROFT" stats --json --config /nonexistent "$tmp/data/host-a" > "$tmp/croft-a.json"
-"$CROFT" stats --json --config /nonexistent "$tmp/data/host-b" > "$tmp/croft-b.json"
+"$CROFT" stats --json --config "$tmp/empty.conf" "$tmp/data/host-a" > "$tmp/croft-a.json"
+"$CROFT" stats --json --config "$tmp/empty.conf" "$tmp/data/host-b" > "$tmp/croft-b.json"
 # README "Many hosts": the sql block after the "tested" marker, on these folders
 python3 - "$HERE/../../README.md" "$tmp/data/*/*.jsonl.zst" > "$tmp/readme.sql" <<'PY'
 import re, sys

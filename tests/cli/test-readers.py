@@ -136,6 +136,9 @@ EXPECTED_PROFILE_CONTAINER = {
 }
 
 TMP = tempfile.mkdtemp(prefix="croft-test-readers-")
+# the defaults: an empty file (a named file that is missing is refused)
+NO_CONF = os.path.join(TMP, "empty.conf")
+open(NO_CONF, "w").close()
 
 
 def path(*parts):
@@ -159,7 +162,7 @@ def frame(lines):
 
 
 def croft(*args, expect=None):
-    p = subprocess.run([CROFT, *args, "--config", "/nonexistent/croft.conf"],
+    p = subprocess.run([CROFT, *args, "--config", NO_CONF],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if expect is not None and p.returncode != expect:
         raise AssertionError(f"croft {' '.join(args)}: exit {p.returncode}, wanted {expect}\n{p.stderr}")
