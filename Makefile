@@ -8,13 +8,14 @@
 #   make test-vm  the Debian 12 VM suite: both Debian 12 kernels under qemu (tests/vm/)
 #   make bench    run bench/bench-*.sh
 #   make soak     long reliability run;  make fuzz  fuzz the parsers
-#   make install  meson install (DESTDIR honoured);  make clean
+#   make deb      the Debian package, in ./build/deb (DEB_VERSION=... for another version)
+#   make install  meson install (DESTDIR honoured; an existing croft.conf is kept);  make clean
 
 BUILD ?= build
 MESON_OPTS ?= -Dwerror=true -Dsysconfdir=/etc
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build deps run test test-vm bench soak fuzz install clean
+.PHONY: all build deps run test test-vm bench soak fuzz deb install clean
 
 all: build
 
@@ -83,8 +84,14 @@ soak: build
 fuzz:
 	tests/fuzz/run.sh --long
 
+# DEB_VERSION: another version (e.g. 0.1.0+vmtest1), written into a scratch copy's changelog
+deb: deps
+	debian/build-deb.sh $(abspath $(BUILD))/deb $(DEB_VERSION)
+
 install: build
+	@rm -f $(BUILD)/install-conf.note
 	meson install -C $(BUILD) $(if $(DESTDIR),--destdir "$(abspath $(DESTDIR))")
+	@cat $(BUILD)/install-conf.note 2>/dev/null || true
 
 clean:
 	rm -rf $(BUILD)

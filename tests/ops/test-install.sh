@@ -3,7 +3,9 @@
 # runs) puts every file croft ships where it belongs: binaries, units,
 # sysusers/tmpfiles snippets, man pages, the default croft.conf and the
 # catalog; the units start the installed daemons; the man pages name the
-# files of this prefix (every .../share/croft/ path they give is installed).
+# files of this prefix (every .../share/croft/ path they give is installed);
+# a second install over an edited croft.conf keeps it and puts the new
+# default beside it as croft.conf.dist, saying so.
 # usage: test-install.sh BUILD_ROOT PREFIX BINDIR SBINDIR MANDIR SYSCONFDIR DATADIR PROBE(true|false) MAN(true|false)
 set -u
 . "$(dirname "$0")/../lib/testlib.sh"
@@ -12,7 +14,9 @@ make_tmpdir
 dest=$TEST_TMP/dest
 
 n=1
+rm -f "$build/install-conf.note"
 if out=$(meson install -C "$build" --no-rebuild --quiet --destdir "$dest" 2>&1); then
+	cp "$build/install-conf.note" "$TEST_TMP/first.note"
 	echo "ok $n - meson install --destdir"
 else
 	echo "not ok $n - meson install --destdir failed"; echo "$out" | sed 's/^/# /'
@@ -97,6 +101,35 @@ if [ "$with_man" = true ] && command -v man >/dev/null; then
 		echo "not ok $n - croft.conf(5) does not name $etc/croft/croft.conf (or no share/croft path named)"
 		fails=$((fails + 1))
 	fi
+fi
+# An operator's croft.conf survives `make install` again.
+conf=$dest$etc/croft/croft.conf
+n=$((n + 1))
+# what install-conf.sh did, which make install prints
+note=$TEST_TMP/first.note
+if grep -q "croft: installed the default $conf" "$note"; then
+	echo "ok $n - a fresh install puts the default croft.conf and says so"
+else
+	echo "not ok $n - a fresh install said:"; sed 's/^/# /' "$note"; fails=$((fails + 1))
+fi
+default=$(cat "$conf")
+printf '[writer]\nretention_age = 90d\n' >>"$conf"
+edited=$(cat "$conf")
+rm -f "$build/install-conf.note"
+meson install -C "$build" --no-rebuild --quiet --destdir "$dest" >/dev/null 2>&1
+n=$((n + 1))
+if [ "$(cat "$conf")" = "$edited" ] && [ "$(cat "$conf.dist" 2>/dev/null)" = "$default" ]; then
+	echo "ok $n - installing again keeps the edited croft.conf, the default goes to croft.conf.dist"
+else
+	echo "not ok $n - after a second install: croft.conf $(grep -c 'retention_age = 90d' "$conf") edits, croft.conf.dist $(ls "$conf.dist" 2>&1)"
+	fails=$((fails + 1))
+fi
+n=$((n + 1))
+note=$build/install-conf.note
+if grep -qF "kept your $conf; this version's default is $conf.dist" "$note"; then
+	echo "ok $n - the second install says it kept croft.conf"
+else
+	echo "not ok $n - the second install said:"; sed 's/^/# /' "$note"; fails=$((fails + 1))
 fi
 echo "1..$n"
 exit $((fails > 0))
