@@ -56,6 +56,7 @@ static const struct key_spec config_keys[] = {
 	{ 0, "gpu_system_holders", KEY_NAMES, F(gpu_system_holders), 0, 0, NULL },
 	{ 0, "kubelet_checkpoint", KEY_STRING, F(kubelet_checkpoint), 0, 0, NULL },
 	{ 0, "driver_dir", KEY_STRING, F(driver_dir), 1, 0, NULL },
+	{ 0, "host", KEY_STRING, F(host), 0, 0, NULL },
 	{ 1, "gpu_devices", KEY_STRING, F(gpu_devices), 0, 0, NULL },
 	{ 2, "data_dir", KEY_STRING, F(data_dir), 1, 0, NULL },
 	{ 2, "rotate_interval", KEY_DURATION, F(rotate_interval_ms), MS_S, 30 * MS_D, "1s..30d" },

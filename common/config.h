@@ -22,6 +22,7 @@
 #define CONFIG_GPU_DEVICES_MAX 512  /* bytes of the gpu_devices value */
 #define CONFIG_NAMES_MAX       1024 /* bytes of a list of names (gpu_system_holders) */
 #define CONFIG_NAME_MAX        63   /* bytes of one name in it */
+#define CONFIG_HOST_MAX        255  /* bytes of host (a DNS name is at most 253) */
 
 /*
  * The driver daemons and monitors that hold GPU files open all day: exe
@@ -48,6 +49,7 @@ struct croft_config {
 	char gpu_system_holders[CONFIG_NAMES_MAX]; /* croft stats: "system", not workloads */
 	char kubelet_checkpoint[PATH_MAX];         /* device-plugin checkpoint; "" = none */
 	char driver_dir[PATH_MAX];                 /* /proc/driver: GPU UUIDs, MIG minors */
+	char host[CONFIG_HOST_MAX + 1];            /* rows' "host"; "" = the kernel's node name */
 	/* [probe] */
 	char gpu_devices[CONFIG_GPU_DEVICES_MAX]; /* "" = default set (gpudev.h) */
 	/* [writer] */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "catalog.h"
@@ -149,6 +150,17 @@ static void drop_privileges(const struct priv_user *user)
 		fatalx("seccomp sandbox: %s", strerror(-r));
 }
 
+/* What every row says of its host: its name, and its boot for start_ms. */
+static void host_and_boot(struct sampler *s)
+{
+	struct utsname uts;
+
+	if (uname(&uts) == 0)
+		snprintf(s->node_name, sizeof(s->node_name), "%s", uts.nodename);
+	if (procfs_boot_unix_ms(s->procfd, &s->boot_unix_ms))
+		log_warnx("/proc/stat has no btime: the boot time for start_ms from the clocks");
+}
+
 static bool stopping;
 
 static void stop_now_cb(evutil_socket_t fd, short what, void *arg)
@@ -225,6 +237,7 @@ int main(int argc, char **argv)
 	if (cgroup_mounts_read(&mounts))
 		memset(&mounts, 0, sizeof(mounts));
 	proc_table_init(&s.procs);
+	host_and_boot(&s);
 	s.cpu_clock = procfs_pidns_ours(s.procfd);
 	if (!s.cpu_clock)
 		log_warnx("/proc is not this pid namespace's: cpu_cores from whole clock ticks");

@@ -79,6 +79,8 @@ static bool format_rows(struct sampler *s, uint64_t until_ns)
 	struct poll_run *run = &s->poll;
 	uint64_t onset_window_ns = s->cfg.onset_window_ms * 1000000;
 	struct row_context ctx = { .unix_ms = run->env.now.unix_ms,
+		.host = s->cfg.host[0] ? s->cfg.host : s->node_name,
+		.boot_unix_ms = s->boot_unix_ms,
 		.now_boot_ns = run->now_boot_ns,
 		.catalog = s->catalog,
 		.gpu_index = &s->gpu_index,

@@ -116,6 +116,43 @@ int procfs_cpu_ns(clockid_t clock, uint64_t *ret_ns)
 }
 
 /*
+ * The boot time as unix ms, for process.start_ms: btime of /proc/stat, the
+ * kernel's own whole second, the same on every read until the wall clock
+ * is stepped, so a process gets the same start_ms from every poll and from
+ * a restarted sampler.  (CLOCK_REALTIME - CLOCK_BOOTTIME is that offset
+ * too, but two clock reads are not one instant: their millisecond differs
+ * from read to read.)  Without btime, that difference cut to the second.
+ */
+int procfs_boot_unix_ms(int procfd, uint64_t *ret_ms)
+{
+	char *buf = malloc(PROC_STAT_TEXT_MAX + 1);
+	const char *line;
+	ssize_t n;
+	int r = -ENOENT;
+
+	if (!buf)
+		return -ENOMEM;
+	n = procfs_read_at(procfd, "stat", buf, PROC_STAT_TEXT_MAX + 1);
+	if (n > 0) {
+		line = strstr(buf, "\nbtime ");
+		if (line) {
+			*ret_ms = strtoull(line + 7, NULL, 10) * 1000;
+			r = 0;
+		}
+	}
+	free(buf);
+	if (r) {
+		struct timespec real, boot;
+
+		clock_gettime(CLOCK_REALTIME, &real);
+		clock_gettime(CLOCK_BOOTTIME, &boot);
+		*ret_ms = (uint64_t)(real.tv_sec - boot.tv_sec - (real.tv_nsec < boot.tv_nsec)) *
+			  1000;
+	}
+	return r;
+}
+
+/*
  * The CPU clocks take pids of our own namespace; /proc may be another's
  * (a sampler in a child pid namespace reading the host's /proc).
  */

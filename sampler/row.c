@@ -316,9 +316,14 @@ static bool top_value(struct row_source *src, enum row_field f, struct row_value
 	case RF_UNIX_MS:
 		v->u = ctx->unix_ms;
 		return true;
+	case RF_SPAN_MS: /* what the rates were taken over (proc_sample) */
+		v->u = (uint64_t)llround(p->counters.span_s * 1000.0);
+		return true;
 	case RF_TGID:
 		v->u = (uint64_t)p->tgid;
 		return true;
+	case RF_HOST:
+		return ctx->host && str_value(v, ctx->host, strlen(ctx->host));
 	case RF_WORKLOAD:
 		return str_value(
 			v, workload_name(p->gpu.wl.state), strlen(workload_name(p->gpu.wl.state)));
@@ -362,6 +367,9 @@ static bool process_value(const struct row_source *src, enum row_field f, struct
 	const struct catalog *cat = src->ctx->catalog;
 
 	switch (f) {
+	case RF_START_MS:
+		v->u = src->ctx->boot_unix_ms + p->ident.start_boot_ns / 1000000;
+		return true;
 	case RF_COMM:
 		return str_value(v, p->ident.comm ? p->ident.comm : "", p->ident.comm_len);
 	case RF_EXE:

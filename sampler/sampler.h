@@ -26,12 +26,13 @@ struct msg_cursor;
 
 #define SAMPLER_PROCS_MAX    65536 /* processes tracked at once */
 #define PROC_HASH_BUCKETS    16384
-#define PROC_LINK_MAX        8192                    /* bytes read from an exe/cwd link */
-#define PROC_LABEL_MAX       1024                    /* bytes of a label */
-#define PROC_ENVIRON_MAX     (4u << 20)              /* bytes of environ scanned for CROFT_LABEL */
-#define PROC_CMDLINE_MAX     (64u << 10)             /* bytes of cmdline matched */
-#define PROC_FDS_MAX         65536                   /* fds looked at per fd scan */
-#define PROC_CGROUP_TEXT_MAX 8192                    /* bytes of /proc/<pid>/cgroup */
+#define PROC_LINK_MAX        8192        /* bytes read from an exe/cwd link */
+#define PROC_LABEL_MAX       1024        /* bytes of a label */
+#define PROC_ENVIRON_MAX     (4u << 20)  /* bytes of environ scanned for CROFT_LABEL */
+#define PROC_CMDLINE_MAX     (64u << 10) /* bytes of cmdline matched */
+#define PROC_FDS_MAX         65536       /* fds looked at per fd scan */
+#define PROC_CGROUP_TEXT_MAX 8192        /* bytes of /proc/<pid>/cgroup */
+#define PROC_STAT_TEXT_MAX   (1u << 20)  /* bytes of /proc/stat: its intr line grows with IRQs */
 #define FRAMEWORK_WINDOW_NS  (60ull * 1000000000ull) /* detection after start */
 #define BATCH_BYTES_MAX      (32u << 20) /* a poll's rows beyond this start a new batch */
 #define CONTAINER_LABELS_MAX 4096        /* labels set through sampler.ctl */
@@ -437,6 +438,8 @@ size_t procfs_framework(int procfd, pid_t tgid, const struct catalog *cat, size_
 int procfs_cpu_ns(clockid_t clock, uint64_t *ret_ns);
 /* Whether the pids /proc shows are those of our own pid namespace. */
 bool procfs_pidns_ours(int procfd);
+/* Unix ms of the boot, whole seconds (btime); -ENOENT: from the clocks. */
+int procfs_boot_unix_ms(int procfd, uint64_t *ret_ms);
 
 /* ---- row.c: finished rows ---- */
 struct jbuf {
@@ -452,6 +455,8 @@ void jbuf_double(struct jbuf *b, double v);
 void jbuf_u64(struct jbuf *b, uint64_t v);
 struct row_context {
 	uint64_t unix_ms;
+	const char *host;      /* croft.conf host, else the node name */
+	uint64_t boot_unix_ms; /* process.start_ms = this + the start's boot-clock ms */
 	uint64_t now_boot_ns;
 	const struct catalog *catalog;
 	const char *label; /* container label from sampler.ctl, or NULL */
@@ -643,7 +648,9 @@ struct sampler {
 	struct sampler_settings *reload_pending;
 	struct jbuf rows;
 	uint64_t tick_ns, page_size;
-	bool cpu_clock; /* procfs_pidns_ours, at start */
+	uint64_t boot_unix_ms;               /* procfs_boot_unix_ms, at start */
+	char node_name[CONFIG_HOST_MAX + 1]; /* uname, at start: the default host */
+	bool cpu_clock;                      /* procfs_pidns_ours, at start */
 	struct poll_clock last_poll;
 	uint64_t nofile; /* RLIMIT_NOFILE: kept /proc fds stay well below it */
 	char probe_state_logged[128];

@@ -51,6 +51,8 @@ static struct proc *make_proc(void)
 	p->counters.threads = 3;
 	p->counters.io_rates_valid = true;
 	p->counters.write_bytes_s = 20971520.0;
+	p->counters.span_s = 1.9996;
+	p->ident.start_boot_ns = 1230000000ull;
 	return p;
 }
 
@@ -88,7 +90,10 @@ START_TEST(key_order)
 	struct proc *p = make_proc();
 	struct cgroup cg = { 0 };
 	struct catalog *cat;
-	struct row_context ctx = { .unix_ms = 1792505950473ull, .now_boot_ns = 5000000000ull };
+	struct row_context ctx = { .unix_ms = 1792505950473ull,
+		.host = "node-a",
+		.boot_unix_ms = 1792505000000ull,
+		.now_boot_ns = 5000000000ull };
 	char *text;
 	json_t *row;
 
@@ -109,7 +114,8 @@ START_TEST(key_order)
 	p->counters.probe.net_rx_bytes_s = 237.2;
 	row = format_parse(p, &ctx, &text);
 	ck_assert_str_eq(text,
-		"{\"unix_ms\":1792505950473,\"tgid\":42,\"process\":{\"comm\":\"python\","
+		"{\"unix_ms\":1792505950473,\"span_ms\":2000,\"tgid\":42,\"host\":\"node-a\","
+		"\"process\":{\"start_ms\":1792505001230,\"comm\":\"python\","
 		"\"exe\":\"/usr/bin/python3\",\"cgroup\":\"/system.slice/docker-x.scope\","
 		"\"container_id\":\"33813f5d\",\"cwd\":\"/work\",\"framework\":\"pytorch\"},"
 		"\"workload\":\"gpu-held\",\"ioctl_count\":0,\"since_last_gpu_ioctl_ms\":4000,"
@@ -128,7 +134,8 @@ START_TEST(key_order)
 	p->ident.label_len = 5;
 	row = format_parse(p, &ctx, &text);
 	ck_assert_str_eq(text,
-		"{\"unix_ms\":1792505950473,\"tgid\":42,\"process\":{\"comm\":\"python\","
+		"{\"unix_ms\":1792505950473,\"span_ms\":2000,\"tgid\":42,\"host\":\"node-a\","
+		"\"process\":{\"start_ms\":1792505001230,\"comm\":\"python\","
 		"\"exe\":\"/usr/bin/python3\",\"cwd\":\"/work\",\"framework\":\"pytorch\"},"
 		"\"workload\":\"gpu-held\",\"usage\":{\"cpu_cores\":1.0,\"rss_bytes\":1234,"
 		"\"threads\":3,\"read_bytes_s\":0.0,\"write_bytes_s\":20971520.0},"
