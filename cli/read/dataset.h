@@ -33,7 +33,7 @@ enum ds_skip_kind {
 	SKIP_LONG_LINE,     /* over READ_OUT_BYTES (readfile.h), 2 MiB */
 	SKIP_CORRUPT_FRAME, /* zstd error: the frame's rows are dropped */
 	SKIP_TRUNCATED,     /* file ends inside a frame or a line */
-	SKIP_EMPTY_FILE,
+	SKIP_EMPTY_FILE, /* a plain file: nothing lost, so no damage (a .zst holds a frame) */
 	SKIP_UNREADABLE, /* open/read failed */
 	SKIP_KINDS,
 };
@@ -51,6 +51,8 @@ struct ds_report {
 	pthread_mutex_t lock;
 	uint64_t files_read, bytes_read, text_bytes, rows, rows_jansson;
 	uint64_t skipped[SKIP_KINDS];
+	/* the live file's unterminated last line: a row being appended, not damage */
+	uint64_t live_tail_bytes;
 	struct ds_skip *skips;
 	size_t skips_count, skips_cap;
 };

@@ -37,28 +37,56 @@ static void usage(FILE *out, bool profile)
 			"processes and CPU-hours per framework; top syscalls; what was skipped.\n");
 	fprintf(out, "\nPATH: .jsonl and .jsonl.zst files and directories of them (default: the\n"
 		     "data_dir of the configuration; while that is not set, ./croft-data where it\n"
-		     "exists).  T: ISO 8601 UTC (2026-10-20T14:00:00Z) or\n"
-		     "unix milliseconds; --since is inclusive, --until exclusive.  --container\n"
-		     "takes an id or a prefix of one.  Other options: --config FILE, --threads N\n"
-		     "(default: one per CPU), --jansson (parse with the reference parser only).\n"
-		     "Exit status: 0 all read, 3 results printed but something was skipped,\n"
-		     "1 error, 2 usage.\n");
+		     "exists).  T: ISO 8601 UTC (2026-10-20T14:00:00Z), unix seconds (10\n"
+		     "digits) or milliseconds (13 digits), or a time that long before now (-2h\n"
+		     "and 2h alike, 30m, 1d12h); --since is inclusive, --until exclusive.\n"
+		     "--container takes an id or a prefix of one.  Other options: --config FILE,\n"
+		     "--threads N (default: one per CPU), --jansson (the reference parser only).\n"
+		     "Exit status: 0 healthy (an empty live file, or its last line being\n"
+		     "written, is healthy), 3 figures printed but damage skipped (a corrupt\n"
+		     "frame, a bad or torn line, an unreadable file), 1 error, 2 usage.\n");
+}
+
+#define UNIX_S_DIGITS  10 /* 2001-09-09 .. 2286-11-20 */
+#define UNIX_MS_DIGITS 13
+
+/* Unix seconds or milliseconds, told apart by their length: any other
+ * length could be either, so it is refused rather than guessed. */
+static int parse_unix_time(const char *text, int64_t *ret_ms)
+{
+	size_t digits = strspn(text, "0123456789");
+	long long v;
+
+	if (text[digits] || (digits != UNIX_S_DIGITS && digits != UNIX_MS_DIGITS))
+		return -EINVAL;
+	v = strtoll(text, NULL, 10);
+	*ret_ms = digits == UNIX_S_DIGITS ? (int64_t)v * 1000 : (int64_t)v;
+	return 0;
+}
+
+/* "-2h" or "2h", "30m", "1d12h": that long before now. */
+static int parse_relative_time(const char *text, int64_t *ret_ms)
+{
+	struct timespec now;
+	uint64_t ago_ms;
+
+	if (*text == '-')
+		text++;
+	if (*text < '0' || *text > '9' || strspn(text, "0123456789") == strlen(text) ||
+		config_parse_duration_ms(text, &ago_ms) < 0)
+		return -EINVAL;
+	clock_gettime(CLOCK_REALTIME, &now);
+	*ret_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 - (int64_t)ago_ms;
+	return 0;
 }
 
 int parse_time_ms(const char *text, int64_t *ret_ms)
 {
 	struct tm tm = { 0 };
 	int ms = 0, n = 0;
-	char *end;
 
-	if (*text >= '0' && *text <= '9' && !strchr(text, '-')) {
-		errno = 0;
-		long long v = strtoll(text, &end, 10);
-		if (errno || *end)
-			return -EINVAL;
-		*ret_ms = v;
+	if (parse_unix_time(text, ret_ms) == 0 || parse_relative_time(text, ret_ms) == 0)
 		return 0;
-	}
 	if (sscanf(text, "%4d-%2d-%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &n) != 3)
 		return -EINVAL;
 	text += n;
@@ -143,6 +171,18 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+static int parse_time_opt(struct read_opts *o, const char *opt, const char *text, int64_t *ret_ms)
+{
+	if (parse_time_ms(text, ret_ms) == 0)
+		return 0;
+	fprintf(stderr,
+		"croft %s: %s '%.64s': not a time (ISO 8601 like 2026-10-20T14:00:00Z, unix "
+		"seconds of 10 digits or milliseconds of 13, or a time before now like -2h or "
+		"30m)\n",
+		o->cmd, opt, text);
+	return -ERANGE; /* said: no second message */
+}
+
 static int parse_opt(struct read_opts *o, int c, const char **config)
 {
 	struct filter *f = &o->filter;
@@ -151,10 +191,10 @@ static int parse_opt(struct read_opts *o, int c, const char **config)
 	switch (c) {
 	case OPT_SINCE:
 		f->has_since = true;
-		return parse_time_ms(optarg, &f->since_ms);
+		return parse_time_opt(o, "--since", optarg, &f->since_ms);
 	case OPT_UNTIL:
 		f->has_until = true;
-		return parse_time_ms(optarg, &f->until_ms);
+		return parse_time_opt(o, "--until", optarg, &f->until_ms);
 	case OPT_CONTAINER:
 		f->container = optarg;
 		f->container_len = strlen(optarg);
@@ -253,8 +293,9 @@ int read_opts_parse(int argc, char **argv, bool profile, struct read_opts *o)
 			usage(stdout, profile);
 			return 1;
 		}
-		if ((c == OPT_SVG && !profile) || parse_opt(o, c, &config) < 0) {
-			if (c != '?')
+		int r = c == OPT_SVG && !profile ? -EINVAL : parse_opt(o, c, &config);
+		if (r < 0) {
+			if (c != '?' && r != -ERANGE)
 				fprintf(stderr, "croft %s: bad value for %s\n", o->cmd,
 					argv[optind - 1]);
 			usage(stderr, profile);

@@ -9,7 +9,7 @@
 
 #include "readers.h"
 
-#define EXIT_SKIPPED 3
+#define EXIT_DAMAGED 3
 
 json_t *json_round(double value, int decimals)
 {
@@ -65,6 +65,7 @@ json_t *report_json(const struct ds_files *files, const struct ds_report *rep)
 		json_object_set_new(
 			skipped, ds_skip_kind_name(k), json_integer((json_int_t)rep->skipped[k]));
 	json_object_set_new(o, "skipped", skipped);
+	json_object_set_new(o, "live_tail_bytes", json_integer((json_int_t)rep->live_tail_bytes));
 	for (size_t i = 0; i < rep->skips_count; i++) {
 		const struct ds_skip *s = &rep->skips[i];
 		json_t *e = json_object();
@@ -93,6 +94,9 @@ void report_table(FILE *out, const struct ds_files *files, const struct ds_repor
 	fprintf(out, "files        %zu (%s read, %s of JSON), %" PRIu64 " rows\n", files->n, in,
 		text, rep->rows);
 	uint64_t total = ds_report_skipped(rep);
+	if (rep->live_tail_bytes)
+		fprintf(out, "live file    its last line (%" PRIu64 " bytes) still being written, not read\n",
+			rep->live_tail_bytes);
 	if (total == 0) {
 		fprintf(out, "skipped      nothing\n");
 		return;
@@ -129,7 +133,9 @@ void format_bytes(double bytes, char *buf, size_t size)
 		snprintf(buf, size, "%.2f %s", bytes, units[u]);
 }
 
+/* 3 only for damage: an empty plain file loses nothing (the live file's
+ * emptiness and its last line being appended are not even skips). */
 int exit_status(const struct ds_report *rep)
 {
-	return ds_report_skipped(rep) ? EXIT_SKIPPED : 0;
+	return ds_report_skipped(rep) > rep->skipped[SKIP_EMPTY_FILE] ? EXIT_DAMAGED : 0;
 }

@@ -35,6 +35,8 @@ struct file_reader {
 	uint64_t line, kept, rows, rows_jansson, text_bytes, bytes_read;
 	bool discarding; /* inside an over-long line: drop up to '\n' */
 	size_t fill;     /* text bytes in out */
+	bool live;       /* the writer's live file: empty, or a last line being appended */
+	uint64_t live_tail_bytes;
 };
 
 int file_reader_new(const struct ds_sink *sink, void *ctx, struct ds_report *rep, bool jansson_only,
@@ -85,7 +87,10 @@ static void parse_fallback(struct file_reader *fr, const char *p, size_t len, bo
 		json_decref(tree);
 		return;
 	}
-	if (cut)
+	if (cut && fr->live) {
+		fr->line--; /* no line yet: the writer is appending it */
+		fr->live_tail_bytes = len;
+	} else if (cut)
 		SKIP(fr, SKIP_TRUNCATED, fr->line, 0, "line %llu: the file ends inside this line",
 			(unsigned long long)fr->line);
 	else
@@ -311,21 +316,34 @@ static int open_file(struct file_reader *fr, const struct ds_file *f, bool *ret_
 	return fd;
 }
 
+/* The writer's live file, by name: croft-writer(8)'s croft-dataset.jsonl. */
+static bool is_live_file(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return !strcmp(base ? base + 1 : path, READ_LIVE_NAME);
+}
+
 void file_reader_read(struct file_reader *fr, const struct ds_file *f, uint32_t file_index)
 {
 	bool zst;
 
 	fr->file = file_index;
 	fr->line = fr->kept = fr->rows = fr->rows_jansson = fr->text_bytes = fr->bytes_read = 0;
+	fr->live_tail_bytes = 0;
 	fr->discarding = false;
 	fr->fill = 0;
 	if (fr->sink->file_begin)
 		fr->sink->file_begin(fr->ctx, file_index);
 	fr->fd = open_file(fr, f, &zst);
+	fr->live = !zst && is_live_file(f->path);
 	if (fr->fd < 0) {
 		SKIP(fr, SKIP_UNREADABLE, 0, 0, "%s", strerror(-fr->fd));
+	} else if (fr->size_bytes == 0 && zst) {
+		SKIP(fr, SKIP_TRUNCATED, 0, 0, "empty file: a segment holds at least one frame");
 	} else if (fr->size_bytes == 0) {
-		SKIP(fr, SKIP_EMPTY_FILE, 0, 0, "empty file");
+		if (!fr->live) /* the live file is empty after every rotation */
+			SKIP(fr, SKIP_EMPTY_FILE, 0, 0, "empty file");
 	} else {
 		posix_fadvise(fr->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 		if (zst)
@@ -343,5 +361,6 @@ void file_reader_read(struct file_reader *fr, const struct ds_file *f, uint32_t 
 	fr->rep->text_bytes += fr->text_bytes;
 	fr->rep->rows += fr->rows;
 	fr->rep->rows_jansson += fr->rows_jansson;
+	fr->rep->live_tail_bytes += fr->live_tail_bytes;
 	pthread_mutex_unlock(&fr->rep->lock);
 }

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 
 CROFT = sys.argv[1]
@@ -570,6 +571,82 @@ def random_damage_is_reported_not_fatal():
             r = croft(*args, "--json", p)
             assert r.returncode in (0, 3), (i, args, r.returncode, r.stderr[-500:])
             json.loads(r.stdout)
+
+
+@test
+def a_healthy_live_file_exits_0():
+    """An empty live file (as after every rotation) and one whose last line
+    is still being appended are healthy: exit 0, nothing skipped; the same
+    torn line in a closed segment, or an empty .zst segment, is damage."""
+    d = os.path.dirname(write_lines(path("live", "croft-dataset-20261020T140000Z.jsonl"), ROWS[:6]))
+    open(path("live", "croft-dataset.jsonl"), "wb").close()
+    got, inp = figures("stats", d, expect=0)
+    assert got["rows"] == 6 and sum(inp["skipped"].values()) == 0, inp
+    write_lines(path("live", "croft-dataset.jsonl"), ROWS[6:], ROWS[0][: len(ROWS[0]) // 2].encode())
+    got, inp = figures("stats", d, expect=0)
+    assert got["rows"] == 12 and sum(inp["skipped"].values()) == 0, inp
+    assert inp["live_tail_bytes"] == len(ROWS[0]) // 2, inp
+    assert "still being written" in croft("stats", d, expect=0).stdout
+    torn = write_lines(path("torn", "croft-dataset-20261020T140000Z.jsonl"), ROWS[:6], b'{"unix_ms":1')
+    assert figures("stats", torn, expect=3)[1]["skipped"]["truncated"] == 1
+    empty_zst = path("torn", "croft-dataset-20261020T150000Z.jsonl.zst")
+    open(empty_zst, "wb").close()
+    assert figures("stats", empty_zst, expect=3)[1]["skipped"]["truncated"] == 1
+
+
+@test
+def a_live_file_appended_while_read_exits_0():
+    """A writer appending rows in pieces that end mid-line while croft stats
+    reads the file again and again: every read exits 0 and sees whole rows."""
+    import threading
+    live = path("appending", "croft-dataset.jsonl")
+    open(live, "wb").close()
+    data = ("".join(l + "\n" for l in ROWS) * 400).encode()
+    done = threading.Event()
+
+    def append():
+        with open(live, "ab", buffering=0) as f:
+            for i in range(0, len(data), 777):
+                f.write(data[i:i + 777])
+        done.set()
+    t = threading.Thread(target=append)
+    t.start()
+    reads = 0
+    while not done.is_set() or reads < 3:
+        got, inp = figures("stats", live, expect=0)
+        assert sum(inp["skipped"].values()) == 0, inp
+        reads += 1
+    t.join()
+    got, inp = figures("stats", live, expect=0)
+    assert got["rows"] == 12 * 400 and inp["live_tail_bytes"] == 0, (got["rows"], inp)
+
+
+@test
+def since_and_until_forms():
+    """ISO 8601, unix seconds (10 digits), milliseconds (13) select the same
+    rows; -2h and 2h both mean two hours before now; anything else is a
+    usage error (exit 2) naming the value."""
+    p = plain()
+    at = T0 + 30000
+    iso = "2026-10-20T14:00:30Z"
+    want = figures("stats", "--since", iso, p)[0]["rows"]
+    assert want == 5, want
+    for form in (str(at // 1000), str(at)):
+        assert figures("stats", "--since", form, p)[0]["rows"] == want, form
+        assert figures("stats", "--until", form, p)[0]["rows"] == 12 - want, form
+    # the rows are of 2026-10-20: all before 2 hours ago, none after it
+    for form in ("-2h", "2h", "30m", "1d12h"):
+        assert figures("stats", "--until", form, p)[0]["rows"] == 12, form
+        assert figures("stats", "--since", form, p)[0]["rows"] == 0, form
+    recent = write_lines(path("recent", "croft-dataset.jsonl"),
+                         [row(0, 1, A, "no-gpu", 0.0, 1, 1).replace(str(T0), str(int(time.time() * 1000) - 3600000))])
+    assert figures("stats", "--since", "-2h", recent)[0]["rows"] == 1
+    assert figures("stats", "--since", "30m", recent)[0]["rows"] == 0
+    for bad in ("179250495", "17925049504731", "yesterday", "-", "2h-", "2026-13-01", "12", "-12"):
+        r = croft("stats", "--since", bad, p, expect=2)
+        assert f"--since '{bad}'" in r.stderr, (bad, r.stderr)
+    r = croft("stats", "--until=soon", p, expect=2)
+    assert "--until 'soon'" in r.stderr, r.stderr
 
 
 @test
