@@ -33,8 +33,8 @@ enum ds_skip_kind {
 	SKIP_LONG_LINE,     /* over READ_OUT_BYTES (readfile.h), 2 MiB */
 	SKIP_CORRUPT_FRAME, /* zstd error: the frame's rows are dropped */
 	SKIP_TRUNCATED,     /* file ends inside a frame or a line */
-	SKIP_EMPTY_FILE, /* a plain file: nothing lost, so no damage (a .zst holds a frame) */
-	SKIP_UNREADABLE, /* open/read failed */
+	SKIP_EMPTY_FILE,    /* a plain file: nothing lost, so no damage (a .zst holds a frame) */
+	SKIP_UNREADABLE,    /* open/read failed */
 	SKIP_KINDS,
 };
 

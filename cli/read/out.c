@@ -95,7 +95,9 @@ void report_table(FILE *out, const struct ds_files *files, const struct ds_repor
 		text, rep->rows);
 	uint64_t total = ds_report_skipped(rep);
 	if (rep->live_tail_bytes)
-		fprintf(out, "live file    its last line (%" PRIu64 " bytes) still being written, not read\n",
+		fprintf(out,
+			"live file    its last line (%" PRIu64
+			" bytes) still being written, not read\n",
 			rep->live_tail_bytes);
 	if (total == 0) {
 		fprintf(out, "skipped      nothing\n");

@@ -8,8 +8,8 @@
 
 #include "dataset.h"
 
-#define READ_IN_BYTES  (256u << 10) /* compressed bytes per read() */
-#define READ_OUT_BYTES (2u << 20)   /* text held while its frame is checked */
+#define READ_IN_BYTES  (256u << 10)          /* compressed bytes per read() */
+#define READ_OUT_BYTES (2u << 20)            /* text held while its frame is checked */
 #define READ_LIVE_NAME "croft-dataset.jsonl" /* the writer's live file (writer.h LIVE_NAME) */
 
 struct file_reader;
