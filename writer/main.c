@@ -80,6 +80,18 @@ static void chown_dataset(int dirfd, const struct priv_user *user)
 		fatal("chown %s", ".");
 }
 
+/* A data_dir that cannot be written is refused at start, in one line: which
+ * directory, why, and the two usual fixes (its owner; under systemd, the
+ * sandbox, which croft-generator opens to data_dir at each daemon-reload). */
+static void __attribute__((noreturn)) refuse_data_dir(const char *dir, int err)
+{
+	fatalx("data_dir %s: cannot write there (%s): make it a directory the croft user may "
+	       "write (install -d -o croft -g croft -m 0750 %s) and, under systemd, run "
+	       "'systemctl daemon-reload' after changing data_dir so that croft-writer.service "
+	       "may write there",
+		dir, strerror(err), dir);
+}
+
 /* The data dir's fd is opened before the drop: every file is reached through it,
  * whatever the permissions of the directories above.  Its lock, held until
  * exit, keeps a second writer (another croft run) out of the same dataset. */
@@ -88,10 +100,12 @@ static int open_data_dir(const struct writer *w, const struct priv_user *user, b
 	int dirfd;
 
 	if (mkdir(w->cfg.data_dir, 0750) < 0 && errno != EEXIST)
-		fatal("mkdir %s", w->cfg.data_dir);
+		refuse_data_dir(w->cfg.data_dir, errno);
 	dirfd = open(w->cfg.data_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0)
-		fatal("%s", w->cfg.data_dir);
+		refuse_data_dir(w->cfg.data_dir, errno);
+	if (faccessat(dirfd, ".", W_OK | X_OK, AT_EACCESS) < 0)
+		refuse_data_dir(w->cfg.data_dir, errno);
 	if (flock(dirfd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno == EWOULDBLOCK)
 			fatalx("%s is in use by another croft-writer: stop that one, or give "

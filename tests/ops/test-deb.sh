@@ -45,12 +45,13 @@ dpkg-deb -x "$deb" "$root"
 files=(usr/bin/croft usr/bin/croftctl usr/sbin/croft-writer usr/sbin/croft-sampler
 	usr/sbin/croft-probe lib/systemd/system/croft-writer.service
 	lib/systemd/system/croft-sampler.service lib/systemd/system/croft-probe.service
+	lib/systemd/system-generators/croft-generator
 	usr/lib/sysusers.d/croft.conf usr/lib/tmpfiles.d/croft.conf etc/croft/croft.conf
 	usr/share/croft/frameworks.json usr/share/croft/croft-dataset.schema.json
 	usr/share/man/man5/croft.conf.5.gz usr/share/man/man8/croft-writer.8.gz)
 missing=
 for f in "${files[@]}"; do [ -s "$root/$f" ] || missing+=" $f"; done
-check "dpkg -x: daemons, commands, units, sysusers, tmpfiles, croft.conf, man pages${missing:+ (missing:$missing)}" \
+check "dpkg -x: daemons, commands, units, generator, sysusers, tmpfiles, croft.conf, man pages${missing:+ (missing:$missing)}" \
 	[ -z "$missing" ]
 check "the packaged croft.conf is systemd/croft.conf" cmp -s "$root/etc/croft/croft.conf" "$src/systemd/croft.conf"
 check "the packaged sysusers file is systemd/sysusers.d/croft.conf" \

@@ -32,6 +32,7 @@ expected=(
 	"$prefix/lib/systemd/system/croft-writer.service"
 	"$prefix/lib/systemd/system/croft-sampler.service"
 	"$prefix/lib/systemd/system/croft-probe.service"
+	"$prefix/lib/systemd/system-generators/croft-generator"
 	"$prefix/lib/sysusers.d/croft.conf" "$prefix/lib/tmpfiles.d/croft.conf"
 	"$etc/croft/croft.conf" "$share/croft/frameworks.json"
 )

@@ -4,7 +4,10 @@
 # through setpriv in a copy of their /run/croft layout: every daemon comes
 # up, the sampler reaches the writer and the probe across the per-unit
 # runtime directories, croftctl finds all three, and SIGTERM stops each with
-# exit 0.  Root needed; without BPF the probe's unit is left out (a failure
+# exit 0.  The writer's unit sets no data_dir: croft.conf's is the one
+# (CROFT_CONFIG here), croft-generator opens the sandbox to it, and a
+# data_dir the croft user cannot write is refused in one line naming it and
+# the fix.  Root needed; without BPF the probe's unit is left out (a failure
 # under CI=true).
 # usage: test-units-run.sh SYSTEMD_SRC_DIR BUILD_ROOT CROFTCTL
 set -u
@@ -24,6 +27,8 @@ mkdir -p "$R" "$TEST_TMP/lib/croft"
 chown "root:$group" "$R"; chmod 750 "$R"               # tmpfiles.d
 chown "$user:$group" "$TEST_TMP/lib/croft"; chmod 750 "$TEST_TMP/lib/croft"
 echo "# running as $user:$group"
+printf '[writer]\ndata_dir = %s\n' "$TEST_TMP/lib/croft" >"$C"
+export CROFT_CONFIG=$C
 
 # key VALUE of a unit (the last assignment; "" when absent)
 unit_key() { sed -n "s/^$2=//p" "$src/$1.service.in" | tail -n 1; }
@@ -32,7 +37,7 @@ unit_exec() {
 	sed -e ':a' -e '/\\$/N; s/\\\n[[:space:]]*/ /; ta' "$src/$1.service.in" |
 		sed -n 's/^ExecStart=//p' |
 		sed -e "s|@sbindir@/croft-\([a-z]*\)|$build/\1/croft-\1|" \
-		    -e "s|/run/croft|$R|g" -e "s|/var/lib/croft|$TEST_TMP/lib/croft|g" \
+		    -e "s|/run/croft|$R|g" \
 		    -e "s|--user croft|--user $user|"
 }
 # "CAP_BPF CAP_PERFMON" -> "+bpf,+perfmon"
@@ -55,6 +60,34 @@ start_unit() { # start_unit NAME: as the unit would, per User=, caps, RuntimeDir
 	setpriv "${opts[@]}" $cmd >"$TEST_TMP/$name.log" 2>&1 &
 	eval "pid_${name#croft-}=\$!"
 }
+
+check "croft-writer.service sets no data_dir: croft.conf's is the one" \
+	bash -c "! grep -q -- '--data-dir\|/var/lib/croft' <<<'$(unit_exec croft-writer)'"
+gen=$TEST_TMP/generator
+mkdir -p "$gen"
+check "croft-generator: croft.conf's data_dir is writable by croft-writer.service" \
+	bash -c "'$build/systemd/croft-generator' '$gen' &&
+		grep -qxF 'ReadWritePaths=-$TEST_TMP/lib/croft' '$gen/croft-writer.service.d/croft-data-dir.conf' &&
+		grep -qxF 'RequiresMountsFor=$TEST_TMP/lib/croft' '$gen/croft-writer.service.d/croft-data-dir.conf'"
+: >"$TEST_TMP/empty.conf"
+check "croft-generator: the default data_dir needs no drop-in" \
+	bash -c "rm -rf '$gen'/* && CROFT_CONFIG='$TEST_TMP/empty.conf' '$build/systemd/croft-generator' '$gen' 2>&1 &&
+		[ -z \"\$(ls '$gen')\" ]"
+
+# A data_dir the croft user may not write: the writer refuses, naming it.
+bad=$TEST_TMP/rootonly
+mkdir -p "$bad"; chmod 755 "$bad"
+printf '[writer]\ndata_dir = %s\n' "$bad" >"$TEST_TMP/bad.conf"
+bad_out=$(CROFT_CONFIG=$TEST_TMP/bad.conf timeout 30 setpriv --reuid "$user" --regid "$group" --clear-groups \
+	$(unit_exec croft-writer | sed "s|$R/writer|$TEST_TMP/badrun|") 2>&1)
+bad_rc=$?
+echo "$bad_out" | sed 's/^/# refused: /'
+refused_well() {
+	[ "$bad_rc" = 1 ] && [ "$(grep -c . <<<"$bad_out")" = 1 ] &&
+		grep -qF "data_dir $bad: cannot write there (Permission denied)" <<<"$bad_out" &&
+		grep -qF "install -d -o croft -g croft -m 0750 $bad" <<<"$bad_out"
+}
+check "croft-writer refuses a data_dir it cannot write: exit 1, one line naming it and the fix" refused_well
 
 daemons="writer sampler"
 [ $probe = 0 ] && daemons="writer probe sampler"

@@ -1,0 +1,87 @@
+/*
+ * croft-generator: a systemd generator, run by PID 1 as root at boot and at
+ * each daemon-reload, before any unit starts.  Where croft.conf's data_dir
+ * is not the writer's StateDirectory, it writes a drop-in that lets
+ * croft-writer.service write there and wait for its mount: croft.conf stays
+ * the one place the dataset's directory is set.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+
+#define DROPIN_DIR  "croft-writer.service.d"
+#define DROPIN_NAME "croft-data-dir.conf"
+
+/* Paths written into a unit file unquoted: no space, quote, backslash or
+ * specifier (%) to escape, which keeps the drop-in obviously right. */
+static int unit_path_ok(const char *path)
+{
+	if (path[0] != '/')
+		return 0;
+	return path[strspn(path, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				 "0123456789/._-+@:,=")] == '\0';
+}
+
+static int write_dropin(const char *unit_dir, const char *conf, const char *data_dir)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/" DROPIN_DIR, unit_dir);
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/" DROPIN_DIR "/" DROPIN_NAME, unit_dir);
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	fprintf(f,
+		"# croft-generator: data_dir from %s\n"
+		"[Unit]\nRequiresMountsFor=%s\n"
+		"[Service]\nReadWritePaths=-%s\n",
+		conf, data_dir, data_dir);
+	if (fclose(f) != 0)
+		return -EIO;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *conf = getenv(CONFIG_PATH_ENV) ? getenv(CONFIG_PATH_ENV) : CROFT_CONF_PATH;
+	struct croft_config cfg;
+	char *errors = NULL;
+	int ret;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: croft-generator NORMAL_DIR [EARLY_DIR LATE_DIR]\n");
+		return 2;
+	}
+	/* Errors in croft.conf: no drop-in; croft-writer refuses to start and says why. */
+	if (config_load(conf, CONFIG_MISSING_DEFAULTS, &cfg, &errors) < 0) {
+		fprintf(stderr,
+			"croft-generator: %s is refused, croft-writer.service left as shipped:\n%s",
+			conf, errors);
+		free(errors);
+		return 0;
+	}
+	if (!strcmp(cfg.data_dir, CROFT_DATA_DIR))
+		return 0;
+	if (!unit_path_ok(cfg.data_dir)) {
+		fprintf(stderr,
+			"croft-generator: %s: data_dir %s is not an absolute path of letters, "
+			"digits and "
+			"/._-+@:,=; croft-writer.service may not write there\n",
+			conf, cfg.data_dir);
+		return 0;
+	}
+	ret = write_dropin(argv[1], conf, cfg.data_dir);
+	if (ret < 0) {
+		fprintf(stderr, "croft-generator: %s/" DROPIN_DIR ": %s\n", argv[1],
+			strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
