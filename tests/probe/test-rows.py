@@ -87,12 +87,16 @@ def t_gpu(tap, st, work, node, holder):
     hrows = st.rows.of(holder.pid)
     tap.ok(hrows and hrows[0]['workload'] == 'gpu-held', 'a holder from before start is '
            'gpu-held in its first row', hrows and hrows[0]['workload'])
+    # the counter is cumulative: earlier GPU users of this run may be in it
+    before = st.sampler_status()
     ghosts = [st.spawn([work, 'ioctl', node, '10', '0']) for _ in range(5)]
     for p in ghosts:
         p.wait()
-    time.sleep(3 * POLL_MS / 1000)
+    # their exits reach the sampler with the probe's next answer: three polls on
+    wait_for(lambda: st.sampler_status()['polls'] >= before['polls'] + 3, 30, 'three polls')
     unseen = [p for p in ghosts if not st.rows.of(p.pid)]
-    count = st.sampler_status()['probe_link']['gpu_exits_between_polls']
+    count = (st.sampler_status()['probe_link']['gpu_exits_between_polls'] -
+             before['probe_link']['gpu_exits_between_polls'])
     tap.ok(count == len(unseen) and count > 0, 'GPU users gone between polls are counted in '
            'status', '%d counted, %d without rows' % (count, len(unseen)))
 
