@@ -18,8 +18,8 @@
 static void usage(FILE *out, bool profile)
 {
 	if (profile)
-		fprintf(out, "usage: croft profile (--tgid N | --container ID | --label L | "
-			     "--framework F)\n"
+		fprintf(out, "usage: croft profile (--tgid N | --container ID | --pod UID | "
+			     "--label L | --framework F)\n"
 			     "                     [--since T] [--until T] [--json] [--svg FILE] "
 			     "[PATH...]\n"
 			     "One process (tgid), container, label or framework over time: "
@@ -29,18 +29,21 @@ static void usage(FILE *out, bool profile)
 			     "syscall mix; --svg draws CPU, RSS and GPU ioctls against time.\n");
 	else
 		fprintf(out,
-			"usage: croft stats [--since T] [--until T] [--container ID] [--label L]\n"
-			"                   [--framework F] [--tgid N] [--json] [PATH...]\n"
+			"usage: croft stats [--since T] [--until T] [--container ID] [--pod UID]\n"
+			"                   [--label L] [--framework F] [--tgid N] [--json] "
+			"[PATH...]\n"
 			"Time span, rows, processes, containers; rows, processes and process-hours "
 			"per\n"
-			"workload state; GPU-held and idle GPU-held hours per container and cwd;\n"
+			"workload state; GPU-held and idle GPU-held hours per container and cwd,\n"
+			"and per pod beside what the kubelet allocated;\n"
 			"processes and CPU-hours per framework; top syscalls; what was skipped.\n");
 	fprintf(out, "\nPATH: .jsonl and .jsonl.zst files and directories of them (default: the\n"
 		     "data_dir of the configuration; while that is not set, ./croft-data where it\n"
 		     "exists).  T: ISO 8601 UTC (2026-10-20T14:00:00Z), unix seconds (10\n"
 		     "digits) or milliseconds (13 digits), or a time that long before now (-2h\n"
 		     "and 2h alike, 30m, 1d12h); --since is inclusive, --until exclusive.\n"
-		     "--container takes an id or a prefix of one.  Other options: --config FILE,\n"
+		     "--container and --pod take an id (a pod's UID) or a prefix of one.  Other\n"
+		     "options: --config FILE,\n"
 		     "--threads N (default: one per CPU), --jansson (the reference parser only).\n"
 		     "Exit status: 0 healthy (an empty live file, or its last line being\n"
 		     "written, is healthy), 3 figures printed but damage skipped (a corrupt\n"
@@ -147,6 +150,7 @@ enum {
 	OPT_LABEL,
 	OPT_FRAMEWORK,
 	OPT_TGID,
+	OPT_POD,
 	OPT_JSON,
 	OPT_THREADS,
 	OPT_CONFIG,
@@ -161,6 +165,7 @@ static const struct option long_options[] = {
 	{ "label", required_argument, NULL, OPT_LABEL },
 	{ "framework", required_argument, NULL, OPT_FRAMEWORK },
 	{ "tgid", required_argument, NULL, OPT_TGID },
+	{ "pod", required_argument, NULL, OPT_POD },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "config", required_argument, NULL, OPT_CONFIG },
@@ -201,6 +206,10 @@ static int parse_opt(struct read_opts *o, int c, const char **config)
 		return 0;
 	case OPT_LABEL:
 		f->label = optarg;
+		return 0;
+	case OPT_POD:
+		f->pod = optarg;
+		f->pod_len = strlen(optarg);
 		return 0;
 	case OPT_FRAMEWORK:
 		f->framework = optarg;
@@ -303,9 +312,9 @@ int read_opts_parse(int argc, char **argv, bool profile, struct read_opts *o)
 		}
 	}
 	if (profile && !o->filter.has_tgid && !o->filter.container && !o->filter.label &&
-		!o->filter.framework) {
-		fprintf(stderr,
-			"croft profile: give --tgid, --container, --label or --framework\n");
+		!o->filter.framework && !o->filter.pod) {
+		fprintf(stderr, "croft profile: give --tgid, --container, --pod, --label or "
+				"--framework\n");
 		usage(stderr, profile);
 		return -EINVAL;
 	}
@@ -336,6 +345,9 @@ bool filter_match(const struct filter *f, const struct row *row)
 		return false;
 	if (f->container && (!row->container_id.ptr || row->container_id.len < f->container_len ||
 				    memcmp(row->container_id.ptr, f->container, f->container_len)))
+		return false;
+	if (f->pod && (!row->pod_uid.ptr || row->pod_uid.len < f->pod_len ||
+			      memcmp(row->pod_uid.ptr, f->pod, f->pod_len)))
 		return false;
 	if (f->label && (!row->label.ptr || row->label.len != strlen(f->label) ||
 				memcmp(row->label.ptr, f->label, row->label.len)))

@@ -27,6 +27,8 @@ static void selector_text(const struct read_opts *o, char *buf, size_t size)
 		n += (size_t)snprintf(buf + n, size - n, "tgid %" PRId64 " ", f->tgid);
 	if (f->container && n < size)
 		n += (size_t)snprintf(buf + n, size - n, "container %s ", f->container);
+	if (f->pod && n < size)
+		n += (size_t)snprintf(buf + n, size - n, "pod %s ", f->pod);
 	if (f->label && n < size)
 		n += (size_t)snprintf(buf + n, size - n, "label %s ", f->label);
 	if (f->framework && n < size)
@@ -190,6 +192,8 @@ static json_t *json_selector(const struct read_opts *o)
 		json_object_set_new(s, "tgid", json_integer(f->tgid));
 	if (f->container)
 		json_object_set_new(s, "container", json_string(f->container));
+	if (f->pod)
+		json_object_set_new(s, "pod", json_string(f->pod));
 	if (f->label)
 		json_object_set_new(s, "label", json_string(f->label));
 	if (f->framework)

@@ -33,8 +33,8 @@ struct fw_select;
 struct filter {
 	bool has_since, has_until, has_tgid;
 	int64_t since_ms, until_ms, tgid;
-	const char *container, *label, *framework; /* NULL = any */
-	size_t container_len;
+	const char *container, *pod, *label, *framework; /* NULL = any */
+	size_t container_len, pod_len;
 	const struct fw_select *fw_select; /* with framework: the processes ending with it */
 };
 

@@ -420,7 +420,8 @@ static const struct slot slots[RF_COUNT] = {
 	OWN_(PROCESS, SLOT_OBJECT),
 	OWN_(WORKLOAD, SLOT_WORKLOAD),
 	NUM_(IOCTL_COUNT, ioctl_count, HAS_IOCTL),
-	OWN_(GPUS, SLOT_GPUS),
+	[RF_GPUS] = { SLOT_GPUS, offsetof(struct row, gpus), HAS_GPUS },
+	[RF_GPUS_ALLOCATED] = { SLOT_GPUS, offsetof(struct row, gpus_allocated), HAS_ALLOCATED },
 	OWN_(USAGE, SLOT_OBJECT),
 	OWN_(SYSCALLS, SLOT_SYSCALLS),
 	STR_(LABEL, label),
@@ -508,27 +509,28 @@ static bool scan_syscalls(struct scan *s, struct row *row)
 	return eat(s, ']');
 }
 
-void row_gpu_add(struct row *row, int64_t index)
+void row_gpu_add(uint64_t bits[ROW_GPUS_MAX / 64], int64_t index)
 {
 	if (index >= 0 && index < ROW_GPUS_MAX)
-		row->gpus[index / 64] |= 1ull << (index % 64);
+		bits[index / 64] |= 1ull << (index % 64);
 }
 
-/* An array of integers; anything else in it is jansson's to judge. */
-static bool scan_gpus(struct scan *s, struct row *row)
+/* An array of integers (gpus, gpus_allocated); anything else in it is jansson's to judge. */
+static bool scan_gpus(struct scan *s, struct row *row, enum row_field f)
 {
+	uint64_t *bits = slot_at(row, f);
 	struct num n;
 
 	if (!eat(s, '['))
 		return false;
-	row->has |= HAS_GPUS;
+	row->has |= slots[f].has_bit;
 	if (eat(s, ']'))
 		return true;
 	do {
 		skip_ws(s);
 		if (!scan_number(s, &n) || !n.is_int)
 			return false;
-		row_gpu_add(row, n.i);
+		row_gpu_add(bits, n.i);
 	} while (eat(s, ','));
 	return eat(s, ']');
 }
@@ -554,7 +556,7 @@ static inline bool scan_field(struct scan *s, struct row *row, enum row_field f,
 		return scan_string(s, &str) &&
 		       workload_parse(str.ptr, str.len, &row->workload) == 0;
 	case SLOT_GPUS:
-		return scan_gpus(s, row);
+		return scan_gpus(s, row, f);
 	case SLOT_SYSCALLS:
 		return scan_syscalls(s, row);
 	default:

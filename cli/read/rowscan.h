@@ -39,8 +39,9 @@ enum row_has {
 	HAS_RX = 1u << 6,
 	HAS_TX = 1u << 7,
 	HAS_GPUS = 1u << 8,
-	HAS_SPAN = 1u << 9,   /* span_ms: rows of older datasets lack it */
-	HAS_START = 1u << 10, /* process.start_ms: likewise */
+	HAS_SPAN = 1u << 9,       /* span_ms: rows of older datasets lack it */
+	HAS_START = 1u << 10,     /* process.start_ms: likewise */
+	HAS_ALLOCATED = 1u << 11, /* gpus_allocated */
 };
 
 #define ROW_GPUS_MAX 256 /* GPU indices kept, 0..255; others are not counted */
@@ -53,8 +54,9 @@ struct row {
 	uint32_t has; /* enum row_has */
 	int64_t ioctl_count;
 	int64_t cpu_e4, rss_bytes, threads;
-	int64_t read_e4, write_e4, rx_e4, tx_e4; /* bytes per second x 1e4 */
-	uint64_t gpus[ROW_GPUS_MAX / 64];        /* bit i: GPU i held (HAS_GPUS) */
+	int64_t read_e4, write_e4, rx_e4, tx_e4;    /* bytes per second x 1e4 */
+	uint64_t gpus[ROW_GPUS_MAX / 64];           /* bit i: GPU i held (HAS_GPUS) */
+	uint64_t gpus_allocated[ROW_GPUS_MAX / 64]; /* bit i: GPU i allocated (HAS_ALLOCATED) */
 	uint32_t syscalls_count;
 	struct row_syscall syscalls[ROW_SYSCALLS_MAX];
 };
@@ -87,11 +89,12 @@ int rowscan_jansson(const char *line, size_t len, struct row *ret_row, struct js
 
 /* The two paths' shared parts: an empty row, where a field is kept (NULL:
  * the readers skip it; *ret_has_bit: its HAS_ bit, 0 for one always
- * there), a GPU index (one outside 0..ROW_GPUS_MAX-1 is left out). */
+ * there), a GPU index into gpus or gpus_allocated (one outside
+ * 0..ROW_GPUS_MAX-1 is left out). */
 void row_clear(struct row *row);
 struct strv *row_str_slot(struct row *row, enum row_field f);
 int64_t *row_num_slot(struct row *row, enum row_field f, uint32_t *ret_has_bit);
-void row_gpu_add(struct row *row, int64_t index);
+void row_gpu_add(uint64_t bits[ROW_GPUS_MAX / 64], int64_t index);
 static inline bool row_has_gpu(const struct row *row, unsigned index)
 {
 	return index < ROW_GPUS_MAX && (row->gpus[index / 64] >> (index % 64)) & 1;

@@ -87,16 +87,19 @@ static void row_from_syscalls(json_t *arr, struct row *row)
 }
 
 /* Integers only, as the scanner; other entries are no GPU. */
-static void row_from_gpus(json_t *arr, struct row *row)
+static void row_from_gpus(
+	json_t *arr, uint64_t bits[ROW_GPUS_MAX / 64], uint32_t has_bit, struct row *row)
 {
 	size_t i;
 	json_t *el;
 
-	row->has |= HAS_GPUS;
+	if (!json_is_array(arr))
+		return;
+	row->has |= has_bit;
 	json_array_foreach(arr, i, el)
 	{
 		if (json_is_integer(el))
-			row_gpu_add(row, json_integer_value(el));
+			row_gpu_add(bits, json_integer_value(el));
 	}
 }
 
@@ -116,8 +119,8 @@ static int row_from_json(json_t *root, struct row *row, char *err, size_t err_si
 	}
 	for (int f = 0; f < RF_COUNT; f++)
 		json_kept(root, f, row);
-	if (json_is_array(gpus))
-		row_from_gpus(gpus, row);
+	row_from_gpus(gpus, row->gpus, HAS_GPUS, row);
+	row_from_gpus(json_field(root, RF_GPUS_ALLOCATED), row->gpus_allocated, HAS_ALLOCATED, row);
 	if (json_is_array(syscalls))
 		row_from_syscalls(syscalls, row);
 	return 0;

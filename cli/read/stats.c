@@ -28,6 +28,7 @@ struct worker {
 	struct gpu_acc *by_container, *by_cwd, host, cwd_unknown;
 	size_t by_container_cap, by_cwd_cap;
 	struct gpu_sums gpu;
+	struct pod_sums pods;
 	uint64_t wl_rows[WL_COUNT], wl_ms[WL_COUNT];
 };
 
@@ -122,6 +123,27 @@ static void seg_framework(struct worker *w, struct seg *seg, const struct strv *
 	seg->framework = intern_sv(w, &w->frameworks, fw);
 }
 
+/*
+ * A pod's row: its span_ms (a row without one, of an older sampler: what
+ * the process's rows are weighed by; a first row, a poll).
+ */
+static void pod_row(
+	struct worker *w, const struct row *row, uint32_t container, bool first, uint64_t weight)
+{
+	bool workload = holder_of(w->sw.o, row) < 0;
+	struct pod_row_weight pw = {
+		.ms = (row->has & HAS_SPAN) && row->span_ms > 0 ? (uint64_t)row->span_ms
+		      : first                                   ? w->sw.o->poll_ms
+								: weight,
+		.holds = workload && row->workload != WL_NO_GPU,
+		.held = workload && row->workload == WL_GPU_HELD,
+		.idle = row_idle_held(row),
+	};
+
+	if (!pod_sums_row(&w->pods, row, container, &pw))
+		w->sw.oom = true;
+}
+
 static void stats_row(void *ctx, const struct row *row)
 {
 	struct worker *w = ctx;
@@ -143,6 +165,8 @@ static void stats_row(void *ctx, const struct row *row)
 		row_continues(w, seg, row, container, weight);
 	seg->states |= (uint8_t)(1u << row->workload);
 	seg_framework(w, seg, &row->framework);
+	if (row->pod_uid.ptr)
+		pod_row(w, row, container, first, weight);
 }
 
 /* ---- merging the workers ---- */
@@ -201,7 +225,8 @@ static void merge_worker_sums(struct merge *m, struct worker *w)
 		gpu_acc_sum(&s->by_cwd[remap(m, T_CWDS, k, (uint32_t)i)], &w->by_cwd[i]);
 	gpu_acc_sum(&s->host, &w->host);
 	gpu_acc_sum(&s->cwd_unknown, &w->cwd_unknown);
-	if (!gpu_sums_merge(&s->gpu, &w->gpu, m->remap[T_CONTAINERS][k]))
+	if (!gpu_sums_merge(&s->gpu, &w->gpu, m->remap[T_CONTAINERS][k]) ||
+		!pod_sums_merge(&s->pods, &w->pods, m->remap[T_CONTAINERS][k]))
 		m->oom = true;
 	for (int wl = 0; wl < WL_COUNT; wl++) {
 		s->wl_rows[wl] += w->wl_rows[wl];
@@ -270,6 +295,7 @@ static void worker_free(struct worker *w)
 	free(w->by_container);
 	free(w->by_cwd);
 	gpu_sums_free(&w->gpu);
+	pod_sums_free(&w->pods);
 }
 
 static void result_free(struct stats_result *s)
@@ -281,6 +307,7 @@ static void result_free(struct stats_result *s)
 	free(s->by_cwd);
 	free(s->by_framework);
 	gpu_sums_free(&s->gpu);
+	pod_sums_free(&s->pods);
 }
 
 static int stats_merge(struct merge *m, void *const *ctxs, int workers)
@@ -296,6 +323,7 @@ static int stats_merge(struct merge *m, void *const *ctxs, int workers)
 	if (seg_walk(&m->join, settle_segment, m) < 0)
 		return -ENOMEM;
 	proc_finish(s, &m->p);
+	pod_sums_finish(&s->pods);
 	s->rows = m->join.rows;
 	s->first_ms = m->join.first_ms;
 	s->last_ms = m->join.last_ms;

@@ -40,6 +40,59 @@ bool gpu_sums_add(struct gpu_sums *g, uint32_t container, const uint64_t gpus[GP
 /* remap: from's container ids to to's (NULL: the same table). */
 bool gpu_sums_merge(struct gpu_sums *to, const struct gpu_sums *from, const uint32_t *remap);
 
+/* stats_pod.c: per pod and per pod x GPU */
+#define POD_QOS_KINDS 4 /* none named, guaranteed, burstable, besteffort */
+
+struct span {
+	int64_t start_ms, end_ms;
+};
+struct span_set {
+	struct span *v;
+	size_t count, cap;
+};
+
+struct pod_gpu {
+	uint16_t gpu;
+	struct gpu_acc acc;          /* gpu-held rows naming it, per process */
+	struct span_set allocated;   /* rows whose gpus_allocated names it */
+	struct span_set held;        /* rows of the pod's processes holding it */
+	struct span_set unallocated; /* ... of rows whose gpus_allocated does not name it */
+	uint64_t allocated_not_held_ms, held_not_allocated_ms; /* pod_sums_finish */
+};
+
+struct pod_acc {
+	uint8_t qos;        /* index of POD_QOS_KINDS; 0: none named */
+	struct gpu_acc acc; /* gpu-held rows, per process */
+	uint32_t *containers;
+	size_t containers_count, containers_cap;
+	struct pod_gpu *gpus;
+	size_t gpus_count, gpus_cap;
+	uint64_t allocated_not_held_ms, held_not_allocated_ms; /* over its GPUs */
+};
+
+struct pod_sums {
+	struct strtab uids;
+	struct pod_acc *pods; /* per uid id */
+	size_t pods_cap;
+};
+
+/* What a pod's row stands for: its ms, whether it holds GPUs (a workload
+ * in a GPU state), is gpu-held, and idle so. */
+struct pod_row_weight {
+	uint64_t ms;
+	bool holds, held, idle;
+};
+
+/* container: an id of the same worker's containers table, or NONE_ID. */
+bool pod_sums_row(struct pod_sums *ps, const struct row *row, uint32_t container,
+	const struct pod_row_weight *w);
+/* containers: from's container ids to to's (NULL: the same table). */
+bool pod_sums_merge(struct pod_sums *to, const struct pod_sums *from, const uint32_t *containers);
+/* The allocated and held times, once all is merged. */
+void pod_sums_finish(struct pod_sums *ps);
+void pod_sums_free(struct pod_sums *ps);
+const char *pod_qos_text(uint8_t qos); /* NULL for none named */
+
 struct fw_acc {
 	uint64_t processes;
 	u128 cpu_e4ms; /* cpu_cores x 1e4 x ms */
@@ -57,6 +110,7 @@ struct stats_result {
 	struct gpu_acc host;         /* rows with no container */
 	struct gpu_acc cwd_unknown;  /* rows with no cwd */
 	struct gpu_sums gpu;         /* workloads per GPU, container x GPU; system holders */
+	struct pod_sums pods;        /* per pod, pod x GPU */
 	const struct read_opts *o;   /* the holders' names */
 };
 

@@ -159,6 +159,130 @@ static double hours(uint64_t ms)
 	return (double)ms / MS_PER_HOUR;
 }
 
+/* A pod's, or a pod x GPU's, four figures. */
+struct pod_figures {
+	uint64_t held_ms, idle_ms, allocated_not_held_ms, held_not_allocated_ms;
+};
+
+static struct pod_figures pod_figures_of(const struct pod_acc *pod, const struct pod_gpu *pg)
+{
+	if (pg)
+		return (struct pod_figures){ pg->acc.held_ms, pg->acc.idle_ms,
+			pg->allocated_not_held_ms, pg->held_not_allocated_ms };
+	return (struct pod_figures){ pod->acc.held_ms, pod->acc.idle_ms, pod->allocated_not_held_ms,
+		pod->held_not_allocated_ms };
+}
+
+/*
+ * Pods (gpu < 0) or pods x GPU with a GPU figure, the most wasted first:
+ * idle GPU-held plus allocated-but-not-held hours, then idle, then held.
+ * rank.id is the pod, rank.gpu the index in its gpus[].
+ */
+static struct rank *rank_pods(const struct stats_result *s, bool by_gpu, size_t *ret_n)
+{
+	const struct pod_sums *ps = &s->pods;
+	size_t n = 0, cap = 1;
+	struct rank *v;
+
+	for (size_t i = 0; i < ps->uids.count; i++)
+		cap += by_gpu ? ps->pods[i].gpus_count : 1;
+	if (!(v = calloc(cap, sizeof(*v))))
+		return NULL;
+	for (size_t i = 0; i < ps->uids.count; i++) {
+		const struct pod_acc *pod = &ps->pods[i];
+		const char *uid = strtab_str(&ps->uids, (uint32_t)i, NULL);
+
+		for (size_t k = 0; k < (by_gpu ? pod->gpus_count : 1); k++) {
+			struct pod_figures f = pod_figures_of(pod, by_gpu ? &pod->gpus[k] : NULL);
+
+			if (!f.held_ms && !f.allocated_not_held_ms && !f.held_not_allocated_ms &&
+				!pod->gpus_count)
+				continue;
+			v[n++] = (struct rank){ (uint32_t)i, uid, f.idle_ms, f.held_ms,
+				(u128)f.idle_ms + f.allocated_not_held_ms,
+				by_gpu ? pod->gpus[k].gpu : 0 };
+		}
+	}
+	qsort(v, n, sizeof(*v), cmp_rank);
+	*ret_n = n;
+	return v;
+}
+
+static const struct pod_gpu *rank_pod_gpu(const struct stats_result *s, const struct rank *r)
+{
+	const struct pod_acc *pod = &s->pods.pods[r->id];
+
+	for (size_t k = 0; k < pod->gpus_count; k++)
+		if (pod->gpus[k].gpu == r->gpu)
+			return &pod->gpus[k];
+	return NULL;
+}
+
+static void table_pods(const struct stats_result *s, bool by_gpu)
+{
+	size_t n = 0;
+	struct rank *v = rank_pods(s, by_gpu, &n);
+
+	printf("\n%-*s %-10s %10s %10s %14s %14s\n", by_gpu ? 44 : 36,
+		by_gpu ? "GPU hours by GPU and pod" : "GPU hours by pod", "qos", "held h", "idle h",
+		"alloc-unheld h", "held-unalloc h");
+	for (size_t i = 0; v && i < n && i < TOP_TABLE; i++) {
+		const struct pod_acc *pod = &s->pods.pods[v[i].id];
+		struct pod_figures f = pod_figures_of(pod, by_gpu ? rank_pod_gpu(s, &v[i]) : NULL);
+		const char *qos = pod_qos_text(pod->qos);
+		char gpu[16] = "";
+
+		if (by_gpu)
+			snprintf(gpu, sizeof(gpu), "GPU %-3u ", v[i].gpu);
+		printf("%s%-36s %-10s %10.3f %10.3f %14.3f %14.3f\n", gpu, v[i].name,
+			qos ? qos : "-", hours(f.held_ms), hours(f.idle_ms),
+			hours(f.allocated_not_held_ms), hours(f.held_not_allocated_ms));
+	}
+	if (n > TOP_TABLE)
+		printf("(%zu more)\n", n - TOP_TABLE);
+	free(v);
+}
+
+static void json_pod_figures(json_t *e, const struct pod_figures *f)
+{
+	json_object_set_new(e, "gpu_held_hours", json_round(hours(f->held_ms), 6));
+	json_object_set_new(e, "idle_gpu_held_hours", json_round(hours(f->idle_ms), 6));
+	json_object_set_new(
+		e, "allocated_not_held_hours", json_round(hours(f->allocated_not_held_ms), 6));
+	json_object_set_new(
+		e, "held_not_allocated_hours", json_round(hours(f->held_not_allocated_ms), 6));
+}
+
+static json_t *json_pods(const struct stats_result *s, bool by_gpu)
+{
+	json_t *arr = json_array();
+	size_t n = 0;
+	struct rank *v = rank_pods(s, by_gpu, &n);
+
+	for (size_t i = 0; v && i < n && i < TOP_JSON; i++) {
+		const struct pod_acc *pod = &s->pods.pods[v[i].id];
+		struct pod_figures f = pod_figures_of(pod, by_gpu ? rank_pod_gpu(s, &v[i]) : NULL);
+		json_t *e = json_object(), *containers;
+
+		json_object_set_new(e, "pod_uid", json_string(v[i].name));
+		if (by_gpu) {
+			json_object_set_new(e, "gpu", json_integer(v[i].gpu));
+		} else {
+			json_object_set_new(e, "pod_qos", json_str_or_null(pod_qos_text(pod->qos)));
+			containers = json_array();
+			for (size_t k = 0; k < pod->containers_count; k++)
+				json_array_append_new(
+					containers, json_string(strtab_str(&s->containers_tab,
+							    pod->containers[k], NULL)));
+			json_object_set_new(e, "containers", containers);
+		}
+		json_pod_figures(e, &f);
+		json_array_append_new(arr, e);
+	}
+	free(v);
+	return arr;
+}
+
 static double cpu_hours(u128 e4ms)
 {
 	return (double)e4ms / E4 / MS_PER_HOUR;
@@ -253,6 +377,10 @@ void stats_print_table(
 	if (vw)
 		table_gpu("GPU-held hours by cwd", "(unknown)", vw, nw, 40, RK_NAME);
 	table_gpus(s);
+	if (s->pods.uids.count) {
+		table_pods(s, false);
+		table_pods(s, true);
+	}
 	printf("\n%-24s %10s %12s\n", "framework", "processes", "CPU-hours");
 	for (size_t i = 0; vf && i < nf && i < TOP_TABLE; i++)
 		printf("%-24.24s %10" PRIu64 " %12.3f\n", vf[i].name ? vf[i].name : "(none)",
@@ -333,6 +461,10 @@ void stats_print_json(
 	json_object_set_new(root, "gpu_held_by_container", json_gpu("container_id", NULL, vc, nc));
 	json_object_set_new(root, "gpu_held_by_cwd", json_gpu("cwd", NULL, vw, nw));
 	json_gpus(root, s);
+	if (s->pods.uids.count) { /* keys only on datasets of pods: the others' output stays */
+		json_object_set_new(root, "gpu_by_pod", json_pods(s, false));
+		json_object_set_new(root, "gpu_by_pod_gpu", json_pods(s, true));
+	}
 	for (size_t i = 0; vf && i < nf && i < TOP_JSON; i++) {
 		json_t *e = json_object();
 		json_object_set_new(e, "framework", json_str_or_null(vf[i].name));

@@ -38,7 +38,8 @@ static bool rows_equal(const struct row *a, const struct row *b)
 		!SAME(tx_e4, HAS_TX))
 		return false;
 #undef SAME
-	if (memcmp(a->gpus, b->gpus, sizeof(a->gpus)))
+	if (memcmp(a->gpus, b->gpus, sizeof(a->gpus)) ||
+		memcmp(a->gpus_allocated, b->gpus_allocated, sizeof(a->gpus_allocated)))
 		return false;
 	for (uint32_t i = 0; i < a->syscalls_count; i++)
 		if (!strv_eq(a->syscalls[i].name, b->syscalls[i].name) ||

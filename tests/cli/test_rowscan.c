@@ -116,6 +116,12 @@ START_TEST(test_good_rows_take_the_fast_path)
 	ck_assert(rowcheck_fast.has & HAS_GPUS);
 	for (unsigned i = 0; i < ROW_GPUS_MAX; i++)
 		ck_assert_int_eq(row_has_gpu(&rowcheck_fast, i), i == 0 || i == 3 || i == 255);
+	/* gpus_allocated is kept beside gpus, by both paths */
+	rowcheck_line(good_rows[2], strlen(good_rows[2]), why, sizeof(why));
+	ck_assert(rowcheck_fast.has & HAS_ALLOCATED);
+	ck_assert_uint_eq(rowcheck_fast.gpus_allocated[0], 3);
+	ck_assert_uint_eq(rowcheck_ref.gpus_allocated[0], 3);
+	ck_assert_uint_eq(rowcheck_fast.gpus[0], 2);
 	/* out of range: not counted by either path */
 	static const char big[] = "{\"unix_ms\":1,\"tgid\":2,\"workload\":\"gpu-held\","
 				  "\"gpus\":[7,256,64]}";
