@@ -82,8 +82,12 @@ static int add_entry(struct devices *d, json_t *entry, char *err, size_t err_siz
 		snprintf(err, err_size, "an entry without PodUID or ResourceName");
 		return -EINVAL;
 	}
-	if (strcmp(resource, KUBELET_RESOURCE_GPU))
-		return 0; /* another device plugin's (RDMA, MIG slices, other vendors) */
+	/* another device plugin's (RDMA, other vendors): not a GPU of this driver.  A
+	 * MIG slice (mixed strategy) is kept: its "MIG-" id names no GPU here, so
+	 * the pod's allocation is unknown rather than none. */
+	if (strcmp(resource, KUBELET_RESOURCE_GPU) &&
+		strncmp(resource, KUBELET_RESOURCE_MIG, strlen(KUBELET_RESOURCE_MIG)))
+		return 0;
 	if (strlen(uid) > POD_UID_LEN) {
 		snprintf(err, err_size, "PodUID \"%.64s\" is not a pod UID", uid);
 		return -EINVAL;

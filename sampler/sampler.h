@@ -215,6 +215,7 @@ const char *pod_qos_name(enum pod_qos qos);
 #define KUBELET_DEVICES_MAX    4096        /* GPU allocations kept */
 #define KUBELET_DEVICE_ID_MAX  127         /* bytes of a device id */
 #define KUBELET_RESOURCE_GPU   "nvidia.com/gpu"
+#define KUBELET_RESOURCE_MIG   "nvidia.com/mig-" /* nvidia.com/mig-1g.10gb... */
 
 /* One GPU the checkpoint gives a pod (any of its containers). */
 struct kubelet_device {

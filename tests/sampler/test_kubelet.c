@@ -15,6 +15,7 @@
 
 #define POD_A "0d6f1a6e-4b3c-4c8e-9f0a-1d2e3f405162"
 #define POD_B "7a8b9c0d-1e2f-4a3b-8c4d-5e6f70819203"
+#define POD_C "c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f"
 #define GPU0  "GPU-4a1e2c9b-6f0d-7e3a-b5c8-91d2e3f4a5b6"
 #define GPU1  "GPU-b7c8d9e0-f1a2-43b4-85c6-d7e8f9a0b1c2"
 
@@ -24,7 +25,10 @@ static const char list_format[] =
 	"{\"PodUID\":\"" POD_A "\",\"ContainerName\":\"cuda\",\"ResourceName\":\"nvidia.com/gpu\","
 	"\"DeviceIDs\":[\"" GPU1 "\"],\"AllocResp\":\"CiQKFk5WSURJQV9WSVNJQkxFX0RFVklDRVM=\"},"
 	"{\"PodUID\":\"" POD_B "\",\"ContainerName\":\"nic\",\"ResourceName\":\"rdma/hca\","
-	"\"DeviceIDs\":[\"mlx5_0\"],\"AllocResp\":\"\"}],"
+	"\"DeviceIDs\":[\"mlx5_0\"],\"AllocResp\":\"\"},"
+	"{\"PodUID\":\"" POD_C "\",\"ContainerName\":\"mig\",\"ResourceName\":"
+	"\"nvidia.com/mig-1g.10gb\",\"DeviceIDs\":[\"MIG-5c9d3e1f-0a2b-5c4d-8e6f-7a8b9c0d1e2f\"],"
+	"\"AllocResp\":\"\"}],"
 	"\"RegisteredDevices\":{\"nvidia.com/gpu\":[\"" GPU0 "\",\"" GPU1 "\"]}},"
 	"\"Checksum\":1788225347}";
 
@@ -96,7 +100,9 @@ static const char *parse(const char *text)
 
 START_TEST(checkpoint_formats)
 {
-	ck_assert_str_eq(parse(list_format), "0d6f1a6e=" GPU1); /* the RDMA entry is not a GPU */
+	/* the RDMA entry is not a GPU; the MIG slice is kept, to name no GPU */
+	ck_assert_str_eq(parse(list_format),
+		"0d6f1a6e=" GPU1 ",c3d4e5f6=MIG-5c9d3e1f-0a2b-5c4d-8e6f-7a8b9c0d1e2f");
 	ck_assert_str_eq(
 		parse(numa_format), "0d6f1a6e=" GPU1 ",0d6f1a6e=" GPU0 ",7a8b9c0d=" GPU0 "::3");
 	ck_assert_str_eq(parse("{\"Data\":{\"PodDeviceEntries\":null,\"RegisteredDevices\":{}},"
@@ -219,6 +225,7 @@ START_TEST(allocations_follow_the_file)
 	ck_assert(!kubelet_refresh(&k, path)); /* read; nothing new to say */
 	ck_assert_str_eq(alloc(&k, &nv, POD_A), "1");
 	ck_assert_str_eq(alloc(&k, &nv, POD_B), "");
+	ck_assert_str_eq(alloc(&k, &nv, POD_C), "-"); /* a MIG slice: which GPU is unknown */
 	/* broken: one line, then nothing known; mended: known again */
 	write_file("kubelet_internal_checkpoint", "{\"Data\":{\"PodDeviceEntries\":[");
 	ck_assert(kubelet_refresh(&k, path));
