@@ -7,7 +7,8 @@
 # batch sent stays), back 1 day, forward 40 days (retention then deletes exactly the segments that are
 # over 30 days old by their own time, and logs each).  Sampler: a busy
 # process's cpu_cores stays right across +40 d and -1 d jumps (rates use
-# the monotonic clock).
+# the monotonic clock): no row over one core, and rate x span summed never
+# more than the kernel's count of its CPU time.
 . "$(dirname "$0")/rellib.sh"
 require_cmd python3 zstd
 rl_setup
@@ -75,14 +76,24 @@ sys.path.insert(0, os.environ['RELCHECK'].rsplit('/', 1)[0])
 import relcheck
 data, busy = sys.argv[1], int(sys.argv[2])
 rows = relcheck.parse_all(data)
-rates = [r['usage']['cpu_cores'] for r in rows if r['tgid'] == busy and 'cpu_cores' in r.get('usage', {})]
+mine = [r for r in rows if r['tgid'] == busy and 'cpu_cores' in r.get('usage', {})]
+rates = [r['usage']['cpu_cores'] for r in mine]
 if len(rates) < 10:
     relcheck.fail('only %d rows of the busy process' % len(rates))
-bad = [x for x in rates if not 0.0 < x <= 1.1]
+# a poll in which the loop got no CPU (a loaded host) is a true 0.0
+bad = [x for x in rates if not 0.0 <= x <= 1.1]
 if bad:
-    relcheck.fail('busy process cpu_cores out of (0, 1.1] across the jumps: %r' % bad[:8])
-print('rows=%d busy_rows=%d cpu_cores min %.2f max %.2f'
-      % (len(rows), len(rates), min(rates), max(rates)))
+    relcheck.fail('busy process cpu_cores out of [0, 1.1] across the jumps: %r' % bad[:8])
+# what the rows say it did (rate x span, as croft stats sums it) against the
+# kernel's count of its CPU time so far: never more, and not nothing
+with open('/proc/%d/stat' % busy) as f:
+    fields = f.read().rsplit(')', 1)[1].split()
+cpu_s = (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+rows_s = sum(r['usage']['cpu_cores'] * r['span_ms'] / 1000.0 for r in mine)
+if not 0.0 < rows_s <= cpu_s + 0.25:
+    relcheck.fail('busy process: rows add up to %.2f CPU-s, the kernel counts %.2f' % (rows_s, cpu_s))
+print('rows=%d busy_rows=%d cpu_cores min %.2f max %.2f; %.2f CPU-s by the rows of %.2f'
+      % (len(rows), len(rates), min(rates), max(rates), rows_s, cpu_s))
 PY
 
 # 3. forward 40 days, then a restart: what is over 30 days old by its own
