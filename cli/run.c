@@ -42,6 +42,7 @@ struct run_opts {
 	const char *runtime_dir;
 	const char *config;
 	const char *frameworks;
+	const char *units_dir; /* where the units' sockets are (default CROFT_RUNTIME_DIR) */
 	bool verbose;
 };
 
@@ -51,7 +52,7 @@ static void run_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: croft run [--data-dir DIR] [--runtime-dir DIR] [--config FILE]\n"
-		"                 [--frameworks FILE] [-v]\n"
+		"                 [--frameworks FILE] [--units-runtime-dir DIR] [-v]\n"
 		"Runs croft-writer, croft-probe (root with BPF only) and croft-sampler in the\n"
 		"foreground; Ctrl-C stops them in order with every finished row on disk.\n");
 }
@@ -63,6 +64,7 @@ static int run_parse(int argc, char **argv, struct run_opts *opts)
 		{ "runtime-dir", required_argument, NULL, 'r' },
 		{ "config", required_argument, NULL, 'c' },
 		{ "frameworks", required_argument, NULL, 'f' },
+		{ "units-runtime-dir", required_argument, NULL, 'U' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -82,6 +84,9 @@ static int run_parse(int argc, char **argv, struct run_opts *opts)
 			break;
 		case 'f':
 			opts->frameworks = optarg;
+			break;
+		case 'U':
+			opts->units_dir = optarg;
 			break;
 		case 'v':
 			opts->verbose = true;
@@ -240,6 +245,27 @@ static bool run_already_running(const char *runtime_dir)
 		return false;
 	free(text);
 	return true;
+}
+
+/* Two collectors on one host would write every row twice: refused, naming
+ * what runs and how to stop it.  Holds the host lock in *ret_lock_fd. */
+static int run_one_a_host(const struct run_opts *opts, int *ret_lock_fd)
+{
+	const char *lock_name = getenv(RUN_LOCK_ENV), *units_env = getenv(RUN_UNITS_DIR_ENV);
+	const char *units_dir = opts->units_dir           ? opts->units_dir
+				: units_env && *units_env ? units_env
+							  : CROFT_RUNTIME_DIR;
+	char why[PATH_MAX + 256] = "";
+	int r;
+
+	r = run_units_running(units_dir, why, sizeof(why));
+	if (r == 0)
+		r = run_lock_take(lock_name && *lock_name ? lock_name : RUN_LOCK_NAME, ret_lock_fd,
+			why, sizeof(why));
+	if (r == 0)
+		return 0;
+	log_warnx("not starting: %s", r < 0 && r != -EADDRINUSE && !why[0] ? strerror(-r) : why);
+	return r > 0 ? -EEXIST : r;
 }
 
 /* Common flags of the three daemons. */
@@ -559,7 +585,8 @@ int cmd_run(int argc, char **argv)
 	struct run_opts opts = { 0 };
 	struct priv_user user_buf, *user = NULL;
 	struct run run = { 0 };
-	int ret;
+	struct event *lock_event;
+	int ret, lock_fd;
 
 	if (run_parse(argc, argv, &opts) < 0)
 		return 2;
@@ -595,8 +622,10 @@ int cmd_run(int argc, char **argv)
 			opts.runtime_dir);
 		return 1;
 	}
+	if (run_one_a_host(&opts, &lock_fd) < 0)
+		return 1;
 	run.base = event_base_new();
-	if (!run.base)
+	if (!run.base || !(lock_event = run_lock_serve(run.base, lock_fd)))
 		return 1;
 	ret = run_setup_children(&run, &opts, user);
 	if (ret == 0) {
@@ -608,7 +637,9 @@ int cmd_run(int argc, char **argv)
 	}
 	for (size_t i = 0; i < run.nchildren; i++)
 		child_free(run.children[i]);
+	event_free(lock_event);
 	event_base_free(run.base);
+	close(lock_fd);
 	if (ret == 0 && !run.stop_status)
 		log_info("all daemons stopped");
 	if (ret == 0 && run.all_started)

@@ -1,7 +1,8 @@
 /*
  * run.h: the internals of `croft run` (run.c: options, directories and the
  * start/stop sequence; run_child.c: one supervised daemon, its log pipe and
- * its notify socket).  Runs in the croft command, as the invoking user.
+ * its notify socket; run_lock.c: one collector a host).  Runs in the croft command, as the invoking
+ * user.
  */
 #ifndef CROFT_RUN_H
 #define CROFT_RUN_H
@@ -22,9 +23,13 @@ struct bufferevent;
 #define RUN_HEALTHY_MS       60000 /* up this long: the backoff starts over */
 #define RUN_WATCHDOG_MS                                                                            \
 	30000 /* no WATCHDOG=1 for this long: hung, killed (as systemd's WatchdogSec) */
-#define RUN_WATCHDOG_ENV "CROFT_RUN_WATCHDOG_S" /* overrides it (tests) */
-#define RUN_ARGV_MAX     20
-#define RUN_LOG_LINE_MAX 8192 /* bytes of one relayed log line */
+#define RUN_WATCHDOG_ENV    "CROFT_RUN_WATCHDOG_S" /* overrides it (tests) */
+#define RUN_ARGV_MAX        20
+#define RUN_LOG_LINE_MAX    8192 /* bytes of one relayed log line */
+#define RUN_PEER_TIMEOUT_MS 1000 /* a control socket that does not answer in this long: gone */
+#define RUN_LOCK_NAME       "croft-run"           /* the host lock's abstract socket name */
+#define RUN_LOCK_ENV        "CROFT_RUN_LOCK"      /* another name: a test's own host */
+#define RUN_UNITS_DIR_ENV   "CROFT_RUN_UNITS_DIR" /* as --units-runtime-dir */
 /* the longest socket name in the runtime dir (as long as writer.sock) */
 #define RUN_LONGEST_SOCKET "sampler.ctl"
 
@@ -81,6 +86,15 @@ struct run {
 /* run.c: called by run_child.c on the events of a child */
 void run_child_ready(struct run *run, struct child *child);
 void run_child_exited(struct run *run, struct child *child);
+
+/* run_lock.c */
+/* 1 with *ret_why when a unit answers (or its directory refuses us) at
+ * <units_dir>/<role>/<role>.ctl, 0 when none, -errno. */
+int run_units_running(const char *units_dir, char *ret_why, size_t why_len);
+/* Binds the host lock; -EADDRINUSE with the holder in *ret_why. */
+int run_lock_take(const char *name, int *ret_fd, char *ret_why, size_t why_len);
+/* Accepts (and closes) what holder lookups connect. */
+struct event *run_lock_serve(struct event_base *base, int fd);
 
 /* run_child.c */
 int child_init(struct child *child, struct run *run, const char *name, const char *tag);
