@@ -57,6 +57,8 @@ static const struct key_spec config_keys[] = {
 	{ 0, "kubelet_checkpoint", KEY_STRING, F(kubelet_checkpoint), 0, 0, NULL },
 	{ 0, "driver_dir", KEY_STRING, F(driver_dir), 1, 0, NULL },
 	{ 0, "host", KEY_STRING, F(host), 0, 0, NULL },
+	{ 0, "textfile_dir", KEY_STRING, F(textfile_dir), 0, 0, NULL },
+	{ 0, "textfile_top", KEY_U32, F(textfile_top), 0, 500, "0..500" },
 	{ 1, "gpu_devices", KEY_STRING, F(gpu_devices), 0, 0, NULL },
 	{ 2, "data_dir", KEY_STRING, F(data_dir), 1, 0, NULL },
 	{ 2, "rotate_interval", KEY_DURATION, F(rotate_interval_ms), MS_S, 30 * MS_D, "1s..30d" },
@@ -95,6 +97,8 @@ void config_defaults(struct croft_config *cfg)
 	snprintf(cfg->kubelet_checkpoint, sizeof(cfg->kubelet_checkpoint), "%s",
 		CROFT_KUBELET_CHECKPOINT);
 	snprintf(cfg->driver_dir, sizeof(cfg->driver_dir), "%s", CROFT_DRIVER_DIR);
+	snprintf(cfg->textfile_dir, sizeof(cfg->textfile_dir), "%s", CROFT_TEXTFILE_DIR);
+	cfg->textfile_top = 50;
 	snprintf(cfg->data_dir, sizeof(cfg->data_dir), "%s", CROFT_DATA_DIR);
 	cfg->rotate_interval_ms = MS_H;
 	cfg->rotate_size_bytes = GIB;

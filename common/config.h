@@ -18,6 +18,7 @@
 #define CROFT_KUBELET_CHECKPOINT                                                                   \
 	"/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint" /* gpus_allocated */
 #define CROFT_DRIVER_DIR "/proc/driver" /* NVIDIA's nvidia/gpus and nvidia-caps */
+#define CROFT_TEXTFILE_DIR  "/var/lib/prometheus/node-exporter" /* Debian's node_exporter */
 
 #define CONFIG_GPU_DEVICES_MAX 512  /* bytes of the gpu_devices value */
 #define CONFIG_NAMES_MAX       1024 /* bytes of a list of names (gpu_system_holders) */
@@ -50,6 +51,8 @@ struct croft_config {
 	char kubelet_checkpoint[PATH_MAX];         /* device-plugin checkpoint; "" = none */
 	char driver_dir[PATH_MAX];                 /* /proc/driver: GPU UUIDs, MIG minors */
 	char host[CONFIG_HOST_MAX + 1];            /* rows' "host"; "" = the kernel's node name */
+	char textfile_dir[PATH_MAX]; /* croft.prom for node_exporter; "" = none written */
+	uint32_t textfile_top;       /* containers and pods with series of their own */
 	/* [probe] */
 	char gpu_devices[CONFIG_GPU_DEVICES_MAX]; /* "" = default set (gpudev.h) */
 	/* [writer] */

@@ -204,7 +204,7 @@ static void flush_check_cb(evutil_socket_t fd, short what, void *arg)
 
 int main(int argc, char **argv)
 {
-	struct sampler s = { .procfd = -1 };
+	struct sampler s = { .procfd = -1, .textfile_dir = { .fd = -1 } };
 	struct options o = { 0 };
 	struct priv_user user;
 	struct cgroup_mounts mounts;
@@ -244,7 +244,7 @@ int main(int argc, char **argv)
 	s.cgroups = cgroup_table_new(&mounts);
 	s.writer = writer_link_new(s.base, s.writer_socket, s.spool);
 	s.probe = probe_link_new(s.probe_socket);
-	if (!s.cgroups || !s.writer || !s.probe)
+	if (!s.cgroups || !s.writer || !s.probe || textfile_new(&s.textfile))
 		fatalx("out of memory");
 	if (daemon_signals_new(s.base, sampler_stop, sampler_reload, &s, &signals) < 0)
 		fatalx("signal setup failed");
@@ -285,6 +285,8 @@ int main(int argc, char **argv)
 	probe_link_free(s.probe);
 	proc_table_clear(&s.procs, s.cgroups);
 	cgroup_table_free(s.cgroups);
+	textfile_free(s.textfile);
+	textfile_dir_close(&s.textfile_dir);
 	spool_free(s.spool);
 	catalog_free(s.catalog);
 	kubelet_free(&s.kubelet);

@@ -48,29 +48,38 @@ static void flush_batch(struct sampler *s)
 	run->batch_rows = 0;
 }
 
-static void format_row(struct sampler *s, struct proc *p, const struct row_context *base)
+/* The row's context for p: its container's label from sampler.ctl, if any. */
+static struct row_context proc_context(const struct sampler *s, const struct proc *p,
+	const struct row_context *base)
 {
 	struct row_context ctx = *base;
 	const struct container_label *cl = NULL;
 	const struct cgroup *cg = p->ident.cg;
-	size_t mark = s->rows.len;
 
 	if (s->labels_count && cg && cg->container_id[0])
 		cl = sampler_label_find(s, cg->container_id);
 	ctx.label = cl ? cl->label : NULL;
 	ctx.label_len = cl ? cl->label_len : 0;
-	row_format(&s->rows, p, &ctx);
+	return ctx;
+}
+
+/* true when the row is written */
+static bool format_row(struct sampler *s, struct proc *p, const struct row_context *ctx)
+{
+	size_t mark = s->rows.len;
+
+	row_format(&s->rows, p, ctx);
 	if (s->rows.failed) {
 		s->rows.len = mark;
 		s->rows.failed = false;
 		s->stats.rows_failed++;
-		return; /* the next row covers this one's span too */
+		return false; /* the next row covers this one's span too */
 	}
-	proc_row_written(p, &s->poll.env);
 	s->poll.batch_rows++;
 	s->poll.rows++;
 	if (s->rows.len >= BATCH_BYTES_MAX)
 		flush_batch(s);
+	return true;
 }
 
 /* Settled, and the rows that are due formatted, from poll.cur on; true once all are. */
@@ -78,7 +87,7 @@ static bool format_rows(struct sampler *s, uint64_t until_ns)
 {
 	struct poll_run *run = &s->poll;
 	uint64_t onset_window_ns = s->cfg.onset_window_ms * 1000000;
-	struct row_context ctx = { .unix_ms = run->env.now.unix_ms,
+	struct row_context base = { .unix_ms = run->env.now.unix_ms,
 		.host = s->cfg.host[0] ? s->cfg.host : s->node_name,
 		.boot_unix_ms = s->boot_unix_ms,
 		.now_boot_ns = run->now_boot_ns,
@@ -87,10 +96,20 @@ static bool format_rows(struct sampler *s, uint64_t until_ns)
 		.kubelet = &s->kubelet };
 
 	for (struct proc *p; (p = run->cur.next);) {
+		struct row_context ctx = proc_context(s, p, &base);
+		bool written = false;
+		struct textfile_row tr;
+
 		run->cur.next = p->list_next;
 		proc_settle(p, onset_window_ns, run->now_boot_ns);
 		if (proc_row_due(p, &run->env))
-			format_row(s, p, &ctx);
+			written = format_row(s, p, &ctx);
+		if (s->textfile_on && !p->ident.kthread) {
+			row_textfile(p, &ctx, written, &tr);
+			textfile_add(s->textfile, &tr);
+		}
+		if (written) /* the next row's rates start here: after row_textfile's look */
+			proc_row_written(p, &run->env);
 		if (clock_mono_ns() >= until_ns)
 			return false;
 	}
@@ -155,6 +174,37 @@ static void next_slice(struct sampler *s)
 	evtimer_add(s->poll.slice, &now);
 }
 
+/* croft.prom from this poll's processes and croft's own state. */
+static void write_textfile(struct sampler *s)
+{
+	const char *probe_state = probe_link_state(s->probe);
+	struct spool_stats sp;
+	struct textfile_health h;
+
+	if (!s->textfile_on)
+		return;
+	spool_stats(s->spool, &sp);
+	h = (struct textfile_health){
+		.unix_ms = s->poll.env.now.unix_ms,
+		.duration_us = s->stats.duration_us,
+		.polls = s->stats.polls,
+		.processes = s->procs.count,
+		.untracked = s->procs.untracked,
+		.rows_written = sp.acked_rows,
+		.batches_written = sp.acked_batches,
+		.spool_bytes = sp.bytes,
+		.spool_batches = sp.batches,
+		.dropped_rows_spool_full = sp.dropped_rows,
+		.dropped_batches_spool_full = sp.dropped_batches,
+		.dropped_rows_out_of_memory = s->stats.rows_failed,
+		.probe_attached = strncmp(probe_state, "connected", 9) == 0,
+		.writer_connected = strcmp(writer_link_state(s->writer), "connected") == 0,
+		.probe_state = probe_state,
+	};
+	textfile_settle(s->textfile, s->cfg.textfile_top);
+	textfile_write(&s->textfile_dir, s->textfile, &h);
+}
+
 static void poll_finish(struct sampler *s)
 {
 	struct poll_run *run = &s->poll;
@@ -167,6 +217,7 @@ static void poll_finish(struct sampler *s)
 	s->stats.polls++;
 	s->stats.duration_us = (clock_mono_ns() - run->start_mono_ns) / 1000;
 	s->stats.cpu_us = cpu_time_us() - run->start_cpu_us;
+	write_textfile(s);
 	sampler_reload_pending(s);
 	if (run->again) {
 		s->stats.polls_late++;
@@ -231,6 +282,9 @@ static void ask_probe(struct sampler *s)
 static void format_begin(struct sampler *s)
 {
 	pass_begin(s, POLL_FORMAT);
+	s->textfile_on = textfile_dir_open(&s->textfile_dir, s->cfg.textfile_dir) == 0;
+	if (s->textfile_on)
+		textfile_begin(s->textfile, s->poll.env.gen);
 	s->poll.batch_rows = 0;
 	s->poll.rows = 0;
 	jbuf_reset(&s->rows);

@@ -90,8 +90,7 @@ void jbuf_double(struct jbuf *b, double v)
 		jbuf_put(b, tmp, (size_t)n);
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t left)
+size_t utf8_seq(const unsigned char *s, size_t left)
 {
 	uint32_t cp;
 	size_t n;
@@ -500,4 +499,38 @@ void row_format(struct jbuf *b, const struct proc *p, const struct row_context *
 		source_get };
 
 	row_write(&sink);
+}
+
+static bool get(const struct row_source *src, enum row_field f, struct row_value *v)
+{
+	*v = (struct row_value){ 0 };
+	return source_get((void *)src, f, 0, v);
+}
+
+void row_textfile(const struct proc *p, const struct row_context *ctx, bool written,
+	struct textfile_row *ret)
+{
+	struct row_source src = { NULL, p, ctx };
+	struct row_value v;
+
+	*ret = (struct textfile_row){ .row = written, .state = p->gpu.wl.state };
+	ret->span_ms = (uint64_t)(p->counters.span_s * 1000.0 + 0.5);
+	if (get(&src, RF_GPUS, &v))
+		ret->gpus = v.bits;
+	ret->ioctl_known = get(&src, RF_IOCTL_COUNT, &v);
+	ret->ioctl_count = v.u;
+	ret->since_known = get(&src, RF_SINCE_LAST_GPU_IOCTL_MS, &v);
+	ret->since_last_gpu_ioctl_ms = v.u;
+	get(&src, RF_CPU_CORES, &v);
+	ret->cpu_cores = round(v.f * 1e4) / 1e4; /* as the row says it */
+	get(&src, RF_RSS_BYTES, &v);
+	ret->rss_bytes = v.u;
+	if (get(&src, RF_CONTAINER_ID, &v))
+		ret->container_id = v.str; /* NUL-terminated: the cgroup's id */
+	if (get(&src, RF_FRAMEWORK, &v))
+		ret->framework = v.str; /* the catalog's name */
+	if (get(&src, RF_LABEL, &v)) {
+		ret->label = v.str;
+		ret->label_len = v.str_len;
+	}
 }

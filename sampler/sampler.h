@@ -8,6 +8,7 @@
 #define CROFT_SAMPLER_H
 
 #include <dirent.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -467,6 +468,10 @@ struct row_context {
 	const struct kubelet *kubelet;     /* gpus_allocated */
 };
 void row_format(struct jbuf *b, const struct proc *p, const struct row_context *ctx);
+/* What p's row of this poll says (written says whether the poll writes it), for croft.prom. */
+struct textfile_row;
+void row_textfile(const struct proc *p, const struct row_context *ctx, bool written,
+	struct textfile_row *ret);
 
 /* ---- spool.c: batches kept until acked ---- */
 struct spool_batch {
@@ -488,6 +493,7 @@ void spool_ack(struct spool *spool, uint64_t epoch, uint64_t seq);
 struct spool_batch *spool_first(struct spool *spool);
 struct spool_stats {
 	uint64_t bytes, batches, dropped_batches, dropped_rows, next_seq;
+	uint64_t acked_batches, acked_rows; /* since start */
 	bool dropping;
 	bool persistent;
 };
@@ -575,6 +581,78 @@ void proc_table_redetect(struct proc_table *table);
 /* p's row of this poll is written: the next one's rates start here. */
 void proc_row_written(struct proc *p, const struct poll_env *env);
 
+/* ---- textfile.c, textfile_write.c: croft.prom, the live figures for node_exporter ---- */
+#define TEXTFILE_NAME         "croft.prom"
+#define TEXTFILE_TMP_NAME     ".croft.prom.tmp" /* not *.prom: node_exporter skips it */
+#define TEXTFILE_GROUPS_MAX   16384 /* containers, pods or frameworks followed; more go to "other" */
+#define TEXTFILE_EXPIRE_POLLS 150   /* a group without a process this many polls is forgotten */
+#define TEXTFILE_LABEL_MAX    128   /* bytes of a label or pod uid kept */
+#define TEXTFILE_ID_CHARS     12    /* characters of a container id in its series */
+
+/* One process at this poll, in its row's terms (row_get), or as the row
+ * would say it where the poll writes none. */
+struct textfile_row {
+	bool row;         /* the poll wrote its row: the counters add span_ms */
+	uint64_t span_ms; /* what the row stands for */
+	enum workload_state state;
+	const uint64_t *gpus; /* "gpus" as a bitset of GPU_INDEX_MAX bits; NULL: none */
+	bool ioctl_known;     /* "ioctl_count" is in the row */
+	uint64_t ioctl_count;
+	bool since_known; /* "since_last_gpu_ioctl_ms" is in the row */
+	uint64_t since_last_gpu_ioctl_ms;
+	double cpu_cores;
+	uint64_t rss_bytes;
+	const char *container_id, *pod_uid, *framework; /* NUL-terminated; NULL: none */
+	const char *label;                              /* raw bytes; NULL: none */
+	size_t label_len;
+};
+
+/* croft's own state at the end of the poll. */
+struct textfile_health {
+	uint64_t unix_ms, duration_us, polls;
+	uint64_t processes, untracked;
+	uint64_t rows_written, batches_written; /* acked by the writer */
+	uint64_t spool_bytes, spool_batches;
+	uint64_t dropped_rows_spool_full, dropped_batches_spool_full, dropped_rows_out_of_memory;
+	bool probe_attached, writer_connected;
+	const char *probe_state;
+};
+
+struct textfile;
+int textfile_new(struct textfile **ret_tf);
+void textfile_free(struct textfile *tf);
+/* A poll begins: its gauges start from zero. */
+void textfile_begin(struct textfile *tf, uint64_t gen);
+void textfile_add(struct textfile *tf, const struct textfile_row *r);
+/* The poll's increments land in the series of the top groups or in "other". */
+void textfile_settle(struct textfile *tf, uint32_t top);
+/* The exposition (text format 0.0.4); -errno when f fails. */
+int textfile_print(const struct textfile *tf, const struct textfile_health *h, FILE *f);
+/* Label value bytes as the format wants them: \\, \", \n escaped, invalid
+ * UTF-8 and other control bytes as U+FFFD. */
+void textfile_put_value(FILE *f, const char *s, size_t len);
+/* Where croft.prom goes: the directory, opened when first written to. */
+struct textfile_dir {
+	char path[PATH_MAX]; /* the one fd is open on */
+	int fd;              /* -1: not open */
+	int last_err;        /* the failure logged last; 0 after a success */
+};
+/*
+ * The directory of path, open for this poll's file: 0, or -errno where it
+ * cannot be opened (logged once per reason; tried again at each poll,
+ * never fatal).  Another path closes the one open; path "": none, -ENOENT
+ * unlogged.
+ */
+int textfile_dir_open(struct textfile_dir *dir, const char *path);
+/* croft.prom replaced atomically in the open directory (a temporary file
+ * in it, renamed) by what textfile_print says; failures logged once. */
+void textfile_write(struct textfile_dir *dir, const struct textfile *tf,
+	const struct textfile_health *h);
+void textfile_dir_close(struct textfile_dir *dir);
+/* The valid UTF-8 sequence at s (1..4 bytes), or 0 (row.c). */
+size_t utf8_seq(const unsigned char *s, size_t left);
+
+
 /* ---- sampler state (main.c, poll.c, control.c) ---- */
 struct container_label {
 	char id[CONTAINER_ID_LEN + 1];
@@ -655,6 +733,9 @@ struct sampler {
 	struct poll_clock last_poll;
 	uint64_t nofile; /* RLIMIT_NOFILE: kept /proc fds stay well below it */
 	char probe_state_logged[128];
+	struct textfile *textfile;
+	struct textfile_dir textfile_dir;
+	bool textfile_on; /* this poll feeds croft.prom: its directory is open */
 };
 
 /* poll.c */
@@ -672,5 +753,6 @@ int sampler_ctl(void *ctx, uint32_t type, struct msg_cursor *payload, struct evb
 int sampler_reload(void *ctx, char **ret_errors);
 void sampler_reload_pending(struct sampler *s);
 int sampler_arm_timer(struct sampler *s);
+
 
 #endif

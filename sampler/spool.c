@@ -40,6 +40,7 @@ struct spool {
 	struct spool_batch *head, *tail;
 	uint64_t epoch, last_seq, bytes, batches, max_bytes;
 	uint64_t dropped_batches, dropped_rows;
+	uint64_t acked_batches, acked_rows; /* since start: what the writer took */
 	bool dropping;
 	int fds[2];          /* both -1: memory only */
 	int active;          /* the file appended to */
@@ -340,6 +341,8 @@ void spool_ack(struct spool *spool, uint64_t epoch, uint64_t seq)
 	if (epoch != spool->epoch)
 		return;
 	while (spool->head && spool->head->seq <= seq) {
+		spool->acked_batches++;
+		spool->acked_rows += spool->head->rows;
 		drop_head(spool);
 		any = true;
 	}
@@ -365,6 +368,8 @@ void spool_stats(const struct spool *spool, struct spool_stats *ret_stats)
 		.batches = spool->batches,
 		.dropped_batches = spool->dropped_batches,
 		.dropped_rows = spool->dropped_rows,
+		.acked_batches = spool->acked_batches,
+		.acked_rows = spool->acked_rows,
 		.next_seq = spool->last_seq + 1,
 		.dropping = spool->dropping,
 		.persistent = spool->fds[spool->active] >= 0,

@@ -1,0 +1,597 @@
+/*
+ * textfile.c: the live figures of croft.prom, summed from each poll's
+ * processes: per GPU, per container and pod (the top N by GPU-held time,
+ * the rest in "other"), per framework and workload state, and printed in
+ * Prometheus's text format.  Counters add a row's span when the poll
+ * writes one, as croft stats sums rows; gauges count the poll's processes.
+ * croft-sampler, croft user; no I/O but the FILE it prints to.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler.h"
+
+#define TEXTFILE_BUCKETS 4096
+#define GPU_SLOTS        (GPU_INDEX_MAX + 1) /* the indices, then "holds files naming none" */
+#define GPU_NONE         GPU_INDEX_MAX
+
+/* What rows add up to. */
+struct tf_sums {
+	uint64_t held_ms, idle_ms; /* gpu-held rows' spans; those without a GPU ioctl */
+	uint64_t cpu_us;           /* cpu_cores x span */
+};
+
+/* A container (its id's first 12 characters; "" for host processes), a pod or a framework. */
+struct tf_group {
+	struct tf_group *hash_next;
+	char key[TEXTFILE_LABEL_MAX + 1];
+	uint64_t seen_gen; /* the last poll a process of it was in */
+	struct tf_sums total;  /* since first seen: the ranking */
+	struct tf_sums inc;    /* this poll's */
+	struct tf_sums series; /* what its series says: since it was last shown */
+	bool shown;
+	uint64_t processes, rss_bytes; /* this poll's */
+	char label[TEXTFILE_LABEL_MAX + 1], pod[TEXTFILE_LABEL_MAX + 1];         /* the series' */
+	char now_label[TEXTFILE_LABEL_MAX + 1], now_pod[TEXTFILE_LABEL_MAX + 1]; /* this poll's */
+	bool label_taken, pod_taken;
+};
+
+struct tf_table {
+	struct tf_group *buckets[TEXTFILE_BUCKETS];
+	struct tf_group *all[TEXTFILE_GROUPS_MAX]; /* ranked at each settle */
+	size_t count;
+	struct tf_sums other; /* the groups not shown, and those over the cap */
+	uint64_t other_processes, other_rss_bytes;
+};
+
+struct tf_gpu {
+	bool seen; /* held once: its series stay */
+	uint64_t processes;
+	uint64_t held_ms, idle_ms;
+	bool age_known;
+	uint64_t age_ms; /* the least since_last_gpu_ioctl_ms of its holders */
+};
+
+struct textfile {
+	uint64_t gen;
+	struct tf_table containers, pods, frameworks;
+	struct tf_gpu gpus[GPU_SLOTS];
+	uint64_t states[WL_COUNT];
+};
+
+static uint64_t key_hash(const char *key)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (; *key; key++)
+		h = (h ^ (unsigned char)*key) * 1099511628211ull;
+	return h;
+}
+
+static struct tf_group **group_slot(struct tf_table *tab, const char *key)
+{
+	struct tf_group **g = &tab->buckets[key_hash(key) % TEXTFILE_BUCKETS];
+
+	while (*g && strcmp((*g)->key, key))
+		g = &(*g)->hash_next;
+	return g;
+}
+
+/* The group of key, made when new; NULL when the table is full. */
+static struct tf_group *group_get(struct tf_table *tab, const char *key)
+{
+	struct tf_group **slot = group_slot(tab, key), *g;
+
+	if (*slot)
+		return *slot;
+	if (tab->count >= TEXTFILE_GROUPS_MAX || !(g = calloc(1, sizeof(*g))))
+		return NULL;
+	snprintf(g->key, sizeof(g->key), "%s", key);
+	*slot = g;
+	tab->all[tab->count++] = g;
+	return g;
+}
+
+static void group_remove(struct tf_table *tab, size_t index)
+{
+	struct tf_group *g = tab->all[index];
+
+	*group_slot(tab, g->key) = g->hash_next;
+	tab->all[index] = tab->all[--tab->count];
+	free(g);
+}
+
+static void table_clear(struct tf_table *tab)
+{
+	while (tab->count)
+		group_remove(tab, tab->count - 1);
+}
+
+int textfile_new(struct textfile **ret_tf)
+{
+	struct textfile *tf = calloc(1, sizeof(*tf));
+
+	if (!tf)
+		return -ENOMEM;
+	*ret_tf = tf;
+	return 0;
+}
+
+void textfile_free(struct textfile *tf)
+{
+	if (!tf)
+		return;
+	table_clear(&tf->containers);
+	table_clear(&tf->pods);
+	table_clear(&tf->frameworks);
+	free(tf);
+}
+
+static void table_begin(struct tf_table *tab)
+{
+	tab->other_processes = tab->other_rss_bytes = 0;
+}
+
+void textfile_begin(struct textfile *tf, uint64_t gen)
+{
+	tf->gen = gen;
+	memset(tf->states, 0, sizeof(tf->states));
+	for (size_t i = 0; i < GPU_SLOTS; i++) {
+		tf->gpus[i].processes = 0;
+		tf->gpus[i].age_known = false;
+	}
+	table_begin(&tf->containers);
+	table_begin(&tf->pods);
+	table_begin(&tf->frameworks);
+}
+
+static void sums_add(struct tf_sums *to, const struct tf_sums *from)
+{
+	to->held_ms += from->held_ms;
+	to->idle_ms += from->idle_ms;
+	to->cpu_us += from->cpu_us;
+}
+
+/* A label value of this poll: the first a process of the group gives. */
+static void take_first(char *dst, size_t size, const char *src, size_t len, bool *taken)
+{
+	if (*taken || !src || !len)
+		return;
+	if (len >= size)
+		len = size - 1;
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+	*taken = true;
+}
+
+/* What one process adds to its group this poll. */
+static void group_add(
+	struct tf_table *tab, const char *key, const struct textfile_row *r, const struct tf_sums *inc,
+	uint64_t gen)
+{
+	struct tf_group *g = group_get(tab, key);
+
+	if (!g) {
+		sums_add(&tab->other, inc);
+		tab->other_processes++;
+		tab->other_rss_bytes += r->rss_bytes;
+		return;
+	}
+	if (g->seen_gen != gen) {
+		g->seen_gen = gen;
+		g->processes = g->rss_bytes = 0;
+		g->now_label[0] = g->now_pod[0] = '\0';
+		g->label_taken = g->pod_taken = false;
+	}
+	g->processes++;
+	g->rss_bytes += r->rss_bytes;
+	sums_add(&g->inc, inc);
+	sums_add(&g->total, inc);
+	take_first(g->now_label, sizeof(g->now_label), r->label, r->label_len, &g->label_taken);
+	take_first(g->now_pod, sizeof(g->now_pod), r->pod_uid, r->pod_uid ? strlen(r->pod_uid) : 0,
+		&g->pod_taken);
+}
+
+static void gpu_add(struct tf_gpu *gpu, const struct textfile_row *r, const struct tf_sums *inc)
+{
+	gpu->seen = true;
+	gpu->processes++;
+	gpu->held_ms += inc->held_ms;
+	gpu->idle_ms += inc->idle_ms;
+	if (r->since_known && (!gpu->age_known || r->since_last_gpu_ioctl_ms < gpu->age_ms)) {
+		gpu->age_ms = r->since_last_gpu_ioctl_ms;
+		gpu->age_known = true;
+	}
+}
+
+/* Each GPU the process holds (its "gpus"), or "none" where its files name none. */
+static void gpus_add(struct textfile *tf, const struct textfile_row *r, const struct tf_sums *inc)
+{
+	bool any = false;
+
+	if (r->state == WL_NO_GPU)
+		return;
+	for (size_t i = 0; r->gpus && i < GPU_INDEX_MAX; i++) {
+		if (!((r->gpus[i / 64] >> (i % 64)) & 1))
+			continue;
+		gpu_add(&tf->gpus[i], r, inc);
+		any = true;
+	}
+	if (!any)
+		gpu_add(&tf->gpus[GPU_NONE], r, inc);
+}
+
+void textfile_add(struct textfile *tf, const struct textfile_row *r)
+{
+	struct tf_sums inc = { 0 };
+	char id[TEXTFILE_ID_CHARS + 1] = "";
+
+	if (r->row) {
+		bool held = r->state == WL_GPU_HELD;
+
+		inc.held_ms = held ? r->span_ms : 0;
+		inc.idle_ms = held && r->ioctl_known && r->ioctl_count == 0 ? r->span_ms : 0;
+		if (r->cpu_cores > 0)
+			inc.cpu_us = (uint64_t)(r->cpu_cores * (double)r->span_ms * 1000.0 + 0.5);
+	}
+	if ((unsigned)r->state < WL_COUNT)
+		tf->states[r->state]++;
+	gpus_add(tf, r, &inc);
+	if (r->container_id)
+		snprintf(id, sizeof(id), "%s", r->container_id);
+	group_add(&tf->containers, id, r, &inc, tf->gen);
+	if (r->pod_uid && *r->pod_uid)
+		group_add(&tf->pods, r->pod_uid, r, &inc, tf->gen);
+	group_add(&tf->frameworks, r->framework ? r->framework : "", r, &inc, tf->gen);
+}
+
+/* Ranked: the most GPU-held time first, then CPU time, then by key. */
+static int rank_cmp(const void *a, const void *b)
+{
+	const struct tf_group *x = *(struct tf_group *const *)a, *y = *(struct tf_group *const *)b;
+
+	if (x->total.held_ms != y->total.held_ms)
+		return x->total.held_ms > y->total.held_ms ? -1 : 1;
+	if (x->total.cpu_us != y->total.cpu_us)
+		return x->total.cpu_us > y->total.cpu_us ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+/*
+ * The poll's increments land.  A group shown (the top ones; host
+ * processes, key "", always) adds its own to its series, which counts
+ * from when it was last shown; the rest go to "other".  So no series ever
+ * goes back and all of them together sum to the whole.  A group whose
+ * label or pod changed starts a new series (Prometheus sees new labels).
+ */
+static void table_settle(struct tf_table *tab, uint32_t top, bool all, uint64_t gen)
+{
+	uint32_t ranked = 0;
+
+	for (size_t i = tab->count; i-- > 0;)
+		if (gen - tab->all[i]->seen_gen > TEXTFILE_EXPIRE_POLLS)
+			group_remove(tab, i);
+	qsort(tab->all, tab->count, sizeof(tab->all[0]), rank_cmp);
+	for (size_t i = 0; i < tab->count; i++) {
+		struct tf_group *g = tab->all[i];
+		bool seen = g->seen_gen == gen;
+		bool show = all || !g->key[0] || ranked++ < top;
+
+		if (seen && (strcmp(g->label, g->now_label) || strcmp(g->pod, g->now_pod))) {
+			memcpy(g->label, g->now_label, sizeof(g->label));
+			memcpy(g->pod, g->now_pod, sizeof(g->pod));
+			g->series = (struct tf_sums){ 0 };
+		}
+		if (!show) {
+			g->series = (struct tf_sums){ 0 };
+			sums_add(&tab->other, &g->inc);
+			tab->other_processes += seen ? g->processes : 0;
+			tab->other_rss_bytes += seen ? g->rss_bytes : 0;
+		} else
+			sums_add(&g->series, &g->inc);
+		g->shown = show;
+		g->inc = (struct tf_sums){ 0 };
+	}
+}
+
+void textfile_settle(struct textfile *tf, uint32_t top)
+{
+	table_settle(&tf->containers, top, false, tf->gen);
+	table_settle(&tf->pods, top, false, tf->gen);
+	table_settle(&tf->frameworks, 0, true, tf->gen);
+}
+
+/* ---- printing ---- */
+
+void textfile_put_value(FILE *f, const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (size_t i = 0; i < len;) {
+		size_t n = u[i] >= 0x80 ? utf8_seq(u + i, len - i) : 1;
+
+		if (u[i] == '\\' || u[i] == '"')
+			fprintf(f, "\\%c", u[i]);
+		else if (u[i] == '\n')
+			fputs("\\n", f);
+		else if (!n || u[i] < 0x20 || u[i] == 0x7f)
+			fputs("\xef\xbf\xbd", f); /* U+FFFD */
+		else
+			fwrite(s + i, 1, n, f);
+		i += n ? n : 1;
+	}
+}
+
+struct metric {
+	const char *name, *type, *help;
+};
+
+static void header(FILE *f, const struct metric *m)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", m->name, m->help, m->name, m->type);
+}
+
+static void seconds_ms(FILE *f, uint64_t ms)
+{
+	fprintf(f, " %llu.%03llu\n", (unsigned long long)(ms / 1000),
+		(unsigned long long)(ms % 1000));
+}
+
+static void seconds_us(FILE *f, uint64_t us)
+{
+	fprintf(f, " %llu.%06llu\n", (unsigned long long)(us / 1000000),
+		(unsigned long long)(us % 1000000));
+}
+
+static void count(FILE *f, uint64_t v)
+{
+	fprintf(f, " %llu\n", (unsigned long long)v);
+}
+
+/* ---- per GPU ---- */
+enum gpu_figure { GF_PROCESSES, GF_HELD, GF_IDLE, GF_AGE, GF_COUNT };
+static const struct metric gpu_metrics[GF_COUNT] = {
+	[GF_PROCESSES] = { "croft_gpu_processes", "gauge",
+		"Processes holding the GPU open at the last poll (gpu-onset or gpu-held)." },
+	[GF_HELD] = { "croft_gpu_held_seconds_total", "counter",
+		"Seconds of gpu-held rows naming the GPU (each row's span), summed over processes." },
+	[GF_IDLE] = { "croft_gpu_idle_held_seconds_total", "counter",
+		"Seconds of gpu-held rows naming the GPU with no GPU ioctl, summed over processes." },
+	[GF_AGE] = { "croft_gpu_last_ioctl_age_seconds", "gauge",
+		"Seconds since the last GPU ioctl of a process holding the GPU, at the last poll." },
+};
+
+static void gpu_labels(FILE *f, const char *name, size_t slot)
+{
+	if (slot == GPU_NONE)
+		fprintf(f, "%s{gpu=\"none\"}", name);
+	else
+		fprintf(f, "%s{gpu=\"%zu\"}", name, slot);
+}
+
+static void print_gpus(const struct textfile *tf, FILE *f)
+{
+	for (int m = 0; m < GF_COUNT; m++) {
+		header(f, &gpu_metrics[m]);
+		for (size_t i = 0; i < GPU_SLOTS; i++) {
+			const struct tf_gpu *g = &tf->gpus[i];
+
+			if (!g->seen || (m == GF_AGE && !g->age_known))
+				continue;
+			gpu_labels(f, gpu_metrics[m].name, i);
+			if (m == GF_PROCESSES)
+				count(f, g->processes);
+			else if (m == GF_HELD)
+				seconds_ms(f, g->held_ms);
+			else if (m == GF_IDLE)
+				seconds_ms(f, g->idle_ms);
+			else
+				seconds_ms(f, g->age_ms);
+		}
+	}
+}
+
+/* ---- per container, pod and framework ---- */
+enum group_figure { XF_HELD, XF_IDLE, XF_CPU, XF_RSS, XF_PROCESSES, XF_COUNT };
+static const char *const figure_suffix[XF_COUNT] = {
+	[XF_HELD] = "gpu_held_seconds_total",
+	[XF_IDLE] = "gpu_idle_held_seconds_total",
+	[XF_CPU] = "cpu_seconds_total",
+	[XF_RSS] = "rss_bytes",
+	[XF_PROCESSES] = "processes",
+};
+static const char *const figure_type[XF_COUNT] = { "counter", "counter", "counter", "gauge",
+	"gauge" };
+static const char *const figure_help[XF_COUNT] = {
+	[XF_HELD] = "Seconds of its processes' gpu-held rows (each row's span), summed.",
+	[XF_IDLE] = "Seconds of its processes' gpu-held rows with no GPU ioctl, summed.",
+	[XF_CPU] = "CPU seconds of its processes (cpu_cores times each row's span), summed.",
+	[XF_RSS] = "Resident bytes of its processes at the last poll, summed.",
+	[XF_PROCESSES] = "Its processes at the last poll.",
+};
+
+enum group_kind { GK_CONTAINER, GK_POD, GK_FRAMEWORK };
+struct group_view {
+	const char *key; /* NULL: "other" */
+	const char *pod, *label;
+	const struct tf_sums *sums;
+	uint64_t processes, rss_bytes;
+};
+
+static void group_labels(FILE *f, enum group_kind kind, const struct group_view *v)
+{
+	static const char *const key_label[] = { "container_id", "pod_uid", "framework" };
+	const char *key = v->key ? v->key : "other";
+
+	if (kind == GK_FRAMEWORK && v->key && !v->key[0])
+		key = "none";
+	fprintf(f, "{%s=\"", key_label[kind]);
+	textfile_put_value(f, key, strlen(key));
+	if (v->pod && v->pod[0]) {
+		fputs("\",pod_uid=\"", f);
+		textfile_put_value(f, v->pod, strlen(v->pod));
+	}
+	if (v->label && v->label[0]) {
+		fputs("\",label=\"", f);
+		textfile_put_value(f, v->label, strlen(v->label));
+	}
+	fputs("\"}", f);
+}
+
+static void group_value(FILE *f, enum group_figure m, const struct group_view *v)
+{
+	if (m == XF_HELD)
+		seconds_ms(f, v->sums->held_ms);
+	else if (m == XF_IDLE)
+		seconds_ms(f, v->sums->idle_ms);
+	else if (m == XF_CPU)
+		seconds_us(f, v->sums->cpu_us);
+	else if (m == XF_RSS)
+		count(f, v->rss_bytes);
+	else
+		count(f, v->processes);
+}
+
+static void print_table(const struct tf_table *tab, enum group_kind kind, const char *prefix,
+	const bool figures[XF_COUNT], uint64_t gen, FILE *f)
+{
+	const struct group_view other = { NULL, NULL, NULL, &tab->other, tab->other_processes,
+		tab->other_rss_bytes };
+
+	for (int m = 0; m < XF_COUNT; m++) {
+		char name[64];
+		struct metric def = { name, figure_type[m], figure_help[m] };
+
+		if (!figures[m])
+			continue;
+		snprintf(name, sizeof(name), "%s_%s", prefix, figure_suffix[m]);
+		header(f, &def);
+		for (size_t i = 0; i < tab->count; i++) {
+			const struct tf_group *g = tab->all[i];
+			bool seen = g->seen_gen == gen;
+			struct group_view v = { g->key, kind == GK_CONTAINER ? g->pod : NULL,
+				kind != GK_FRAMEWORK ? g->label : NULL, &g->series,
+				seen ? g->processes : 0, seen ? g->rss_bytes : 0 };
+
+			if (!g->shown)
+				continue;
+			fputs(name, f);
+			group_labels(f, kind, &v);
+			group_value(f, (enum group_figure)m, &v);
+		}
+		if (kind == GK_FRAMEWORK)
+			continue;
+		fputs(name, f);
+		group_labels(f, kind, &other);
+		group_value(f, (enum group_figure)m, &other);
+	}
+}
+
+/* ---- per state and croft's own ---- */
+static void print_states(const struct textfile *tf, FILE *f)
+{
+	static const struct metric m = { "croft_workload_processes", "gauge",
+		"Processes in each workload state at the last poll." };
+
+	header(f, &m);
+	for (int i = 0; i < WL_COUNT; i++) {
+		enum workload_state w = workload_report_order[i];
+
+		fprintf(f, "%s{state=\"%s\"}", m.name, workload_name(w));
+		count(f, tf->states[w]);
+	}
+}
+
+enum value_unit { VU_COUNT, VU_MS, VU_US };
+
+/* One line of croft's own figures; a metric's lines follow each other. */
+struct health_line {
+	const struct metric *m;
+	const char *labels; /* "{...}" or "" */
+	enum value_unit unit;
+	uint64_t value;
+};
+
+static void print_health(const struct textfile_health *h, FILE *f)
+{
+	static const struct metric rows = { "croft_rows_written_total", "counter",
+		"Rows the writer acknowledged (appended and committed) since the sampler started." };
+	static const struct metric batches = { "croft_batches_written_total", "counter",
+		"Batches (one a poll) the writer acknowledged since the sampler started." };
+	static const struct metric spool_bytes = { "croft_spool_bytes", "gauge",
+		"Bytes of batches the writer has not acknowledged yet." };
+	static const struct metric spool_batches = { "croft_spool_batches", "gauge",
+		"Batches the writer has not acknowledged yet." };
+	static const struct metric dropped_rows = { "croft_dropped_rows_total", "counter",
+		"Rows lost since the sampler started, by reason." };
+	static const struct metric dropped_batches = { "croft_dropped_batches_total", "counter",
+		"Batches lost since the sampler started, by reason." };
+	static const struct metric processes = { "croft_processes", "gauge",
+		"Processes tracked at the last poll." };
+	static const struct metric untracked = { "croft_untracked_processes", "gauge",
+		"Processes over the sampler's limit at the last poll: they have no rows." };
+	static const struct metric polls = { "croft_polls_total", "counter",
+		"Polls since the sampler started." };
+	static const struct metric last_poll = { "croft_last_poll_timestamp_seconds", "gauge",
+		"When the last poll began, unix time." };
+	static const struct metric duration = { "croft_poll_duration_seconds", "gauge",
+		"How long the last poll took." };
+	static const struct metric writer = { "croft_writer_connected", "gauge",
+		"1 while croft-writer is connected and takes the batches." };
+	static const struct metric probe = { "croft_probe_attached", "gauge",
+		"1 while croft-probe answers: the rows have its fields." };
+	static const struct metric probe_info = { "croft_probe_info", "gauge",
+		"The probe's state as the sampler sees it, and why where it is not attached." };
+	const struct health_line lines[] = {
+		{ &rows, "", VU_COUNT, h->rows_written },
+		{ &batches, "", VU_COUNT, h->batches_written },
+		{ &spool_bytes, "", VU_COUNT, h->spool_bytes },
+		{ &spool_batches, "", VU_COUNT, h->spool_batches },
+		{ &dropped_rows, "{reason=\"spool_full\"}", VU_COUNT, h->dropped_rows_spool_full },
+		{ &dropped_rows, "{reason=\"out_of_memory\"}", VU_COUNT,
+			h->dropped_rows_out_of_memory },
+		{ &dropped_batches, "{reason=\"spool_full\"}", VU_COUNT,
+			h->dropped_batches_spool_full },
+		{ &processes, "", VU_COUNT, h->processes },
+		{ &untracked, "", VU_COUNT, h->untracked },
+		{ &polls, "", VU_COUNT, h->polls },
+		{ &last_poll, "", VU_MS, h->unix_ms },
+		{ &duration, "", VU_US, h->duration_us },
+		{ &writer, "", VU_COUNT, h->writer_connected },
+		{ &probe, "", VU_COUNT, h->probe_attached },
+	};
+	const struct metric *last = NULL;
+
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		if (lines[i].m != last)
+			header(f, lines[i].m);
+		last = lines[i].m;
+		fprintf(f, "%s%s", lines[i].m->name, lines[i].labels);
+		if (lines[i].unit == VU_MS)
+			seconds_ms(f, lines[i].value);
+		else if (lines[i].unit == VU_US)
+			seconds_us(f, lines[i].value);
+		else
+			count(f, lines[i].value);
+	}
+	header(f, &probe_info);
+	fprintf(f, "%s{state=\"", probe_info.name);
+	textfile_put_value(f, h->probe_state, strlen(h->probe_state));
+	fputs("\"} 1\n", f);
+}
+
+int textfile_print(const struct textfile *tf, const struct textfile_health *h, FILE *f)
+{
+	static const bool group_figures[XF_COUNT] = { true, true, true, true, false };
+	static const bool framework_figures[XF_COUNT] = { false, false, true, false, true };
+
+	print_gpus(tf, f);
+	print_table(&tf->containers, GK_CONTAINER, "croft_container", group_figures, tf->gen, f);
+	print_table(&tf->pods, GK_POD, "croft_pod", group_figures, tf->gen, f);
+	print_table(&tf->frameworks, GK_FRAMEWORK, "croft_framework", framework_figures, tf->gen,
+		f);
+	print_states(tf, f);
+	print_health(h, f);
+	return ferror(f) ? -EIO : 0;
+}
