@@ -49,8 +49,8 @@ static void flush_batch(struct sampler *s)
 }
 
 /* The row's context for p: its container's label from sampler.ctl, if any. */
-static struct row_context proc_context(const struct sampler *s, const struct proc *p,
-	const struct row_context *base)
+static struct row_context proc_context(
+	const struct sampler *s, const struct proc *p, const struct row_context *base)
 {
 	struct row_context ctx = *base;
 	const struct container_label *cl = NULL;

@@ -507,8 +507,8 @@ static bool get(const struct row_source *src, enum row_field f, struct row_value
 	return source_get((void *)src, f, 0, v);
 }
 
-void row_textfile(const struct proc *p, const struct row_context *ctx, bool written,
-	struct textfile_row *ret)
+void row_textfile(
+	const struct proc *p, const struct row_context *ctx, bool written, struct textfile_row *ret)
 {
 	struct row_source src = { NULL, p, ctx };
 	struct row_value v;

@@ -582,12 +582,13 @@ void proc_table_redetect(struct proc_table *table);
 void proc_row_written(struct proc *p, const struct poll_env *env);
 
 /* ---- textfile.c, textfile_write.c: croft.prom, the live figures for node_exporter ---- */
-#define TEXTFILE_NAME         "croft.prom"
-#define TEXTFILE_TMP_NAME     ".croft.prom.tmp" /* not *.prom: node_exporter skips it */
-#define TEXTFILE_GROUPS_MAX   16384 /* containers, pods or frameworks followed; more go to "other" */
-#define TEXTFILE_EXPIRE_POLLS 150   /* a group without a process this many polls is forgotten */
-#define TEXTFILE_LABEL_MAX    128   /* bytes of a label or pod uid kept */
-#define TEXTFILE_ID_CHARS     12    /* characters of a container id in its series */
+#define TEXTFILE_NAME       "croft.prom"
+#define TEXTFILE_TMP_NAME   ".croft.prom.tmp" /* not *.prom: node_exporter skips it */
+#define TEXTFILE_GROUPS_MAX 16384 /* containers, pods or frameworks followed; more go to "other"   \
+				   */
+#define TEXTFILE_EXPIRE_POLLS 150 /* a group without a process this many polls is forgotten */
+#define TEXTFILE_LABEL_MAX    128 /* bytes of a label or pod uid kept */
+#define TEXTFILE_ID_CHARS     12  /* characters of a container id in its series */
 
 /* One process at this poll, in its row's terms (row_get), or as the row
  * would say it where the poll writes none. */
@@ -646,12 +647,11 @@ struct textfile_dir {
 int textfile_dir_open(struct textfile_dir *dir, const char *path);
 /* croft.prom replaced atomically in the open directory (a temporary file
  * in it, renamed) by what textfile_print says; failures logged once. */
-void textfile_write(struct textfile_dir *dir, const struct textfile *tf,
-	const struct textfile_health *h);
+void textfile_write(
+	struct textfile_dir *dir, const struct textfile *tf, const struct textfile_health *h);
 void textfile_dir_close(struct textfile_dir *dir);
 /* The valid UTF-8 sequence at s (1..4 bytes), or 0 (row.c). */
 size_t utf8_seq(const unsigned char *s, size_t left);
-
 
 /* ---- sampler state (main.c, poll.c, control.c) ---- */
 struct container_label {
@@ -753,6 +753,5 @@ int sampler_ctl(void *ctx, uint32_t type, struct msg_cursor *payload, struct evb
 int sampler_reload(void *ctx, char **ret_errors);
 void sampler_reload_pending(struct sampler *s);
 int sampler_arm_timer(struct sampler *s);
-
 
 #endif

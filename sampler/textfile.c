@@ -26,12 +26,12 @@ struct tf_sums {
 struct tf_group {
 	struct tf_group *hash_next;
 	char key[TEXTFILE_LABEL_MAX + 1];
-	uint64_t seen_gen; /* the last poll a process of it was in */
+	uint64_t seen_gen;     /* the last poll a process of it was in */
 	struct tf_sums total;  /* since first seen: the ranking */
 	struct tf_sums inc;    /* this poll's */
 	struct tf_sums series; /* what its series says: since it was last shown */
 	bool shown;
-	uint64_t processes, rss_bytes; /* this poll's */
+	uint64_t processes, rss_bytes;                                           /* this poll's */
 	char label[TEXTFILE_LABEL_MAX + 1], pod[TEXTFILE_LABEL_MAX + 1];         /* the series' */
 	char now_label[TEXTFILE_LABEL_MAX + 1], now_pod[TEXTFILE_LABEL_MAX + 1]; /* this poll's */
 	bool label_taken, pod_taken;
@@ -160,15 +160,16 @@ static void take_first(char *dst, size_t size, const char *src, size_t len, bool
 		return;
 	if (len >= size)
 		len = size - 1;
-	memcpy(dst, src, len);
+	/* a NUL would end the value: it becomes a control byte, printed as U+FFFD as they are */
+	for (size_t i = 0; i < len; i++)
+		dst[i] = src[i] ? src[i] : '\x01';
 	dst[len] = '\0';
 	*taken = true;
 }
 
 /* What one process adds to its group this poll. */
-static void group_add(
-	struct tf_table *tab, const char *key, const struct textfile_row *r, const struct tf_sums *inc,
-	uint64_t gen)
+static void group_add(struct tf_table *tab, const char *key, const struct textfile_row *r,
+	const struct tf_sums *inc, uint64_t gen)
 {
 	struct tf_group *g = group_get(tab, key);
 
@@ -355,11 +356,14 @@ static const struct metric gpu_metrics[GF_COUNT] = {
 	[GF_PROCESSES] = { "croft_gpu_processes", "gauge",
 		"Processes holding the GPU open at the last poll (gpu-onset or gpu-held)." },
 	[GF_HELD] = { "croft_gpu_held_seconds_total", "counter",
-		"Seconds of gpu-held rows naming the GPU (each row's span), summed over processes." },
+		"Seconds of gpu-held rows naming the GPU (each row's span), summed over "
+		"processes." },
 	[GF_IDLE] = { "croft_gpu_idle_held_seconds_total", "counter",
-		"Seconds of gpu-held rows naming the GPU with no GPU ioctl, summed over processes." },
+		"Seconds of gpu-held rows naming the GPU with no GPU ioctl, summed over "
+		"processes." },
 	[GF_AGE] = { "croft_gpu_last_ioctl_age_seconds", "gauge",
-		"Seconds since the last GPU ioctl of a process holding the GPU, at the last poll." },
+		"Seconds since the last GPU ioctl of a process holding the GPU, at the last "
+		"poll." },
 };
 
 static void gpu_labels(FILE *f, const char *name, size_t slot)
@@ -515,8 +519,10 @@ struct health_line {
 
 static void print_health(const struct textfile_health *h, FILE *f)
 {
-	static const struct metric rows = { "croft_rows_written_total", "counter",
-		"Rows the writer acknowledged (appended and committed) since the sampler started." };
+	static const struct metric rows = {
+		"croft_rows_written_total", "counter",
+		"Rows the writer acknowledged (appended and committed) since the sampler started."
+	};
 	static const struct metric batches = { "croft_batches_written_total", "counter",
 		"Batches (one a poll) the writer acknowledged since the sampler started." };
 	static const struct metric spool_bytes = { "croft_spool_bytes", "gauge",
@@ -589,8 +595,8 @@ int textfile_print(const struct textfile *tf, const struct textfile_health *h, F
 	print_gpus(tf, f);
 	print_table(&tf->containers, GK_CONTAINER, "croft_container", group_figures, tf->gen, f);
 	print_table(&tf->pods, GK_POD, "croft_pod", group_figures, tf->gen, f);
-	print_table(&tf->frameworks, GK_FRAMEWORK, "croft_framework", framework_figures, tf->gen,
-		f);
+	print_table(
+		&tf->frameworks, GK_FRAMEWORK, "croft_framework", framework_figures, tf->gen, f);
 	print_states(tf, f);
 	print_health(h, f);
 	return ferror(f) ? -EIO : 0;

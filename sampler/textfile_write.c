@@ -68,8 +68,8 @@ int textfile_dir_open(struct textfile_dir *dir, const char *path)
 
 static int write_tmp(int dirfd, const struct textfile *tf, const struct textfile_health *h)
 {
-	int fd = openat(dirfd, TEXTFILE_TMP_NAME, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		TEXTFILE_MODE);
+	int fd = openat(dirfd, TEXTFILE_TMP_NAME,
+		O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, TEXTFILE_MODE);
 	FILE *f;
 	int r;
 

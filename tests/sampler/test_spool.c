@@ -59,9 +59,12 @@ START_TEST(order_ack_bound)
 	spool_ack(sp, spool_epoch(sp) + 1, 5);
 	spool_stats(sp, &st);
 	ck_assert_uint_eq(st.batches, 3);
+	ck_assert_uint_eq(st.acked_batches, 0);
 	spool_ack(sp, spool_epoch(sp), 4);
 	spool_stats(sp, &st);
 	ck_assert_uint_eq(st.batches, 1);
+	ck_assert_uint_eq(st.acked_batches, 2); /* 3 and 4: what croft.prom calls written */
+	ck_assert_uint_eq(st.acked_rows, 2);
 	ck_assert_uint_eq(spool_first(sp)->seq, 5);
 	add(sp, 1, 300);
 	spool_stats(sp, &st);

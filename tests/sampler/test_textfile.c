@@ -1,0 +1,353 @@
+/*
+ * test_textfile.c: croft.prom's figures from synthetic processes: a known
+ * idle GPU holder's seconds per GPU, container and pod; label values with
+ * hostile bytes escaped; the series bounded (20 000 processes in 500
+ * containers and 250 pods stay under 1 000 series); counters that never go
+ * back and sum to the whole while the ranking changes.  Test process, any user.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "sampler.h"
+#include "testlib.h"
+
+#define SERIES_MAX 4096
+
+/* A printed file, its samples by series (name and labels). */
+struct sample {
+	char series[512];
+	double value;
+};
+struct parsed {
+	struct sample s[SERIES_MAX];
+	size_t count;
+};
+
+static char *print(const struct textfile *tf)
+{
+	struct textfile_health h = { .probe_state = "probe not connected yet" };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(textfile_print(tf, &h, f), 0);
+	ck_assert_int_eq(fclose(f), 0);
+	return text;
+}
+
+static int sample_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct sample *)a)->series, ((const struct sample *)b)->series);
+}
+
+/* Its samples, sorted by series. */
+static void parse(const char *text, struct parsed *ret)
+{
+	ret->count = 0;
+	for (const char *line = text; *line;) {
+		const char *nl = strchr(line, '\n'), *sp;
+
+		ck_assert_ptr_nonnull(nl); /* every line ends */
+		sp = nl;
+		while (sp > line && sp[-1] != ' ')
+			sp--;
+		if (*line != '#') {
+			struct sample *s = &ret->s[ret->count++];
+
+			ck_assert_uint_lt(ret->count, SERIES_MAX);
+			ck_assert_uint_lt((size_t)(sp - line), sizeof(s->series));
+			memcpy(s->series, line, (size_t)(sp - 1 - line));
+			s->series[sp - 1 - line] = '\0';
+			s->value = strtod(sp, NULL);
+		}
+		line = nl + 1;
+	}
+	qsort(ret->s, ret->count, sizeof(ret->s[0]), sample_cmp);
+	for (size_t i = 1; i < ret->count; i++) /* no series twice */
+		ck_assert_str_ne(ret->s[i - 1].series, ret->s[i].series);
+}
+
+static const struct sample *find(const struct parsed *p, const char *series)
+{
+	struct sample key;
+
+	snprintf(key.series, sizeof(key.series), "%s", series);
+	return bsearch(&key, p->s, p->count, sizeof(p->s[0]), sample_cmp);
+}
+
+static double value(const struct parsed *p, const char *series)
+{
+	const struct sample *s = find(p, series);
+
+	ck_assert_msg(s, "no series %s", series);
+	return s->value;
+}
+
+static bool of_metric(const struct sample *s, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(s->series, name, n) && (s->series[n] == '{' || !s->series[n]);
+}
+
+static double metric_sum(const struct parsed *p, const char *name)
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < p->count; i++)
+		sum += of_metric(&p->s[i], name) ? p->s[i].value : 0;
+	return sum;
+}
+
+/*
+ * What a metric's series grew by from one file to the next, as Prometheus
+ * adds it up: a series new in after counts from 0, one gone counts no more.
+ */
+static double metric_growth(
+	const struct parsed *before, const struct parsed *after, const char *name)
+{
+	double growth = 0;
+
+	for (size_t i = 0; i < after->count; i++) {
+		const struct sample *was;
+
+		if (!of_metric(&after->s[i], name))
+			continue;
+		was = find(before, after->s[i].series);
+		growth += after->s[i].value - (was ? was->value : 0);
+	}
+	return growth;
+}
+
+static uint64_t gpu_bits[GPU_INDEX_MAX / 64];
+
+static struct textfile_row holder(const char *container, const char *pod, uint64_t ioctls)
+{
+	memset(gpu_bits, 0, sizeof(gpu_bits));
+	gpu_bits[0] = 1u << 3; /* GPU 3 */
+	return (struct textfile_row){ .row = true,
+		.span_ms = 2000,
+		.state = WL_GPU_HELD,
+		.gpus = gpu_bits,
+		.ioctl_known = true,
+		.ioctl_count = ioctls,
+		.since_known = true,
+		.since_last_gpu_ioctl_ms = 60000,
+		.cpu_cores = 0.25,
+		.rss_bytes = 1000,
+		.container_id = container,
+		.pod_uid = pod,
+		.framework = "pytorch" };
+}
+
+#define CONTAINER_A "aaaaaaaaaaaabbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+#define POD_A       "0f2b5e4c-1d3a-4b6e-9f70-2a1c3d4e5f60"
+
+START_TEST(known_holder)
+{
+	struct textfile *tf;
+	struct parsed *p = malloc(sizeof(*p));
+	char *text;
+
+	ck_assert_int_eq(textfile_new(&tf), 0);
+	for (uint64_t gen = 1; gen <= 5; gen++) {
+		struct textfile_row idle = holder(CONTAINER_A, POD_A, 0);
+
+		textfile_begin(tf, gen);
+		textfile_add(tf, &idle);
+		textfile_settle(tf, 50);
+	}
+	text = print(tf);
+	parse(text, p);
+	/* five idle rows of 2 s: 10 s held, all of it idle; cpu 0.25 x 10 s */
+	ck_assert_double_eq(value(p, "croft_gpu_held_seconds_total{gpu=\"3\"}"), 10.0);
+	ck_assert_double_eq(value(p, "croft_gpu_idle_held_seconds_total{gpu=\"3\"}"), 10.0);
+	ck_assert_double_eq(value(p, "croft_gpu_processes{gpu=\"3\"}"), 1);
+	ck_assert_double_eq(value(p, "croft_gpu_last_ioctl_age_seconds{gpu=\"3\"}"), 60.0);
+	ck_assert_double_eq(value(p, "croft_container_gpu_idle_held_seconds_total{container_id="
+				     "\"aaaaaaaaaaaa\",pod_uid=\"" POD_A "\"}"),
+		10.0);
+	ck_assert_double_eq(
+		value(p, "croft_pod_gpu_held_seconds_total{pod_uid=\"" POD_A "\"}"), 10.0);
+	ck_assert_double_eq(value(p, "croft_pod_cpu_seconds_total{pod_uid=\"" POD_A "\"}"), 2.5);
+	ck_assert_double_eq(value(p, "croft_pod_rss_bytes{pod_uid=\"" POD_A "\"}"), 1000);
+	ck_assert_double_eq(value(p, "croft_framework_processes{framework=\"pytorch\"}"), 1);
+	ck_assert_double_eq(value(p, "croft_workload_processes{state=\"gpu-held\"}"), 1);
+	ck_assert_double_eq(value(p, "croft_workload_processes{state=\"no-gpu\"}"), 0);
+	ck_assert_double_eq(value(p, "croft_probe_info{state=\"probe not connected yet\"}"), 1);
+	free(text);
+
+	/* a row with an ioctl is held, not idle; a poll without its row adds nothing */
+	{
+		struct textfile_row busy = holder(CONTAINER_A, POD_A, 7);
+		struct textfile_row skipped = holder(CONTAINER_A, POD_A, 0);
+
+		skipped.row = false;
+		textfile_begin(tf, 6);
+		textfile_add(tf, &busy);
+		textfile_add(tf, &skipped);
+		textfile_settle(tf, 50);
+	}
+	text = print(tf);
+	parse(text, p);
+	ck_assert_double_eq(value(p, "croft_gpu_held_seconds_total{gpu=\"3\"}"), 12.0);
+	ck_assert_double_eq(value(p, "croft_gpu_idle_held_seconds_total{gpu=\"3\"}"), 10.0);
+	ck_assert_double_eq(value(p, "croft_gpu_processes{gpu=\"3\"}"), 2);
+	free(text);
+	textfile_free(tf);
+	free(p);
+}
+END_TEST
+
+static char *escaped(const char *s, size_t len)
+{
+	char *text = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&text, &n);
+
+	textfile_put_value(f, s, len);
+	fclose(f);
+	return text;
+}
+
+START_TEST(hostile_labels)
+{
+	static const char raw[] = "a\"b\\c\nd\xff\x01\xc3\xa9\0z";
+	char *text = escaped(raw, sizeof(raw) - 1);
+	struct textfile *tf;
+	struct textfile_row r = holder(CONTAINER_A, NULL, 0);
+	struct parsed *p = malloc(sizeof(*p));
+
+	/* quote, backslash, newline escaped; bad UTF-8, control bytes and NUL as U+FFFD */
+	ck_assert_str_eq(text, "a\\\"b\\\\c\\nd\xef\xbf\xbd\xef\xbf\xbd\xc3\xa9\xef\xbf\xbdz");
+	free(text);
+
+	r.label = raw;
+	r.label_len = sizeof(raw) - 1;
+	ck_assert_int_eq(textfile_new(&tf), 0);
+	textfile_begin(tf, 1);
+	textfile_add(tf, &r);
+	textfile_settle(tf, 50);
+	text = print(tf);
+	parse(text, p);
+	ck_assert_ptr_nonnull(find(p, "croft_container_gpu_held_seconds_total{container_id="
+				      "\"aaaaaaaaaaaa\",label=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\xef"
+				      "\xbf\xbd\xc3\xa9\xef\xbf\xbdz\"}"));
+	free(text);
+	textfile_free(tf);
+	free(p);
+}
+END_TEST
+
+/* Process i of a synthetic host: 500 containers in 250 pods, 8 GPUs. */
+static char ids[500][65], pods[250][37];
+
+static struct textfile_row host_process(size_t i, uint64_t gen, uint64_t bits[])
+{
+	size_t c = i % 500;
+	bool gpu = i % 40 == 0; /* 500 GPU holders */
+	struct textfile_row r = { .row = (i + gen) % 15 == 0 || gpu,
+		.span_ms = 2000,
+		.state = gpu ? WL_GPU_HELD : WL_NO_GPU,
+		.cpu_cores = (double)(i % 7) / 10,
+		.rss_bytes = 4096 * (i % 100),
+		.container_id = i % 10 ? ids[c] : NULL,
+		.pod_uid = i % 10 && c % 2 ? pods[c / 2] : NULL,
+		.framework = i % 3 ? "pytorch" : NULL };
+
+	if (gpu) {
+		bits[0] = 1ull << (i / 40 % 8);
+		r.gpus = bits;
+		r.ioctl_known = true;
+		/* containers differ in how often they are busy, so the ranking moves */
+		r.ioctl_count = (gen + c) % (c % 5 + 2) ? 0 : 3;
+		r.since_known = true;
+		r.since_last_gpu_ioctl_ms = 1000 * (i % 90);
+		r.span_ms = 2000 + 100 * ((gen * c) % 7);
+	}
+	return r;
+}
+
+START_TEST(bounded_and_monotonic)
+{
+	struct textfile *tf;
+	struct parsed *before = malloc(sizeof(*before)), *after = malloc(sizeof(*after));
+	size_t series = 0;
+
+	for (size_t c = 0; c < 500; c++)
+		snprintf(ids[c], sizeof(ids[c]), "%012zx%052x", c * 7919, 0);
+	for (size_t k = 0; k < 250; k++)
+		snprintf(pods[k], sizeof(pods[k]), "%08zx-0000-4000-8000-%012zx", k, k);
+	ck_assert_int_eq(textfile_new(&tf), 0);
+	before->count = 0;
+	for (uint64_t gen = 1; gen <= 40; gen++) {
+		uint64_t held_ms = 0, idle_ms = 0, cpu_us = 0;
+		char *text;
+
+		textfile_begin(tf, gen);
+		for (size_t i = 0; i < 20000; i++) {
+			uint64_t bits[GPU_INDEX_MAX / 64] = { 0 };
+			struct textfile_row r = host_process(i, gen, bits);
+
+			textfile_add(tf, &r);
+			if (!r.row)
+				continue;
+			held_ms += r.state == WL_GPU_HELD ? r.span_ms : 0;
+			idle_ms += r.state == WL_GPU_HELD && !r.ioctl_count ? r.span_ms : 0;
+			cpu_us += (uint64_t)(r.cpu_cores * (double)r.span_ms * 1000.0 + 0.5);
+		}
+		textfile_settle(tf, 50);
+		text = print(tf);
+		parse(text, after);
+		free(text);
+		series = after->count;
+		ck_assert_uint_lt(series, 1000);
+		/* every row counts once, in the top 50, host processes or other */
+		ck_assert_double_eq_tol(
+			metric_growth(before, after, "croft_container_gpu_held_seconds_total"),
+			(double)held_ms / 1000, 1e-6);
+		ck_assert_double_eq_tol(
+			metric_growth(before, after, "croft_container_gpu_idle_held_seconds_total"),
+			(double)idle_ms / 1000, 1e-6);
+		ck_assert_double_eq_tol(
+			metric_growth(before, after, "croft_container_cpu_seconds_total"),
+			(double)cpu_us / 1e6, 1e-6);
+		ck_assert_double_eq_tol(
+			metric_growth(before, after, "croft_framework_cpu_seconds_total"),
+			(double)cpu_us / 1e6, 1e-6);
+		ck_assert_double_eq_tol(
+			metric_growth(before, after, "croft_gpu_held_seconds_total"),
+			(double)held_ms / 1000, 1e-6);
+		ck_assert_double_eq(metric_sum(after, "croft_workload_processes"), 20000);
+		ck_assert_double_eq(metric_sum(after, "croft_gpu_processes"), 500);
+		/* a counter of a series still shown never goes back */
+		for (size_t i = 0; i < before->count; i++) {
+			const struct sample *now = find(after, before->s[i].series);
+
+			if (now && strstr(now->series, "_total"))
+				ck_assert_msg(now->value >= before->s[i].value,
+					"%s went back: %f -> %f", now->series, before->s[i].value,
+					now->value);
+		}
+		memcpy(before, after, sizeof(*after));
+	}
+	printf("# %zu series for 20000 processes, 500 containers, 250 pods, 8 GPUs\n", series);
+	textfile_free(tf);
+	free(before);
+	free(after);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("textfile");
+	TCase *tc = tcase_create("textfile");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, known_holder);
+	tcase_add_test(tc, hostile_labels);
+	tcase_add_test(tc, bounded_and_monotonic);
+	suite_add_tcase(s, tc);
+	return tl_run(s);
+}
