@@ -514,7 +514,13 @@ void row_textfile(
 	struct row_value v;
 
 	*ret = (struct textfile_row){ .row = written, .state = p->gpu.wl.state };
-	ret->span_ms = (uint64_t)(p->counters.span_s * 1000.0 + 0.5);
+	/* span_ms where the row has it; else the span its rates cover */
+	ret->span_ms =
+		get(&src, RF_SPAN_MS, &v) ? v.u : (uint64_t)(p->counters.span_s * 1000.0 + 0.5);
+	if (get(&src, RF_MIG, &v)) {
+		ret->migs = v.strs;
+		ret->migs_count = v.strs_count;
+	}
 	if (get(&src, RF_GPUS, &v))
 		ret->gpus = v.bits;
 	ret->ioctl_known = get(&src, RF_IOCTL_COUNT, &v);
@@ -527,6 +533,8 @@ void row_textfile(
 	ret->rss_bytes = v.u;
 	if (get(&src, RF_CONTAINER_ID, &v))
 		ret->container_id = v.str; /* NUL-terminated: the cgroup's id */
+	if (get(&src, RF_POD_UID, &v))
+		ret->pod_uid = v.str; /* NUL-terminated: parsed from the cgroup path */
 	if (get(&src, RF_FRAMEWORK, &v))
 		ret->framework = v.str; /* the catalog's name */
 	if (get(&src, RF_LABEL, &v)) {

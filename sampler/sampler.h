@@ -582,9 +582,10 @@ void proc_table_redetect(struct proc_table *table);
 void proc_row_written(struct proc *p, const struct poll_env *env);
 
 /* ---- textfile.c, textfile_write.c: croft.prom, the live figures for node_exporter ---- */
-#define TEXTFILE_NAME       "croft.prom"
-#define TEXTFILE_TMP_NAME   ".croft.prom.tmp" /* not *.prom: node_exporter skips it */
-#define TEXTFILE_GROUPS_MAX 16384 /* containers, pods or frameworks followed; more go to "other"   \
+#define TEXTFILE_NAME     "croft.prom"
+#define TEXTFILE_TMP_NAME ".croft.prom.tmp" /* not *.prom: node_exporter skips it */
+#define TEXTFILE_GROUPS_MAX                                                                        \
+	16384                     /* containers, pods or frameworks followed; more go to "other"   \
 				   */
 #define TEXTFILE_EXPIRE_POLLS 150 /* a group without a process this many polls is forgotten */
 #define TEXTFILE_LABEL_MAX    128 /* bytes of a label or pod uid kept */
@@ -596,8 +597,10 @@ struct textfile_row {
 	bool row;         /* the poll wrote its row: the counters add span_ms */
 	uint64_t span_ms; /* what the row stands for */
 	enum workload_state state;
-	const uint64_t *gpus; /* "gpus" as a bitset of GPU_INDEX_MAX bits; NULL: none */
-	bool ioctl_known;     /* "ioctl_count" is in the row */
+	const uint64_t *gpus;    /* "gpus" as a bitset of GPU_INDEX_MAX bits; NULL: none */
+	const char *const *migs; /* "mig": "<gpu>/<gi>/<ci>" */
+	size_t migs_count;
+	bool ioctl_known; /* "ioctl_count" is in the row */
 	uint64_t ioctl_count;
 	bool since_known; /* "since_last_gpu_ioctl_ms" is in the row */
 	uint64_t since_last_gpu_ioctl_ms;

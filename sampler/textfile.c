@@ -55,7 +55,7 @@ struct tf_gpu {
 
 struct textfile {
 	uint64_t gen;
-	struct tf_table containers, pods, frameworks;
+	struct tf_table containers, pods, frameworks, migs;
 	struct tf_gpu gpus[GPU_SLOTS];
 	uint64_t states[WL_COUNT];
 };
@@ -125,6 +125,7 @@ void textfile_free(struct textfile *tf)
 	table_clear(&tf->containers);
 	table_clear(&tf->pods);
 	table_clear(&tf->frameworks);
+	table_clear(&tf->migs);
 	free(tf);
 }
 
@@ -144,6 +145,7 @@ void textfile_begin(struct textfile *tf, uint64_t gen)
 	table_begin(&tf->containers);
 	table_begin(&tf->pods);
 	table_begin(&tf->frameworks);
+	table_begin(&tf->migs);
 }
 
 static void sums_add(struct tf_sums *to, const struct tf_sums *from)
@@ -245,6 +247,8 @@ void textfile_add(struct textfile *tf, const struct textfile_row *r)
 	if (r->pod_uid && *r->pod_uid)
 		group_add(&tf->pods, r->pod_uid, r, &inc, tf->gen);
 	group_add(&tf->frameworks, r->framework ? r->framework : "", r, &inc, tf->gen);
+	for (size_t i = 0; r->state != WL_NO_GPU && i < r->migs_count; i++)
+		group_add(&tf->migs, r->migs[i], r, &inc, tf->gen);
 }
 
 /* Ranked: the most GPU-held time first, then CPU time, then by key. */
@@ -301,6 +305,7 @@ void textfile_settle(struct textfile *tf, uint32_t top)
 	table_settle(&tf->containers, top, false, tf->gen);
 	table_settle(&tf->pods, top, false, tf->gen);
 	table_settle(&tf->frameworks, 0, true, tf->gen);
+	table_settle(&tf->migs, 0, true, tf->gen);
 }
 
 /* ---- printing ---- */
@@ -407,15 +412,16 @@ static const char *const figure_suffix[XF_COUNT] = {
 };
 static const char *const figure_type[XF_COUNT] = { "counter", "counter", "counter", "gauge",
 	"gauge" };
+/* %s: what the series is of */
 static const char *const figure_help[XF_COUNT] = {
-	[XF_HELD] = "Seconds of its processes' gpu-held rows (each row's span), summed.",
-	[XF_IDLE] = "Seconds of its processes' gpu-held rows with no GPU ioctl, summed.",
-	[XF_CPU] = "CPU seconds of its processes (cpu_cores times each row's span), summed.",
-	[XF_RSS] = "Resident bytes of its processes at the last poll, summed.",
-	[XF_PROCESSES] = "Its processes at the last poll.",
+	[XF_HELD] = "Seconds of gpu-held rows (each row's span) of the %s's processes, summed.",
+	[XF_IDLE] = "Seconds of gpu-held rows with no GPU ioctl of the %s's processes, summed.",
+	[XF_CPU] = "CPU seconds (cpu_cores times each row's span) of the %s's processes, summed.",
+	[XF_RSS] = "Resident bytes of the %s's processes at the last poll, summed.",
+	[XF_PROCESSES] = "Processes of the %s at the last poll.",
 };
 
-enum group_kind { GK_CONTAINER, GK_POD, GK_FRAMEWORK };
+enum group_kind { GK_CONTAINER, GK_POD, GK_FRAMEWORK, GK_MIG };
 struct group_view {
 	const char *key; /* NULL: "other" */
 	const char *pod, *label;
@@ -425,12 +431,18 @@ struct group_view {
 
 static void group_labels(FILE *f, enum group_kind kind, const struct group_view *v)
 {
-	static const char *const key_label[] = { "container_id", "pod_uid", "framework" };
+	static const char *const key_label[] = { "container_id", "pod_uid", "framework", "mig" };
 	const char *key = v->key ? v->key : "other";
 
 	if (kind == GK_FRAMEWORK && v->key && !v->key[0])
 		key = "none";
-	fprintf(f, "{%s=\"", key_label[kind]);
+	fputc('{', f);
+	if (kind == GK_MIG) { /* "<gpu>/<gi>/<ci>": its GPU too, to join the GPU's series */
+		fputs("gpu=\"", f);
+		textfile_put_value(f, key, strcspn(key, "/"));
+		fputs("\",", f);
+	}
+	fprintf(f, "%s=\"", key_label[kind]);
 	textfile_put_value(f, key, strlen(key));
 	if (v->pod && v->pod[0]) {
 		fputs("\",pod_uid=\"", f);
@@ -464,18 +476,22 @@ static void print_table(const struct tf_table *tab, enum group_kind kind, const 
 		tab->other_rss_bytes };
 
 	for (int m = 0; m < XF_COUNT; m++) {
-		char name[64];
-		struct metric def = { name, figure_type[m], figure_help[m] };
+		static const char *const noun[] = { "container (the top N by GPU-held time, "
+						    "host processes, other)",
+			"pod (the top N by GPU-held time, other)", "framework", "MIG instance" };
+		char name[64], help[160];
+		struct metric def = { name, figure_type[m], help };
 
 		if (!figures[m])
 			continue;
 		snprintf(name, sizeof(name), "%s_%s", prefix, figure_suffix[m]);
+		snprintf(help, sizeof(help), figure_help[m], noun[kind]);
 		header(f, &def);
 		for (size_t i = 0; i < tab->count; i++) {
 			const struct tf_group *g = tab->all[i];
 			bool seen = g->seen_gen == gen;
 			struct group_view v = { g->key, kind == GK_CONTAINER ? g->pod : NULL,
-				kind != GK_FRAMEWORK ? g->label : NULL, &g->series,
+				kind <= GK_POD ? g->label : NULL, &g->series,
 				seen ? g->processes : 0, seen ? g->rss_bytes : 0 };
 
 			if (!g->shown)
@@ -484,8 +500,8 @@ static void print_table(const struct tf_table *tab, enum group_kind kind, const 
 			group_labels(f, kind, &v);
 			group_value(f, (enum group_figure)m, &v);
 		}
-		if (kind == GK_FRAMEWORK)
-			continue;
+		if (kind == GK_FRAMEWORK || kind == GK_MIG)
+			continue; /* all shown */
 		fputs(name, f);
 		group_labels(f, kind, &other);
 		group_value(f, (enum group_figure)m, &other);
@@ -591,8 +607,10 @@ int textfile_print(const struct textfile *tf, const struct textfile_health *h, F
 {
 	static const bool group_figures[XF_COUNT] = { true, true, true, true, false };
 	static const bool framework_figures[XF_COUNT] = { false, false, true, false, true };
+	static const bool mig_figures[XF_COUNT] = { true, true, false, false, true };
 
 	print_gpus(tf, f);
+	print_table(&tf->migs, GK_MIG, "croft_mig", mig_figures, tf->gen, f);
 	print_table(&tf->containers, GK_CONTAINER, "croft_container", group_figures, tf->gen, f);
 	print_table(&tf->pods, GK_POD, "croft_pod", group_figures, tf->gen, f);
 	print_table(

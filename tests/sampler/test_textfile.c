@@ -152,8 +152,11 @@ START_TEST(known_holder)
 
 	ck_assert_int_eq(textfile_new(&tf), 0);
 	for (uint64_t gen = 1; gen <= 5; gen++) {
+		static const char *const mig[] = { "3/1/0" };
 		struct textfile_row idle = holder(CONTAINER_A, POD_A, 0);
 
+		idle.migs = mig;
+		idle.migs_count = 1;
 		textfile_begin(tf, gen);
 		textfile_add(tf, &idle);
 		textfile_settle(tf, 50);
@@ -164,6 +167,9 @@ START_TEST(known_holder)
 	ck_assert_double_eq(value(p, "croft_gpu_held_seconds_total{gpu=\"3\"}"), 10.0);
 	ck_assert_double_eq(value(p, "croft_gpu_idle_held_seconds_total{gpu=\"3\"}"), 10.0);
 	ck_assert_double_eq(value(p, "croft_gpu_processes{gpu=\"3\"}"), 1);
+	ck_assert_double_eq(
+		value(p, "croft_mig_gpu_idle_held_seconds_total{gpu=\"3\",mig=\"3/1/0\"}"), 10.0);
+	ck_assert_double_eq(value(p, "croft_mig_processes{gpu=\"3\",mig=\"3/1/0\"}"), 1);
 	ck_assert_double_eq(value(p, "croft_gpu_last_ioctl_age_seconds{gpu=\"3\"}"), 60.0);
 	ck_assert_double_eq(value(p, "croft_container_gpu_idle_held_seconds_total{container_id="
 				     "\"aaaaaaaaaaaa\",pod_uid=\"" POD_A "\"}"),
