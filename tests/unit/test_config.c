@@ -66,6 +66,26 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(cfg.retention_age_ms, 30ull * 86400000);
 	ck_assert_uint_eq(cfg.retention_size_bytes, 10ull << 30);
 	ck_assert_int_eq(cfg.zstd_level, 12);
+	ck_assert_str_eq(cfg.textfile_dir, "/var/lib/prometheus/node-exporter");
+	ck_assert_uint_eq(cfg.textfile_top, 50);
+}
+END_TEST
+
+/* croft.prom: empty turns it off; the top N is bounded. */
+START_TEST(test_textfile)
+{
+	struct croft_config cfg;
+	char *errors = load("[sampler]\ntextfile_dir =\ntextfile_top = 0\n", &cfg);
+
+	ck_assert_ptr_null(errors);
+	ck_assert_str_eq(cfg.textfile_dir, "");
+	ck_assert_uint_eq(cfg.textfile_top, 0);
+	errors = load("[sampler]\ntextfile_dir = /srv/prom\ntextfile_top = 501\n", &cfg);
+	assert_has(errors, ":3: textfile_top: '501' is out of range 0..500");
+	free(errors);
+	errors = load("[writer]\ntextfile_dir = /srv/prom\n", &cfg);
+	assert_has(errors, ":2: textfile_dir:"); /* the sampler writes it: [sampler] */
+	free(errors);
 }
 END_TEST
 
@@ -333,6 +353,7 @@ static Suite *config_suite(void)
 	TCase *tc = tcase_create("config");
 
 	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_textfile);
 	tcase_add_test(tc, test_full_file);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_all_errors_at_once);

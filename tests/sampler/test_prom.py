@@ -1,0 +1,382 @@
+#!/usr/bin/env python3
+# test_prom.py: croft.prom through the real tools.  `croft run` (as root,
+# with the probe; /dev/full stands in for a GPU through gpu_devices = 1:7)
+# writes the file into a directory that Debian's prometheus-node-exporter
+# reads with its textfile collector on 127.0.0.1; the test scrapes it over
+# HTTP and holds the figures to what the workloads did: a stand-in GPU
+# holder idle since before croft started, and a container (a docker-named
+# cgroup the test makes) that burns a known amount of CPU.  promtool finds
+# nothing in the file; counters never go back over many polls and a
+# SIGKILL of croft-writer; after the stop the file's figures equal croft
+# stats on the dataset.  Root (cgroups, the probe).  TAP on stdout.
+# usage: test_prom.py CROFT NODE_EXPORTER PROMTOOL
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+CROFT, NODE_EXPORTER, PROMTOOL = sys.argv[1:4]
+CI = os.environ.get('CI') == 'true'
+POLL_S, IDLE_EVERY = 1.0, 1  # a row each poll: the idle holder's seconds are exact
+BURN_S = 3.0  # CPU seconds the container's process burns
+results = []
+
+
+def skip_all(reason):
+    if CI:
+        print('Bail out! skip not allowed under CI=true: %s' % reason)
+        sys.exit(1)
+    print('1..0 # SKIP %s' % reason)
+    sys.exit(0)
+
+
+def check(name, problem, detail=''):
+    results.append((name, problem))
+    n = len(results)
+    print(('ok %d - %s' % (n, name)) if not problem else ('not ok %d - %s # %s' % (n, name, problem)))
+    for line in detail.splitlines():
+        print('# ' + line)
+    sys.stdout.flush()
+
+
+def wait(pred, timeout):
+    deadline = time.monotonic() + timeout
+    while True:
+        got = pred()
+        if got or time.monotonic() > deadline:
+            return got
+        time.sleep(0.05)
+
+
+def parse(text):
+    """The samples of an exposition: {series: value}; comments left out."""
+    samples = {}
+    for line in text.splitlines():
+        if line and not line.startswith('#'):
+            series, _, value = line.rpartition(' ')
+            samples[series] = float(value)
+    return samples
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def v1_or_v2_mounts():
+    mounts = []
+    with open('/proc/self/mountinfo') as f:
+        for line in f:
+            pre, post = line.split(' - ')
+            fields, post = pre.split(), post.split()
+            if fields[3] != '/':
+                continue
+            if post[0] == 'cgroup2' or (post[0] == 'cgroup' and
+                                        set(post[2].split(',')) & {'cpu', 'cpuacct', 'memory'}):
+                mounts.append(fields[4])
+    return mounts
+
+
+def cgroup_cpu_ns(dirs):
+    """The container's CPU time as its cgroup counts it (v1 cpuacct, else v2)."""
+    for d in dirs:
+        p = os.path.join(d, 'cpuacct.usage')
+        if os.path.exists(p):
+            return int(open(p).read())
+    for d in dirs:
+        p = os.path.join(d, 'cpu.stat')
+        if os.path.exists(p):
+            for line in open(p):
+                if line.startswith('usage_usec '):
+                    return int(line.split()[1]) * 1000
+    return None
+
+
+HOLDER = r'''
+import os, sys
+fd = os.open('/dev/full', os.O_RDONLY)  # no ioctl: it holds the "GPU" idle
+print('ready', flush=True)
+sys.stdin.read()
+'''
+
+BURNER = r'''
+import sys, time
+print('ready', flush=True)
+sys.stdin.readline()
+start = time.process_time()
+while time.process_time() - start < float(sys.argv[1]):
+    pass
+print('%.6f' % (time.process_time() - start), flush=True)
+sys.stdin.read()
+'''
+
+
+class Test:
+    def __init__(self):
+        self.tmp = tempfile.mkdtemp(prefix='croft-prom-test-')
+        os.chmod(self.tmp, 0o755)
+        self.tf = os.path.join(self.tmp, 'textfile')
+        self.data = os.path.join(self.tmp, 'data')
+        os.mkdir(self.tf)
+        self.children, self.cgroups = [], []
+        self.croft = self.exporter = None
+
+    def spawn(self, code, args=(), cgroups=()):
+        def enter():
+            for d in cgroups:
+                with open(os.path.join(d, 'cgroup.procs'), 'w') as f:
+                    f.write('0')
+        p = subprocess.Popen([sys.executable, '-c', code] + list(args), stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, preexec_fn=enter)
+        self.children.append(p)
+        assert p.stdout.readline() == b'ready\n'
+        return p
+
+    def container(self):
+        """A docker-named cgroup in each hierarchy: its id, and its directories."""
+        cid = os.urandom(32).hex()
+        rel = 'croft-prom-test/docker-%s.scope' % cid
+        dirs = []
+        for m in v1_or_v2_mounts():
+            d = os.path.join(m, rel)
+            os.makedirs(d)
+            dirs.append(d)
+        self.cgroups += dirs
+        return cid, dirs
+
+    def start_croft(self):
+        conf = self.conf = os.path.join(self.tmp, 'croft.conf')
+        with open(conf, 'w') as f:
+            f.write('[sampler]\npoll_interval = %dms\nidle_every = %d\ntextfile_dir = %s\n'
+                    '[probe]\ngpu_devices = 1:7\n' % (POLL_S * 1000, IDLE_EVERY, self.tf))
+        self.croft_log = open(os.path.join(self.tmp, 'croft.log'), 'wb')
+        self.croft = subprocess.Popen(
+            [CROFT, 'run', '--data-dir', self.data, '--runtime-dir', os.path.join(self.tmp, 'run'),
+             '--config', conf], stdout=self.croft_log, stderr=subprocess.STDOUT)
+        self.croft_start = time.time()
+
+    def owner_of_files(self):
+        """The sampler drops to croft (or nobody): it must be able to write there."""
+        user = 'croft'
+        try:
+            import pwd
+            pw = pwd.getpwnam(user)
+        except KeyError:
+            import pwd
+            pw = pwd.getpwnam('nobody')
+        os.chown(self.tf, pw.pw_uid, pw.pw_gid)
+
+    def prom(self):
+        try:
+            with open(os.path.join(self.tf, 'croft.prom')) as f:
+                return parse(f.read())
+        except FileNotFoundError:
+            return {}
+
+    def start_exporter(self):
+        self.port = free_port()
+        self.exporter_log = open(os.path.join(self.tmp, 'node-exporter.log'), 'wb')
+        self.exporter = subprocess.Popen(
+            [NODE_EXPORTER, '--collector.disable-defaults', '--collector.textfile',
+             '--collector.textfile.directory=' + self.tf,
+             '--web.listen-address=127.0.0.1:%d' % self.port],
+            stdout=self.exporter_log, stderr=subprocess.STDOUT)
+
+    def scrape(self):
+        try:
+            with urllib.request.urlopen('http://127.0.0.1:%d/metrics' % self.port, timeout=5) as r:
+                return parse(r.read().decode())
+        except OSError:
+            return {}
+
+    def stop(self):
+        for p in self.children:
+            p.kill()
+            p.wait()
+        if self.croft and self.croft.poll() is None:
+            self.croft.send_signal(signal.SIGINT)
+            try:
+                self.croft.wait(60)
+            except subprocess.TimeoutExpired:
+                self.croft.kill()
+                self.croft.wait()
+        if self.exporter:
+            self.exporter.kill()
+            self.exporter.wait()
+
+    def cleanup(self):
+        for d in reversed(self.cgroups):
+            wait(lambda: not rmdir_busy(d), 10)
+        for m in v1_or_v2_mounts():
+            try:
+                os.rmdir(os.path.join(m, 'croft-prom-test'))
+            except OSError:
+                pass
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def rmdir_busy(d):
+    try:
+        os.rmdir(d)
+        return False
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+
+
+def polls(t):
+    return t.prom().get('croft_polls_total', 0)
+
+
+def run(t):
+    # each in a container of its own: other holders of /dev/full on this host count per GPU too
+    holder_cid, holder_dirs = t.container()
+    burner_cid, burner_dirs = t.container()
+    t.spawn(HOLDER, cgroups=holder_dirs)
+    burner = t.spawn(BURNER, [str(BURN_S)], burner_dirs)
+    t.owner_of_files()
+    t.start_croft()
+    t.start_exporter()
+    if not wait(lambda: t.prom().get('croft_probe_attached') == 1, 60):
+        check('croft.prom says the probe is attached', 'no croft.prom with the probe attached',
+              open(os.path.join(t.tmp, 'croft.log')).read()[-3000:])
+        return
+    check('croft.prom says the probe is attached', None)
+    # from here on every row has the probe's ioctl count: the holder's are idle
+    base = polls(t)
+    wait(lambda: polls(t) >= base + 2, 30)
+    at_attach = t.prom()
+    # the container burns BURN_S of CPU after croft has its baseline
+    cg_before = cgroup_cpu_ns(burner_dirs)
+    burner.stdin.write(b'go\n')
+    burner.stdin.flush()
+    burned = float(burner.stdout.readline())
+    cg_burn = (cgroup_cpu_ns(burner_dirs) - cg_before) / 1e9
+    # its next rows cover the rest of the burn
+    done = polls(t)
+    wait(lambda: polls(t) >= done + 3, 60)
+
+    # scraped over HTTP from node_exporter
+    got = wait(lambda: (lambda s: s if s.get('croft_polls_total', 0) >= done + 3
+                        else None)(t.scrape()), 30) or {}
+    cid12 = burner_cid[:12]
+    cpu = got.get('croft_container_cpu_seconds_total{container_id="%s"}' % cid12)
+    check('scraped: the container\'s CPU seconds are what it burned',
+          None if cpu is not None and abs(cpu - burned) <= 0.03 * burned + 0.05 and
+          abs(cpu - cg_burn) <= 0.03 * cg_burn + 0.05 else
+          'croft %s s, the process %.3f s, its cgroup %.3f s' % (cpu, burned, cg_burn),
+          'container %s: croft %s s; the process counted %.3f s, its cgroup %.3f s' %
+          (cid12, cpu, burned, cg_burn))
+    def held_idle(s):
+        series = '{container_id="%s"}' % holder_cid[:12]
+        return (s.get('croft_container_gpu_held_seconds_total' + series, 0),
+                s.get('croft_container_gpu_idle_held_seconds_total' + series, 0),
+                s.get('croft_last_poll_timestamp_seconds', 0))
+    held0, idle0, poll0 = held_idle(at_attach)
+    held1, idle1, poll1 = held_idle(got)
+    idle, held, wall = idle1 - idle0, held1 - held0, poll1 - poll0
+    # idle all along: its rows between the two polls span the time between them
+    check('scraped: the stand-in GPU held idle for as long as it was idle',
+          None if wall > 3 and held == idle and abs(idle - wall) <= 0.25 + 0.02 * wall else
+          'idle-held grew %.3f s, held %.3f s, in %.3f s between polls' % (idle, held, wall),
+          'between polls %.3f s apart the idle-held seconds grew %.3f (held %.3f); '
+          'the holder was idle throughout' % (wall, idle, held))
+    gpu_idle = got.get('croft_gpu_idle_held_seconds_total{gpu="none"}', 0)
+    check('scraped: the GPU it holds counts it, croft\'s own figures there',
+          None if got.get('croft_gpu_processes{gpu="none"}', 0) >= 1 and gpu_idle >= idle1 and
+          got.get('croft_writer_connected') == 1 and
+          got.get('croft_rows_written_total', 0) > 0 else
+          'gpu processes %s, idle-held %s (its container %s), writer %s, rows %s' %
+          (got.get('croft_gpu_processes{gpu="none"}'), gpu_idle, idle1,
+           got.get('croft_writer_connected'), got.get('croft_rows_written_total')))
+
+    lint = subprocess.run([PROMTOOL, 'check', 'metrics'], stdin=open(os.path.join(t.tf, 'croft.prom')),
+                          capture_output=True, text=True)
+    check('promtool check metrics reports nothing',
+          None if lint.returncode == 0 and not (lint.stdout + lint.stderr).strip() else
+          'rc %d: %s' % (lint.returncode, (lint.stdout + lint.stderr)[:500]))
+
+    # many polls, and a SIGKILL of the writer (croft run restarts it)
+    writer = writer_pid(t)
+    seen, went_back, killed = {}, [], False
+    start = polls(t)
+    while polls(t) < start + 12 and t.croft.poll() is None:
+        now = t.prom()
+        for series, v in now.items():
+            if '_total' in series and v < seen.get(series, 0):
+                went_back.append('%s %s -> %s' % (series, seen[series], v))
+            seen[series] = v
+        if not killed and polls(t) >= start + 4 and writer:
+            os.kill(writer, signal.SIGKILL)
+            killed = True
+        time.sleep(0.1)
+    check('counters never go back over 12 polls and a writer SIGKILL',
+          None if killed and not went_back else
+          ('writer not found' if not killed else '; '.join(went_back[:5])))
+
+    # stopped: the last file's figures are the dataset's, summed by croft stats
+    t.stop()
+    last = t.prom()
+    # --config: a process's first row stands for one poll_interval
+    st = json.loads(subprocess.run([CROFT, 'stats', '--json', '--config', t.conf, t.data],
+                                   capture_output=True,
+                                   text=True).stdout or '{}')
+    row = [c for c in st.get('gpu_held_by_container', []) if c.get('container_id') == holder_cid]
+    stats_idle = row[0].get('idle_gpu_held_hours', -1) * 3600 if row else -1
+    file_idle = last.get('croft_container_gpu_idle_held_seconds_total{container_id="%s"}' %
+                         holder_cid[:12], -2)
+    # croft stats gives hours to 6 decimals: 3.6 ms
+    check('croft.prom\'s idle-held seconds are croft stats\' on the dataset',
+          None if abs(stats_idle - file_idle) <= 0.01 else
+          'croft.prom %s s, croft stats %s s' % (file_idle, stats_idle),
+          'the holder\'s container: croft.prom %.3f s idle-held, croft stats %.3f s' %
+          (file_idle, stats_idle))
+
+
+def writer_pid(t):
+    """croft-writer, a child of our croft run (restarted by it when killed)."""
+    try:
+        kids = open('/proc/%d/task/%d/children' % (t.croft.pid, t.croft.pid)).read().split()
+    except OSError:
+        return None
+    for k in kids:
+        try:
+            if open('/proc/%s/comm' % k).read().strip() == 'croft-writer':
+                return int(k)
+        except OSError:
+            pass
+    return None
+
+
+def main():
+    if os.geteuid() != 0:
+        skip_all('needs root (cgroups, the probe)')
+    for tool in (NODE_EXPORTER, PROMTOOL):
+        if not shutil.which(tool):
+            skip_all('needs %s (prometheus-node-exporter, prometheus)' % tool)
+    if not v1_or_v2_mounts():
+        skip_all('no cgroup hierarchy mounted')
+    t = Test()
+    try:
+        run(t)
+    finally:
+        t.stop()
+        if any(p for _, p in results):
+            print('# kept for a look: %s' % t.tmp)
+            t.cgroups and [rmdir_busy(d) for d in reversed(t.cgroups)]
+        else:
+            t.cleanup()
+    print('1..%d' % len(results))
+    return 1 if any(p for _, p in results) else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
