@@ -34,7 +34,7 @@ expected=(
 	"$prefix/lib/systemd/system/croft-probe.service"
 	"$prefix/lib/systemd/system-generators/croft-generator"
 	"$prefix/lib/sysusers.d/croft.conf" "$prefix/lib/tmpfiles.d/croft.conf"
-	"$etc/croft/croft.conf" "$share/croft/frameworks.json"
+	"$etc/croft/croft.conf" "$share/croft/frameworks.json" "$share/croft/croft-alerts.yml"
 )
 [ "$with_probe" = true ] && expected+=("$sbin/croft-probe")
 if [ "$with_man" = true ]; then
