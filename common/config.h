@@ -17,8 +17,8 @@
 #define CROFT_FALLBACK_USER "nobody"
 #define CROFT_KUBELET_CHECKPOINT                                                                   \
 	"/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint" /* gpus_allocated */
-#define CROFT_DRIVER_DIR "/proc/driver" /* NVIDIA's nvidia/gpus and nvidia-caps */
-#define CROFT_TEXTFILE_DIR  "/var/lib/prometheus/node-exporter" /* Debian's node_exporter */
+#define CROFT_DRIVER_DIR   "/proc/driver" /* NVIDIA's nvidia/gpus and nvidia-caps */
+#define CROFT_TEXTFILE_DIR "/var/lib/prometheus/node-exporter" /* Debian's node_exporter */
 
 #define CONFIG_GPU_DEVICES_MAX 512  /* bytes of the gpu_devices value */
 #define CONFIG_NAMES_MAX       1024 /* bytes of a list of names (gpu_system_holders) */

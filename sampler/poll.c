@@ -98,16 +98,13 @@ static bool format_rows(struct sampler *s, uint64_t until_ns)
 	for (struct proc *p; (p = run->cur.next);) {
 		struct row_context ctx = proc_context(s, p, &base);
 		bool written = false;
-		struct textfile_row tr;
 
 		run->cur.next = p->list_next;
 		proc_settle(p, onset_window_ns, run->now_boot_ns);
 		if (proc_row_due(p, &run->env))
 			written = format_row(s, p, &ctx);
-		if (s->textfile_on && !p->ident.kthread) {
-			row_textfile(p, &ctx, written, &tr);
-			textfile_add(s->textfile, &tr);
-		}
+		if (s->textfile_on && !p->ident.kthread)
+			row_textfile(s->textfile, p, &ctx, written);
 		if (written) /* the next row's rates start here: after row_textfile's look */
 			proc_row_written(p, &run->env);
 		if (clock_mono_ns() >= until_ns)

@@ -507,16 +507,16 @@ static bool get(const struct row_source *src, enum row_field f, struct row_value
 	return source_get((void *)src, f, 0, v);
 }
 
+/* The strings and arrays a row_value points to live in src: tf takes them here. */
 void row_textfile(
-	const struct proc *p, const struct row_context *ctx, bool written, struct textfile_row *ret)
+	struct textfile *tf, const struct proc *p, const struct row_context *ctx, bool written)
 {
-	struct row_source src = { NULL, p, ctx };
+	struct row_source src = { .p = p, .ctx = ctx };
+	struct textfile_row r = { .row = written, .state = p->gpu.wl.state }, *ret = &r;
 	struct row_value v;
 
-	*ret = (struct textfile_row){ .row = written, .state = p->gpu.wl.state };
-	/* span_ms where the row has it; else the span its rates cover */
-	ret->span_ms =
-		get(&src, RF_SPAN_MS, &v) ? v.u : (uint64_t)(p->counters.span_s * 1000.0 + 0.5);
+	get(&src, RF_SPAN_MS, &v);
+	ret->span_ms = v.u;
 	if (get(&src, RF_MIG, &v)) {
 		ret->migs = v.strs;
 		ret->migs_count = v.strs_count;
@@ -541,4 +541,5 @@ void row_textfile(
 		ret->label = v.str;
 		ret->label_len = v.str_len;
 	}
+	textfile_add(tf, ret);
 }

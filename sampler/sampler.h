@@ -468,10 +468,11 @@ struct row_context {
 	const struct kubelet *kubelet;     /* gpus_allocated */
 };
 void row_format(struct jbuf *b, const struct proc *p, const struct row_context *ctx);
-/* What p's row of this poll says (written says whether the poll writes it), for croft.prom. */
-struct textfile_row;
-void row_textfile(const struct proc *p, const struct row_context *ctx, bool written,
-	struct textfile_row *ret);
+/* What p's row of this poll says (written: whether the poll writes it),
+ * added to croft.prom's sums. */
+struct textfile;
+void row_textfile(
+	struct textfile *tf, const struct proc *p, const struct row_context *ctx, bool written);
 
 /* ---- spool.c: batches kept until acked ---- */
 struct spool_batch {
