@@ -111,8 +111,13 @@ int collector_new(struct probe_objs *objs, struct collector **ret_collector)
 	col->objs = objs;
 	col->starts.limit = PROBE_STARTS_MAX;
 	col->index.limit = PROBE_STARTS_MAX;
-	col->rb = ring_buffer__new(loader_events_fd(objs), on_event, col, NULL);
-	if (buffers_new(col) < 0 || !col->rb) {
+	/* proc not loaded: no events, start times from /proc only */
+	if (loader_events_fd(objs) >= 0 &&
+		!(col->rb = ring_buffer__new(loader_events_fd(objs), on_event, col, NULL))) {
+		collector_free(col);
+		return -ENOMEM;
+	}
+	if (buffers_new(col) < 0) {
 		collector_free(col);
 		return -ENOMEM;
 	}
@@ -140,7 +145,8 @@ void collector_free(struct collector *col)
 
 void collector_drain(struct collector *col)
 {
-	ring_buffer__consume(col->rb);
+	if (col->rb)
+		ring_buffer__consume(col->rb);
 }
 
 uint64_t collector_last_flip(const struct collector *col)
@@ -296,7 +302,10 @@ static void finish_end(struct collector *col, bool first, uint64_t until)
 	end->until_boot_ns = until;
 	end->procs = (uint32_t)col->ans.procs_count;
 	end->exits = (uint32_t)col->ans.exits_count;
-	end->flags = (col->objs->net ? PROBE_END_NET : 0) | (first ? PROBE_END_FIRST : 0);
+	end->flags = (first ? PROBE_END_FIRST : 0);
+	for (int c = 0; c < CONCERNS; c++)
+		if (loader_has(col->objs, c))
+			end->flags |= concerns[c].end_flag;
 	if (loader_drops(col->objs, drops) == 0) {
 		for (int r = 0; r < PROBE_DROP_REASONS; r++) {
 			end->drops[r] = drops[r] - col->stats.drops_total[r];
@@ -352,7 +361,7 @@ int collector_answer(struct collector *col, bool first, const struct answer **re
 	int r;
 
 	/* exits first: an exit read now happened before the flip below */
-	ring_buffer__consume(col->rb);
+	collector_drain(col);
 	take_exits(col);
 	col->ans.procs_count = 0;
 	tgidmap_clear(&col->index);
@@ -360,7 +369,7 @@ int collector_answer(struct collector *col, bool first, const struct answer **re
 	if ((r = loader_flip(col->objs)) < 0)
 		return r;
 	old = col->objs->gen ^ 1;
-	ring_buffer__consume(col->rb); /* the old generation's last events: next answer's exits */
+	collector_drain(col); /* the old generation's last events: next answer's exits */
 	settle_events(col, old);
 	if ((r = loader_walk_threads(col->objs, old)) < 0)
 		log_warnx("walking the threads for their scheduling counts: %s", strerror(-r));

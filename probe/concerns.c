@@ -111,6 +111,15 @@ SKEL_OF(sched, sched_bpf)
 SKEL_OF(proc, proc_bpf)
 SKEL_OF(net, net_bpf)
 
+static const char *const syscalls_fields[] = { "syscalls", NULL };
+static const char *const ioctl_fields[] = { "ioctl_count", "since_last_gpu_ioctl_ms", NULL };
+static const char *const sched_fields[] = { "usage.ctx_voluntary_s", "usage.ctx_involuntary_s",
+	"usage.runqueue_s", NULL };
+static const char *const net_fields[] = { "usage.network_rx_bytes_s", "usage.network_tx_bytes_s",
+	NULL };
+/* fork/exec/exit events: no field of their own (start times then come from /proc) */
+static const char *const proc_fields[] = { NULL };
+
 const struct concern concerns[CONCERNS] = {
 	[CONCERN_SYSCALLS] = {
 		.name = "syscalls",
@@ -119,6 +128,8 @@ const struct concern concerns[CONCERNS] = {
 		.add = add_syscall,
 		.drops = { { PROBE_DROP_SYSCALL_MAP_FULL, "syscall_map_full" } },
 		.variant = variant_of_plan,
+		.end_flag = PROBE_END_SYSCALLS,
+		.fields = syscalls_fields,
 		.skel = skel_syscalls,
 		.destroy = destroy_syscalls,
 	},
@@ -129,6 +140,8 @@ const struct concern concerns[CONCERNS] = {
 		.add = add_ioctl,
 		.drops = { { PROBE_DROP_IOCTL_MAP_FULL, "ioctl_map_full" } },
 		.variant = variant_of_plan,
+		.end_flag = PROBE_END_IOCTL,
+		.fields = ioctl_fields,
 		.skel = skel_ioctl,
 		.destroy = destroy_ioctl,
 	},
@@ -140,6 +153,8 @@ const struct concern concerns[CONCERNS] = {
 		.drops = { { PROBE_DROP_SCHED_MAP_FULL, "sched_map_full" },
 			{ PROBE_DROP_RUNQ_MAP_FULL, "runq_map_full" } },
 		.variant = variant_of_sched,
+		.end_flag = PROBE_END_SCHED,
+		.fields = sched_fields,
 		.skel = skel_sched,
 		.destroy = destroy_sched,
 	},
@@ -147,6 +162,8 @@ const struct concern concerns[CONCERNS] = {
 		.name = "proc",
 		.drops = { { PROBE_DROP_EVENTS_FULL, "ringbuf_full" } },
 		.variant = variant_of_plan,
+		.end_flag = 0,
+		.fields = proc_fields,
 		.skel = skel_proc,
 		.destroy = destroy_proc,
 	},
@@ -157,6 +174,8 @@ const struct concern concerns[CONCERNS] = {
 		.add = add_net,
 		.drops = { { PROBE_DROP_NET_MAP_FULL, "net_map_full" } },
 		.variant = variant_of_net,
+		.end_flag = PROBE_END_NET,
+		.fields = net_fields,
 		.skel = skel_net,
 		.destroy = destroy_net,
 	},

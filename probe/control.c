@@ -39,17 +39,27 @@ int probe_reload(void *ctx, char **ret_errors)
 	return 0;
 }
 
-/* Degraded while the device map lags /proc/devices: GPU figures may miss a device. */
+/*
+ * Degraded while a concern failed to load (its fields are missing) or the
+ * device map lags /proc/devices (GPU figures may miss a device).  A field
+ * the kernel cannot give is no fault: status lists it under left_out.
+ */
 static int status_reply(struct probe_state *st, struct evbuffer *reply)
 {
 	void *figures = status_figures(st);
-	char why[128];
+	char why[256] = "";
 
 	if (!figures)
 		return -ENOMEM;
-	snprintf(why, sizeof(why), "GPU device map not updated: %s", strerror(-st->gpu_map_error));
-	return daemon_status(st->gpu_map_error ? "degraded" : "up", st->gpu_map_error ? why : NULL,
-		figures, reply);
+	for (int c = 0; c < CONCERNS; c++)
+		if (st->objs->failed[c][0])
+			snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s not loaded",
+				why[0] ? ", " : "", concerns[c].name);
+	if (st->gpu_map_error)
+		snprintf(why + strlen(why), sizeof(why) - strlen(why),
+			"%sGPU device map not updated: %s", why[0] ? "; " : "",
+			strerror(-st->gpu_map_error));
+	return daemon_status(why[0] ? "degraded" : "up", why[0] ? why : NULL, figures, reply);
 }
 
 int probe_ctl(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply)

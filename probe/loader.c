@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -64,10 +65,80 @@ static const char *const *variant_sections(bool use_btf)
 	return use_btf ? btf_sections : raw_sections;
 }
 
-static int prepare(struct bpf_object *obj, const char *const *sections, uint32_t entries)
+/*
+ * CROFT_PROBE_FAIL=concern[,concern...] (a test knob): those objects are
+ * made unloadable for real, their drops map sized 0, which the kernel's
+ * map creation refuses (EINVAL) as it would a map it cannot make.
+ */
+static bool fail_forced(enum probe_concern concern)
 {
+	const char *v = getenv("CROFT_PROBE_FAIL"), *name = concerns[concern].name;
+	size_t len = strlen(name);
+
+	for (const char *p = v; p && *p; p += strcspn(p, ",")) {
+		p += *p == ',';
+		if (!strncmp(p, name, len) && (p[len] == ',' || !p[len]))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Each program to load gets a log buffer at BPF_LOG_STATS (Linux 5.2): the
+ * verifier's "processed N insns" line, on every kernel (bpf_prog_info's
+ * verified_insns is 5.16).  Freed by take_verified.
+ */
+static int ask_verifier_stats(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, obj)
+	{
+		char *buf;
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		if (!(buf = calloc(1, PROBE_VLOG_BYTES)))
+			return -ENOMEM;
+		bpf_program__set_log_buf(prog, buf, PROBE_VLOG_BYTES);
+		bpf_program__set_log_level(prog, 4); /* BPF_LOG_STATS */
+	}
+	return 0;
+}
+
+/* Notes each loaded program's count from its log; frees the logs. */
+static void take_verified(struct probe_objs *objs, struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, obj)
+	{
+		size_t size;
+		char *buf = (char *)bpf_program__log_buf(prog, &size);
+		const char *at = buf ? strstr(buf, "processed ") : NULL;
+		struct prog_verified *v = &objs->verified[objs->verified_count];
+
+		if (at && bpf_program__fd(prog) >= 0 && objs->verified_count < PROBE_PROGS_MAX &&
+			sscanf(at, "processed %u insns", &v->insns) == 1) {
+			snprintf(v->name, sizeof(v->name), "%s", bpf_program__name(prog));
+			objs->verified_count++;
+		}
+		bpf_program__set_log_buf(prog, NULL, 0);
+		free(buf);
+	}
+}
+
+static int prepare(const struct probe_objs *objs, enum probe_concern concern,
+	struct bpf_object *obj, const char *const *sections)
+{
+	struct bpf_map *drops = bpf_object__find_map_by_name(obj, "drops");
+
 	choose_programs(obj, sections);
-	return size_maps(obj, entries);
+	if (ask_verifier_stats(obj) < 0)
+		return -ENOMEM;
+	if (fail_forced(concern) && (!drops || bpf_map__set_max_entries(drops, 0) < 0))
+		return -EINVAL;
+	return size_maps(obj, objs->map_entries);
 }
 
 static int sync_maps_new(struct probe_objs *objs)
@@ -82,25 +153,6 @@ static int sync_maps_new(struct probe_objs *objs)
 		bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "croft_sync", 4, 4, 1, &opts);
 	return objs->sync_outer_fd < 0 ? objs->sync_outer_fd : 0;
 }
-
-#define OPEN_LOAD(objs, field, type, sections, what)                                               \
-	do {                                                                                       \
-		(objs)->field = type##__open();                                                    \
-		if (!(objs)->field) {                                                              \
-			r = -errno;                                                                \
-			what = #field ": open";                                                    \
-			goto fail;                                                                 \
-		}                                                                                  \
-		r = prepare((objs)->field->obj, sections, (objs)->map_entries);                    \
-		if (r == 0)                                                                        \
-			r = type##__load((objs)->field);                                           \
-		if (r == 0)                                                                        \
-			r = type##__attach((objs)->field);                                         \
-		if (r < 0) {                                                                       \
-			what = #field ": load/attach";                                             \
-			goto fail;                                                                 \
-		}                                                                                  \
-	} while (0)
 
 /* Loaded, never attached: syscalls.bpf.c tail-calls it on ioctl. */
 static void no_autoattach(struct bpf_object *obj)
@@ -133,34 +185,46 @@ static struct ioctl_bpf *ioctl_open(bool cast)
 }
 
 /* A tail call needs both programs of one type: ioctl's variant is syscalls'. */
-static int open_syscalls_ioctl(struct probe_objs *objs, const char **what)
+static int open_ioctl(struct probe_objs *objs, const char **what)
 {
-	const char *const *sections = variant_sections(objs->plan.use_btf);
-	uint32_t zero = 0;
-	int r, prog_fd;
+	int r;
 
-	*what = "ioctl";
+	*what = "open";
 	if (!(objs->ioctl = ioctl_open(objs->plan.ioctl_cast)))
 		return -errno;
 	objs->ioctl->rodata->ioctl_nr = SYS_ioctl;
 	no_autoattach(objs->ioctl->obj);
-	if ((r = prepare(objs->ioctl->obj, sections, objs->map_entries)) < 0 ||
-		(r = ioctl_bpf__load(objs->ioctl)) < 0)
+	*what = "load";
+	if ((r = prepare(objs, CONCERN_IOCTL, objs->ioctl->obj,
+		     variant_sections(objs->plan.use_btf))) < 0)
 		return r;
-	*what = "syscalls";
+	return ioctl_bpf__load(objs->ioctl);
+}
+
+/* Where ioctl loaded, its program goes in syscalls' jump table before syscalls attaches. */
+static int open_syscalls(struct probe_objs *objs, const char **what)
+{
+	uint32_t zero = 0;
+	int r, prog_fd;
+
+	*what = "open";
 	if (!(objs->syscalls = syscalls_bpf__open()))
 		return -errno;
 	objs->syscalls->rodata->ioctl_nr = SYS_ioctl;
-	if ((r = prepare(objs->syscalls->obj, sections, objs->map_entries)) < 0 ||
+	*what = "load";
+	if ((r = prepare(objs, CONCERN_SYSCALLS, objs->syscalls->obj,
+		     variant_sections(objs->plan.use_btf))) < 0 ||
 		(r = syscalls_bpf__load(objs->syscalls)) < 0)
 		return r;
-	prog_fd = bpf_program__fd(
-		objs->plan.use_btf ? objs->ioctl->progs.ioctl_btf : objs->ioctl->progs.ioctl_raw);
-	*what = "syscalls: ioctl tail call";
-	if (bpf_map_update_elem(
-		    bpf_map__fd(objs->syscalls->maps.ioctl_jump), &zero, &prog_fd, BPF_ANY) < 0)
-		return -errno;
-	*what = "syscalls: attach";
+	if (objs->ioctl) {
+		prog_fd = bpf_program__fd(objs->plan.use_btf ? objs->ioctl->progs.ioctl_btf
+							     : objs->ioctl->progs.ioctl_raw);
+		*what = "ioctl tail call";
+		if (bpf_map_update_elem(bpf_map__fd(objs->syscalls->maps.ioctl_jump), &zero,
+			    &prog_fd, BPF_ANY) < 0)
+			return -errno;
+	}
+	*what = "attach";
 	return syscalls_bpf__attach(objs->syscalls);
 }
 
@@ -175,18 +239,38 @@ static int open_sched(struct probe_objs *objs, const char **what)
 {
 	int r;
 
-	*what = "sched";
+	*what = "open";
 	if (!(objs->sched = sched_bpf__open()))
 		return -errno;
 	objs->sched->rodata->loaded_mono_ns = clock_mono_ns();
 	choose_runq_map(objs->sched->obj, objs->plan.sched_walk);
-	if ((r = prepare(objs->sched->obj, variant_sections(objs->plan.sched_walk),
-		     objs->map_entries)) < 0 ||
-		(r = sched_bpf__load(objs->sched)) < 0 || (r = sched_bpf__attach(objs->sched)) < 0)
+	*what = "load";
+	if ((r = prepare(objs, CONCERN_SCHED, objs->sched->obj,
+		     variant_sections(objs->plan.sched_walk))) < 0 ||
+		(r = sched_bpf__load(objs->sched)) < 0)
+		return r;
+	*what = "attach";
+	if ((r = sched_bpf__attach(objs->sched)) < 0)
 		return r;
 	/* every thread's counts so far are its baseline: counting starts now */
-	*what = "sched: first thread walk";
+	*what = "first thread walk";
 	return loader_walk_threads(objs, objs->gen);
+}
+
+static int open_proc(struct probe_objs *objs, const char **what)
+{
+	int r;
+
+	*what = "open";
+	if (!(objs->proc = proc_bpf__open()))
+		return -errno;
+	*what = "load";
+	if ((r = prepare(objs, CONCERN_PROC, objs->proc->obj,
+		     variant_sections(objs->plan.use_btf))) < 0 ||
+		(r = proc_bpf__load(objs->proc)) < 0)
+		return r;
+	*what = "attach";
+	return proc_bpf__attach(objs->proc);
 }
 
 /*
@@ -209,6 +293,26 @@ static void net_sections(const struct probe_plan *plan, const char *ret_sections
 	}
 	ret_sections[0] = by_source[plan->net][0];
 	ret_sections[1] = plan->net_inet6 ? by_source[plan->net][1] : NULL;
+}
+
+/* NET_NONE is no failure: features.c said why there is nowhere to count. */
+static int open_net(struct probe_objs *objs, const char **what)
+{
+	const char *sections[3];
+	int r;
+
+	if (objs->plan.net == NET_NONE)
+		return 0;
+	net_sections(&objs->plan, sections);
+	*what = "open";
+	if (!(objs->net = net_bpf__open()))
+		return -errno;
+	*what = "load";
+	if ((r = prepare(objs, CONCERN_NET, objs->net->obj, sections)) < 0 ||
+		(r = net_bpf__load(objs->net)) < 0)
+		return r;
+	*what = "attach";
+	return net_bpf__attach(objs->net);
 }
 
 static struct bpf_map *concern_map(
@@ -259,9 +363,108 @@ static void log_plan(const struct probe_plan *plan)
 	}
 }
 
+/*
+ * While a concern loads: libbpf's first warning with "failed" in it, the
+ * one that names the map or program and the kernel's error ("map 'drops':
+ * failed to create", "prog 'x': BPF program load failed").
+ */
+static char libbpf_first[160];
+static bool libbpf_marked;
+
+/* libbpf's lines end in a newline, which the log would show as '?'. */
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[1024];
+	int n;
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	if (n > 0 && (size_t)n < sizeof(line) && line[n - 1] == '\n')
+		line[n - 1] = '\0';
+	if (level != LIBBPF_WARN) {
+		log_debug("%s", line);
+		return 0;
+	}
+	log_warnx("%s", line);
+	if (libbpf_marked && !libbpf_first[0] && strstr(line, "failed"))
+		snprintf(libbpf_first, sizeof(libbpf_first), "%.*s", (int)strcspn(line, "\n"),
+			!strncmp(line, "libbpf: ", 8) ? line + 8 : line);
+	return 0;
+}
+
+/*
+ * Why concern did not load: the step, the error, libbpf's first word on it
+ * and, for EPERM where maps are charged to RLIMIT_MEMLOCK, its size.
+ */
+static void say_failed(struct probe_objs *objs, enum probe_concern concern, const char *what, int r)
+{
+	struct rlimit memlock = { 0, 0 };
+	char limit[96] = "";
+
+	if (r == -EPERM && getrlimit(RLIMIT_MEMLOCK, &memlock) == 0 &&
+		memlock.rlim_cur != RLIM_INFINITY)
+		snprintf(limit, sizeof(limit),
+			"; RLIMIT_MEMLOCK is %llu KiB (kernels before 5.11 charge maps to it)",
+			(unsigned long long)memlock.rlim_cur / 1024);
+	snprintf(objs->failed[concern], sizeof(objs->failed[concern]), "%s: %s%s%s%s", what,
+		strerror(-r), libbpf_first[0] ? " (libbpf: " : "", libbpf_first,
+		libbpf_first[0] ? ")" : "");
+	if (limit[0])
+		strncat(objs->failed[concern], limit,
+			sizeof(objs->failed[concern]) - strlen(objs->failed[concern]) - 1);
+	log_warnx("%s: not loaded, its fields are left out: %s", concerns[concern].name,
+		objs->failed[concern]);
+}
+
+/* ioctl first: syscalls' program tail-calls it. */
+static const struct {
+	enum probe_concern concern;
+	int (*open)(struct probe_objs *objs, const char **what);
+} openers[CONCERNS] = {
+	{ CONCERN_IOCTL, open_ioctl },
+	{ CONCERN_SYSCALLS, open_syscalls },
+	{ CONCERN_SCHED, open_sched },
+	{ CONCERN_PROC, open_proc },
+	{ CONCERN_NET, open_net },
+};
+
+/* Each concern on its own: one that fails is destroyed and said, the rest go on. */
+static int open_concerns(struct probe_objs *objs)
+{
+	int loaded = 0, first_error = 0;
+
+	for (int i = 0; i < CONCERNS; i++) {
+		enum probe_concern c = openers[i].concern;
+		const char *what = "";
+		int r;
+
+		libbpf_first[0] = '\0';
+		libbpf_marked = true;
+		r = openers[i].open(objs, &what);
+		libbpf_marked = false;
+		if (concerns[c].skel(objs).obj)
+			take_verified(objs, concerns[c].skel(objs).obj);
+		if (r < 0) {
+			concerns[c].destroy(objs);
+			say_failed(objs, c, what, r);
+			first_error = first_error ? first_error : r;
+		}
+		loaded += loader_has(objs, c);
+	}
+	if (objs->ioctl && !objs->syscalls) {
+		concerns[CONCERN_IOCTL].destroy(objs);
+		snprintf(objs->failed[CONCERN_IOCTL], sizeof(objs->failed[CONCERN_IOCTL]), "%s",
+			"runs as a tail call of syscalls' program, which did not load");
+		log_warnx("ioctl: not loaded, its fields are left out: %s",
+			objs->failed[CONCERN_IOCTL]);
+		loaded--;
+	}
+	return loaded ? 0 : first_error ? first_error : -ENOENT;
+}
+
 int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t err_len)
 {
-	const char *what = "", *net[3];
 	char why[96];
 	int r;
 
@@ -269,6 +472,7 @@ int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t
 	objs->sync_outer_fd = objs->sync_inner_fd = -1;
 	objs->map_entries = map_entries;
 	objs->ncpus = libbpf_num_possible_cpus();
+	libbpf_set_print(libbpf_log);
 	if (objs->ncpus <= 0) {
 		snprintf(err, err_len, "cannot count possible CPUs");
 		return -EINVAL;
@@ -276,25 +480,28 @@ int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t
 	if ((r = features_plan(&objs->plan, err, err_len)) < 0)
 		return r;
 	log_plan(&objs->plan);
-	if ((r = open_syscalls_ioctl(objs, &what)) < 0 || (r = open_sched(objs, &what)) < 0)
+	if ((r = open_concerns(objs)) < 0) {
+		snprintf(err, err_len, "no concern loaded (syscalls: %s)",
+			objs->failed[CONCERN_SYSCALLS]);
 		goto fail;
-	OPEN_LOAD(objs, proc, proc_bpf, variant_sections(objs->plan.use_btf), what);
-	net_sections(&objs->plan, net);
-	if (net[0])
-		OPEN_LOAD(objs, net, net_bpf, net, what);
-	what = why;
-	if ((r = check_counted_maps(objs, why, sizeof(why))) < 0)
+	}
+	if ((r = check_counted_maps(objs, why, sizeof(why))) < 0) {
+		snprintf(err, err_len, "%s", why);
 		goto fail;
-	r = sync_maps_new(objs);
-	if (r < 0) {
-		what = "generation sync map";
+	}
+	if ((r = sync_maps_new(objs)) < 0) {
+		snprintf(err, err_len, "generation sync map: %s", strerror(-r));
 		goto fail;
 	}
 	return 0;
 fail:
-	snprintf(err, err_len, "%s: %s", what, strerror(-r));
 	loader_close(objs);
 	return r;
+}
+
+bool loader_has(const struct probe_objs *objs, enum probe_concern concern)
+{
+	return concerns[concern].skel(objs).obj != NULL;
 }
 
 void loader_close(struct probe_objs *objs)
@@ -313,6 +520,9 @@ int loader_set_gpu_rules(struct probe_objs *objs, const struct gpudev_set *set)
 {
 	struct probe_gpu_rules rules = { 0 };
 	uint32_t zero = 0;
+
+	if (!objs->ioctl) /* not loaded: no GPU ioctl is counted, whatever the set */
+		return 0;
 
 	for (size_t i = 0; i < set->rules_count && i < PROBE_GPU_RULES; i++) {
 		rules.rules[i].major = set->rules[i].major;
@@ -371,7 +581,7 @@ int loader_map_max(const struct probe_objs *objs, enum probe_concern concern)
 
 int loader_events_fd(const struct probe_objs *objs)
 {
-	return bpf_map__fd(objs->proc->maps.events);
+	return objs->proc ? bpf_map__fd(objs->proc->maps.events) : -1;
 }
 
 int loader_drops(const struct probe_objs *objs, uint64_t *ret_drops)
@@ -402,7 +612,7 @@ int loader_walk_threads(struct probe_objs *objs, uint32_t g)
 	ssize_t n;
 	int fd;
 
-	if (!objs->plan.sched_walk)
+	if (!objs->plan.sched_walk || !objs->sched)
 		return 0;
 	objs->sched->bss->walk_gen = g;
 	fd = bpf_iter_create(bpf_link__fd(objs->sched->links.thread_walk));
@@ -418,13 +628,15 @@ int loader_walk_threads(struct probe_objs *objs, uint32_t g)
 int loader_take_event_counts(
 	const struct probe_objs *objs, uint32_t g, struct probe_event_count *ret_counts)
 {
-	int fd = bpf_map__fd(objs->proc->maps.event_counts);
-	struct probe_event_count *values = calloc((size_t)objs->ncpus, sizeof(*values));
+	int fd = objs->proc ? bpf_map__fd(objs->proc->maps.event_counts) : -1;
+	struct probe_event_count *values;
 	int r = 0;
 
-	if (!values)
-		return -ENOMEM;
 	memset(ret_counts, 0, PROBE_EV_SLOTS * sizeof(*ret_counts));
+	if (fd < 0) /* proc not loaded: no events */
+		return 0;
+	if (!(values = calloc((size_t)objs->ncpus, sizeof(*values))))
+		return -ENOMEM;
 	for (uint32_t kind = 0; kind < PROBE_EV_SLOTS && r == 0; kind++) {
 		uint32_t slot = (g & 1) * PROBE_EV_SLOTS + kind;
 

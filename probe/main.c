@@ -34,7 +34,8 @@ static const char extra_usage[] =
 	"      --map-entries N     entries of every per-generation map (default: built-in sizes)\n"
 	"test knobs (environment): CROFT_PROBE_RAW_TP=1 loads the raw_tp programs even where\n"
 	"tp_btf works; CROFT_PROBE_NET=fexit|kretprobe counts socket bytes there even where\n"
-	"the tracepoints exist\n";
+	"the tracepoints exist; CROFT_PROBE_FAIL=CONCERN[,CONCERN...] makes those concerns'\n"
+	"objects fail to load (syscalls, ioctl, sched, proc, net)\n";
 
 /* After the drop nothing in croft-probe loads programs, mounts or changes namespaces. */
 static const char *const denied_after_drop[] = { "perf_event_open", "init_module", "finit_module",
@@ -89,24 +90,6 @@ static void load_config(struct probe_main *pm)
 		fatalx("%s: gpu_devices: %s", pm->opts.config_path, err);
 }
 
-/* libbpf's lines end in a newline, which the log would show as '?'. */
-static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	char line[1024];
-	int n;
-
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	n = vsnprintf(line, sizeof(line), fmt, ap);
-	if (n > 0 && (size_t)n < sizeof(line) && line[n - 1] == '\n')
-		line[n - 1] = '\0';
-	if (level == LIBBPF_WARN)
-		log_warnx("%s", line);
-	else
-		log_debug("%s", line);
-	return 0;
-}
-
 /*
  * Before Linux 5.19 (c8644cd0efe7 "bpf: refine
  * kernel.unprivileged_bpf_disabled behaviour"), with unprivileged BPF
@@ -156,8 +139,9 @@ static void acquire(struct probe_main *pm)
 	if (priv_lookup_user(pm->opts.user, &pm->user) < 0)
 		fatalx("no user %s (nor nobody) to drop to",
 			pm->opts.user ? pm->opts.user : CROFT_USER);
-	setrlimit(RLIMIT_MEMLOCK, &unlimited); /* pre-5.11 kernels charge maps to memlock */
-	libbpf_set_print(libbpf_log);
+	/* kernels before 5.11 charge maps to memlock; without CAP_SYS_RESOURCE this
+	 * cannot pass the unit's LimitMEMLOCK=, and loader.c says so if it is short */
+	setrlimit(RLIMIT_MEMLOCK, &unlimited);
 	if ((r = loader_open(&pm->objs, pm->map_entries, err, sizeof(err))) < 0)
 		fatalx("loading eBPF programs: %s", err);
 	if ((r = loader_set_gpu_rules(&pm->objs, &pm->st.gpus.set)) < 0)

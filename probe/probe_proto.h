@@ -65,9 +65,13 @@ struct probe_exit {
 };
 _Static_assert(sizeof(struct probe_exit) == 48, "probe_exit is 48 bytes");
 
+/* A figure whose concern is not loaded is left out of the rows, never sent as 0. */
 enum probe_end_flags {
-	PROBE_END_NET = 1u << 0,   /* net_* figures are counted on this kernel */
-	PROBE_END_FIRST = 1u << 1, /* first answer to this peer: covers time before it asked */
+	PROBE_END_NET = 1u << 0,      /* net_* figures are counted */
+	PROBE_END_FIRST = 1u << 1,    /* first answer to this peer: covers time before it asked */
+	PROBE_END_SYSCALLS = 1u << 2, /* syscalls_count and the syscalls are counted */
+	PROBE_END_IOCTL = 1u << 3,    /* gpu_ioctls and last_gpu_ioctl_boot_ns are counted */
+	PROBE_END_SCHED = 1u << 4,    /* ctx_* and runqueue_ns are counted */
 };
 
 /* MT_PROBE_END: closes an answer covering (since_boot_ns, until_boot_ns]. */

@@ -58,8 +58,9 @@ enum net_source {
 	NET_KRETPROBE,  /* kretprobe on the same (no BPF trampoline) */
 };
 
-#define PLAN_ALL     CONCERNS /* why[] index of what applies to every program */
-#define PLAN_WHY_LEN 192
+#define PLAN_ALL         CONCERNS /* why[] index of what applies to every program */
+#define PLAN_WHY_LEN     192
+#define PROBE_FAILED_LEN 320 /* a failed concern's step, error, libbpf line, memlock */
 
 /* features.c's answer: which variant of each program this kernel takes. */
 struct probe_plan {
@@ -70,6 +71,15 @@ struct probe_plan {
 	bool net_inet6; /* fexit/kretprobe: the IPv6 functions are hooked too */
 	/* per concern, then PLAN_ALL: the fallback taken and why, "" when none */
 	char why[CONCERNS + 1][PLAN_WHY_LEN];
+};
+
+#define PROBE_PROGS_MAX  48   /* programs across the objects (status's verified_insns) */
+#define PROBE_VLOG_BYTES 1024 /* a program's verifier log at BPF_LOG_STATS: one line */
+
+/* What the verifier said of a loaded program: the instructions it processed. */
+struct prog_verified {
+	char name[16]; /* BPF_OBJ_NAME_LEN */
+	uint32_t insns;
 };
 
 struct probe_objs {
@@ -84,6 +94,10 @@ struct probe_objs {
 	int sync_outer_fd; /* ARRAY_OF_MAPS: updating it waits for an RCU grace period */
 	int sync_inner_fd;
 	uint32_t map_entries; /* per-generation map size override, 0: probe.h sizes */
+	/* per concern: why it did not load or attach (libbpf's reason), "" when it did */
+	char failed[CONCERNS][PROBE_FAILED_LEN];
+	struct prog_verified verified[PROBE_PROGS_MAX]; /* programs loaded, in load order */
+	size_t verified_count;
 };
 
 /* What probe.bpf.h gives every object; all NULL while it is not loaded. */
@@ -115,6 +129,9 @@ struct concern {
 	const char *name;
 	size_t key_size, val_size; /* of a counted map (val_size: one CPU's value) */
 	concern_add_fn add;        /* NULL: no counted maps */
+	uint32_t end_flag;         /* the probe_end flag saying its figures are counted, or 0 */
+	/* the row fields (common/rowdef.h's dotted names) left out when it is not loaded */
+	const char *const *fields;
 	struct concern_drop drops[CONCERN_DROPS_MAX]; /* what its programs count as not counted */
 	/* the variant its programs run as (status's programs), NULL: not loaded */
 	const char *(*variant)(const struct probe_plan *plan);
@@ -139,8 +156,14 @@ int features_plan(struct probe_plan *ret_plan, char *err, size_t err_len);
 /* "tracepoint", "fexit", "kretprobe"; NULL for NET_NONE. */
 const char *features_net_source(enum net_source source);
 
-/* loader.c: as root, before the drop; the rest also after it. */
+/*
+ * loader.c: as root, before the drop; the rest also after it.  A concern
+ * that does not load or attach is left out (objs->failed says why) and the
+ * rest load; -errno only when nothing could.
+ */
 int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t err_len);
+/* Whether concern's programs are loaded and attached. */
+bool loader_has(const struct probe_objs *objs, enum probe_concern concern);
 void loader_close(struct probe_objs *objs);
 int loader_set_gpu_rules(struct probe_objs *objs, const struct gpudev_set *set);
 /* Points the programs at the other generation and waits until none writes the old one. */
@@ -153,6 +176,7 @@ int loader_map_max(const struct probe_objs *objs, enum probe_concern concern);
  * again.  Returns whether an insert had found it full.
  */
 bool loader_clear_full(struct probe_objs *objs, enum probe_concern concern, uint32_t g);
+/* The fork/exec/exit ring buffer, -1 when proc did not load. */
 int loader_events_fd(const struct probe_objs *objs);
 /* Sums every object's per-CPU drop counters into ret_drops[PROBE_DROP_REASONS]. */
 int loader_drops(const struct probe_objs *objs, uint64_t *ret_drops);

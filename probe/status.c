@@ -1,6 +1,7 @@
 /*
  * status.c: probe.ctl requests.  status: programs and their variant, the
- * fallbacks taken and why, where socket bytes are counted (or why not), the
+ * fallbacks taken and why, the concerns that failed to load and the row
+ * fields left out (each with why), where socket bytes are counted (or why not), the
  * capabilities kept, map fill, drops per reason, fork/exec/exit events
  * seen, delivered and dropped, exits seen, peers.  reload: the GPU device
  * set from croft.conf, written into the device map without reloading any
@@ -24,11 +25,61 @@ static json_t *programs_json(const struct probe_objs *objs)
 	json_t *progs = json_object();
 
 	for (int c = 0; c < CONCERNS; c++) {
-		const char *v = concerns[c].variant(&objs->plan);
+		const char *v = loader_has(objs, c) ? concerns[c].variant(&objs->plan) : NULL;
 
 		json_object_set_new(progs, concerns[c].name, v ? json_string(v) : json_null());
 	}
 	return progs;
+}
+
+/* The verifier's count per loaded program: {"sys_enter_btf": 37, ...}. */
+static json_t *verified_json(const struct probe_objs *objs)
+{
+	json_t *verified = json_object();
+
+	for (size_t i = 0; i < objs->verified_count; i++)
+		json_object_set_new(verified, objs->verified[i].name,
+			json_integer((json_int_t)objs->verified[i].insns));
+	return verified;
+}
+
+/* The concerns that did not load or attach: {"sched": "load: ...", ...}. */
+static json_t *failed_json(const struct probe_objs *objs)
+{
+	json_t *failed = json_object();
+
+	for (int c = 0; c < CONCERNS; c++)
+		if (objs->failed[c][0])
+			json_object_set_new(failed, concerns[c].name, json_string(objs->failed[c]));
+	return failed;
+}
+
+/* Why concern's fields are left out, NULL when they are not. */
+static const char *left_out_why(const struct probe_objs *objs, enum probe_concern concern)
+{
+	if (objs->failed[concern][0])
+		return objs->failed[concern];
+	if (concern == CONCERN_NET && objs->plan.net == NET_NONE)
+		return objs->plan.why[CONCERN_NET];
+	return NULL;
+}
+
+/* Every row field the probe would give and does not: {"usage.runqueue_s": "sched: ...", ...}. */
+static json_t *left_out_json(const struct probe_objs *objs)
+{
+	json_t *left_out = json_object();
+	char why[PROBE_FAILED_LEN + 32];
+
+	for (int c = 0; c < CONCERNS; c++) {
+		const char *because = left_out_why(objs, c);
+
+		if (!because)
+			continue;
+		snprintf(why, sizeof(why), "%s: %s", concerns[c].name, because);
+		for (const char *const *f = concerns[c].fields; *f; f++)
+			json_object_set_new(left_out, *f, json_string(why));
+	}
+	return left_out;
 }
 
 /* Only the fallbacks taken: {"ioctl": "what instead: why", ...}. */
@@ -111,6 +162,9 @@ void *status_figures(struct probe_state *st)
 
 	json_object_set_new(root, "programs", programs_json(st->objs));
 	json_object_set_new(root, "fallbacks", fallbacks_json(&st->objs->plan));
+	json_object_set_new(root, "failed", failed_json(st->objs));
+	json_object_set_new(root, "left_out", left_out_json(st->objs));
+	json_object_set_new(root, "verified_insns", verified_json(st->objs));
 	json_object_set_new(root, "net", net_json(&st->objs->plan));
 	json_object_set_new(
 		root, "capabilities", json_string(st->caps_kept[0] ? st->caps_kept : "none"));

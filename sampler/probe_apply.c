@@ -21,6 +21,9 @@ static void probe_reset(struct proc *p, const struct probe_answer *answer)
 	*pr = (struct proc_probe_rates){ .last_gpu_ioctl_boot_ns = last };
 	/* rates over the span of the process's row (proc_sample) */
 	pr->valid = answer->answered && p->counters.rates_valid;
+	pr->syscalls_valid = pr->valid && answer->syscalls;
+	pr->ioctl_valid = pr->valid && answer->ioctl;
+	pr->sched_valid = pr->valid && answer->sched;
 	pr->net_valid = pr->valid && answer->net;
 }
 

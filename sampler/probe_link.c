@@ -296,6 +296,9 @@ int probe_link_answer(struct probe_link *link, struct probe_answer *ret_answer)
 		link->stats.probe_drops_total += link->end.drops_total[i];
 	/* the first answer on a connection covers time before we asked: baseline only */
 	ret_answer->answered = link->answers > 1 && !(link->end.flags & PROBE_END_FIRST);
+	ret_answer->syscalls = link->end.flags & PROBE_END_SYSCALLS;
+	ret_answer->ioctl = link->end.flags & PROBE_END_IOCTL;
+	ret_answer->sched = link->end.flags & PROBE_END_SCHED;
 	ret_answer->net = link->end.flags & PROBE_END_NET;
 	snprintf(link->state, sizeof(link->state),
 		ret_answer->answered ? "connected" : "connected, first answer is the baseline");

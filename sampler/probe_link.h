@@ -55,8 +55,9 @@ struct probe_tgid {
  * (1e9 / sysconf(_SC_CLK_TCK))) and turns into rates over each row's span.
  */
 struct probe_answer {
-	bool answered;            /* false: none came, or it is the baseline (no counts) */
-	bool net;                 /* the kernel has the socket tracepoints */
+	bool answered; /* false: none came, or it is the baseline (no counts) */
+	/* what the probe counted (its concerns that loaded): the rest is left out */
+	bool syscalls, ioctl, sched, net;
 	struct probe_tgid *tgids; /* held by the link until the next ask */
 	size_t tgids_count;
 };

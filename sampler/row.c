@@ -309,7 +309,7 @@ static bool top_value(struct row_source *src, enum row_field f, struct row_value
 	const struct proc *p = src->p;
 	const struct row_context *ctx = src->ctx;
 	uint64_t last_ns = p->counters.probe.last_gpu_ioctl_boot_ns;
-	bool gpu = p->counters.probe.valid && p->gpu.wl.state != WL_NO_GPU;
+	bool gpu = p->counters.probe.ioctl_valid && p->gpu.wl.state != WL_NO_GPU;
 
 	switch (f) {
 	case RF_UNIX_MS:
@@ -346,7 +346,7 @@ static bool top_value(struct row_source *src, enum row_field f, struct row_value
 		return p->ident.cg && p->ident.cg->now.have;
 	case RF_SYSCALLS:
 		v->u = p->counters.probe.syscalls_count;
-		return p->counters.probe.valid;
+		return p->counters.probe.syscalls_valid;
 	case RF_LABEL:
 		if (ctx->label)
 			return str_value(v, ctx->label, ctx->label_len);
@@ -411,10 +411,10 @@ static bool usage_value(const struct proc *p, enum row_field f, struct row_value
 		return true;
 	case RF_CTX_VOLUNTARY_S:
 		v->f = pr->ctx_voluntary_s;
-		return pr->valid;
+		return pr->sched_valid;
 	case RF_CTX_INVOLUNTARY_S:
 		v->f = pr->ctx_involuntary_s;
-		return pr->valid;
+		return pr->sched_valid;
 	case RF_READ_BYTES_S:
 		v->f = p->counters.read_bytes_s;
 		return p->counters.io_rates_valid;
@@ -423,13 +423,13 @@ static bool usage_value(const struct proc *p, enum row_field f, struct row_value
 		return p->counters.io_rates_valid;
 	case RF_NETWORK_RX_BYTES_S:
 		v->f = pr->net_rx_bytes_s;
-		return pr->valid && pr->net_valid;
+		return pr->net_valid;
 	case RF_NETWORK_TX_BYTES_S:
 		v->f = pr->net_tx_bytes_s;
-		return pr->valid && pr->net_valid;
+		return pr->net_valid;
 	case RF_RUNQUEUE_S:
 		v->f = pr->runqueue_s;
-		return pr->valid;
+		return pr->sched_valid;
 	default:
 		return false;
 	}

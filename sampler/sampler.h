@@ -48,9 +48,10 @@ struct syscall_rate {
 
 /* ---- the probe's figures of a process: probe_apply.c, from probe_link.c's answer ---- */
 struct proc_probe_rates {
-	bool valid;     /* false: no probe answer this poll; the probe-only fields are left out */
-	bool net_valid; /* false: the kernel lacks the socket tracepoints */
-	bool active;    /* a syscall, switch, run-queue wait, network byte or GPU ioctl seen */
+	bool valid; /* false: no probe answer this poll; the probe-only fields are left out */
+	/* each false where the probe counts none of it (no kernel support, or not loaded) */
+	bool syscalls_valid, ioctl_valid, sched_valid, net_valid;
+	bool active;         /* a syscall, switch, run-queue wait, network byte or GPU ioctl seen */
 	uint64_t gpu_ioctls; /* GPU ioctls this poll */
 	/* CLOCK_BOOTTIME of the last GPU ioctl ever seen; 0 = none */
 	uint64_t last_gpu_ioctl_boot_ns;

@@ -108,6 +108,9 @@ START_TEST(key_order)
 	cg.now.cpu_cores = 0.004;
 	p->ident.cg = &cg;
 	p->counters.probe.valid = true;
+	p->counters.probe.syscalls_valid = true;
+	p->counters.probe.ioctl_valid = true;
+	p->counters.probe.sched_valid = true;
 	p->counters.probe.net_valid = true;
 	p->gpu.wl.state = WL_GPU_HELD;
 	p->counters.probe.last_gpu_ioctl_boot_ns = 1000000000ull;
@@ -127,8 +130,21 @@ START_TEST(key_order)
 		"\"syscalls\":[]}\n");
 	free(text);
 	json_decref(row);
+	/* a probe whose sched concern did not load: its three fields go, the rest stay */
+	p->counters.probe.sched_valid = false;
+	row = format_parse(p, &ctx, &text);
+	ck_assert_ptr_null(json_object_get(json_object_get(row, "usage"), "ctx_voluntary_s"));
+	ck_assert_ptr_null(json_object_get(json_object_get(row, "usage"), "ctx_involuntary_s"));
+	ck_assert_ptr_null(json_object_get(json_object_get(row, "usage"), "runqueue_s"));
+	ck_assert_ptr_nonnull(json_object_get(json_object_get(row, "usage"), "network_rx_bytes_s"));
+	ck_assert_ptr_nonnull(json_object_get(row, "syscalls"));
+	ck_assert_ptr_nonnull(json_object_get(row, "ioctl_count"));
+	free(text);
+	json_decref(row);
 	/* without the probe: probe-only fields left out, never zero-filled */
-	p->counters.probe.valid = false;
+	p->counters.probe =
+		(struct proc_probe_rates){ .last_gpu_ioctl_boot_ns =
+						   p->counters.probe.last_gpu_ioctl_boot_ns };
 	p->ident.cg = NULL;
 	p->ident.label = strdup("run-7");
 	p->ident.label_len = 5;
