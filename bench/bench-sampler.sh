@@ -25,6 +25,11 @@
 # (least squares over the counts).  pid_max is raised for the run and put
 # back; the sampler keeps /proc fds open within RLIMIT_NOFILE, which the
 # bench leaves as it finds it (printed).  SCALE= skips the run.
+#
+# First, croft.prom's cost per poll (textfile-bench, any user): TEXTFILE
+# ("300 20000") synthetic processes summed and written as the sampler does
+# at each poll, beside one /proc/<pid>/stat pread per process in the same
+# run; TEXTFILE= skips it.
 set -eu
 BUILD=${BUILD:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,9 +42,14 @@ POLLS=${POLLS:-40}
 POLL_MS=${POLL_MS:-250}
 HOLDERS=${HOLDERS:-4}
 GPU_FDS=${GPU_FDS:-"100 1000 10000"}
-for b in "$SAMPLER" "$HELPER"; do
+for b in "$SAMPLER" "$HELPER" "$BUILD/bench/textfile-bench"; do
 	[ -x "$b" ] || { echo "bench-sampler: $b not built (ninja -C $BUILD)" >&2; exit 1; }
 done
+TF_DIR=$(mktemp -d "${TMPDIR:-/tmp}/croft-bench-textfile.XXXXXX")
+for n in ${TEXTFILE-300 20000}; do
+	echo "croft.prom: $("$BUILD/bench/textfile-bench" "$n" 30 "$TF_DIR")"
+done
+rm -rf "$TF_DIR"
 [ "$(id -u)" = 0 ] || { echo "bench-sampler: needs root (it reads every process, as the daemon does)"; exit 0; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/croft-bench-sampler.XXXXXX")
 chmod 0755 "$T"
