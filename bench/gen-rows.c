@@ -171,7 +171,7 @@ static void make_pod(struct gen *g, struct container *c)
 	for (int i = 0; i < POD_UID_BYTES - 1; i++)
 		c->pod_uid[i] = i == 8 || i == 13 || i == 18 || i == 23
 					? '-'
-					: hex_digits[rng_below(&g->rng, 16)];
+					: hex_digits[rng_below(&g->id_rng, 16)];
 	c->pod_uid[POD_UID_BYTES - 1] = '\0';
 	c->pod_qos = qos[rng_below(&g->rng, sizeof(qos) / sizeof(qos[0]))];
 }
@@ -214,7 +214,7 @@ static void pod_gpus(struct gen *g, struct container *c)
 static void make_container(struct gen *g, struct container *c, size_t index)
 {
 	for (int i = 0; i < 64; i++)
-		c->id[i] = hex_digits[rng_below(&g->rng, 16)];
+		c->id[i] = hex_digits[rng_below(&g->id_rng, 16)];
 	c->id[64] = '\0';
 	if (rng_chance(&g->rng, 0.5)) {
 		snprintf(c->cgroup, sizeof(c->cgroup), "/system.slice/docker-%s.scope", c->id);
@@ -425,7 +425,8 @@ static void usage(FILE *f)
 		   "Writes deterministic, realistic croft-dataset rows to stdout: one line per\n"
 		   "process per 2 s poll (idle processes every 15th poll).  Defaults: 300\n"
 		   "processes, 15 polls, seed 1, start 1792504800000 (2026-10-20T14:00:00Z),\n"
-		   "host gen-host.  The same seed on two hosts makes identical nodes.\n"
+		   "host gen-host.  The same seed on two hosts makes identical nodes: the\n"
+		   "same processes and tgids, their own container ids and pod UIDs.\n"
 		   "--bytes stops after the line that reaches SIZE (k, M, G, KiB, MiB, GiB).\n");
 }
 
@@ -499,6 +500,11 @@ int main(int argc, char **argv)
 	if (max_bytes)
 		polls = 1L << 30;
 	g.rng.s = seed;
+	/* identical nodes (one seed, two hosts) run the same processes, but
+	 * their runtimes name containers and pods each their own way */
+	g.id_rng.s = seed;
+	for (const char *c = g.host; *c; c++)
+		g.id_rng.s = (g.id_rng.s ^ (unsigned char)*c) * 0x100000001b3ull;
 	g.nprocs = (size_t)processes;
 	g.ncontainers = (size_t)(processes / 8 < 2                ? 2
 				 : processes / 8 > CONTAINERS_MAX ? CONTAINERS_MAX

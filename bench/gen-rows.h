@@ -125,6 +125,7 @@ struct gen_row {
 struct gen {
 	const char *host; /* every row's "host" */
 	struct rng rng;
+	struct rng id_rng; /* container ids and pod UIDs: the seed and the host's */
 	uint32_t next_tgid;
 	size_t ncontainers, nprocs;
 	struct container containers[CONTAINERS_MAX];

@@ -20,8 +20,8 @@ static void usage(FILE *out, bool profile)
 	if (profile)
 		fprintf(out, "usage: croft profile (--tgid N | --container ID | --pod UID | "
 			     "--label L | --framework F)\n"
-			     "                     [--since T] [--until T] [--json] [--svg FILE] "
-			     "[PATH...]\n"
+			     "                     [--since T] [--until T] [--host NAME] [--json] "
+			     "[--svg FILE] [PATH...]\n"
 			     "One process (tgid), container, label or framework over time: "
 			     "duration, CPU\n"
 			     "and RSS (mean, p50, p95, max), threads, GPU phases, network and disk "
@@ -30,21 +30,22 @@ static void usage(FILE *out, bool profile)
 	else
 		fprintf(out,
 			"usage: croft stats [--since T] [--until T] [--container ID] [--pod UID]\n"
-			"                   [--label L] [--framework F] [--tgid N] [--json] "
-			"[PATH...]\n"
+			"                   [--label L] [--framework F] [--tgid N] [--host NAME]\n"
+			"                   [--json] [PATH...]\n"
 			"Time span, rows, processes, containers; rows, processes and process-hours "
 			"per\n"
 			"workload state; GPU-held and idle GPU-held hours per container and cwd,\n"
-			"and per pod beside what the kubelet allocated;\n"
-			"processes and CPU-hours per framework; top syscalls; what was skipped.\n");
+			"and per pod beside what the kubelet allocated; per host (rows that name\n"
+			"one); processes and CPU-hours per framework; top syscalls; what was "
+			"skipped.\n");
 	fprintf(out, "\nPATH: .jsonl and .jsonl.zst files and directories of them (default: the\n"
 		     "data_dir of the configuration; while that is not set, ./croft-data where it\n"
 		     "exists).  T: ISO 8601 UTC (2026-10-20T14:00:00Z), unix seconds (10\n"
 		     "digits) or milliseconds (13 digits), or a time that long before now (-2h\n"
 		     "and 2h alike, 30m, 1d12h); --since is inclusive, --until exclusive.\n"
-		     "--container and --pod take an id (a pod's UID) or a prefix of one.  Other\n"
-		     "options: --config FILE,\n"
-		     "--threads N (default: one per CPU), --jansson (the reference parser only).\n"
+		     "--container and --pod take an id (a pod's UID) or a prefix of one; --host\n"
+		     "a row's host, exactly.  Other options: --config FILE, --threads N (default:\n"
+		     "one per CPU), --jansson (the reference parser only).\n"
 		     "Exit status: 0 healthy (an empty live file, or its last line being\n"
 		     "written, is healthy), 3 figures printed but damage skipped (a corrupt\n"
 		     "frame, a bad or torn line, an unreadable file), 1 error, 2 usage.\n");
@@ -156,6 +157,7 @@ enum {
 	OPT_CONFIG,
 	OPT_SVG,
 	OPT_JANSSON,
+	OPT_HOST,
 };
 
 static const struct option long_options[] = {
@@ -171,6 +173,7 @@ static const struct option long_options[] = {
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "svg", required_argument, NULL, OPT_SVG },
 	{ "jansson", no_argument, NULL, OPT_JANSSON },
+	{ "host", required_argument, NULL, OPT_HOST },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -210,6 +213,9 @@ static int parse_opt(struct read_opts *o, int c, const char **config)
 	case OPT_POD:
 		f->pod = optarg;
 		f->pod_len = strlen(optarg);
+		return 0;
+	case OPT_HOST:
+		f->host = optarg;
 		return 0;
 	case OPT_FRAMEWORK:
 		f->framework = optarg;
@@ -351,6 +357,9 @@ bool filter_match(const struct filter *f, const struct row *row)
 		return false;
 	if (f->label && (!row->label.ptr || row->label.len != strlen(f->label) ||
 				memcmp(row->label.ptr, f->label, row->label.len)))
+		return false;
+	if (f->host && (!row->host.ptr || row->host.len != strlen(f->host) ||
+			       memcmp(row->host.ptr, f->host, row->host.len)))
 		return false;
 	if (f->framework && !(f->fw_select && fw_select_has(f->fw_select, row)))
 		return false;

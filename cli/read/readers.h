@@ -34,6 +34,7 @@ struct filter {
 	bool has_since, has_until, has_tgid;
 	int64_t since_ms, until_ms, tgid;
 	const char *container, *pod, *label, *framework; /* NULL = any */
+	const char *host;                                /* NULL = any; rows without one: none */
 	size_t container_len, pod_len;
 	const struct fw_select *fw_select; /* with framework: the processes ending with it */
 };
@@ -116,10 +117,20 @@ void i64map_free(struct i64map *m);
  * for depends on the process's previous row, maybe in another file. */
 __extension__ typedef unsigned __int128 u128;
 
-/* What every segment begins with, so that a pointer to it is one to the segment. */
+/*
+ * What every segment begins with, so that a pointer to it is one to the
+ * segment.  A process is (host, tgid, start_ms) where rows carry them; rows
+ * of older datasets carry neither: a process is then a tgid's rows with the
+ * same exe and comm, no gap longer than gap_ms between them (the gap rule).
+ */
+#define SEG_NO_START (-1) /* start_ms of rows without process.start_ms */
 struct seg_head {
 	int64_t tgid, first_ms, last_ms;
-	uint64_t ident; /* exe and comm: what stays the same for the life of a process */
+	int64_t start_ms;      /* process.start_ms, or SEG_NO_START */
+	int64_t first_span_ms; /* its first row's span_ms; -1: none (the gap rule) */
+	uint64_t host_hash;    /* str_hash of host; 0: none */
+	uint32_t host;         /* the worker's hosts id; after seg_sums the join's */
+	uint64_t ident;        /* exe and comm: what stays the same for the life of a process */
 	uint32_t file;
 	uint32_t sys_off, sys_n; /* its first row's syscall rates: the worker's sys[] */
 	uint8_t worker;
@@ -141,7 +152,9 @@ struct seg_worker {
 	char *segs; /* of seg_size bytes each, the first a seg_head */
 	size_t seg_size, segs_count, segs_cap;
 	size_t file_first;   /* the current file's first segment */
-	struct i64map tgids; /* the current file's open segment per tgid */
+	struct i64map tgids; /* the current file's open segment per process key */
+	struct strtab hosts; /* every row's host */
+	uint32_t last_host;  /* the id of the last row's host (most files: one) */
 	uint64_t rows;       /* the rows given to seg_row, and their span */
 	int64_t first_ms, last_ms;
 	struct strtab syscalls;
@@ -171,6 +184,8 @@ static inline void *seg_at(const struct seg_worker *w, size_t i)
 	return w->segs + i * w->seg_size;
 }
 uint64_t row_ident(const struct row *row);
+/* One 64-bit key of (host, tgid, start_ms): a process of a new dataset. */
+uint64_t proc_key(uint64_t host_hash, int64_t tgid, int64_t start_ms);
 
 /* The workers' sums and the walk over their segments. */
 struct seg_join {
@@ -178,9 +193,11 @@ struct seg_join {
 	int count;
 	uint64_t rows, processes;
 	int64_t first_ms, last_ms;
-	struct strtab syscalls;          /* every worker's names */
-	u128 *calls;                     /* per id: rate x 1e4 x ms */
-	uint32_t *remap[DS_THREADS_MAX]; /* a worker's syscall ids -> syscalls' */
+	struct strtab syscalls;               /* every worker's names */
+	u128 *calls;                          /* per id: rate x 1e4 x ms */
+	uint32_t *remap[DS_THREADS_MAX];      /* a worker's syscall ids -> syscalls' */
+	struct strtab hosts;                  /* every worker's hosts; heads' host ids are these */
+	uint32_t *host_remap[DS_THREADS_MAX]; /* a worker's host ids -> hosts' */
 };
 /* Sums rows, span and syscall calls; -ENOMEM when a worker ran out of memory. */
 int seg_sums(struct seg_join *j, void *const *workers, int count);

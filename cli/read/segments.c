@@ -4,7 +4,7 @@
  * process's rows in one file) and keep the syscall calls; the join sorts
  * every worker's segments, a process's together in time order, and walks
  * them, settling each segment's first row.  What a process is lives in
- * seg_continues.  Invoking user, no privilege.
+ * same_process.  Invoking user, no privilege.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,13 +20,53 @@ uint64_t row_ident(const struct row *row)
 	return a ^ (b * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull);
 }
 
-/* Whether rows of (tgid, ident) from ms on are the same process as h's:
- * not earlier than its last row, nor more than gap_ms after it. */
-static bool seg_continues(
-	const struct seg_head *h, int64_t tgid, uint64_t ident, int64_t ms, uint64_t gap_ms)
+uint64_t proc_key(uint64_t host_hash, int64_t tgid, int64_t start_ms)
 {
-	return h->tgid == tgid && h->ident == ident && ms >= h->last_ms &&
-	       (uint64_t)(ms - h->last_ms) <= gap_ms;
+	uint64_t k = host_hash ^ ((uint64_t)tgid * 0x9e3779b97f4a7c15ull);
+
+	k = (k ^ (k >> 29)) + (uint64_t)start_ms * 0xbf58476d1ce4e5b9ull;
+	return k ^ (k >> 32);
+}
+
+/*
+ * Whether rows of (host, tgid, start_ms) from ms on are h's process.  With
+ * a start_ms that names it exactly, whatever the gaps; rows without one
+ * (older datasets) by the gap rule: the same exe and comm, not earlier
+ * than h's last row, nor more than gap_ms after it.
+ */
+static bool same_process(const struct seg_head *h, uint32_t host, int64_t tgid, int64_t start_ms,
+	uint64_t ident, int64_t ms, uint64_t gap_ms)
+{
+	if (h->tgid != tgid || h->host != host || h->start_ms != start_ms)
+		return false;
+	if (start_ms != SEG_NO_START)
+		return true;
+	return h->ident == ident && ms >= h->last_ms && (uint64_t)(ms - h->last_ms) <= gap_ms;
+}
+
+/* The time a row's rates cover, where it says (span_ms); else -1. */
+static int64_t row_span_ms(const struct row *r)
+{
+	return (r->has & HAS_SPAN) && r->span_ms >= 0 ? r->span_ms : -1;
+}
+
+/* The id of the row's host in the worker's table; most files have one. */
+static uint32_t row_host(struct seg_worker *w, const struct row *r)
+{
+	const char *last;
+	size_t len;
+
+	if (!r->host.ptr)
+		return NONE_ID;
+	if (w->hosts.count) {
+		last = strtab_str(&w->hosts, w->last_host, &len);
+		if (len == r->host.len && !memcmp(last, r->host.ptr, len))
+			return w->last_host;
+	}
+	w->last_host = strtab_intern(&w->hosts, r->host.ptr, r->host.len);
+	if (w->last_host == NONE_ID)
+		w->oom = true;
+	return w->last_host;
 }
 
 void *seg_workers_new(
@@ -49,6 +89,7 @@ void seg_worker_free(struct seg_worker *w)
 {
 	free(w->segs);
 	i64map_free(&w->tgids);
+	strtab_free(&w->hosts);
 	strtab_free(&w->syscalls);
 	free(w->calls);
 	free(w->sys);
@@ -98,7 +139,8 @@ static void defer_calls(struct seg_worker *w, struct seg_head *h, const struct r
 	}
 }
 
-static struct seg_head *seg_start(struct seg_worker *w, const struct row *r, uint64_t ident)
+static struct seg_head *seg_start(
+	struct seg_worker *w, const struct row *r, uint32_t host, int64_t start_ms, uint64_t ident)
 {
 	if (!vec_room((void **)&w->segs, &w->segs_cap, w->seg_size, w->segs_count, false))
 		return NULL;
@@ -107,6 +149,10 @@ static struct seg_head *seg_start(struct seg_worker *w, const struct row *r, uin
 	*h = (struct seg_head){ .tgid = r->tgid,
 		.first_ms = r->unix_ms,
 		.last_ms = r->unix_ms,
+		.start_ms = start_ms,
+		.first_span_ms = row_span_ms(r),
+		.host_hash = r->host.ptr ? str_hash(r->host.ptr, r->host.len) | 1 : 0,
+		.host = host,
 		.ident = ident,
 		.file = w->file,
 		.worker = w->index };
@@ -118,7 +164,13 @@ static struct seg_head *seg_start(struct seg_worker *w, const struct row *r, uin
 void *seg_row(struct seg_worker *w, const struct row *r, uint64_t *ret_weight_ms, bool *ret_first)
 {
 	uint64_t ident = row_ident(r);
-	struct i64_slot *slot = i64map_slot(&w->tgids, r->tgid);
+	uint32_t host = row_host(w, r);
+	int64_t start_ms = (r->has & HAS_START) && r->start_ms >= 0 ? r->start_ms : SEG_NO_START;
+	/* older datasets' rows by tgid alone, as ever */
+	int64_t key = host == NONE_ID && start_ms == SEG_NO_START
+			      ? r->tgid
+			      : (int64_t)proc_key((uint64_t)host + 1, r->tgid, start_ms);
+	struct i64_slot *slot = i64map_slot(&w->tgids, key);
 	struct seg_head *h;
 
 	if (w->rows++ == 0 || r->unix_ms < w->first_ms)
@@ -131,8 +183,12 @@ void *seg_row(struct seg_worker *w, const struct row *r, uint64_t *ret_weight_ms
 	}
 	if (slot->gen == w->tgids.gen) {
 		h = seg_at(w, slot->value);
-		if (seg_continues(h, r->tgid, ident, r->unix_ms, w->o->gap_ms)) {
-			*ret_weight_ms = (uint64_t)(r->unix_ms - h->last_ms);
+		if (same_process(h, host, r->tgid, start_ms, ident, r->unix_ms, w->o->gap_ms) &&
+			r->unix_ms >= h->last_ms) {
+			int64_t span_ms = row_span_ms(r);
+
+			*ret_weight_ms =
+				(uint64_t)(span_ms >= 0 ? span_ms : r->unix_ms - h->last_ms);
 			*ret_first = false;
 			h->last_ms = r->unix_ms;
 			if (w->calls_kept)
@@ -140,12 +196,12 @@ void *seg_row(struct seg_worker *w, const struct row *r, uint64_t *ret_weight_ms
 			return h;
 		}
 	}
-	h = seg_start(w, r, ident);
+	h = seg_start(w, r, host, start_ms, ident);
 	if (!h) {
 		w->oom = true;
 		return NULL;
 	}
-	i64map_set(&w->tgids, slot, r->tgid, (uint32_t)(w->segs_count - 1));
+	i64map_set(&w->tgids, slot, key, (uint32_t)(w->segs_count - 1));
 	*ret_weight_ms = 0;
 	*ret_first = true;
 	return h;
@@ -153,14 +209,19 @@ void *seg_row(struct seg_worker *w, const struct row *r, uint64_t *ret_weight_ms
 
 /* ---- the join ---- */
 
-/* qsort over pointers to heads: a process's segments together, in time order */
+/* qsort over pointers to heads: a process's segments together, in time
+ * order; rows without a host (older datasets) after the others */
 static int seg_head_cmp(const void *a, const void *b)
 {
 	const struct seg_head *x = *(const struct seg_head *const *)a;
 	const struct seg_head *y = *(const struct seg_head *const *)b;
 
+	if (x->host != y->host)
+		return x->host < y->host ? -1 : 1;
 	if (x->tgid != y->tgid)
 		return x->tgid < y->tgid ? -1 : 1;
+	if (x->start_ms != y->start_ms)
+		return x->start_ms < y->start_ms ? -1 : 1;
 	if (x->first_ms != y->first_ms)
 		return x->first_ms < y->first_ms ? -1 : 1;
 	if (x->last_ms != y->last_ms)
@@ -191,13 +252,28 @@ static int sum_calls(struct seg_join *j)
 	return 0;
 }
 
+/* Each worker's host ids in its heads become the join's. */
+static int join_hosts(struct seg_join *j, struct seg_worker *w, int k)
+{
+	j->host_remap[k] = strtab_remap(&j->hosts, &w->hosts);
+	if (!j->host_remap[k])
+		return -ENOMEM;
+	for (size_t i = 0; i < w->segs_count; i++) {
+		struct seg_head *h = seg_at(w, i);
+
+		if (h->host != NONE_ID)
+			h->host = j->host_remap[k][h->host];
+	}
+	return 0;
+}
+
 int seg_sums(struct seg_join *j, void *const *workers, int count)
 {
 	*j = (struct seg_join){ .workers = workers, .count = count };
 	for (int k = 0; k < count; k++) {
-		const struct seg_worker *w = workers[k];
+		struct seg_worker *w = workers[k];
 
-		if (w->oom)
+		if (w->oom || join_hosts(j, w, k) < 0)
 			return -ENOMEM;
 		if (w->rows && (j->rows == 0 || w->first_ms < j->first_ms))
 			j->first_ms = w->first_ms;
@@ -255,12 +331,17 @@ int seg_walk(struct seg_join *j, seg_each_fn *each, void *ctx)
 		const struct seg_head *h = v[i], *prev = i ? v[i - 1] : NULL;
 		uint64_t weight_ms = o->poll_ms;
 
-		if (prev && seg_continues(prev, h->tgid, h->ident, h->first_ms, o->gap_ms)) {
-			weight_ms = (uint64_t)(h->first_ms - prev->last_ms);
+		if (prev && same_process(prev, h->host, h->tgid, h->start_ms, h->ident, h->first_ms,
+				    o->gap_ms)) {
+			weight_ms = h->first_ms > prev->last_ms
+					    ? (uint64_t)(h->first_ms - prev->last_ms)
+					    : 0;
 		} else {
 			prev = NULL;
 			j->processes++;
 		}
+		if (h->first_span_ms >= 0) /* the row says what it covers */
+			weight_ms = (uint64_t)h->first_span_ms;
 		settle_calls(j, h, weight_ms);
 		r = each(ctx, h, prev, weight_ms);
 	}
@@ -270,8 +351,11 @@ int seg_walk(struct seg_join *j, seg_each_fn *each, void *ctx)
 
 void seg_join_free(struct seg_join *j)
 {
-	for (int k = 0; k < j->count; k++)
+	for (int k = 0; k < j->count; k++) {
 		free(j->remap[k]);
+		free(j->host_remap[k]);
+	}
 	free(j->calls);
 	strtab_free(&j->syscalls);
+	strtab_free(&j->hosts);
 }

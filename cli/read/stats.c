@@ -30,6 +30,8 @@ struct worker {
 	struct gpu_sums gpu;
 	struct pod_sums pods;
 	uint64_t wl_rows[WL_COUNT], wl_ms[WL_COUNT];
+	struct host_acc *by_host, no_host; /* per the seg_worker's host id */
+	size_t by_host_cap;
 };
 
 static uint32_t intern_sv(struct worker *w, struct strtab *t, const struct strv *sv)
@@ -55,13 +57,27 @@ static struct gpu_acc *acc_of(
 	return &(*v)[id];
 }
 
+/* The figures of host id (a worker's or the join's), or *none. */
+static struct host_acc *host_acc_of(
+	struct host_acc **v, size_t *cap, uint32_t id, struct host_acc *none, bool *oom)
+{
+	if (id == NONE_ID)
+		return none;
+	if (!vec_room((void **)v, cap, sizeof(**v), id, true)) {
+		*oom = true;
+		return none;
+	}
+	return &(*v)[id];
+}
+
 static bool row_idle_held(const struct row *row)
 {
 	return row->workload == WL_GPU_HELD && (row->has & HAS_IOCTL) && row->ioctl_count == 0;
 }
 
 /* A gpu-held row: a system holder's, or a workload's per container, cwd and GPU. */
-static void held_row(struct worker *w, const struct row *row, uint32_t container, uint64_t ms)
+static void held_row(struct worker *w, const struct row *row, uint32_t container,
+	struct host_acc *host, uint64_t ms)
 {
 	bool idle = row_idle_held(row);
 	int holder = holder_of(w->sw.o, row);
@@ -72,6 +88,7 @@ static void held_row(struct worker *w, const struct row *row, uint32_t container
 		return;
 	}
 	cwd = intern_sv(w, &w->cwds, &row->cwd);
+	gpu_acc_add(&host->gpu, idle, ms);
 	gpu_acc_add(
 		acc_of(w, &w->by_container, &w->by_container_cap, container, &w->host), idle, ms);
 	gpu_acc_add(acc_of(w, &w->by_cwd, &w->by_cwd_cap, cwd, &w->cwd_unknown), idle, ms);
@@ -80,13 +97,14 @@ static void held_row(struct worker *w, const struct row *row, uint32_t container
 }
 
 static void row_continues(struct worker *w, struct seg *seg, const struct row *row,
-	uint32_t container, uint64_t weight)
+	uint32_t container, struct host_acc *host, uint64_t weight)
 {
 	w->wl_ms[row->workload] += weight;
+	host->ms += weight;
 	if ((row->has & HAS_CPU) && row->cpu_e4 > 0)
 		seg->cpu_e4ms += (u128)row->cpu_e4 * weight;
 	if (row->workload == WL_GPU_HELD)
-		held_row(w, row, container, weight);
+		held_row(w, row, container, host, weight);
 }
 
 /* A segment's first row, kept for the join to settle. */
@@ -147,6 +165,7 @@ static void pod_row(
 static void stats_row(void *ctx, const struct row *row)
 {
 	struct worker *w = ctx;
+	struct host_acc *host;
 	uint32_t container;
 	uint64_t weight;
 	struct seg *seg;
@@ -159,10 +178,12 @@ static void stats_row(void *ctx, const struct row *row)
 	seg = seg_row(&w->sw, row, &weight, &first);
 	if (!seg)
 		return;
+	host = host_acc_of(&w->by_host, &w->by_host_cap, seg->head.host, &w->no_host, &w->sw.oom);
+	host->rows++;
 	if (first)
 		row_first(w, seg, row, container);
 	else
-		row_continues(w, seg, row, container, weight);
+		row_continues(w, seg, row, container, host, weight);
 	seg->states |= (uint8_t)(1u << row->workload);
 	seg_framework(w, seg, &row->framework);
 	if (row->pod_uid.ptr)
@@ -184,7 +205,7 @@ struct merge {
 	struct worker *workers;
 	struct seg_join join;
 	uint32_t *remap[3][DS_THREADS_MAX]; /* containers, cwds, frameworks */
-	size_t cap_container, cap_cwd, cap_framework;
+	size_t cap_container, cap_cwd, cap_framework, cap_host;
 	struct proc p;
 	bool oom;
 };
@@ -203,6 +224,19 @@ static uint32_t *remap_table(struct merge *m, struct strtab *global, const struc
 static uint32_t remap(struct merge *m, int table, int worker, uint32_t id)
 {
 	return id == NONE_ID || !m->remap[table][worker] ? NONE_ID : m->remap[table][worker][id];
+}
+
+static struct host_acc *merge_host(struct merge *m, uint32_t id)
+{
+	return host_acc_of(&m->s->by_host, &m->cap_host, id, &m->s->no_host, &m->oom);
+}
+
+static void host_acc_sum(struct host_acc *to, const struct host_acc *from)
+{
+	to->rows += from->rows;
+	to->processes += from->processes;
+	to->ms += from->ms;
+	gpu_acc_sum(&to->gpu, &from->gpu);
 }
 
 static void merge_worker_sums(struct merge *m, struct worker *w)
@@ -232,6 +266,9 @@ static void merge_worker_sums(struct merge *m, struct worker *w)
 		s->wl_rows[wl] += w->wl_rows[wl];
 		s->wl_ms[wl] += w->wl_ms[wl];
 	}
+	for (size_t i = 0; i < w->by_host_cap && i < w->sw.hosts.count; i++)
+		host_acc_sum(merge_host(m, m->join.host_remap[k][i]), &w->by_host[i]);
+	host_acc_sum(&s->no_host, &w->no_host);
 }
 
 static void proc_finish(struct stats_result *s, struct proc *p)
@@ -252,8 +289,10 @@ static void settle_first_row(struct merge *m, const struct seg *seg, uint64_t we
 {
 	struct stats_result *s = m->s;
 	int k = seg->head.worker;
+	struct host_acc *host = merge_host(m, seg->head.host);
 
 	s->wl_ms[seg->first_state] += weight;
+	host->ms += weight;
 	m->p.cpu_e4ms += (u128)seg->first_cpu_e4 * weight + seg->cpu_e4ms;
 	if (seg->first_state == WL_GPU_HELD && seg->first_holder >= 0) {
 		gpu_acc_add(&s->gpu.system[seg->first_holder], seg->first_idle, weight);
@@ -263,6 +302,7 @@ static void settle_first_row(struct merge *m, const struct seg *seg, uint64_t we
 		gpu_acc_add(c == NONE_ID ? &s->host : &s->by_container[c], seg->first_idle, weight);
 		gpu_acc_add(
 			d == NONE_ID ? &s->cwd_unknown : &s->by_cwd[d], seg->first_idle, weight);
+		gpu_acc_add(&host->gpu, seg->first_idle, weight);
 		if (!gpu_sums_add(&s->gpu, c, seg->first_gpus, seg->first_idle, weight))
 			m->oom = true;
 	}
@@ -278,6 +318,7 @@ static int settle_segment(
 	if (!prev) {
 		proc_finish(m->s, &m->p);
 		m->p = (struct proc){ true, 0, 0, NONE_ID };
+		merge_host(m, head->host)->processes++;
 	}
 	settle_first_row(m, seg, weight);
 	m->p.states |= seg->states;
@@ -294,6 +335,7 @@ static void worker_free(struct worker *w)
 	strtab_free(&w->frameworks);
 	free(w->by_container);
 	free(w->by_cwd);
+	free(w->by_host);
 	gpu_sums_free(&w->gpu);
 	pod_sums_free(&w->pods);
 }
@@ -306,6 +348,7 @@ static void result_free(struct stats_result *s)
 	free(s->by_container);
 	free(s->by_cwd);
 	free(s->by_framework);
+	free(s->by_host);
 	gpu_sums_free(&s->gpu);
 	pod_sums_free(&s->pods);
 }
@@ -318,7 +361,8 @@ static int stats_merge(struct merge *m, void *const *ctxs, int workers)
 		return -ENOMEM;
 	for (int k = 0; k < workers && !m->oom; k++)
 		merge_worker_sums(m, &m->workers[k]);
-	if (m->oom || !VEC_ID_ROOM(s->by_framework, m->cap_framework, s->frameworks_tab.count))
+	if (m->oom || !VEC_ID_ROOM(s->by_framework, m->cap_framework, s->frameworks_tab.count) ||
+		!VEC_ID_ROOM(s->by_host, m->cap_host, m->join.hosts.count))
 		return -ENOMEM;
 	if (seg_walk(&m->join, settle_segment, m) < 0)
 		return -ENOMEM;

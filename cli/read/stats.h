@@ -93,6 +93,12 @@ void pod_sums_finish(struct pod_sums *ps);
 void pod_sums_free(struct pod_sums *ps);
 const char *pod_qos_text(uint8_t qos); /* NULL for none named */
 
+/* One host's figures: rows, processes, process-hours, its workloads' GPU-held hours. */
+struct host_acc {
+	uint64_t rows, processes, ms;
+	struct gpu_acc gpu;
+};
+
 struct fw_acc {
 	uint64_t processes;
 	u128 cpu_e4ms; /* cpu_cores x 1e4 x ms */
@@ -106,12 +112,13 @@ struct stats_result {
 	struct strtab containers_tab, cwds_tab, frameworks_tab;
 	struct gpu_acc *by_container, *by_cwd; /* per id */
 	struct fw_acc *by_framework, fw_none;
-	const struct seg_join *join; /* the syscalls and their calls: rate x 1e4 x ms */
-	struct gpu_acc host;         /* rows with no container */
-	struct gpu_acc cwd_unknown;  /* rows with no cwd */
-	struct gpu_sums gpu;         /* workloads per GPU, container x GPU; system holders */
-	struct pod_sums pods;        /* per pod, pod x GPU */
-	const struct read_opts *o;   /* the holders' names */
+	struct host_acc *by_host, no_host; /* per the join's host id; rows without one */
+	const struct seg_join *join;       /* the syscalls and their calls: rate x 1e4 x ms */
+	struct gpu_acc host;               /* rows with no container */
+	struct gpu_acc cwd_unknown;        /* rows with no cwd */
+	struct gpu_sums gpu;               /* workloads per GPU, container x GPU; system holders */
+	struct pod_sums pods;              /* per pod, pod x GPU */
+	const struct read_opts *o;         /* the holders' names */
 };
 
 void stats_print_table(

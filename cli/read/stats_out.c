@@ -347,6 +347,88 @@ static void table_gpus(const struct stats_result *s)
 	free(vs);
 }
 
+/* Per host, by name; rows without one (older datasets) last. */
+static size_t hosts_listed(const struct stats_result *s)
+{
+	size_t n = s->join->hosts.count;
+
+	return n && s->no_host.rows ? n + 1 : n;
+}
+
+static const struct host_acc *host_at(
+	const struct stats_result *s, const uint32_t *order, size_t i, const char **ret_name)
+{
+	if (i == s->join->hosts.count) {
+		*ret_name = NULL;
+		return &s->no_host;
+	}
+	*ret_name = strtab_str(&s->join->hosts, order[i], NULL);
+	return &s->by_host[order[i]];
+}
+
+static const struct strtab *sort_tab;
+static int cmp_host_id(const void *a, const void *b)
+{
+	return strcmp(strtab_str(sort_tab, *(const uint32_t *)a, NULL),
+		strtab_str(sort_tab, *(const uint32_t *)b, NULL));
+}
+
+static uint32_t *hosts_by_name(const struct stats_result *s)
+{
+	uint32_t *order = calloc(s->join->hosts.count + 1, sizeof(*order));
+
+	if (!order)
+		return NULL;
+	for (uint32_t i = 0; i < s->join->hosts.count; i++)
+		order[i] = i;
+	sort_tab = &s->join->hosts;
+	qsort(order, s->join->hosts.count, sizeof(*order), cmp_host_id);
+	return order;
+}
+
+/* Only where rows name their host: older datasets' output stays as it was. */
+static void table_hosts(const struct stats_result *s)
+{
+	uint32_t *order = hosts_listed(s) ? hosts_by_name(s) : NULL;
+	const char *name;
+
+	if (!order)
+		return;
+	printf("\n%-32s %12s %10s %14s %12s %12s\n", "host", "rows", "processes", "process-hours",
+		"held h", "idle h");
+	for (size_t i = 0; i < hosts_listed(s); i++) {
+		const struct host_acc *h = host_at(s, order, i, &name);
+		printf("%-32.32s %12" PRIu64 " %10" PRIu64 " %14.3f %12.3f %12.3f\n",
+			name ? name : "(no host: older rows)", h->rows, h->processes, hours(h->ms),
+			hours(h->gpu.held_ms), hours(h->gpu.idle_ms));
+	}
+	free(order);
+}
+
+static void json_hosts(json_t *root, const struct stats_result *s)
+{
+	uint32_t *order = hosts_listed(s) ? hosts_by_name(s) : NULL;
+	json_t *arr;
+	const char *name;
+
+	if (!order)
+		return;
+	arr = json_array();
+	for (size_t i = 0; i < hosts_listed(s); i++) {
+		const struct host_acc *h = host_at(s, order, i, &name);
+		json_t *e = json_object();
+		json_object_set_new(e, "host", json_str_or_null(name));
+		json_object_set_new(e, "rows", json_integer((json_int_t)h->rows));
+		json_object_set_new(e, "processes", json_integer((json_int_t)h->processes));
+		json_object_set_new(e, "process_hours", json_round(hours(h->ms), 6));
+		json_object_set_new(e, "gpu_held_hours", json_round(hours(h->gpu.held_ms), 6));
+		json_object_set_new(e, "idle_gpu_held_hours", json_round(hours(h->gpu.idle_ms), 6));
+		json_array_append_new(arr, e);
+	}
+	json_object_set_new(root, "hosts", arr);
+	free(order);
+}
+
 void stats_print_table(
 	const struct stats_result *s, const struct ds_files *files, const struct ds_report *rep)
 {
@@ -366,6 +448,7 @@ void stats_print_table(
 	}
 	printf("rows         %" PRIu64 "\nprocesses    %" PRIu64 "\ncontainers   %" PRIu64 "\n",
 		s->rows, s->processes, s->containers);
+	table_hosts(s);
 	printf("\n%-12s %12s %10s %14s\n", "workload", "rows", "processes", "process-hours");
 	for (int i = 0; i < WL_COUNT; i++) {
 		enum workload_state k = workload_report_order[i];
@@ -458,6 +541,7 @@ void stats_print_json(
 		json_array_append_new(wl, e);
 	}
 	json_object_set_new(root, "workloads", wl);
+	json_hosts(root, s);
 	json_object_set_new(root, "gpu_held_by_container", json_gpu("container_id", NULL, vc, nc));
 	json_object_set_new(root, "gpu_held_by_cwd", json_gpu("cwd", NULL, vw, nw));
 	json_gpus(root, s);

@@ -1,10 +1,13 @@
 #!/bin/sh
-# test-duckdb.sh CROFT GEN_ROWS: croft stats against DuckDB (from npm, installed
-# into tests/cli/node_modules by `make deps`) on a generated dataset stored as
-# .jsonl.zst segments in one folder per host: rows per workload, processes
-# and CPU-hours per framework, GPU-held and idle hours per GPU (workloads and
-# the system holder apart), rows per host taken from the path.  Prints TAP.
-# Without node or DuckDB it skips, saying why; under CI=true that fails.
+# test-duckdb.sh CROFT GEN_ROWS: the README's "Many hosts" SQL, run by DuckDB
+# (from npm, installed into tests/cli/node_modules by `make deps`), against
+# croft stats on a generated three-host fleet (two identical nodes with the
+# same tgids, one other; each host's rows cut into .jsonl.zst segments in a
+# folder of its own): process-hours and processes per workload state and per
+# host, GPU-held and idle GPU-held hours per container and per GPU, processes
+# and CPU-hours per framework, calls per syscall; then the same after the
+# README's Parquet recipe.  Prints TAP.  Without node or DuckDB it skips,
+# saying why; under CI=true that fails.
 set -eu
 CROFT=$1
 GEN=$2
@@ -19,71 +22,87 @@ command -v node >/dev/null 2>&1 || skip "node is not installed (make deps instal
 tmp=$(mktemp -d)
 : > "$tmp/empty.conf" # the defaults (a named file that is missing is refused)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/data/host-a" "$tmp/data/host-b"
-# host-a: one stream cut into four hourly-style segments; host-b: another seed
-"$GEN" --processes 120 --polls 900 --seed 3 > "$tmp/a.jsonl"
-split -n l/4 -d "$tmp/a.jsonl" "$tmp/data/host-a/croft-dataset-part"
-for f in "$tmp"/data/host-a/croft-dataset-part*; do
-	zstd -q --rm "$f" -o "$f.jsonl.zst"
+for host in node-a:1:120 node-b:1:120 node-c:3:60; do
+	name=${host%%:*} seed=${host#*:} seed=${seed%%:*} procs=${host##*:}
+	mkdir -p "$tmp/fleet/$name"
+	"$GEN" --processes "$procs" --polls 900 --seed "$seed" --host "$name" > "$tmp/$name.jsonl"
+	split -n l/3 -d "$tmp/$name.jsonl" "$tmp/fleet/$name/croft-dataset-part"
+	for f in "$tmp/fleet/$name"/croft-dataset-part*; do
+		zstd -q --rm "$f" -o "$f.jsonl.zst"
+	done
 done
-"$GEN" --processes 30 --polls 200 --seed 7 | zstd -q -o "$tmp/data/host-b/croft-dataset-20261020T140000Z.jsonl.zst"
+"$CROFT" stats --json --config "$tmp/empty.conf" "$tmp/fleet" > "$tmp/croft.json"
+export CROFT_GLOB="$tmp/fleet/**/*.jsonl.zst" CROFT_PARQUET="$tmp/parquet"
+mkdir -p "$tmp/parquet"
+"$HERE/readme-sql.sh" "$HERE/../../README.md" fleet-view fleet-query > "$tmp/json.sql"
+"$HERE/readme-sql.sh" "$HERE/../../README.md" fleet-view fleet-parquet fleet-query > "$tmp/parquet.sql"
+grep -q "GROUP BY" "$tmp/json.sql" || fail "no fleet-query block in the README"
+(cd "$HERE" && node duckdb-check.mjs < "$tmp/json.sql") > "$tmp/duck.json"
+(cd "$HERE" && node duckdb-check.mjs < "$tmp/parquet.sql") > "$tmp/parquet.json"
+ls "$tmp/parquet"/*.parquet >/dev/null || fail "the Parquet recipe wrote no file"
 
-echo "1..7"
-# Processes are told apart per host: the check runs on host-a's folder.
-node "$HERE/duckdb-check.mjs" "$tmp/data/host-a/*.jsonl.zst" 2000 60000 > "$tmp/duck-a.json"
-node "$HERE/duckdb-check.mjs" "$tmp/data/*/*.jsonl.zst" 2000 60000 > "$tmp/duck-all.json"
-"$CROFT" stats --json --config "$tmp/empty.conf" "$tmp/data/host-a" > "$tmp/croft-a.json"
-"$CROFT" stats --json --config "$tmp/empty.conf" "$tmp/data/host-b" > "$tmp/croft-b.json"
-# README "Many hosts": the sql block after the "tested" marker, on these folders
-python3 - "$HERE/../../README.md" "$tmp/data/*/*.jsonl.zst" > "$tmp/readme.sql" <<'PY'
-import re, sys
-text = open(sys.argv[1]).read()
-m = re.search(r"<!-- tested: tests/cli/test-duckdb.sh runs the sql block below -->\s*```sql\n(.*?)```", text, re.S)
-print(m.group(1).replace("/srv/croft/*/*.jsonl.zst", sys.argv[2]) if m else "")
-PY
-node "$HERE/duckdb-check.mjs" --sql < "$tmp/readme.sql" > "$tmp/readme.json"
-
+echo "1..11"
 python3 - "$tmp" <<'PY'
 import json, sys
 tmp = sys.argv[1]
-duck = json.load(open(f"{tmp}/duck-a.json"))
-alld = json.load(open(f"{tmp}/duck-all.json"))
-ca = json.load(open(f"{tmp}/croft-a.json"))
-cb = json.load(open(f"{tmp}/croft-b.json"))
+c = json.load(open(f"{tmp}/croft.json"))
+duck = {}
+for r in json.load(open(f"{tmp}/duck.json")):
+    duck.setdefault(r["figure"], {})[r["key"]] = r["value"]
 n = 0
-def check(ok, what, detail):
+HOURS = 2e-6  # croft --json rounds hours to 6 decimals
+
+def check(what, want, figure, slack):
     global n
     n += 1
-    print(f"{'ok' if ok else 'not ok'} {n} - {what}")
+    got = duck.get(figure, {})
+    bad = {k: (v, got.get(k)) for k, v in want.items()
+           if got.get(k) is None or abs(got[k] - v) > slack}
+    extra = [k for k, v in got.items() if k not in want and abs(v) > slack]
+    ok = want and not bad and not extra
+    print(f"{'ok' if ok else 'not ok'} {n} - {what} ({len(want)} figures)")
     if not ok:
-        print("# " + json.dumps(detail))
-rows = {w["workload"]: w["rows"] for w in ca["workloads"] if w["rows"]}
-check(rows == duck["rows_per_workload"], "rows per workload", [rows, duck["rows_per_workload"]])
-procs = {f["framework"] or "(none)": f["processes"] for f in ca["frameworks"]}
-check(procs == {k: v["processes"] for k, v in duck["frameworks"].items()},
-      "processes per framework", [procs, duck["frameworks"]])
-cpu = {f["framework"] or "(none)": f["cpu_hours"] for f in ca["frameworks"]}
-bad = {k: (cpu.get(k), v["cpu_hours"]) for k, v in duck["frameworks"].items()
-       if cpu.get(k) is None or abs(cpu[k] - v["cpu_hours"]) > 2e-6}
-check(not bad and len(cpu) == len(duck["frameworks"]), "CPU-hours per framework", bad)
-def close(a, b):
-    return all(abs(a[k][f] - b[k][f]) <= 2e-6 for k in a for f in ("held", "idle")) and a.keys() == b.keys()
-gpus = {str(g["gpu"]): {"held": g["gpu_held_hours"], "idle": g["idle_gpu_held_hours"]}
-        for g in ca["gpu_held_by_gpu"]}
-check(close(gpus, duck["gpus"]) and len(gpus) == 8, "GPU-held and idle hours per GPU", [gpus, duck["gpus"]])
-system = {g["holder"]: {"held": g["gpu_held_hours"], "idle": g["idle_gpu_held_hours"]}
-          for g in ca["gpu_held_system"]}
-# the daemon holds all 8 GPUs: DuckDB's per-GPU sums are 8 times its hours
-dsys = duck["system"]
-ok = len(dsys) == 8 and all(close({"x": v}, {"x": dsys["0"]}) for v in dsys.values()) and \
-    system.keys() == {"nvidia-persistenced"} and close({"x": system["nvidia-persistenced"]}, {"x": dsys["0"]})
-check(ok, "system holder's hours (gpu_system_holders) apart", [system, dsys])
-hosts = {"host-a": ca["rows"], "host-b": cb["rows"]}
-check(hosts == alld["rows_per_host"], "rows per host from the path", [hosts, alld["rows_per_host"]])
-readme = json.load(open(f"{tmp}/readme.json"))
-want = {(h, w["workload"]): w["rows"] for h, c in (("host-a", ca), ("host-b", cb))
-        for w in c["workloads"] if w["rows"]}
-got = {(r["host"], r["workload"]): r["rows"] for r in readme}
-check(got == want, "README Many hosts query: rows per host and workload", [str(got), str(want)])
-sys.exit(0)
+        print("# " + json.dumps({"differ": bad, "only in DuckDB": extra})[:2000])
+
+wl = c["workloads"]
+check("process-hours per workload state", {w["workload"]: w["process_hours"] for w in wl if w["rows"]},
+      "process_hours", HOURS)
+check("processes per workload state", {w["workload"]: w["processes"] for w in wl if w["rows"]},
+      "processes", 0)
+check("process-hours per host", {h["host"]: h["process_hours"] for h in c["hosts"]},
+      "host_process_hours", HOURS)
+by_c = c["gpu_held_by_container"]
+check("GPU-held hours per container", {g["container_id"]: g["gpu_held_hours"] for g in by_c},
+      "gpu_held_hours", HOURS)
+check("idle GPU-held hours per container",
+      {g["container_id"]: g["idle_gpu_held_hours"] for g in by_c}, "idle_gpu_held_hours", HOURS)
+by_g = c["gpu_held_by_gpu"]
+check("GPU-held hours per GPU", {str(g["gpu"]): g["gpu_held_hours"] for g in by_g},
+      "gpu_held_hours_by_gpu", HOURS)
+check("idle GPU-held hours per GPU", {str(g["gpu"]): g["idle_gpu_held_hours"] for g in by_g},
+      "idle_gpu_held_hours_by_gpu", HOURS)
+fw = c["frameworks"]
+check("processes per framework", {f["framework"]: f["processes"] for f in fw},
+      "framework_processes", 0)
+check("CPU-hours per framework", {f["framework"]: f["cpu_hours"] for f in fw},
+      "framework_cpu_hours", HOURS)
+# croft lists the top 20 syscalls: each of those, to the call
+calls = {s["name"]: s["calls"] for s in c["syscalls"]}
+got = duck.get("calls", {})
+n += 1
+bad = {k: (v, got.get(k)) for k, v in calls.items() if got.get(k) is None or abs(got[k] - v) > 1}
+top = sorted(got, key=lambda k: -got[k])[:len(calls)]
+ok = calls and not bad and set(top) == set(calls)
+print(f"{'ok' if ok else 'not ok'} {n} - calls per syscall, croft's top {len(calls)}")
+if not ok:
+    print("# " + json.dumps(bad)[:2000])
+PY
+python3 - "$tmp" <<'PY'
+import json, sys
+tmp = sys.argv[1]
+a, b = (json.load(open(f"{tmp}/{f}.json")) for f in ("duck", "parquet"))
+key = lambda r: (r["figure"], str(r["key"]))
+a, b = ({key(r): r["value"] for r in x} for x in (a, b))
+same = a.keys() == b.keys() and all(abs(a[k] - b[k]) <= 1e-9 * max(1, abs(a[k])) for k in a)
+print(f"{'ok' if same else 'not ok'} 11 - the Parquet copy gives the same {len(a)} figures")
 PY
