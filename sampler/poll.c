@@ -199,7 +199,8 @@ static void write_textfile(struct sampler *s)
 		.probe_state = probe_state,
 	};
 	textfile_settle(s->textfile, s->cfg.textfile_top);
-	textfile_write(&s->textfile_dir, s->textfile, &h);
+	if (textfile_dir_open(&s->textfile_dir, s->cfg.textfile_dir) == 0)
+		textfile_write(&s->textfile_dir, s->textfile, &h);
 }
 
 static void poll_finish(struct sampler *s)
@@ -279,7 +280,8 @@ static void ask_probe(struct sampler *s)
 static void format_begin(struct sampler *s)
 {
 	pass_begin(s, POLL_FORMAT);
-	s->textfile_on = textfile_dir_open(&s->textfile_dir, s->cfg.textfile_dir) == 0;
+	/* summed whether or not the directory is there yet: counters from the start */
+	s->textfile_on = s->cfg.textfile_dir[0] != '\0';
 	if (s->textfile_on)
 		textfile_begin(s->textfile, s->poll.env.gen);
 	s->poll.batch_rows = 0;

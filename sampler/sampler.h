@@ -740,7 +740,7 @@ struct sampler {
 	char probe_state_logged[128];
 	struct textfile *textfile;
 	struct textfile_dir textfile_dir;
-	bool textfile_on; /* this poll feeds croft.prom: its directory is open */
+	bool textfile_on; /* this poll feeds croft.prom: textfile_dir is set */
 };
 
 /* poll.c */

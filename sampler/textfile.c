@@ -412,13 +412,14 @@ static const char *const figure_suffix[XF_COUNT] = {
 };
 static const char *const figure_type[XF_COUNT] = { "counter", "counter", "counter", "gauge",
 	"gauge" };
-/* %s: what the series is of */
+/* %s: whose series they are */
 static const char *const figure_help[XF_COUNT] = {
-	[XF_HELD] = "Seconds of gpu-held rows (each row's span) of the %s's processes, summed.",
-	[XF_IDLE] = "Seconds of gpu-held rows with no GPU ioctl of the %s's processes, summed.",
-	[XF_CPU] = "CPU seconds (cpu_cores times each row's span) of the %s's processes, summed.",
-	[XF_RSS] = "Resident bytes of the %s's processes at the last poll, summed.",
-	[XF_PROCESSES] = "Processes of the %s at the last poll.",
+	[XF_HELD] = "Seconds of gpu-held rows (each row's span) of its processes, summed, per %s.",
+	[XF_IDLE] = "Seconds of gpu-held rows with no GPU ioctl of its processes, summed, per %s.",
+	[XF_CPU] =
+		"CPU seconds (cpu_cores times each row's span) of its processes, summed, per %s.",
+	[XF_RSS] = "Resident bytes of its processes at the last poll, summed, per %s.",
+	[XF_PROCESSES] = "Processes at the last poll, per %s.",
 };
 
 enum group_kind { GK_CONTAINER, GK_POD, GK_FRAMEWORK, GK_MIG };
@@ -476,10 +477,12 @@ static void print_table(const struct tf_table *tab, enum group_kind kind, const 
 		tab->other_rss_bytes };
 
 	for (int m = 0; m < XF_COUNT; m++) {
-		static const char *const noun[] = { "container (the top N by GPU-held time, "
-						    "host processes, other)",
-			"pod (the top N by GPU-held time, other)", "framework", "MIG instance" };
-		char name[64], help[160];
+		static const char *const noun[] = { "container (the top N by GPU-held time; host "
+						    "processes without container_id; "
+						    "the rest as other)",
+			"pod (the top N by GPU-held time; the rest as other)", "framework",
+			"MIG instance" };
+		char name[64], help[256];
 		struct metric def = { name, figure_type[m], help };
 
 		if (!figures[m])

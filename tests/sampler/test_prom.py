@@ -9,9 +9,10 @@
 # nothing in the file; counters never go back over many polls and a
 # SIGKILL of croft-writer; after the stop the file's figures equal croft
 # stats on the dataset.  Root (cgroups, the probe).  TAP on stdout.
-# usage: test_prom.py CROFT NODE_EXPORTER PROMTOOL
+# usage: test_prom.py CROFT NODE_EXPORTER PROMTOOL ALERT_RULES
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -21,7 +22,7 @@ import tempfile
 import time
 import urllib.request
 
-CROFT, NODE_EXPORTER, PROMTOOL = sys.argv[1:4]
+CROFT, NODE_EXPORTER, PROMTOOL, RULES = sys.argv[1:5]
 CI = os.environ.get('CI') == 'true'
 POLL_S, IDLE_EVERY = 1.0, 1  # a row each poll: the idle holder's seconds are exact
 BURN_S = 3.0  # CPU seconds the container's process burns
@@ -54,13 +55,20 @@ def wait(pred, timeout):
         time.sleep(0.05)
 
 
+LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
 def parse(text):
-    """The samples of an exposition: {series: value}; comments left out."""
+    """The samples of an exposition: {series: value}, comments left out; a
+    series is its name and its non-empty labels, sorted, as Prometheus sees
+    it (node_exporter gives every series of a family all its label names)."""
     samples = {}
     for line in text.splitlines():
         if line and not line.startswith('#'):
             series, _, value = line.rpartition(' ')
-            samples[series] = float(value)
+            name, _, labels = series.partition('{')
+            pairs = sorted('%s="%s"' % kv for kv in LABEL.findall(labels) if kv[1])
+            samples[name + ('{%s}' % ','.join(pairs) if pairs else '')] = float(value)
     return samples
 
 
@@ -124,7 +132,6 @@ class Test:
         os.chmod(self.tmp, 0o755)
         self.tf = os.path.join(self.tmp, 'textfile')
         self.data = os.path.join(self.tmp, 'data')
-        os.mkdir(self.tf)
         self.children, self.cgroups = [], []
         self.croft = self.exporter = None
 
@@ -162,8 +169,9 @@ class Test:
              '--config', conf], stdout=self.croft_log, stderr=subprocess.STDOUT)
         self.croft_start = time.time()
 
-    def owner_of_files(self):
+    def make_textfile_dir(self):
         """The sampler drops to croft (or nobody): it must be able to write there."""
+        os.mkdir(self.tf)
         user = 'croft'
         try:
             import pwd
@@ -232,6 +240,15 @@ def rmdir_busy(d):
         return True
 
 
+def dataset_polls(data):
+    """The polls the live dataset file has rows of."""
+    try:
+        with open(os.path.join(data, 'croft-dataset.jsonl')) as f:
+            return {json.loads(line)['unix_ms'] for line in f if line.endswith('\n')}
+    except FileNotFoundError:
+        return set()
+
+
 def polls(t):
     return t.prom().get('croft_polls_total', 0)
 
@@ -242,8 +259,20 @@ def run(t):
     burner_cid, burner_dirs = t.container()
     t.spawn(HOLDER, cgroups=holder_dirs)
     burner = t.spawn(BURNER, [str(BURN_S)], burner_dirs)
-    t.owner_of_files()
+    # no textfile directory yet (no node_exporter here): logged once, croft runs on
     t.start_croft()
+    log = os.path.join(t.tmp, 'croft.log')
+    polled = wait(lambda: len(dataset_polls(t.data)) >= 3, 60)
+    said = [line for line in open(log, errors='replace')
+            if 'textfile: ' + t.tf + ': opening the directory: No such file' in line]
+    check('a missing textfile directory is logged once, and croft polls on',
+          None if polled and len(said) == 1 and t.croft.poll() is None else
+          '%d polls in the dataset, %d log lines, croft %s' %
+          (len(dataset_polls(t.data)), len(said), t.croft.poll()), ''.join(said))
+    t.make_textfile_dir()
+    check('once it exists croft.prom is written there, and that is logged',
+          None if wait(lambda: t.prom() and 'croft.prom written again' in open(log).read(), 30)
+          else 'no croft.prom, or no log line, after the directory appeared')
     t.start_exporter()
     if not wait(lambda: t.prom().get('croft_probe_attached') == 1, 60):
         check('croft.prom says the probe is attached', 'no croft.prom with the probe attached',
@@ -303,6 +332,14 @@ def run(t):
     check('promtool check metrics reports nothing',
           None if lint.returncode == 0 and not (lint.stdout + lint.stderr).strip() else
           'rc %d: %s' % (lint.returncode, (lint.stdout + lint.stderr)[:500]))
+
+    # every series the shipped alert rules read is in the file
+    rules = open(RULES).read()
+    names = set(re.findall(r'\b(croft_[a-z_]+)', rules))
+    with open(os.path.join(t.tf, 'croft.prom')) as f:
+        typed = set(re.findall(r'^# TYPE (\S+)', f.read(), re.M))
+    check('the alert rules read only metrics croft.prom has',
+          None if names and names <= typed else 'not in croft.prom: %s' % sorted(names - typed))
 
     # many polls, and a SIGKILL of the writer (croft run restarts it)
     writer = writer_pid(t)
