@@ -42,62 +42,9 @@ grep -q "GROUP BY" "$tmp/json.sql" || fail "no fleet-query block in the README"
 ls "$tmp/parquet"/*.parquet >/dev/null || fail "the Parquet recipe wrote no file"
 
 echo "1..11"
-python3 - "$tmp" <<'PY'
-import json, sys
-tmp = sys.argv[1]
-c = json.load(open(f"{tmp}/croft.json"))
-duck = {}
-for r in json.load(open(f"{tmp}/duck.json")):
-    duck.setdefault(r["figure"], {})[r["key"]] = r["value"]
-n = 0
-HOURS = 2e-6  # croft --json rounds hours to 6 decimals
-
-def check(what, want, figure, slack):
-    global n
-    n += 1
-    got = duck.get(figure, {})
-    bad = {k: (v, got.get(k)) for k, v in want.items()
-           if got.get(k) is None or abs(got[k] - v) > slack}
-    extra = [k for k, v in got.items() if k not in want and abs(v) > slack]
-    ok = want and not bad and not extra
-    print(f"{'ok' if ok else 'not ok'} {n} - {what} ({len(want)} figures)")
-    if not ok:
-        print("# " + json.dumps({"differ": bad, "only in DuckDB": extra})[:2000])
-
-wl = c["workloads"]
-check("process-hours per workload state", {w["workload"]: w["process_hours"] for w in wl if w["rows"]},
-      "process_hours", HOURS)
-check("processes per workload state", {w["workload"]: w["processes"] for w in wl if w["rows"]},
-      "processes", 0)
-check("process-hours per host", {h["host"]: h["process_hours"] for h in c["hosts"]},
-      "host_process_hours", HOURS)
-by_c = c["gpu_held_by_container"]
-check("GPU-held hours per container", {g["container_id"]: g["gpu_held_hours"] for g in by_c},
-      "gpu_held_hours", HOURS)
-check("idle GPU-held hours per container",
-      {g["container_id"]: g["idle_gpu_held_hours"] for g in by_c}, "idle_gpu_held_hours", HOURS)
-by_g = c["gpu_held_by_gpu"]
-check("GPU-held hours per GPU", {str(g["gpu"]): g["gpu_held_hours"] for g in by_g},
-      "gpu_held_hours_by_gpu", HOURS)
-check("idle GPU-held hours per GPU", {str(g["gpu"]): g["idle_gpu_held_hours"] for g in by_g},
-      "idle_gpu_held_hours_by_gpu", HOURS)
-fw = c["frameworks"]
-check("processes per framework", {f["framework"]: f["processes"] for f in fw},
-      "framework_processes", 0)
-check("CPU-hours per framework", {f["framework"]: f["cpu_hours"] for f in fw},
-      "framework_cpu_hours", HOURS)
-# croft lists the top 20 syscalls: each of those, to the call
-calls = {s["name"]: s["calls"] for s in c["syscalls"]}
-got = duck.get("calls", {})
-n += 1
-bad = {k: (v, got.get(k)) for k, v in calls.items() if got.get(k) is None or abs(got[k] - v) > 1}
-top = sorted(got, key=lambda k: -got[k])[:len(calls)]
-ok = calls and not bad and set(top) == set(calls)
-print(f"{'ok' if ok else 'not ok'} {n} - calls per syscall, croft's top {len(calls)}")
-if not ok:
-    print("# " + json.dumps(bad)[:2000])
-PY
-python3 - "$tmp" <<'PY'
+status=0
+python3 "$HERE/fleet_check.py" "$tmp/croft.json" "$tmp/duck.json" 1 || status=1
+python3 - "$tmp" <<'PY' || status=1
 import json, sys
 tmp = sys.argv[1]
 a, b = (json.load(open(f"{tmp}/{f}.json")) for f in ("duck", "parquet"))
@@ -105,4 +52,6 @@ key = lambda r: (r["figure"], str(r["key"]))
 a, b = ({key(r): r["value"] for r in x} for x in (a, b))
 same = a.keys() == b.keys() and all(abs(a[k] - b[k]) <= 1e-9 * max(1, abs(a[k])) for k in a)
 print(f"{'ok' if same else 'not ok'} 11 - the Parquet copy gives the same {len(a)} figures")
+sys.exit(0 if same else 1)
 PY
+exit $status
