@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # test-rows.py: croft-probe's fields in croft-sampler's finished rows.
-# Exact getppid counts (rate x elapsed sums to K within 0.5%); GPU ioctls on
+# Exact getppid counts (rate x span_ms sums to K within 0.5%); GPU ioctls on
 # a device node made here (ioctl_count, no-gpu -> gpu-onset -> gpu-held,
 # since_last_gpu_ioctl_ms, /dev/null not counted, a holder gpu-held from its
 # first row, GPU users gone between polls counted); voluntary switches,
@@ -18,9 +18,11 @@ from rowtest import POLL_MS, Stack, syscall_rate
 ONSET_S = 2.0
 
 
-def poll_elapsed(rows):
-    """(row, seconds since the previous row of the process) for every row but the first."""
-    return [(r, (r['unix_ms'] - p['unix_ms']) / 1000.0) for p, r in zip(rows, rows[1:])]
+def row_spans(rows):
+    """(row, the seconds its rates cover: span_ms) for every row, the first
+    included, as croft stats sums them (the poll times between rows differ
+    from the spans by how late each process was read in its poll)."""
+    return [(r, r['span_ms'] / 1000.0) for r in rows]
 
 
 def finish(st, p, more_rows=2, pred=None):
@@ -39,8 +41,8 @@ def t_getppid(tap, st, work):
     w = st.spawn([work, 'getppid', str(k), '8', '1.5', '-1'], stdin=subprocess.PIPE,
                  stdout=subprocess.PIPE, text=True)
     rows = finish(st, w)
-    total = sum(syscall_rate(r, 'getppid') * dt for r, dt in poll_elapsed(rows))
-    tap.ok(abs(total - k) <= 0.005 * k, 'rows: getppid rate x elapsed sums to K (0.5%)',
+    total = sum(syscall_rate(r, 'getppid') * dt for r, dt in row_spans(rows))
+    tap.ok(abs(total - k) <= 0.005 * k, 'rows: getppid rate x span sums to K (0.5%)',
            '%.0f of %d over %d rows' % (total, k, len(rows)))
     top = [r['syscalls'][0]['name'] for r in rows if r.get('syscalls') and
            syscall_rate(r, 'getppid') > 1000]
@@ -102,9 +104,11 @@ def t_gpu(tap, st, work, node, holder):
 
 
 def steady(rows, key, sub='usage'):
-    """Mean of a figure over the rows of a workload's middle (first two and last dropped)."""
-    vals = [r[sub][key] for r in rows[2:-1] if key in r.get(sub, {})]
-    return sum(vals) / len(vals) if vals else float('nan')
+    """A figure over the rows of a workload's middle (first two and last
+    dropped): rate x span summed over the spans summed."""
+    mid = [r for r in rows[2:-1] if key in r.get(sub, {})]
+    span_ms = sum(r['span_ms'] for r in mid)
+    return sum(r[sub][key] * r['span_ms'] for r in mid) / span_ms if span_ms else float('nan')
 
 
 def t_sched_net(tap, st, work):
