@@ -5,7 +5,7 @@
 #                 (RUN_ARGS='...' adds croft run flags)
 #   make test     build and run every test (npm ci fetches DuckDB for one of them;
 #                 and test-vm when CI=true)
-#   make test-vm  the Debian 12 VM suite: both Debian 12 kernels under qemu (tests/vm/)
+#   make test-vm  the VM suite: Debian 12 under qemu on 5.10, 6.1, 6.12, sid and 6.1 cgroup v1 (tests/vm/)
 #   make bench    run bench/bench-*.sh
 #   make soak     long reliability run;  make fuzz  fuzz the parsers
 #   make deb      the Debian package, in ./build/deb (DEB_VERSION=... for another version)

@@ -32,14 +32,19 @@ def main():
     require_bpf()
     probe_bin, work = sys.argv[1], sys.argv[2]
     tap = Tap()
+    # TEST_SCHED_PACED=0 (the VM suite: under TCG a sleep takes longer than
+    # asked): the workloads' switches are judged against the kernel's own
+    # counts (getrusage) only, not against the pace they asked for
+    paced = os.environ.get('TEST_SCHED_PACED') != '0'
     probe = Probe(probe_bin)
     try:
         c = probe.client()
         s = start([work, 'sleeps', '1000', str(SECS)])
         totals, exits, _ = drain(c, {s.pid}, {s.pid})
         n, k = totals[s.pid]['ctx_voluntary'], kernel_figures(s)
-        tap.ok(abs(n - 1000 * SECS) <= 50 * SECS, '1000 sleeps/s for %gs -> ~%d voluntary (5%%)'
-               % (SECS, 1000 * SECS), '%d' % n)
+        if paced:
+            tap.ok(abs(n - 1000 * SECS) <= 50 * SECS,
+                   '1000 sleeps/s for %gs -> ~%d voluntary (5%%)' % (SECS, 1000 * SECS), '%d' % n)
         tap.ok(abs(n - k['nvcsw']) <= 3, 'voluntary switches agree with the kernel (getrusage)',
                'probe %d kernel %d' % (n, k['nvcsw']))
 
@@ -47,7 +52,7 @@ def main():
         t = start([work, 'threads', '4', '500', str(SECS)])
         totals, exits, _ = drain(c, {t.pid}, {t.pid})
         n, k = totals[t.pid]['ctx_voluntary'], kernel_figures(t)
-        tap.ok(abs(n - k['nvcsw']) <= 3 + 4 and n >= 500 * SECS * 2.5 * 0.95,
+        tap.ok(abs(n - k['nvcsw']) <= 3 + 4 and (not paced or n >= 500 * SECS * 2.5 * 0.95),
                '4 threads ending in turn: voluntary switches agree with the kernel',
                'probe %d kernel %d' % (n, k['nvcsw']))
 

@@ -121,8 +121,48 @@ t_rows() {
 	echo "$(wc -l <"$dataset") rows so far"
 }
 
-# --- cgroup v2 figures from croft's rows ---
-cg_root=/sys/fs/cgroup/system.slice
+# --- what this kernel takes (croft-probe(8) KERNELS, the README's table) ---
+# variant: syscalls, ioctl, proc; sched_variant: the thread walk (tp_btf)
+# or sched_switch (raw_tp); caps: CapEff after the drop
+case $CROFT_VM_KERNEL in
+5.10) variant=raw_tp sched_variant=raw_tp net_source=fexit caps=0000008000000000 ;;
+6.1 | 6.1-v1) variant=tp_btf sched_variant=tp_btf net_source=fexit caps=0000000000000000 ;;
+*) variant=tp_btf sched_variant=tp_btf net_source=tracepoint caps=0000000000000000 ;;
+esac
+# the README table's column of this boot (leftout.py)
+case $CROFT_VM_KERNEL in
+6.1-v1) readme_column="6.1 cgroup v1" ;;
+sid) readme_column=7.2 ;;
+*) readme_column=$CROFT_VM_KERNEL ;;
+esac
+
+# --- cgroup figures from croft's rows: v2, or v1 on the 6.1-v1 boot ---
+if [ "$CROFT_VM_KERNEL" = 6.1-v1 ]; then
+	cg_v1=true
+	cpu_root=/sys/fs/cgroup/cpu,cpuacct/system.slice
+	mem_root=/sys/fs/cgroup/memory/system.slice
+	cpu_file=cpuacct.usage mem_file=memory.usage_in_bytes oom_file=memory.oom_control
+else
+	cg_v1=false
+	cpu_root=/sys/fs/cgroup/system.slice
+	mem_root=$cpu_root
+	cpu_file="cpu.stat usage_usec" mem_file=memory.current oom_file=memory.events
+fi
+
+# The boot has the hierarchy asked for: cgroup2 at /sys/fs/cgroup, or v1
+# controllers (systemd's hybrid layout: an empty cgroup2 at unified/).
+t_cgroup_layout() {
+	local fs
+	fs=$(stat -fc %T /sys/fs/cgroup)
+	echo "/sys/fs/cgroup: $fs; /proc/self/cgroup:"
+	head -n 6 /proc/self/cgroup
+	if [ "$cg_v1" = true ]; then
+		[ "$fs" = tmpfs ] && [ -d /sys/fs/cgroup/memory ] && [ -d /sys/fs/cgroup/cpu,cpuacct ] &&
+			grep -q '^[0-9]*:memory:/' /proc/self/cgroup
+	else
+		[ "$fs" = cgroup2fs ]
+	fi
+}
 # The busy loop runs in a scope named as Docker names a container's.
 busy_id=3f0c2a9d$(printf '%056d' 0)
 busy_unit=docker-$busy_id.scope
@@ -135,8 +175,9 @@ t_cpu_quota() {
 	local since logger rc
 	systemd-run -q --scope --unit "$busy_unit" -p CPUQuota=30% /bin/sh -c 'while :; do :; done' \
 		</dev/null >/dev/null 2>&1 &
-	wait_until 60 test -d "$cg_root/$busy_unit" || { echo "no $busy_unit"; return 1; }
-	python3 "$here/rows.py" cglog "$cg_root/$busy_unit" /tmp/busy-cg.log >/dev/null 2>&1 &
+	wait_until 60 test -d "$cpu_root/$busy_unit" || { echo "no $busy_unit"; return 1; }
+	python3 "$here/rows.py" cglog "$mem_root/$busy_unit" "$cpu_root/$busy_unit" \
+		/tmp/busy-cg.log >/dev/null 2>&1 &
 	logger=$!
 	wait_until 60 test -s /tmp/busy-cg.log
 	since=$(($(now_ms) + 3000)) # the first polls see the loop's start
@@ -174,6 +215,22 @@ t_memory_current() {
 	python3 "$here/rows.py" memfit /tmp/busy-rows.json /tmp/busy-cg.log 0
 }
 
+# cgroup v1 has no PSI: the rows have none, unless the hybrid layout's
+# unified hierarchy has the cgroup, whose files the sampler then reads.
+t_psi_v1() {
+	local unified=/sys/fs/cgroup/unified/system.slice/$busy_unit
+	echo "$unified/cpu.pressure: $(head -n1 "$unified/cpu.pressure" 2>&1)"
+	python3 - /tmp/busy-rows.json "$unified/cpu.pressure" <<'EOF'
+import json, os, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+keys = ("cpu_pressure_avg10", "memory_pressure_avg10", "io_pressure_avg10")
+have = [k for k in keys if any(k in r["cgroup_usage"] for r in rows)]
+unified = os.access(sys.argv[2], os.R_OK)
+print("PSI keys in the rows:", have or "none", "; unified file readable:", unified)
+sys.exit(0 if bool(have) == unified and (not have or len(have) == 3) else 1)
+EOF
+}
+
 t_psi() {
 	python3 - /tmp/busy-rows.json <<'EOF'
 import json, sys
@@ -200,16 +257,16 @@ t_oom() {
 		echo "no row of $cg before the kill"; return 1; }
 	touch /run/croft-vm-oom.go
 	wait_until 120 test -s /run/croft-vm-oom.rc || { echo "the child did not end"; return 1; }
-	echo "child's exit: $(cat /run/croft-vm-oom.rc); memory.events: $(grep oom_kill "$cg_root/croft-vm-oom.service/memory.events" | tr '\n' ' ')"
+	echo "child's exit: $(cat /run/croft-vm-oom.rc); $oom_file: $(grep oom_kill "$mem_root/croft-vm-oom.service/$oom_file" | tr '\n' ' ')"
 	since=$(now_ms)
 	python3 "$here/rows.py" wait "$cg" 2 120 --since "$since" >/tmp/oom-after.json || {
 		echo "no rows of $cg after the kill"; return 1; }
-	python3 - /tmp/oom-before.json /tmp/oom-after.json "$cg_root/croft-vm-oom.service/memory.events" \
+	python3 - /tmp/oom-before.json /tmp/oom-after.json "$mem_root/croft-vm-oom.service/$oom_file" \
 		/run/croft-vm-oom.rc <<'EOF'
 import json, sys
 before = [json.loads(l)["cgroup_usage"].get("oom_kills") for l in open(sys.argv[1])]
 after = [json.loads(l)["cgroup_usage"].get("oom_kills") for l in open(sys.argv[2])]
-events = dict(l.split() for l in open(sys.argv[3]))
+events = dict(l.split()[:2] for l in open(sys.argv[3]))
 rc = open(sys.argv[4]).read().strip()
 print(f"oom_kills before {before}, after {after}; kernel oom_kill {events['oom_kill']}; child {rc}")
 sys.exit(0 if before[0] == 0 and after[-1] == 1 and events["oom_kill"] == "1" and rc == "-9" else 1)
@@ -430,6 +487,75 @@ t_probe_caps() {
 	esac
 }
 
+# probe_json KEY: croft-probe's KEY (state, figures) of croftctl status --json.
+probe_json() {
+	croftctl status --json | python3 -c 'import json, sys
+for d in json.load(sys.stdin)["daemons"]:
+    if d.get("daemon") == "croft-probe":
+        v = d.get(sys.argv[1])
+        print(v if isinstance(v, str) else json.dumps(v))' "$1"
+}
+
+# t_programs: croft-probe is up (not degraded: every concern loaded) with
+# the variants this kernel takes.
+t_programs() {
+	local state
+	probe_json status >/tmp/probe-status.json || return 1
+	state=$(probe_json state)
+	echo "state: $state $(probe_json why)"
+	python3 - /tmp/probe-status.json "$variant" "$sched_variant" "$net_source" <<'EOF'
+import json, sys
+st, v, sv, net = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3], sys.argv[4]
+want = {"syscalls": v, "ioctl": v, "sched": sv, "proc": v,
+        "net": v if net == "tracepoint" else net}
+print("programs", st.get("programs"), "want", want)
+print("failed", st.get("failed"), "fallbacks", st.get("fallbacks"))
+sys.exit(0 if st.get("programs") == want and not st.get("failed") else 1)
+EOF
+	[ $? = 0 ] && [ "$state" = up ]
+}
+
+# t_left_out: what the probe's status leaves out is what the README's
+# column for this kernel and croft-probe(8) say (leftout.py).
+t_left_out() {
+	python3 "$here/leftout.py" /tmp/probe-status.json "$here/README.md" "$here/croft-probe.8.scd" \
+		"$readme_column"
+}
+
+# t_verifier: each loaded program's verified instruction count (the
+# probe's BPF_LOG_STATS figure; where bpftool shows verified_insns, a
+# bpftool newer than bookworm's 7.1 on 5.16+, it must match) is under its
+# ceiling in verifier-ceilings; prints "figure:" lines for the output.
+t_verifier() {
+	bpftool -j prog show >/tmp/bpftool-progs.json 2>/dev/null || echo '[]' >/tmp/bpftool-progs.json
+	python3 - /tmp/probe-status.json /tmp/bpftool-progs.json "$here/verifier-ceilings" \
+		"$CROFT_VM_KERNEL" <<'EOF'
+import json, sys
+st, progs = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+ceilings = {}
+for line in open(sys.argv[3]):
+    f = line.split("#")[0].split()
+    if len(f) == 2:
+        ceilings[f[0]] = int(f[1])
+got = st.get("verified_insns", {})
+kernel = {p["name"]: p["verified_insns"] for p in progs if "verified_insns" in p}
+bad = []
+for name, n in sorted(got.items()):
+    ceiling = ceilings.get(name)
+    print(f"figure: verified_insns {sys.argv[4]} {name} {n} ceiling {ceiling}"
+          f" bpftool {kernel.get(name, '-')}")
+    if ceiling is None or n > ceiling:
+        bad.append(f"{name}: {n} over its ceiling {ceiling}")
+    if name in kernel and kernel[name] != n:
+        bad.append(f"{name}: the probe says {n}, bpftool {kernel[name]}")
+if len(got) < 8:
+    bad.append(f"only {len(got)} programs counted")
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+EOF
+}
+
 # t_net_source WANT: croftctl status names the probe's socket byte source.
 t_net_source() {
 	local got
@@ -463,14 +589,17 @@ t_net_rows() {
 # --- tests/probe with croft-probe as its unit runs it ---
 # capped_probe: a croft-probe wrapper under croft-probe.service's bounding
 # set (+ CAP_CHOWN: the tests' runtime directories are the probe's to make,
-# the unit's is systemd's), no inheritable capabilities.
+# the unit's is systemd's), no inheritable capabilities, and the unit's
+# LimitMEMLOCK= (5.10 charges maps to it; the probe cannot raise it).
 capped_probe() {
-	local caps
+	local caps memlock
 	caps=$(prop croft-probe CapabilityBoundingSet | sed 's/cap_//g; s/ /,+/g')
-	printf '#!/bin/sh\nexec setpriv --bounding-set=-all,+%s,+chown --inh-caps=-all %s "$@"\n' \
-		"$caps" /usr/local/sbin/croft-probe >/tmp/capped-probe
+	memlock=$(prop croft-probe LimitMEMLOCK)
+	if [ "$memlock" = infinity ]; then memlock=unlimited; else memlock=$((memlock / 1024)); fi
+	printf '#!/bin/sh\nulimit -l %s\nexec setpriv --bounding-set=-all,+%s,+chown --inh-caps=-all %s "$@"\n' \
+		"$memlock" "$caps" /usr/local/sbin/croft-probe >/tmp/capped-probe
 	chmod +x /tmp/capped-probe
-	echo "/tmp/capped-probe: bounding set $caps,chown"
+	echo "/tmp/capped-probe: bounding set $caps,chown; ulimit -l $memlock (LimitMEMLOCK=$(prop croft-probe LimitMEMLOCK))"
 }
 
 # t_probe_test NAME PROBE [VAR=VALUE...]: tests/probe/test-NAME.py (TAP)
@@ -480,7 +609,9 @@ t_probe_test() {
 	shift 2
 	[ "$name" = net ] && work=$here/net-work
 	# CI=true: a test that would skip (no BPF, no BTF) fails instead
-	env CI=true "$@" python3 "$here/probe/test-$name.py" "$probe" "$work"
+	# TEST_SCHED_PACED=0: a TCG guest's sleeps take longer than asked
+	env CI=true TEST_PROBE_VARIANT="$variant" TEST_SCHED_PACED=0 "$@" \
+		python3 "$here/probe/test-$name.py" "$probe" "$work"
 }
 
 echo "# kernel $(uname -r), systemd $(systemctl --version | head -n1 | cut -d' ' -f2)"
@@ -496,20 +627,26 @@ check "each unit's sockets are in its runtime directory" t_sockets
 check "croftctl status exits 0 with all three up" t_status_up
 check "rows reach $dataset" t_rows
 check "croft-probe runs as croft, no_new_privs, seccomp after its drop" t_probe_creds
-check "croft-probe keeps no capability after its drop: CapEff 0, croftctl status says none" \
-	t_probe_caps 0000000000000000
-case $CROFT_VM_KERNEL in
-6.1) net_source=fexit ;; # no sock_send_length/sock_recv_length before 6.3
-*) net_source=tracepoint ;;
-esac
+check "croft-probe keeps CapEff $caps after its drop, as croftctl status and its journal say" \
+	t_probe_caps $caps
+check "croft-probe up, every concern loaded: syscalls/ioctl/proc $variant, sched $sched_variant, net $net_source" \
+	t_programs
+check "left out: croftctl status, the README's '$readme_column' column and croft-probe(8) agree" \
+	t_left_out
+check "verified instructions of every program under tests/vm/verifier-ceilings" t_verifier
 check "croftctl status: croft-probe counts socket bytes by $net_source" t_net_source $net_source
 check "rows of a 1 MiB/s loopback TCP sender: network_tx_bytes_s 1 MiB/s +-10%" t_net_rows
 
-check "CPUQuota=30% busy loop: cgroup cpu_cores 0.30+-0.05, throttled fraction > 0" t_cpu_quota
-check "cgroup cpu_cores add up to cpu.stat usage_usec over the same span" t_cpu_stat
-check "cgroup memory_bytes equals memory.current read at the poll" t_memory_current
-check "PSI figures present (cpu pressure > 0 under the quota)" t_psi
-check "MemoryMax= unit with an OOM-killed child: oom_kills 0 -> 1" t_oom
+check "cgroup $([ "$cg_v1" = true ] && echo v1 || echo v2) at /sys/fs/cgroup, as booted" t_cgroup_layout
+check "CPUQuota=30% busy loop (docker-<64 hex>.scope): cgroup cpu_cores 0.30+-0.05, throttled fraction > 0" t_cpu_quota
+check "cgroup cpu_cores add up to $cpu_file over the same span" t_cpu_stat
+check "cgroup memory_bytes equals $mem_file read at the poll" t_memory_current
+if [ "$cg_v1" = true ]; then
+	check "PSI on cgroup v1: left out, unless the unified hierarchy has the cgroup" t_psi_v1
+else
+	check "PSI figures present (cpu pressure > 0 under the quota)" t_psi
+fi
+check "MemoryMax= unit with an OOM-killed child: oom_kills 0 -> 1, as $oom_file says" t_oom
 
 printf '%s\n' "$good_conf" >"$conf"
 check "systemctl reload croft-writer re-reads croft.conf" t_reload croft-writer 'rotate .* / 536870912 bytes'
@@ -554,7 +691,7 @@ check "systemd-analyze security croft-sampler <= 2.0" t_security croft-sampler 2
 # bpftool that nothing of croft stays attached after its probe's end.
 echo "# $(capped_probe)"
 systemctl stop croft-sampler croft-probe croft-writer
-for t in lifecycle exact gpu-ioctl; do
+for t in lifecycle exact gpu-ioctl sched-net concern-fail; do
 	check "tests/probe/test-$t.py, croft-probe under the unit's capability set" \
 		t_probe_test $t /tmp/capped-probe
 done

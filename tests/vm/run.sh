@@ -1,14 +1,16 @@
 #!/bin/bash
-# run.sh: `make test-vm`: checks.sh in a Debian 12 VM on each of Debian 12's
-# kernels (vm.sh), one after the other; prints their TAP and one summary
-# line.  Host, root.  Without qemu or mmdebstrap (or not root) it skips,
-# except under CI=true, where that is a failure.
-# usage: run.sh BUILD_DIR      CROFT_VM_KERNELS="6.1 6.12" by default;
-#        CROFT_VM_CACHE=DIR shares a base tree (default BUILD_DIR/vm-cache)
+# run.sh: `make test-vm`: checks.sh in the Debian 12 VM on each kernel
+# (vm.sh): bullseye's 5.10, Debian 12's 6.1 and 6.12, sid's newest, and 6.1
+# with cgroup v1 under systemd, one after the other.  Prints each boot's
+# TAP and one summary line.  Host, root.  Without qemu or mmdebstrap (or
+# not root) it skips, except under CI=true, where that is a failure.
+# usage: run.sh BUILD_DIR      CROFT_VM_KERNELS="5.10 6.1 6.12 sid 6.1-v1" by
+#        default; CROFT_VM_CACHE=DIR shares a base tree (default
+#        BUILD_DIR/vm-cache)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:?usage: run.sh BUILD_DIR}" && pwd)
-kernels=${CROFT_VM_KERNELS:-6.1 6.12}
+kernels=${CROFT_VM_KERNELS:-5.10 6.1 6.12 sid 6.1-v1}
 cache=${CROFT_VM_CACHE:-$build/vm-cache}
 
 cannot() {
@@ -30,15 +32,21 @@ for bin in probe-work net-work; do
 	[ -x "$work/$bin" ] || cannot "needs $work/$bin (a build with tests)"
 done
 
+# the files checks.sh reads beside itself in the VM
+copies=(guest/rows.py guest/oomparent.py guest/leftout.py ../../README.md
+	../../man/croft-probe.8.scd verifier-ceilings ../probe)
+copy_args=()
+for c in "${copies[@]}"; do copy_args+=(--copy "$here/$c"); done
+
 passed=0 failed=0 summary=
 for k in $kernels; do
 	echo "== kernel $k"
 	mkdir -p "$cache"
 	console=$cache/console-$k.log
 	out=$(mktemp)
+	started=$SECONDS
 	"$here/vm.sh" --kernel "$k" --build "$build" --cache "$cache" --run "$here/checks.sh" \
-		--copy "$here/guest/rows.py" --copy "$here/guest/oomparent.py" \
-		--copy "$here/../probe" --copy "$work/probe-work" --copy "$work/net-work" \
+		"${copy_args[@]}" --copy "$work/probe-work" --copy "$work/net-work" \
 		--console "$console" --timeout 1800 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	p=$(grep -c '^ok ' "$out") f=$(grep -c '^not ok ' "$out")
@@ -48,7 +56,7 @@ for k in $kernels; do
 		echo "not ok - the VM run on $k ended with status $rc (console: $console)"
 	fi
 	passed=$((passed + p)) failed=$((failed + f))
-	summary+=" $k: $p passed, $f failed;"
+	summary+=" $k: $p passed, $f failed, $((SECONDS - started)) s;"
 done
 echo "test-vm:$summary"
 echo "vm: $passed passed, $failed failed"

@@ -1,10 +1,10 @@
 #!/bin/bash
-# vm.sh: boot Debian 12 with one of its own kernels under qemu (TCG, no
-# KVM needed) with croft from a meson build directory installed, run a
+# vm.sh: boot Debian 12 under qemu (TCG, no KVM needed) on one of the
+# image's kernels with croft from a meson build directory installed, run a
 # script in it as root under systemd, print the script's output and exit
 # with its status.  Runs on the host as root.
 #
-# usage: vm.sh --kernel 6.1|6.12 --build DIR --run SCRIPT [--copy PATH]...
+# usage: vm.sh --kernel K --build DIR --run SCRIPT [--copy PATH]...
 #              [--cache DIR] [--timeout SECONDS] [--console FILE] [--keep]
 #   --build DIR     meson build directory; `meson install --destdir` puts
 #                   croft into the image, as `make install` would
@@ -15,8 +15,10 @@
 #   --timeout S     the VM is killed after S seconds (default 900): exit 124
 #   --console FILE  keep the serial console (kernel, systemd) in FILE
 #   --keep          keep the run's image and files (path printed)
-# Inside: CROFT_VM_KERNEL is 6.1 or 6.12; croft is installed under the
-# build's prefix; the system is left as booted (no sysusers/tmpfiles run).
+# K: 5.10 (bullseye's), 6.1, 6.12 (Debian 12's), sid (sid's newest,
+# unpacked), 6.1-v1 (6.1 with systemd.unified_cgroup_hierarchy=0: cgroup v1).
+# Inside: CROFT_VM_KERNEL is K; croft is installed under the build's
+# prefix; the system is left as booted (no sysusers/tmpfiles run).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -40,10 +42,16 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -n "$kernel" ] && [ -n "$build" ] && [ -n "$script" ] || usage
+# the image's vmlinuz-* to boot (the newest that matches) and what to add
+# to the kernel's command line
+cmdline_extra=
 case $kernel in
+5.10) kernel_glob='5.10.*' ;;
 6.1) kernel_glob='6.1.0-*' ;;
+6.1-v1) kernel_glob='6.1.0-*' cmdline_extra=' systemd.unified_cgroup_hierarchy=0' ;;
 6.12) kernel_glob='6.12.*' ;;
-*) echo "vm.sh: --kernel is 6.1 or 6.12, not $kernel" >&2; exit 2 ;;
+sid) kernel_glob='*' ;; # sid's is the newest in the image
+*) echo "vm.sh: --kernel is 5.10, 6.1, 6.1-v1, 6.12 or sid, not $kernel" >&2; exit 2 ;;
 esac
 [ -f "$build/build.ninja" ] || { echo "vm.sh: $build is not a meson build directory" >&2; exit 2; }
 [ -f "$script" ] || { echo "vm.sh: no script $script" >&2; exit 2; }
@@ -112,7 +120,7 @@ qemu-system-x86_64 -accel tcg,thread=single -machine pc -cpu max -smp 2 -m 1536 
 	-drive "file=$image,format=raw,if=virtio,cache=unsafe" \
 	-device virtio-rng-pci \
 	-kernel "$vmlinuz" -initrd "$initrd" \
-	-append "console=ttyS0 root=/dev/vda rw panic=-1 quiet loglevel=4" &
+	-append "console=ttyS0 root=/dev/vda rw panic=-1 quiet loglevel=4$cmdline_extra" &
 qemu_pid=$!
 
 # Stream the script's output as it comes; the last line carries its status.

@@ -4,9 +4,11 @@
   rows.py wait CGROUP COUNT TIMEOUT_S [--since MS]
       waits until COUNT rows of processes in CGROUP (process.cgroup) carry
       cgroup_usage, then prints them, one JSON object a line
-  rows.py cglog CGROUP_DIR LOG
-      every LOG_INTERVAL_S until killed: "unix_ms memory.current
-      usage_usec" of the cgroup, read by the test itself
+  rows.py cglog MEMORY_DIR CPU_DIR LOG
+      every LOG_INTERVAL_S until killed: "unix_ms memory usage_usec" of
+      the cgroup, read by the test itself: v2 memory.current and cpu.stat
+      usage_usec (both dirs the same), or v1 memory.usage_in_bytes and
+      cpuacct.usage (ns)
   rows.py memfit ROWS_FILE LOG TOLERANCE_BYTES
       each row's cgroup_usage.memory_bytes against the memory.current LOG
       read within READ_WINDOW_MS of the row's poll: how far it lies outside
@@ -66,14 +68,25 @@ def wait(cgroup, count, timeout_s, since_ms):
     return 0 if len(rows) >= count else 1
 
 
-def cglog(cgdir, log):
+def cg_usage(mem_dir, cpu_dir):
+    """(memory bytes, CPU usec) of the cgroup, v2's files or v1's."""
+    try:
+        with open(f"{mem_dir}/memory.current") as f:
+            mem = int(f.read())
+        with open(f"{cpu_dir}/cpu.stat") as f:
+            return mem, int(f.readline().split()[1])  # usage_usec comes first
+    except FileNotFoundError:
+        with open(f"{mem_dir}/memory.usage_in_bytes") as f:
+            mem = int(f.read())
+        with open(f"{cpu_dir}/cpuacct.usage") as f:
+            return mem, int(f.read()) // 1000
+
+
+def cglog(mem_dir, cpu_dir, log):
     with open(log, "w", buffering=1) as out:
         while True:
             try:
-                with open(f"{cgdir}/memory.current") as f:
-                    mem = int(f.read())
-                with open(f"{cgdir}/cpu.stat") as f:
-                    usage = int(f.readline().split()[1])  # usage_usec comes first
+                mem, usage = cg_usage(mem_dir, cpu_dir)
             except (OSError, ValueError, IndexError):
                 return 0
             out.write(f"{int(time.time() * 1000)} {mem} {usage}\n")
@@ -161,8 +174,8 @@ def main(argv):
     if len(argv) >= 5 and argv[1] == "wait":
         since = int(argv[6]) if len(argv) == 7 and argv[5] == "--since" else 0
         return wait(argv[2], int(argv[3]), float(argv[4]), since)
-    if len(argv) == 4 and argv[1] == "cglog":
-        return cglog(argv[2], argv[3])
+    if len(argv) == 5 and argv[1] == "cglog":
+        return cglog(argv[2], argv[3], argv[4])
     if len(argv) == 5 and argv[1] == "memfit":
         return memfit(argv[2], argv[3], int(argv[4]))
     if len(argv) == 5 and argv[1] == "cpufit":
