@@ -35,8 +35,9 @@ struct fw_span {
 };
 
 struct fw_select {
-	struct fw_span *v;
+	struct fw_span *v; /* processes of rows without start_ms (older datasets) */
 	size_t n, cap;
+	struct i64map exact; /* proc_key of the others: (host, tgid, start_ms) */
 };
 
 /* The process the join is walking: its first and last segments, its framework. */
@@ -75,6 +76,16 @@ static int take_process(struct fw_proc *p)
 
 	if (!p->first || p->fw != FW_ASKED)
 		return 0;
+	if (p->first->start_ms != SEG_NO_START) {
+		int64_t key =
+			(int64_t)proc_key(p->first->host_hash, p->first->tgid, p->first->start_ms);
+		struct i64_slot *slot = i64map_slot(&sel->exact, key);
+
+		if (!slot)
+			return -ENOMEM;
+		i64map_set(&sel->exact, slot, key, 1);
+		return 0;
+	}
 	if (!VEC_ROOM(sel->v, sel->cap, sel->n))
 		return -ENOMEM;
 	s = &sel->v[sel->n];
@@ -152,6 +163,10 @@ bool fw_select_has(const struct fw_select *sel, const struct row *r)
 	size_t lo = 0, hi = sel->n;
 	uint64_t ident;
 
+	if (row_start_ms(r) != SEG_NO_START)
+		return i64map_has(
+			&sel->exact, (int64_t)proc_key(row_host_hash(r), r->tgid, r->start_ms));
+
 	/* the first span of a later tgid, or of this one starting after the row */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -178,6 +193,7 @@ void fw_select_free(struct fw_select *sel)
 {
 	if (!sel)
 		return;
+	i64map_free(&sel->exact);
 	free(sel->v);
 	free(sel);
 }

@@ -107,6 +107,8 @@ struct i64map {
  * i64map_set), or NULL when out of memory. */
 struct i64_slot *i64map_slot(struct i64map *m, int64_t key);
 void i64map_set(struct i64map *m, struct i64_slot *slot, int64_t key, uint32_t value);
+/* Whether key is in m; never changes m (worker threads ask at once). */
+bool i64map_has(const struct i64map *m, int64_t key);
 void i64map_clear(struct i64map *m);
 void i64map_free(struct i64map *m);
 
@@ -186,6 +188,9 @@ static inline void *seg_at(const struct seg_worker *w, size_t i)
 uint64_t row_ident(const struct row *row);
 /* One 64-bit key of (host, tgid, start_ms): a process of a new dataset. */
 uint64_t proc_key(uint64_t host_hash, int64_t tgid, int64_t start_ms);
+/* A row's process.start_ms, or SEG_NO_START; its host's str_hash, 0: none. */
+int64_t row_start_ms(const struct row *r);
+uint64_t row_host_hash(const struct row *r);
 
 /* The workers' sums and the walk over their segments. */
 struct seg_join {

@@ -44,6 +44,16 @@ static bool same_process(const struct seg_head *h, uint32_t host, int64_t tgid, 
 	return h->ident == ident && ms >= h->last_ms && (uint64_t)(ms - h->last_ms) <= gap_ms;
 }
 
+int64_t row_start_ms(const struct row *r)
+{
+	return (r->has & HAS_START) && r->start_ms >= 0 ? r->start_ms : SEG_NO_START;
+}
+
+uint64_t row_host_hash(const struct row *r)
+{
+	return r->host.ptr ? str_hash(r->host.ptr, r->host.len) | 1 : 0;
+}
+
 /* The time a row's rates cover, where it says (span_ms); else -1. */
 static int64_t row_span_ms(const struct row *r)
 {
@@ -151,7 +161,7 @@ static struct seg_head *seg_start(
 		.last_ms = r->unix_ms,
 		.start_ms = start_ms,
 		.first_span_ms = row_span_ms(r),
-		.host_hash = r->host.ptr ? str_hash(r->host.ptr, r->host.len) | 1 : 0,
+		.host_hash = row_host_hash(r),
 		.host = host,
 		.ident = ident,
 		.file = w->file,
@@ -165,7 +175,7 @@ void *seg_row(struct seg_worker *w, const struct row *r, uint64_t *ret_weight_ms
 {
 	uint64_t ident = row_ident(r);
 	uint32_t host = row_host(w, r);
-	int64_t start_ms = (r->has & HAS_START) && r->start_ms >= 0 ? r->start_ms : SEG_NO_START;
+	int64_t start_ms = row_start_ms(r);
 	/* older datasets' rows by tgid alone, as ever */
 	int64_t key = host == NONE_ID && start_ms == SEG_NO_START
 			      ? r->tgid

@@ -212,6 +212,18 @@ struct i64_slot *i64map_slot(struct i64map *m, int64_t key)
 	return &m->slots[j];
 }
 
+bool i64map_has(const struct i64map *m, int64_t key)
+{
+	size_t mask = m->cap - 1, j;
+
+	if (!m->cap)
+		return false;
+	for (j = i64_home(key, m->cap); m->slots[j].gen == m->gen; j = (j + 1) & mask)
+		if (m->slots[j].key == key)
+			return true;
+	return false;
+}
+
 void i64map_set(struct i64map *m, struct i64_slot *slot, int64_t key, uint32_t value)
 {
 	if (slot->gen != m->gen)

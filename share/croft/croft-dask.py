@@ -147,7 +147,7 @@ def segments(paths):
     for top in paths:
         if os.path.isfile(top):
             found.append(top)
-        for d, _, names in os.walk(top):
+        for d, _, names in os.walk(top, followlinks=True):
             found += [os.path.join(d, n) for n in names
                       if n.endswith(".jsonl.zst") or n.endswith(".jsonl")]
     return sorted(found)

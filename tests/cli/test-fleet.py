@@ -180,6 +180,17 @@ def host_filter_gives_one_hosts_figures():
 
 
 @test
+def framework_filter_adds_up():
+    # a process's last framework, on each host its own: the same tgid on the
+    # identical nodes is two processes here too
+    fw = max((f for f in REF[0]["frameworks"] if f["framework"]), key=lambda f: f["processes"])
+    name = fw["framework"]
+    parts = [stats("--framework", name, os.path.join(TMP, "host", h)) for h, _, _ in HOSTS]
+    bad = compare(stats("--framework", name, os.path.join(TMP, "merged")), parts)
+    assert not bad and parts[0]["processes"] == fw["processes"], (name, bad[:8])
+
+
+@test
 def profile_host_filter_gives_one_hosts_process():
     # a tgid on both identical nodes, and one the generator reused for another process
     tgids = sorted(REUSED) [:1] + [1000]
