@@ -43,6 +43,7 @@ struct run_opts {
 	const char *config;
 	const char *frameworks;
 	const char *units_dir; /* where the units' sockets are (default CROFT_RUNTIME_DIR) */
+	const char *state_dir; /* the sampler's spool and labels (default DATA/sampler-state) */
 	bool verbose;
 };
 
@@ -52,7 +53,8 @@ static void run_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: croft run [--data-dir DIR] [--runtime-dir DIR] [--config FILE]\n"
-		"                 [--frameworks FILE] [--units-runtime-dir DIR] [-v]\n"
+		"                 [--frameworks FILE] [--state-dir DIR] [--units-runtime-dir DIR]\n"
+		"                 [-v]\n"
 		"Runs croft-writer, croft-probe (root with BPF only) and croft-sampler in the\n"
 		"foreground; Ctrl-C stops them in order with every finished row on disk.\n");
 }
@@ -65,6 +67,7 @@ static int run_parse(int argc, char **argv, struct run_opts *opts)
 		{ "config", required_argument, NULL, 'c' },
 		{ "frameworks", required_argument, NULL, 'f' },
 		{ "units-runtime-dir", required_argument, NULL, 'U' },
+		{ "state-dir", required_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -87,6 +90,9 @@ static int run_parse(int argc, char **argv, struct run_opts *opts)
 			break;
 		case 'U':
 			opts->units_dir = optarg;
+			break;
+		case 'S':
+			opts->state_dir = optarg;
 			break;
 		case 'v':
 			opts->verbose = true;
@@ -312,6 +318,10 @@ static int run_setup_children(
 		if (!ret)
 			ret = child_arg(&sampler, opts->frameworks);
 	}
+	if (!ret)
+		ret = child_arg(&sampler, "--state-dir");
+	if (!ret)
+		ret = child_arg(&sampler, opts->state_dir);
 	if (ret < 0)
 		return ret;
 	run->children[run->nchildren++] = &writer;
@@ -468,6 +478,7 @@ static int run_resolve_dirs(
 	struct run_opts *opts, const struct priv_user *user, char *data_abs, char *runtime_abs)
 {
 	static struct croft_config cfg;
+	static char state_default[PATH_MAX];
 	char runtime_default[PATH_MAX];
 	char *errors = NULL;
 	int ret;
@@ -501,7 +512,11 @@ static int run_resolve_dirs(
 		return ret;
 	opts->data_dir = data_abs;
 	opts->runtime_dir = runtime_abs;
-	return 0;
+	/* beside the dataset: persistent, as the units' StateDirectory */
+	if (!opts->state_dir && snprintf(state_default, sizeof(state_default), "%s/sampler-state",
+					data_abs) < (int)sizeof(state_default))
+		opts->state_dir = state_default;
+	return opts->state_dir ? 0 : -ENAMETOOLONG;
 }
 
 /* A hung daemon (no watchdog ping) is killed and so restarted; not while stopping. */

@@ -259,10 +259,10 @@ void daemon_keep_file(const char *path)
 			strerror(-ret));
 }
 
-int daemon_runtime_dir(const char *dir, gid_t gid)
+/* mkdir -p with mode for what it makes; *ret_st: dir's. */
+static int mkdir_p(const char *dir, mode_t mode, struct stat *ret_st)
 {
 	char path[4096];
-	struct stat st;
 	size_t len = strlen(dir);
 
 	if (len == 0 || len >= sizeof(path))
@@ -273,16 +273,36 @@ int daemon_runtime_dir(const char *dir, gid_t gid)
 			continue;
 		char saved = *p;
 		*p = '\0';
-		if (mkdir(path, 0750) < 0 && errno != EEXIST)
+		if (mkdir(path, mode) < 0 && errno != EEXIST)
 			return -errno;
 		*p = saved;
 		if (!saved)
 			break;
 	}
-	if (stat(dir, &st) < 0)
+	if (stat(dir, ret_st) < 0)
 		return -errno;
-	if (!S_ISDIR(st.st_mode))
-		return -ENOTDIR;
+	return S_ISDIR(ret_st->st_mode) ? 0 : -ENOTDIR;
+}
+
+int daemon_state_dir(const char *dir, uid_t uid, gid_t gid)
+{
+	struct stat st;
+	int r = mkdir_p(dir, 0700, &st);
+
+	if (r < 0 || uid == (uid_t)-1)
+		return r;
+	if ((st.st_uid != uid || st.st_gid != gid) && chown(dir, uid, gid) < 0)
+		return -errno;
+	return 0;
+}
+
+int daemon_runtime_dir(const char *dir, gid_t gid)
+{
+	struct stat st;
+	int r = mkdir_p(dir, 0750, &st);
+
+	if (r < 0)
+		return r;
 	if (geteuid() != 0 || gid == (gid_t)-1)
 		return 0;
 	/*

@@ -114,6 +114,9 @@ int daemon_status(const char *state, const char *why, void *figures, struct evbu
 /* mkdir -p dir, mode 0750; when root, owner root and group gid ((gid_t)-1: keep),
  * changing only what differs (chown may be denied where nothing needs it). */
 int daemon_runtime_dir(const char *dir, gid_t gid);
+/* mkdir -p dir, mode 0700, owned by uid:gid ((uid_t)-1: as made): what a
+ * daemon keeps across stops and reboots (the units' StateDirectory=). */
+int daemon_state_dir(const char *dir, uid_t uid, gid_t gid);
 
 /*
  * croft run's supervisor pipe: the number of an inherited fd, the read end

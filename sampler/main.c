@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/resource.h>
+#include <sys/statfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -30,11 +32,13 @@
 static const char extra_usage[] =
 	"  --frameworks FILE       framework catalog (default: built in; or CROFT_FRAMEWORKS)\n"
 	"  --writer-socket PATH    croft-writer's socket (default RUNTIME/writer.sock)\n"
-	"  --probe-socket PATH     croft-probe's socket (default RUNTIME/probe.sock)\n";
+	"  --probe-socket PATH     croft-probe's socket (default RUNTIME/probe.sock)\n"
+	"  --state-dir DIR         spool and labels, kept across stops and reboots\n"
+	"                          (default RUNTIME/state; the unit: /var/lib/croft-sampler)\n";
 
 struct options {
 	struct daemon_opts d;
-	const char *frameworks, *writer_socket, *probe_socket;
+	const char *frameworks, *writer_socket, *probe_socket, *state_dir;
 };
 
 static void parse_args(int argc, char **argv, struct options *o)
@@ -44,6 +48,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{ "frameworks", required_argument, NULL, 'F' },
 		{ "writer-socket", required_argument, NULL, 'W' },
 		{ "probe-socket", required_argument, NULL, 'P' },
+		{ "state-dir", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
@@ -58,6 +63,8 @@ static void parse_args(int argc, char **argv, struct options *o)
 			o->writer_socket = optarg;
 		else if (opt == 'P')
 			o->probe_socket = optarg;
+		else if (opt == 'S')
+			o->state_dir = optarg;
 		else
 			daemon_usage(&o->d, 2);
 	}
@@ -105,8 +112,30 @@ static uint64_t raise_nofile(void)
 	return rl.rlim_cur;
 }
 
-/* Everything that may need root: runtime dir, config and catalog directories,
- * /proc, spool file, control socket. */
+/*
+ * The state dir holds what must outlive the process and the boot: the
+ * spool and the labels.  Ours alone (0700); on tmpfs a reboot loses them,
+ * which is said once here and not again at each loss.
+ */
+static void open_state_dir(struct sampler *s, const struct priv_user *user)
+{
+	struct statfs fs;
+	int r;
+
+	r = daemon_state_dir(s->state_dir, geteuid() == 0 ? user->uid : (uid_t)-1, user->gid);
+	if (r < 0)
+		fatalx("state dir %s: %s", s->state_dir, strerror(-r));
+	s->state_dirfd = open(s->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->state_dirfd < 0)
+		fatal("state dir %s", s->state_dir);
+	if (fstatfs(s->state_dirfd, &fs) == 0 && fs.f_type == TMPFS_MAGIC)
+		log_warnx("state dir %s is on tmpfs: a reboot loses the unacked batches and the "
+			  "labels (give --state-dir on persistent storage)",
+			s->state_dir);
+}
+
+/* Everything that may need root: runtime and state dirs, config and catalog
+ * directories, /proc, spool file, control socket. */
 static void acquire(struct sampler *s, const struct options *o, const struct priv_user *user)
 {
 	char path[PATH_MAX];
@@ -115,16 +144,18 @@ static void acquire(struct sampler *s, const struct options *o, const struct pri
 	r = daemon_runtime_dir(s->runtime_dir, geteuid() == 0 ? user->gid : (gid_t)-1);
 	if (r)
 		fatalx("runtime dir %s: %s", s->runtime_dir, strerror(-r));
+	open_state_dir(s, user);
 	daemon_keep_file(s->config_path); /* reload reads them as the croft user */
 	daemon_keep_file(s->frameworks_path ? s->frameworks_path : s->cfg.frameworks);
 	s->nofile = raise_nofile();
 	s->procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->procfd < 0)
 		fatal("/proc");
-	if (spool_open(s->runtime_dir, s->cfg.spool_size_bytes, &s->spool))
+	if (spool_open(s->state_dir, s->cfg.spool_size_bytes, &s->spool))
 		fatalx("spool: out of memory");
 	if (geteuid() == 0 && (r = spool_chown(s->spool, user->uid, user->gid)))
 		fatalx("spool files: chown: %s", strerror(-r));
+	sampler_labels_load(s);
 	s->base = event_base_new();
 	if (!s->base)
 		fatalx("event_base_new failed");
@@ -204,7 +235,7 @@ static void flush_check_cb(evutil_socket_t fd, short what, void *arg)
 
 int main(int argc, char **argv)
 {
-	struct sampler s = { .procfd = -1, .textfile_dir = { .fd = -1 } };
+	struct sampler s = { .procfd = -1, .state_dirfd = -1, .textfile_dir = { .fd = -1 } };
 	struct options o = { 0 };
 	struct priv_user user;
 	struct cgroup_mounts mounts;
@@ -217,6 +248,7 @@ int main(int argc, char **argv)
 	s.config_path = o.d.config_path;
 	s.frameworks_path = o.frameworks;
 	s.runtime_dir = o.d.runtime_dir;
+	socket_path(s.state_dir, sizeof(s.state_dir), o.state_dir, s.runtime_dir, "state");
 	load_config(&s, &o);
 	if (o.d.check_only) {
 		printf("%s: configuration and catalog (%s, %zu frameworks) OK\n", o.d.name,
@@ -265,10 +297,15 @@ int main(int argc, char **argv)
 
 		spool_stats(s.spool, &sp);
 		log_info("stopped after %llu polls: %llu rows made; %llu batches (%llu bytes) left "
-			 "unacked in the spool, %llu batches dropped",
+			 "unacked%s, %llu batches dropped",
 			(unsigned long long)s.stats.polls, (unsigned long long)s.stats.rows_total,
 			(unsigned long long)sp.batches, (unsigned long long)sp.bytes,
+			sp.persistent ? ", kept in the spool for the next start" : "",
 			(unsigned long long)sp.dropped_batches);
+		if (sp.batches && !sp.persistent) /* a loss is never said at info */
+			log_warnx("%llu unacked batches (%llu bytes) lost: the spool file could "
+				  "not be written",
+				(unsigned long long)sp.batches, (unsigned long long)sp.bytes);
 	}
 
 	daemon_notify_free(notify);

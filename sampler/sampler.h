@@ -712,6 +712,8 @@ struct sampler {
 	const char *config_path;
 	const char *frameworks_path; /* --frameworks or CROFT_FRAMEWORKS; NULL = config */
 	const char *runtime_dir;
+	char state_dir[PATH_MAX]; /* spool and labels: persistent (--state-dir) */
+	int state_dirfd;          /* opened before the drop */
 	char writer_socket[PATH_MAX], probe_socket[PATH_MAX];
 	struct catalog *catalog;
 	struct gpudev_watch gpu; /* follows /proc/devices, read each poll */
@@ -748,9 +750,12 @@ int sampler_poll_init(struct sampler *s);
 /* The timer's tick: a poll begins, or the one running is followed by another. */
 void sampler_poll_start(struct sampler *s);
 void sampler_poll_free(struct sampler *s);
-/* Labels, sorted by container id. */
+/* Labels (labels.c), sorted by container id, saved in the state dir at each
+ * change (written, fsynced and renamed over the old file) and loaded at
+ * start: a torn or foreign file is ignored with one log line. */
 const struct container_label *sampler_label_find(const struct sampler *s, const char *id);
 int sampler_label_set(struct sampler *s, const char *id, const char *label);
+void sampler_labels_load(struct sampler *s);
 /* control.c */
 int sampler_ctl(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply);
 /* Checks and applies a reload (while a poll runs: at its end). */

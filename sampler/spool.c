@@ -1,13 +1,18 @@
 /*
  * spool.c: every batch croft-sampler made and croft-writer has not acked
  * yet, bounded by spool_size (oldest dropped first, counted and logged once
- * per change).  Mirrored in <runtime>/sampler.spool.{0,1} (tmpfs), replayed
- * at start, so a SIGKILLed sampler resends what it had.
+ * per change).  Mirrored in <state dir>/sampler.spool.{0,1} (persistent
+ * storage: /var/lib/croft-sampler under the unit), replayed at start, so a
+ * stopped, SIGKILLed or rebooted sampler resends what it had.
  * croft-sampler (croft user; the files were created before the drop).
  *
- * Appends go to the active file.  Compaction writes the unacked batches
- * into the other file and its head record last: a kill at any moment
- * leaves one complete file, the one whose head has the higher generation.
+ * Appends go to the active file; a batch counts as kept once fdatasync
+ * says it is on disk.  Compaction writes the unacked batches into the
+ * other file, syncs them, then writes and syncs its head record: a crash
+ * or power loss at any moment leaves one complete file, the one whose head
+ * has the higher generation.  Acks are not synced: one lost resends
+ * batches the writer has committed, and it acks them without writing them
+ * again.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,6 +63,11 @@ static int rec_pwrite(int fd, off_t off, const struct spool_rec *rec, const void
 	return n == (ssize_t)(sizeof(*rec) + rec->len) ? 0 : -ENOSPC;
 }
 
+static int file_sync(int fd)
+{
+	return fdatasync(fd) < 0 ? -errno : 0;
+}
+
 static void files_close(struct spool *sp)
 {
 	for (int i = 0; i < 2; i++)
@@ -81,6 +91,8 @@ static void rec_append(struct spool *sp, const struct spool_rec *rec, const void
 	if (sp->fds[sp->active] < 0)
 		return;
 	r = rec_pwrite(sp->fds[sp->active], (off_t)sp->file_bytes, rec, data);
+	if (r == 0 && rec->kind == REC_BATCH)
+		r = file_sync(sp->fds[sp->active]);
 	if (r)
 		files_failed(sp, r);
 	else
@@ -116,7 +128,11 @@ static void files_switch(struct spool *sp)
 		off += (off_t)(sizeof(rec) + rec.len);
 	}
 	if (!r)
+		r = file_sync(fd);
+	if (!r)
 		r = rec_pwrite(fd, 0, &head, NULL);
+	if (!r)
+		r = file_sync(fd);
 	if (r) {
 		files_failed(sp, r);
 		return;

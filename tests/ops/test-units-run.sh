@@ -26,6 +26,9 @@ R=$TEST_TMP/run/croft
 mkdir -p "$R" "$TEST_TMP/lib/croft"
 chown "root:$group" "$R"; chmod 750 "$R"               # tmpfiles.d
 chown "$user:$group" "$TEST_TMP/lib/croft"; chmod 750 "$TEST_TMP/lib/croft"
+# the sampler's StateDirectory= (StateDirectoryMode=0700, User=croft)
+mkdir -p "$TEST_TMP/lib/croft-sampler"
+chown "$user:$group" "$TEST_TMP/lib/croft-sampler"; chmod 700 "$TEST_TMP/lib/croft-sampler"
 echo "# running as $user:$group"
 printf '[writer]\ndata_dir = %s\n' "$TEST_TMP/lib/croft" >"$C"
 export CROFT_CONFIG=$C
@@ -38,6 +41,7 @@ unit_exec() {
 		sed -n 's/^ExecStart=//p' |
 		sed -e "s|@sbindir@/croft-\([a-z]*\)|$build/\1/croft-\1|" \
 		    -e "s|/run/croft|$R|g" \
+		    -e "s|/var/lib/croft-sampler|$TEST_TMP/lib/croft-sampler|g" \
 		    -e "s|--user croft|--user $user|"
 }
 # "CAP_BPF CAP_PERFMON" -> "+bpf,+perfmon"

@@ -105,7 +105,8 @@ class Harness:
         self.sampler_log = open(os.path.join(self.tmp, 'sampler.log'), 'ab')
         self.sampler = subprocess.Popen(
             [SAMPLER, '-c', self.conf, '-r', self.rt, '-u', 'nobody',
-             '--writer-socket', self.writer.path] + list(extra),
+             '--writer-socket', self.writer.path,
+             '--state-dir', os.path.join(self.tmp, 'state')] + list(extra),
             stdout=self.sampler_log, stderr=subprocess.STDOUT)
 
     def spawn(self, args, cwd=None, executable=None, nice=0, stdin=None, cgroups=()):
@@ -836,7 +837,8 @@ def t_gpu_fd(h):
     st, text = h.ctl(MT_CTL_RELOAD)
     problems = [] if st == 0 else ['reload with gpu_devices = 1:7: %s' % text]
     try:
-        if not h.figures().get('gpu_devices_present'):
+        # a reload answered during a poll takes effect at its end
+        if not h.rows.wait(lambda: h.figures().get('gpu_devices_present'), 10):
             problems.append('status does not see the device set')
         early = h.spawn(['open', '/dev/full', '0'])
         late = h.spawn(['open', '/dev/full', '2'])
@@ -1219,6 +1221,20 @@ def t_control(h):
         rows = h.rows.wait(lambda: [r for r in h.rows.of(p) if r['unix_ms'] > t], 40)
         if not rows or rows[-1].get('label') != 'run-42':
             problems.append('labelled row %s' % (rows and rows[-1]))
+        # kept across a stop and a deleted runtime dir (a reboot): the state dir's file
+        h.writer.stop()  # first, as t_sampler_sigkill: the sampler's close is no error
+        h.sampler.terminate()
+        h.sampler.wait()
+        shutil.rmtree(h.rt, ignore_errors=True)
+        h.start_sampler()
+        h.writer.start()
+        t = int(time.time() * 1000)
+        rows = h.rows.wait(lambda: [r for r in h.rows.of(p) if r['unix_ms'] > t], 40)
+        if not rows or rows[-1].get('label') != 'run-42':
+            problems.append('after a restart with the runtime dir gone: %s' % (rows and rows[-1]))
+        mode = os.stat(os.path.join(h.tmp, 'state', 'labels')).st_mode & 0o777
+        if mode != 0o600:
+            problems.append('labels file mode %o' % mode)
         h.ctl(MT_CTL_LABEL, cid.encode() + b'\0\0')
         st, text = h.ctl(MT_CTL_LABEL, b'nothex\0x\0')
         if st == 0:
@@ -1265,7 +1281,7 @@ def main():
              ('a burst after sleeping is in the next poll (one thread, new thread)',
               t_bursts_after_idle),
              ('reload: poll interval and idle_every change', t_reload_cadence),
-             ('sampler.ctl: status, reload (bad catalog kept old), label', t_control),
+             ('sampler.ctl: status, reload (bad catalog kept old), label (kept across a restart)', t_control),
              ('sampler.ctl answers while a poll waits for the probe', t_status_mid_poll),
              ('GPU device files without the probe: gpu-held, late opener found', t_gpu_fd),
              ('last GPU file closed: no-gpu within two polls, idle or busy', t_gpu_close),
