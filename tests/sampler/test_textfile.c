@@ -3,10 +3,14 @@
  * idle GPU holder's seconds per GPU, container and pod; label values with
  * hostile bytes escaped; the series bounded (20 000 processes in 500
  * containers and 250 pods stay under 1 000 series); counters that never go
- * back and sum to the whole while the ranking changes.  Test process, any user.
+ * back and sum to the whole while the ranking changes; the file written
+ * whole and 0644 under any umask, never through a planted symlink, and a
+ * missing directory or a file in its place refused.  Test process, any user.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "sampler.h"
 #include "testlib.h"
@@ -345,6 +349,80 @@ START_TEST(bounded_and_monotonic)
 }
 END_TEST
 
+static char *slurp(const char *path)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = fopen(path, "r");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_ge(getdelim(&text, &len, '\0', f), 0);
+	fclose(f);
+	return text;
+}
+
+START_TEST(written_atomically)
+{
+	char dir[] = "/tmp/croft-textfile-XXXXXX", path[PATH_MAX], tmp[PATH_MAX], aside[PATH_MAX];
+	struct textfile_health h = { .probe_state = "connected" };
+	struct textfile_dir d = { .fd = -1 };
+	struct textfile *tf;
+	struct stat st;
+	char *text;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/" TEXTFILE_NAME, dir);
+	snprintf(tmp, sizeof(tmp), "%s/" TEXTFILE_TMP_NAME, dir);
+	snprintf(aside, sizeof(aside), "%s.aside", dir);
+	ck_assert_int_eq(textfile_new(&tf), 0);
+	/* no directory, a file in its place, none set: refused, nothing written */
+	ck_assert_int_eq(textfile_dir_open(&d, "/nonexistent/croft-textfile"), -ENOENT);
+	ck_assert_int_eq(textfile_dir_open(&d, "/etc/hostname"), -ENOTDIR);
+	ck_assert_int_eq(textfile_dir_open(&d, ""), -ENOENT);
+	ck_assert_int_eq(d.fd, -1);
+
+	/* the unit's umask 0027 would keep node_exporter out: the file is 0644 */
+	umask(027);
+	ck_assert_int_eq(textfile_dir_open(&d, dir), 0);
+	textfile_begin(tf, 1);
+	textfile_settle(tf, 50);
+	textfile_write(&d, tf, &h);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0644);
+	ck_assert_int_eq(access(tmp, F_OK), -1); /* renamed, none left */
+	text = slurp(path);
+	ck_assert_ptr_nonnull(strstr(text, "croft_probe_info{state=\"connected\"} 1\n"));
+	free(text);
+
+	/* a symlink planted as the temporary file is not written through */
+	ck_assert_int_eq(close(open(aside, O_CREAT | O_WRONLY, 0600)), 0);
+	ck_assert_int_eq(symlink(aside, tmp), 0);
+	h.probe_state = "planted";
+	textfile_write(&d, tf, &h);
+	ck_assert_int_eq(stat(aside, &st), 0);
+	ck_assert_int_eq(st.st_size, 0);
+	text = slurp(path); /* the last poll's file stays */
+	ck_assert_ptr_nonnull(strstr(text, "state=\"connected\""));
+	free(text);
+	ck_assert_int_eq(lstat(tmp, &st), -1); /* the planted link is removed, not followed */
+
+	/* croft.prom itself a symlink: replaced, the file it pointed to untouched */
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(symlink(aside, path), 0);
+	textfile_write(&d, tf, &h);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(stat(aside, &st), 0);
+	ck_assert_int_eq(st.st_size, 0);
+
+	textfile_dir_close(&d);
+	textfile_free(tf);
+	unlink(path);
+	unlink(aside);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("textfile");
@@ -354,6 +432,7 @@ int main(void)
 	tcase_add_test(tc, known_holder);
 	tcase_add_test(tc, hostile_labels);
 	tcase_add_test(tc, bounded_and_monotonic);
+	tcase_add_test(tc, written_atomically);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
 }
