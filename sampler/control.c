@@ -110,6 +110,8 @@ static json_t *status_json(struct sampler *s)
 	/* answered between the slices of a poll too */
 	json_object_set_new(o, "poll_running", json_boolean(s->poll.running));
 	json_object_set_new(o, "polls_late", json_integer((json_int_t)s->stats.polls_late));
+	json_object_set_new(o, "textfile",
+		json_string(s->textfile_dir.state[0] ? s->textfile_dir.state : "not written yet"));
 	probe_status(s, o);
 	gpu_status(s, o);
 	return o;

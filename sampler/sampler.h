@@ -639,9 +639,10 @@ int textfile_print(const struct textfile *tf, const struct textfile_health *h, F
 void textfile_put_value(FILE *f, const char *s, size_t len);
 /* Where croft.prom goes: the directory, opened when first written to. */
 struct textfile_dir {
-	char path[PATH_MAX]; /* the one fd is open on */
-	int fd;              /* -1: not open */
-	int last_err;        /* the failure logged last; 0 after a success */
+	char path[PATH_MAX];        /* the one fd is open on */
+	int fd;                     /* -1: not open */
+	int last_err;               /* the failure logged last; 0 after a success */
+	char state[PATH_MAX + 128]; /* for status: what was written last, or why not */
 };
 /*
  * The directory of path, open for this poll's file: 0, or -errno where it

@@ -29,6 +29,10 @@ void textfile_dir_close(struct textfile_dir *dir)
 /* A failure is logged when it is not the one logged last; a success after one too. */
 static void report(struct textfile_dir *dir, const char *path, const char *what, int err)
 {
+	if (err)
+		snprintf(dir->state, sizeof(dir->state), "%s: %s: %s", path, what, strerror(-err));
+	else
+		snprintf(dir->state, sizeof(dir->state), "%s/%s written", path, TEXTFILE_NAME);
 	if (err == dir->last_err)
 		return;
 	if (!err)
@@ -48,6 +52,7 @@ int textfile_dir_open(struct textfile_dir *dir, const char *path)
 	textfile_dir_close(dir);
 	if (!path[0]) {
 		dir->last_err = 0;
+		snprintf(dir->state, sizeof(dir->state), "off (textfile_dir is empty)");
 		return -ENOENT;
 	}
 	if (strlen(path) >= sizeof(dir->path)) {

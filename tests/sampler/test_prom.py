@@ -9,7 +9,7 @@
 # nothing in the file; counters never go back over many polls and a
 # SIGKILL of croft-writer; after the stop the file's figures equal croft
 # stats on the dataset.  Root (cgroups, the probe).  TAP on stdout.
-# usage: test_prom.py CROFT NODE_EXPORTER PROMTOOL ALERT_RULES
+# usage: test_prom.py CROFT CROFTCTL NODE_EXPORTER PROMTOOL ALERT_RULES
 import json
 import os
 import re
@@ -22,7 +22,7 @@ import tempfile
 import time
 import urllib.request
 
-CROFT, NODE_EXPORTER, PROMTOOL, RULES = sys.argv[1:5]
+CROFT, CROFTCTL, NODE_EXPORTER, PROMTOOL, RULES = sys.argv[1:6]
 CI = os.environ.get('CI') == 'true'
 POLL_S, IDLE_EVERY = 1.0, 1  # a row each poll: the idle holder's seconds are exact
 BURN_S = 3.0  # CPU seconds the container's process burns
@@ -181,6 +181,15 @@ class Test:
             pw = pwd.getpwnam('nobody')
         os.chown(self.tf, pw.pw_uid, pw.pw_gid)
 
+    def textfile_status(self):
+        """What croftctl status says of croft.prom."""
+        out = subprocess.run([CROFTCTL, '--runtime-dir', os.path.join(self.tmp, 'run'), 'status',
+                              '--json'], capture_output=True, text=True).stdout
+        for d in json.loads(out or '{}').get('daemons', []):
+            if d.get('daemon') == 'croft-sampler':
+                return (d.get('status') or {}).get('textfile', '')
+        return ''
+
     def prom(self):
         try:
             with open(os.path.join(self.tf, 'croft.prom')) as f:
@@ -265,14 +274,18 @@ def run(t):
     polled = wait(lambda: len(dataset_polls(t.data)) >= 3, 60)
     said = [line for line in open(log, errors='replace')
             if 'textfile: ' + t.tf + ': opening the directory: No such file' in line]
+    status = t.textfile_status()
     check('a missing textfile directory is logged once, and croft polls on',
-          None if polled and len(said) == 1 and t.croft.poll() is None else
-          '%d polls in the dataset, %d log lines, croft %s' %
-          (len(dataset_polls(t.data)), len(said), t.croft.poll()), ''.join(said))
+          None if polled and len(said) == 1 and t.croft.poll() is None and
+          'No such file or directory' in status else
+          '%d polls in the dataset, %d log lines, croft %s, status %r' %
+          (len(dataset_polls(t.data)), len(said), t.croft.poll(), status), ''.join(said))
     t.make_textfile_dir()
     check('once it exists croft.prom is written there, and that is logged',
-          None if wait(lambda: t.prom() and 'croft.prom written again' in open(log).read(), 30)
-          else 'no croft.prom, or no log line, after the directory appeared')
+          None if wait(lambda: t.prom() and 'croft.prom written again' in open(log).read() and
+                       t.textfile_status().endswith('croft.prom written'), 30)
+          else 'no croft.prom, no log line or status %r after the directory appeared' %
+          t.textfile_status())
     t.start_exporter()
     if not wait(lambda: t.prom().get('croft_probe_attached') == 1, 60):
         check('croft.prom says the probe is attached', 'no croft.prom with the probe attached',
