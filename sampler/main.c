@@ -156,6 +156,9 @@ static void acquire(struct sampler *s, const struct options *o, const struct pri
 	if (geteuid() == 0 && (r = spool_chown(s->spool, user->uid, user->gid)))
 		fatalx("spool files: chown: %s", strerror(-r));
 	sampler_labels_load(s);
+	if (carry_open(
+		    s->runtime_dir, geteuid() == 0 ? user->uid : (uid_t)-1, user->gid, &s->carry))
+		fatalx("out of memory");
 	s->base = event_base_new();
 	if (!s->base)
 		fatalx("event_base_new failed");
@@ -270,6 +273,13 @@ int main(int argc, char **argv)
 		memset(&mounts, 0, sizeof(mounts));
 	proc_table_init(&s.procs);
 	host_and_boot(&s);
+	{
+		struct spool_stats sp;
+
+		spool_stats(s.spool, &sp);
+		s.polls_before =
+			carry_load(s.carry, spool_epoch(s.spool), sp.next_seq - 1, s.boot_unix_ms);
+	}
 	s.cpu_clock = procfs_pidns_ours(s.procfd);
 	if (!s.cpu_clock)
 		log_warnx("/proc is not this pid namespace's: cpu_cores from whole clock ticks");
@@ -325,6 +335,7 @@ int main(int argc, char **argv)
 	textfile_free(s.textfile);
 	textfile_dir_close(&s.textfile_dir);
 	spool_free(s.spool);
+	carry_free(s.carry);
 	catalog_free(s.catalog);
 	kubelet_free(&s.kubelet);
 	jbuf_free(&s.rows);

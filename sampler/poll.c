@@ -203,12 +203,25 @@ static void write_textfile(struct sampler *s)
 		textfile_write(&s->textfile_dir, s->textfile, &h);
 }
 
+/* The baselines as of the batches just spooled: a SIGKILL from here on costs at most a poll. */
+static void save_carry(struct sampler *s)
+{
+	struct spool_stats sp;
+
+	spool_stats(s->spool, &sp);
+	carry_save(s->carry, &s->procs, spool_epoch(s->spool), sp.next_seq - 1, s->boot_unix_ms,
+		s->poll.env.gen);
+	if (s->poll.env.first_poll)
+		carry_forget(s->carry);
+}
+
 static void poll_finish(struct sampler *s)
 {
 	struct poll_run *run = &s->poll;
 
 	s->stats.rows = run->rows;
 	s->stats.rows_total += run->rows;
+	save_carry(s);
 	writer_link_kick(s->writer);
 	run->running = false;
 	s->last_poll = run->env.now;
@@ -373,8 +386,9 @@ void sampler_poll_start(struct sampler *s)
 		.driver_dir = s->cfg.driver_dir,
 		.gpu_possible = s->gpu.registered,
 		.cgroups = s->cgroups,
-		.gen = s->stats.polls + 1,
+		.gen = s->polls_before + s->stats.polls + 1, /* the idle cycle goes on */
 		.first_poll = s->stats.polls == 0,
+		.carry = s->stats.polls == 0 ? s->carry : NULL,
 		.idle_every = s->cfg.idle_every ? s->cfg.idle_every : 1,
 		.poll_interval_ms = s->cfg.poll_interval_ms,
 		.tick_ns = s->tick_ns,

@@ -307,6 +307,8 @@ static void proc_first_sample(struct proc *p, const struct poll_env *env, uint64
 {
 	p->cpu_clock_ok = env->cpu_clock && clock_getcpuclockid(p->tgid, &p->cpu_clock) == 0 &&
 			  procfs_cpu_ns(p->cpu_clock, &p->counters.cpu_ns) == 0;
+	if (env->first_poll && !p->ident.kthread && carry_restore(env->carry, p))
+		return; /* the sampler before us wrote its rows: the next goes on from there */
 	if (!env->first_poll && p->ident.start_boot_ns + env->tick_ns > env->prev.boot_ns) {
 		p->cadence.have_base = true;
 		p->cadence.base_poll = env->prev;

@@ -444,6 +444,23 @@ bool procfs_pidns_ours(int procfd);
 /* Unix ms of the boot, whole seconds (btime); -ENOENT: from the clocks. */
 int procfs_boot_unix_ms(int procfd, uint64_t *ret_ms);
 
+/* ---- carry.c: counters carried across a restart (runtime dir) ---- */
+struct carry;
+/* Opens (makes) <dir>/sampler.carry.{0,1}, before the drop; uid -1: no chown. */
+int carry_open(const char *dir, uid_t uid, gid_t gid, struct carry **ret_carry);
+/* Takes the newer whole file when it is of the spool's last batch (epoch,
+ * seq) and of this boot; returns the poll number it was written at (0:
+ * none taken, each case logged once). */
+uint64_t carry_load(struct carry *c, uint64_t epoch, uint64_t seq, uint64_t boot_unix_ms);
+/* At p's first sample: its baseline from the file; false when none (a new
+ * process, or its tgid reused). */
+bool carry_restore(const struct carry *c, struct proc *p);
+void carry_forget(struct carry *c);
+/* At a poll's end, once its batches are spooled: every process's baseline. */
+void carry_save(struct carry *c, const struct proc_table *table, uint64_t epoch, uint64_t seq,
+	uint64_t boot_unix_ms, uint64_t poll_gen);
+void carry_free(struct carry *c);
+
 /* ---- row.c: finished rows ---- */
 struct jbuf {
 	char *data;
@@ -529,6 +546,7 @@ struct poll_env {
 	bool keep_fds;               /* keep /proc/<pid>/{stat,io} open between polls */
 	uint64_t fds_max;            /* ... while fewer than this minus FDS_SPARE are open */
 	pid_t self_tgid;             /* the sampler: its own (kept) fds are never scanned */
+	const struct carry *carry;   /* first poll: the counters a restart carries on */
 };
 void proc_table_init(struct proc_table *table);
 void proc_table_clear(struct proc_table *table, struct cgroup_table *cgroups);
@@ -724,6 +742,8 @@ struct sampler {
 	struct proc_table procs;
 	struct cgroup_table *cgroups;
 	struct spool *spool;
+	struct carry *carry;
+	uint64_t polls_before; /* the poll number the sampler before us reached (carry_load) */
 	struct writer_link *writer;
 	struct probe_link *probe;
 	struct ctl_server *ctl;
