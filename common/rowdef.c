@@ -3,6 +3,7 @@
  * row from it, and the workload states' names.  Any process, no privilege.
  */
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "rowdef.h"
@@ -114,7 +115,9 @@ static void write_fields(const struct row_sink *k, const struct row_field_def *o
 		const struct row_field_def *d = &row_fields[f];
 		struct row_value v;
 
-		if (!k->get(k->arg, f, index, &v))
+		/* a figure that is not finite is not known: left out, as JSON has no
+		 * NaN or infinity and a zero would be invented */
+		if (!k->get(k->arg, f, index, &v) || (d->type == RT_FLOAT && !isfinite(v.f)))
 			continue;
 		k->put(k->arg, d->key + first, d->key_len - first);
 		first = false;

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 
 #include "catalog.h"
 #include "sampler.h"
@@ -84,6 +85,29 @@ static json_t *format_parse(const struct proc *p, const struct row_context *ctx,
 	jbuf_free(&b);
 	return row;
 }
+
+/* NaN and infinities are not known figures: left out of the row, never 0.0. */
+START_TEST(non_finite_left_out)
+{
+	struct proc *p = make_proc();
+	struct row_context ctx = { .unix_ms = 1792505950473ull, .host = "h" };
+	json_t *row, *usage;
+
+	p->counters.rates_valid = true;
+	p->counters.cpu_cores = NAN;
+	p->counters.write_bytes_s = INFINITY;
+	p->counters.read_bytes_s = -INFINITY;
+	row = format_parse(p, &ctx, NULL);
+	usage = json_object_get(row, "usage");
+	ck_assert_ptr_nonnull(usage);
+	ck_assert_ptr_null(json_object_get(usage, "cpu_cores"));
+	ck_assert_ptr_null(json_object_get(usage, "write_bytes_s"));
+	ck_assert_ptr_null(json_object_get(usage, "read_bytes_s"));
+	ck_assert_int_eq(json_integer_value(json_object_get(usage, "rss_bytes")), 1234);
+	json_decref(row);
+	free_proc(p);
+}
+END_TEST
 
 START_TEST(key_order)
 {
@@ -364,6 +388,7 @@ int main(void)
 
 	tcase_add_test(tc, numbers);
 	tcase_add_test(tc, key_order);
+	tcase_add_test(tc, non_finite_left_out);
 	tcase_add_test(tc, hostile_strings);
 	tcase_add_test(tc, random_bytes);
 	tcase_add_test(tc, idle_cadence);
