@@ -6,9 +6,10 @@ the check of their rows.
 cmdline and cgroup names with newlines, ')', quotes, ESC, 0xff, cut
 multibyte characters, " (deleted)", a 4 KiB cwd, a 128 KiB argv) plus one
 plain control process, writes "kind pid" lines to PIDFILE, waits for
-SIGTERM.  `check DATA PIDFILE`: every line strict UTF-8 JSON (relcheck),
-each process's row present, raw bytes kept in *_b64 where a string was
-cut, the control row as it should be.  Test process; cgroups need root.
+SIGTERM.  `check DATA PIDFILE SCHEMA`: every line strict UTF-8 JSON
+(relcheck) and accepted by the row schema, each process's row present, raw
+bytes kept in *_b64 where a string was cut (a CROFT_LABEL too), the
+control row as it should be.  Test process; cgroups need root.
 """
 import base64
 import os
@@ -25,13 +26,15 @@ CG_ROOTS = ['/sys/fs/cgroup', '/sys/fs/cgroup/unified', '/sys/fs/cgroup/memory',
             '/sys/fs/cgroup/cpu']
 
 
-def spawn_hold(relprocs, exe, comm, argv_extra=(), cwd=None):
+def spawn_hold(relprocs, exe, comm, argv_extra=(), cwd=None, env=None):
     pid = os.fork()
     if pid == 0:
         try:
             if cwd:
                 os.chdir(cwd)
-            os.execv(exe, [exe, b'hold', comm] + list(argv_extra))
+            if env is None:
+                os.execv(exe, [exe, b'hold', comm] + list(argv_extra))
+            os.execve(exe, [exe, b'hold', comm] + list(argv_extra), env)
         finally:
             os._exit(127)
     return pid
@@ -94,6 +97,8 @@ def cmd_spawn(base, pidfile, relprocs):
     kids.append(('exe-gone', spawn_hold(relprocs, gone, b'hostile-gone')))
     kids.append(('cwd', spawn_hold(relprocs, rp, b'hostile-cwd', cwd=cwd)))
     kids.append(('argv', spawn_hold(relprocs, rp, b'hostile-argv', big_argv)))
+    kids.append(('label', spawn_hold(relprocs, rp, b'hostile-label',
+                                     env={b'CROFT_LABEL': b'exp' + BAD + b'42'})))
     cg_pid = spawn_hold(relprocs, rp, b'hostile-cgroup')
     kids.append(('cgroup', cg_pid))
     cgroups = hostile_cgroup(cg_pid)
@@ -135,7 +140,21 @@ def raw_of(row, key):
     return None
 
 
-def cmd_check(data, pidfile):
+def schema_check(rows, schema_path):
+    """Every row croft wrote, hostile ones and their *_b64 keys among them,
+    is one the schema (cli/croft-dataset.schema.json) accepts."""
+    import json
+    import jsonschema
+    with open(schema_path) as f:
+        v = jsonschema.Draft202012Validator(json.load(f))
+    for r in rows:
+        errors = sorted(v.iter_errors(r), key=str)
+        if errors:
+            relcheck.fail('the schema refuses a row croft wrote: %s: %s' %
+                          (errors[0].message[:200], json.dumps(r)[:300]))
+
+
+def cmd_check(data, pidfile, schema):
     rows = relcheck.parse_all(data)
     relcheck.check_unique(rows)
     with open(pidfile) as f:
@@ -166,6 +185,10 @@ def cmd_check(data, pidfile):
     cwd = raw_of(r['cwd'], 'cwd')
     if not cwd or len(cwd) < 3900 or BAD not in cwd:
         relcheck.fail('4 KiB cwd kept as %d bytes' % (len(cwd) if cwd else 0))
+    label = base64.b64decode(r['label']['label_b64']) if 'label_b64' in r['label'] else None
+    if label != b'exp' + BAD + b'42':
+        relcheck.fail('hostile CROFT_LABEL kept as %r (row %r)' % (label, r['label'].get('label')))
+    schema_check(rows, schema)
     cg = r['cgroup'].get('process', {})
     cg_raw = raw_of(r['cgroup'], 'cgroup') or b''
     if os.geteuid() == 0 and b'croft-rel' not in cg_raw:
@@ -181,6 +204,6 @@ if __name__ == '__main__':
         signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM, signal.SIGINT])
         cmd_spawn(sys.argv[2], sys.argv[3], sys.argv[4])
     elif sys.argv[1] == 'check':
-        cmd_check(sys.argv[2], sys.argv[3])
+        cmd_check(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
-        relcheck.fail('usage: hostile.py spawn DIR PIDFILE RELPROCS | check DATA PIDFILE')
+        relcheck.fail('usage: hostile.py spawn DIR PIDFILE RELPROCS | check DATA PIDFILE SCHEMA')

@@ -6,6 +6,7 @@
 # process's row present with its raw bytes kept, the other rows intact.
 . "$(dirname "$0")/rellib.sh"
 require_cmd python3 zstd
+$PY -c 'import jsonschema' 2>/dev/null || skip "python3-jsonschema is not installed (make deps)"
 rl_setup
 cat > "$CONF" <<CONF
 [sampler]
@@ -21,7 +22,7 @@ rl_start_suite
 rl_wait_polls 6 || fail "sampler does not poll"
 rl_stop_suite
 cat "$TEST_TMP/spawn.out"
-$PY "$HOSTILE" check "$DATA" "$TEST_TMP/pids" || fail "hostile rows"
+$PY "$HOSTILE" check "$DATA" "$TEST_TMP/pids" "$SCHEMA" || fail "hostile rows"
 failed=$(grep -c 'rows_failed' "$LOGS/sampler.log" || true)
 grep -iE 'assert|sanitizer|segfault' "$LOGS"/*.log && fail "a daemon complained"
 echo "ok hostile input: $(wc -l < "$TEST_TMP/pids") processes, their rows valid"
