@@ -1,7 +1,7 @@
 /*
  * fuzz_cgroup.c: libFuzzer harness for the sampler's cgroup readers.  The
  * first byte picks the input: a mountinfo text (cgroup_mounts_parse), a
- * /proc/<pid>/cgroup text (cgroup_parse_proc, container ids, and a cgroup
+ * /proc/<pid>/cgroup text (cgroup_parse_proc, container ids, pods, and a cgroup
  * made from it by cgroup_get), or the figure files of a fake hybrid
  * cgroupfs in the scratch directory, read by cgroup_refresh.
  */
@@ -83,11 +83,26 @@ static void check_id(const char *path, size_t len)
 		abort(); /* 64 hex digits found in the path */
 }
 
+/* A pod UID as the API writes it: 36 characters with dashes, or a static pod's 32 hex digits. */
+static void check_pod(const char *path, size_t len)
+{
+	struct pod_identity pod;
+	size_t n;
+
+	if (!path || !cgroup_pod(path, len, &pod))
+		return;
+	n = strlen(pod.uid);
+	if ((n != POD_UID_LEN && n != 32) || strspn(pod.uid, "0123456789abcdef-") != n ||
+		!pod_qos_name(pod.qos) || !strcmp(pod_qos_name(pod.qos), "?"))
+		abort();
+}
+
 static void check_path(const char *path, size_t len, const char *text, size_t size)
 {
 	if (path && (path < text || path + len > text + size))
 		abort();
 	check_id(path, len);
+	check_pod(path, len);
 }
 
 /* One cgroup from text, its figures read twice (rates need two readings). */
