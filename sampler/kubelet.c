@@ -2,6 +2,9 @@
  * kubelet.c: the GPUs the kubelet allocated to each pod, from its
  * device-plugin checkpoint (/var/lib/kubelet/device-plugins/
  * kubelet_internal_checkpoint), read again only when the file changes.
+ * The pod's containers together: the checkpoint names containers, rows
+ * know container ids.  Its Checksum (a hash of the kubelet's own printing
+ * of the data) is not checked: a torn file fails to parse instead.
  * croft-sampler, croft user (CAP_DAC_READ_SEARCH reads the root-only file).
  */
 #include <errno.h>
