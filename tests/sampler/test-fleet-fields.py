@@ -85,6 +85,15 @@ def t_span_ms(h):
         if off:
             problems.append('%s: %d spans are not the time since the previous row: %s' %
                             (name, len(off), off[:3]))
+        # the spans summed reach back from its last row to its birth: a process
+        # born since the last poll is counted from one poll interval before
+        # its first row, and the test forked it within that interval
+        start = rows[-1]['unix_ms'] - sum(r['span_ms'] for r in rows)
+        p = h.busy if name == 'busy' else h.sleeper
+        if not start - POLL_MS <= p.t0_ms <= start + POLL_MS:
+            problems.append('%s: its spans reach back to %d, forked at %d' %
+                            (name, start, p.t0_ms))
+        print('# %s: spans summed reach back to %d ms, forked at %d' % (name, start, p.t0_ms))
     idle = [r['span_ms'] for r in h.rows.of(h.sleeper)[1:]]
     print('# sleeper spans %s ms' % idle)
     return '; '.join(problems) or None
