@@ -3,7 +3,9 @@
 # writer.sock to disk (each batch fdatasynced and committed before its ack),
 # fed realistic rows of a 5 000-process host from croft-gen-rows; (2) the
 # compressor's ratio and MB/s at the default zstd level beside
-# `zstd -T1 -<level>` on the same file in the same run.
+# `zstd -T1 -<level>` on the same file in the same run; (3) the disk one
+# hour and one day of a 300-process host's rows take at the default level,
+# and the days the default retention_size holds them.
 # Env: BUILD (build dir, default build), BENCH_DIR (where to write; default
 # a temporary dir under /var/tmp, a real disk), POLLS (default 60),
 # SEGMENT_MB (compression input, default 300), LEVELS (extra levels to sweep),
@@ -106,3 +108,16 @@ awk -v pct="${BUDGET_PCT:-0.5}" -v mb="${HOUR_MB:-300}" '
 	$3 <= pct * 36 && $2 > best_ratio { best_ratio = $2; best = $1 }
 	END { if (best) printf "  budget %.2f%% of one core for a %d MB hourly segment: level %d (%.2fx) is the highest ratio within it\n", pct, mb, best, best_ratio
 	      else printf "  budget %.2f%% of one core: no measured level is within it\n", pct }' "$T/levels"
+
+# --- 3: the disk a 300-process host's dataset takes at the defaults: one
+# hour of its rows (1800 polls at 2 s; idle processes every 15th poll),
+# compressed by the writer's compressor at the default level, a day of it,
+# and the days the default retention_size keeps (retention_age 30 d)
+"$GEN" --processes 300 --polls 1800 > "$T/hour.jsonl"
+hour_raw=$(wc -c < "$T/hour.jsonl")
+"$CBENCH" "$T/hour.jsonl" "$level" >/dev/null
+hour_zst=$(wc -c < "$T/hour.jsonl.zst")
+awk -v raw="$hour_raw" -v zst="$hour_zst" -v rows="$(zstd -q -dc "$T/hour.jsonl.zst" | wc -l)" -v l="$level" 'BEGIN {
+	day = 24 * zst; keep = 10 * 1024 ^ 3
+	printf "a 300-process host at the defaults: %d rows an hour, %.1f MB raw, %.1f MB at level %d (%.2fx): %.0f MB a day; the 10 GiB retention_size holds %.1f days (before the 30 d retention_age), plus the live hour uncompressed\n",
+		rows, raw / 1e6, zst / 1e6, l, raw / zst, day / 1e6, keep / day }'
