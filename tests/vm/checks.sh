@@ -1,10 +1,13 @@
 #!/bin/bash
 # checks.sh: croft on Debian 12 under systemd, inside the VM (root, run by
-# vm.sh's test unit; croft installed by `meson install --destdir`).  Does
-# the README's "On a GPU host" steps, then checks the units, journald,
+# vm.sh's test unit; croft installed from its .deb by apt at the first
+# boot).  Checks what the package's own maintainer scripts did (user,
+# tmpfiles, units enabled and started), then the units, journald,
 # restarts, the watchdog, croftctl, systemd-analyze security, the probe's
 # capabilities and socket bytes, the cgroup v2 figures of croft's rows, and
-# last tests/probe with croft-probe under its unit's capability set.
+# last tests/probe with croft-probe under its unit's capability set.  Given
+# a second package (run.sh: on 6.12), upgrade.sh then upgrades to it and
+# reboots (this script runs again after the boot, for upgrade.sh's rest).
 # Prints TAP: one named line per check.
 set -u
 export SYSTEMD_PAGER= SYSTEMD_COLORS=0
@@ -54,12 +57,21 @@ unit_diag() {
 	journalctl -q --no-pager -o short-monotonic -u "$1" | tail -n 15
 }
 
-# --- the README's steps (make install = the meson install vm.sh did) ---
-setup() {
-	systemd-sysusers &&
-		systemd-tmpfiles --create &&
-		systemctl daemon-reload &&
-		systemctl enable --now croft-writer croft-sampler croft-probe
+# --- the README's steps: apt install ./croft_N_amd64.deb (croft-vm-run) ---
+deb_version=$(dpkg-deb -f "/croft-vm/debs/${CROFT_VM_DEBS%% *}" Version 2>/dev/null)
+t_package() {
+	dpkg-query -W -f='${Package} ${Version} ${db:Status-Status}\n' croft &&
+		[ "$(dpkg-query -W -f='${Version} ${db:Status-Status}' croft)" = "$deb_version installed" ]
+}
+
+t_enabled() {
+	local u out ok=0
+	for u in "${units[@]}"; do
+		out=$(systemctl is-enabled "$u")
+		echo "$u: $out"
+		[ "$out" = enabled ] || ok=1
+	done
+	return $ok
 }
 
 t_sysusers() {
@@ -597,7 +609,7 @@ capped_probe() {
 	memlock=$(prop croft-probe LimitMEMLOCK)
 	if [ "$memlock" = infinity ]; then memlock=unlimited; else memlock=$((memlock / 1024)); fi
 	printf '#!/bin/sh\nulimit -l %s\nexec setpriv --bounding-set=-all,+%s,+chown --inh-caps=-all %s "$@"\n' \
-		"$memlock" "$caps" /usr/local/sbin/croft-probe >/tmp/capped-probe
+		"$memlock" "$caps" /usr/sbin/croft-probe >/tmp/capped-probe
 	chmod +x /tmp/capped-probe
 	echo "/tmp/capped-probe: bounding set $caps,chown; ulimit -l $memlock (LimitMEMLOCK=$(prop croft-probe LimitMEMLOCK))"
 }
@@ -614,11 +626,17 @@ t_probe_test() {
 		python3 "$here/probe/test-$name.py" "$probe" "$work"
 }
 
-echo "# kernel $(uname -r), systemd $(systemctl --version | head -n1 | cut -d' ' -f2)"
-check "README steps: sysusers, tmpfiles, daemon-reload, enable --now" setup
-check "systemd-sysusers made the croft user and group" t_sysusers
-check "systemd-tmpfiles made /run/croft 0750 root:croft" t_mode /run/croft "750 root:croft"
-check "systemd-tmpfiles made /var/lib/croft 0750 croft:croft" t_mode /var/lib/croft "750 croft:croft"
+echo "# kernel $(uname -r), systemd $(systemctl --version | head -n1 | cut -d' ' -f2), boot ${CROFT_VM_BOOT:-1}"
+# After the reboot upgrade.sh asked for: its checks after the boot alone.
+if [ "${CROFT_VM_BOOT:-1}" -gt 1 ]; then
+	. "$here/upgrade.sh"
+	exit 0 # upgrade.sh ends the TAP
+fi
+check "apt-get install ./croft_${deb_version}_amd64.deb: croft $deb_version installed" t_package
+check "the package's postinst made the croft user and group (systemd-sysusers)" t_sysusers
+check "the package's postinst made /run/croft 0750 root:croft (systemd-tmpfiles)" t_mode /run/croft "750 root:croft"
+check "the package's postinst made /var/lib/croft 0750 croft:croft (systemd-tmpfiles)" t_mode /var/lib/croft "750 croft:croft"
+check "the package's postinst enabled the three units" t_enabled
 for u in "${units[@]}"; do
 	check "$u is active under Type=notify with a StatusText" t_active "$u"
 done
@@ -701,9 +719,11 @@ net_sources=$(echo ",fexit,kretprobe" | sed "s/,$net_source//")
 check "tests/probe/test-net.py, croft-probe under the unit's capability set (sources: picked$net_sources)" \
 	t_probe_test net /tmp/capped-probe TEST_NET_SOURCES="$net_sources"
 check "tests/probe/test-net.py, kretprobe forced (as root: Debian's perf_event_paranoid 3)" \
-	t_probe_test net /usr/local/sbin/croft-probe TEST_NET_SOURCES=kretprobe
+	t_probe_test net /usr/sbin/croft-probe TEST_NET_SOURCES=kretprobe
 
 echo "# croft-probe's own warnings: $(journalctl -q _SYSTEMD_UNIT=croft-probe.service -p warning -o cat | sort -u | head -n 8 | tr '\n' '|')"
+# the upgrade to N+1 and the reboot (exit 200): where vm.sh gave a second package
+case $CROFT_VM_DEBS in *" "*) . "$here/upgrade.sh" ;; esac
 echo "1..$n"
 echo "# $((n - failed)) passed, $failed failed"
 [ $failed = 0 ]
