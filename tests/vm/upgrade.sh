@@ -173,6 +173,7 @@ t_units_back() {
 spooled_rows() { python3 "$here/continuity.py" window "$busy_pid" "$writer_stop_ms" "$sampler_stop_ms" "$1"; }
 t_spool_written() {
 	local got
+	[ "$batches" -ge 5 ] || { echo "only $batches batches were spooled before the reboot"; return 1; }
 	wait_until 120 eval 'spooled_rows "$batches" >/dev/null || spooled_rows $((batches + 1)) >/dev/null'
 	got=$(spooled_rows "$batches")
 	echo "$got"
