@@ -43,6 +43,9 @@ struct tf_table {
 	size_t count;
 	struct tf_sums other; /* the groups not shown, and those over the cap */
 	uint64_t other_processes, other_rss_bytes;
+	/* Its series carry label and pod_uid (containers, pods): only there
+	 * can a change of them start a new series. */
+	bool labelled;
 };
 
 struct tf_gpu {
@@ -114,6 +117,7 @@ int textfile_new(struct textfile **ret_tf)
 
 	if (!tf)
 		return -ENOMEM;
+	tf->containers.labelled = tf->pods.labelled = true;
 	*ret_tf = tf;
 	return 0;
 }
@@ -191,6 +195,10 @@ static void group_add(struct tf_table *tab, const char *key, const struct textfi
 	g->rss_bytes += r->rss_bytes;
 	sums_add(&g->inc, inc);
 	sums_add(&g->total, inc);
+	/* Host processes (key "") are no one container: their labels and pods
+	 * differ from process to process, and would restart the series. */
+	if (!tab->labelled || !key[0])
+		return;
 	take_first(g->now_label, sizeof(g->now_label), r->label, r->label_len, &g->label_taken);
 	take_first(g->now_pod, sizeof(g->now_pod), r->pod_uid, r->pod_uid ? strlen(r->pod_uid) : 0,
 		&g->pod_taken);

@@ -266,6 +266,12 @@ static struct textfile_row host_process(size_t i, uint64_t gen, uint64_t bits[])
 		.pod_uid = i % 10 && c % 2 ? pods[c / 2] : NULL,
 		.framework = i % 3 ? "pytorch" : NULL };
 
+	if (!r.container_id) { /* host processes with labels of their own (CROFT_LABEL), */
+		static const char *const labels[] = { "exp-a", "exp-b" };
+		/* the first of them in a group another each poll */
+		r.label = labels[(i / 10 + gen) % 2];
+		r.label_len = strlen(r.label);
+	}
 	if (gpu) {
 		bits[0] = 1ull << (i / 40 % 8);
 		r.gpus = bits;
