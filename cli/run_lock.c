@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -21,6 +22,17 @@
 #include "run.h"
 
 static const char *const unit_roles[] = { "writer", "sampler", "probe" };
+
+/* Whether units_dir/role is there to see: a directory we may look into units_dir for. */
+static bool role_dir_seen(const char *units_dir, const char *role)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(path, sizeof(path), "%s/%s", units_dir, role) >= (int)sizeof(path))
+		return false;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
 
 int run_units_running(const char *units_dir, char *ret_why, size_t why_len)
 {
@@ -35,8 +47,12 @@ int run_units_running(const char *units_dir, char *ret_why, size_t why_len)
 		r = ctl_request(path, MT_CTL_STATUS, NULL, 0, RUN_PEER_TIMEOUT_MS, &status, &text);
 		free(text);
 		text = NULL;
-		/* the unit's 0750 directory exists only while it runs; outsiders get EACCES */
-		if (r < 0 && r != -EACCES && r != -EPERM)
+		if (r < 0 && !(r == -EACCES || r == -EPERM))
+			continue;
+		/* the unit's 0750 directory exists only while it runs, and outsiders
+		 * get EACCES in it; an EACCES from a closed directory above it (a
+		 * checkout in a 0700 home) says nothing of the units */
+		if (r < 0 && !role_dir_seen(units_dir, unit_roles[i]))
 			continue;
 		snprintf(ret_why, why_len,
 			"the croft units run on this host (croft-%s %s %s): stop them first "

@@ -77,6 +77,26 @@ kill -TERM "$unit"
 wait "$unit"
 OPS_CLEANUP_EXTRA=
 rm -f "$U/writer/writer.ctl" "$U/writer/writer.sock"
+
+# what the units look like to an outsider: a unit's 0750 directory closed to
+# it means they run; a closed directory above where they would be (this
+# checkout in a 0700 home) says nothing of them
+N=$(mktemp -d) && chmod 777 "$N"
+as_nobody() { setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups "$@"; }
+nobody_run() { # UNITS_DIR: croft run as nobody for a moment; sets out
+	out=$(as_nobody timeout -s INT 5 "$CROFT" run --data-dir "$N/data" --runtime-dir "$N/run" \
+		--config "$C" --units-runtime-dir "$1" 2>&1 </dev/null)
+}
+chmod 644 "$C"
+chmod 711 "$TEST_TMP" && chmod 750 "$U/writer"
+nobody_run "$U"
+check "as nobody, a unit's 0750 directory closed to it: refused" \
+	grep -q "croft-writer keeps its 0750 directory closed to us at $U/writer/writer.ctl" <<<"$out"
+chmod 700 "$TEST_TMP"
+nobody_run "$U"
+check "as nobody, the units' place behind a closed directory: not taken for the units" \
+	[ -n "$out" ] && ! grep -q "units run on this host" <<<"$out"
+rm -rf "$N"
 ops_start --units-runtime-dir "$U"
 check "with the units stopped croft run starts" wait_for 'ops_up croft-writer' 30
 ops_stop
