@@ -18,23 +18,11 @@ CROFT, GEN = sys.argv[1:3]
 HERE = os.path.dirname(os.path.abspath(__file__))
 README = os.path.join(HERE, "..", "..", "README.md")
 MARKER = "<!-- tested: tests/cli/test-kube-join.py runs the sql block below -->"
-n_tests = failed = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'probe'))
+from probetest import Tap, skip  # noqa: E402 (TAP lines, skips)
 
-
-def skip(reason):
-    if os.environ.get("CI") == "true":
-        print("Bail out! skip not allowed under CI=true: %s" % reason, flush=True)
-        sys.exit(1)
-    print("1..0 # SKIP %s" % reason, flush=True)
-    sys.exit(0)
-
-
-def ok(cond, name, detail=""):
-    global n_tests, failed
-    n_tests += 1
-    failed += not cond
-    print("%s %d - %s%s" % ("ok" if cond else "not ok", n_tests, name, "  # " + detail if detail else ""),
-          flush=True)
+TAP = Tap()
+ok = TAP.ok
 
 
 def pod_item(uid, qos, container_ids, i, node):
@@ -120,8 +108,8 @@ def main():
            "each pod's namespace, name and node come from the dump", json.dumps(got[:2]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        print("1..%d" % n_tests)
-    sys.exit(1 if failed else 0)
+        print("1..%d" % TAP.n)
+    sys.exit(1 if TAP.failed else 0)
 
 
 if __name__ == "__main__":

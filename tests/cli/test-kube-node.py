@@ -34,33 +34,11 @@ fds = [os.open(p, os.O_PATH) for p in sys.argv[1:]]
 print("ready", flush=True)
 sys.stdin.read()
 """
-n_tests = failed = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'probe'))
+from probetest import Tap, skip, wait_for  # noqa: E402 (TAP lines, skips, waiting)
 
-
-def skip(reason):
-    if CI:
-        print("Bail out! skip not allowed under CI=true: %s" % reason, flush=True)
-        sys.exit(1)
-    print("1..0 # SKIP %s" % reason, flush=True)
-    sys.exit(0)
-
-
-def ok(cond, name, detail=""):
-    global n_tests, failed
-    n_tests += 1
-    failed += not cond
-    print("%s %d - %s%s" % ("ok" if cond else "not ok", n_tests, name, "  # " + detail if detail else ""),
-          flush=True)
-
-
-def wait_for(cond, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = cond()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise TimeoutError("timed out after %ds waiting for %s" % (timeout, what))
+TAP = Tap()
+ok = TAP.ok
 
 
 def cgroup_roots():
@@ -338,13 +316,13 @@ def main():
                     break
                 except OSError:
                     time.sleep(0.1)
-        if failed:
+        if TAP.failed:
             with open(log.name, errors="replace") as f:
                 for line in f.read().splitlines()[-25:]:
                     print("# run.log: " + line)
         subprocess.run(["rm", "-rf", tmp])
-    print("1..%d" % n_tests)
-    sys.exit(1 if failed else 0)
+    print("1..%d" % TAP.n)
+    sys.exit(1 if TAP.failed else 0)
 
 
 if __name__ == "__main__":

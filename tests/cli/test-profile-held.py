@@ -36,24 +36,11 @@ if kind == "busy":
 for line in sys.stdin:  # a line read is CPU time: its next poll writes a row
     pass
 """
-n_tests = failed = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'probe'))
+from probetest import Tap, wait_for  # noqa: E402 (TAP lines, waiting)
 
-
-def ok(cond, name, detail=""):
-    global n_tests, failed
-    n_tests += 1
-    failed += not cond
-    print("%s %d - %s%s" % ("ok" if cond else "not ok", n_tests, name, "  # " + detail if detail else ""),
-          flush=True)
-
-
-def wait_for(cond, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.1)
-    raise TimeoutError("timed out after %ds waiting for %s" % (timeout, what))
+TAP = Tap()
+ok = TAP.ok
 
 
 def rows_of(data, pids):
@@ -149,13 +136,13 @@ def main():
         for p in procs:
             p.kill()
             p.wait()
-        if failed:
+        if TAP.failed:
             with open(log.name, errors="replace") as f:
                 for line in f.read().splitlines()[-20:]:
                     print("# run.log: " + line)
         subprocess.run(["rm", "-rf", tmp])
-    print("1..%d" % n_tests)
-    sys.exit(1 if failed else 0)
+    print("1..%d" % TAP.n)
+    sys.exit(1 if TAP.failed else 0)
 
 
 if __name__ == "__main__":
