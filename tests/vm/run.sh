@@ -2,8 +2,8 @@
 # run.sh: `make test-vm`: builds croft's Debian package from this tree
 # twice, as version N and as N+1 (debian/build-deb.sh), then runs checks.sh
 # in the Debian 12 VM on each kernel (vm.sh): bullseye's 5.10, Debian 12's
-# 6.1 and 6.12, sid's newest, and 6.1 with cgroup v1 under systemd, one
-# after the other, with N installed by apt; on CROFT_VM_UPGRADE_KERNEL
+# 6.1 and 6.12, sid's newest, and 6.1 with cgroup v1 under systemd,
+# CROFT_VM_JOBS at once (default: one a CPU), with N installed by apt; on CROFT_VM_UPGRADE_KERNEL
 # (6.12) it also upgrades to N+1 and reboots (upgrade.sh).  Prints each
 # boot's TAP and one summary line.  Host, root.  Without qemu or
 # mmdebstrap (or not root) it skips, except under CI=true, where that is a
@@ -54,30 +54,50 @@ case " $kernels " in *" $upgrade_kernel "*)
 	"$here/../../debian/build-deb.sh" "$debs" "$next" >/dev/null || exit 1 ;;
 esac
 
-passed=0 failed=0 summary=
-for k in $kernels; do
-	echo "== kernel $k"
-	mkdir -p "$cache"
-	console=$cache/console-$k.log
-	out=$(mktemp)
-	started=$SECONDS
-	pkgs=(--deb "$debs/croft_${version}_amd64.deb")
+# one boot: its output (TAP and vm.sh's lines) and exit status in $runs/K.*
+boot_one() {
+	local k=$1 started=$SECONDS pkgs=(--deb "$debs/croft_${version}_amd64.deb")
 	[ "$k" = "$upgrade_kernel" ] && pkgs+=(--deb "$debs/croft_${next}_amd64.deb")
 	"$here/vm.sh" --kernel "$k" --build "$build" --cache "$cache" --run "$here/checks.sh" "${pkgs[@]}" \
 		"${copy_args[@]}" --copy "$work/probe-work" --copy "$work/net-work" \
-		--console "$console" --timeout 1800 | tee "$out"
-	rc=${PIPESTATUS[0]}
+		--console "$cache/console-$k.log" --timeout 1800 >"$runs/$k.out" 2>&1
+	echo "$? $((SECONDS - started))" >"$runs/$k.rc"
+}
+
+# Each VM is one TCG thread, so one host CPU: CROFT_VM_JOBS boots at once
+# (default: the CPUs here), the boot with the upgrade first as the longest.
+jobs_max=${CROFT_VM_JOBS:-$(nproc)}
+runs=$(mktemp -d)
+mkdir -p "$cache"
+order=
+for k in $kernels; do
+	if [ "$k" = "$upgrade_kernel" ]; then order="$k $order"; else order="$order $k"; fi
+done
+for k in $order; do
+	while [ "$(jobs -pr | wc -l)" -ge "$jobs_max" ]; do
+		wait -n
+	done
+	echo "test-vm: booting $k"
+	boot_one "$k" &
+done
+wait
+
+passed=0 failed=0 summary=
+for k in $kernels; do
+	echo "== kernel $k"
+	cat "$runs/$k.out"
+	read -r rc took <"$runs/$k.rc"
 	# a "# TODO" check (TAP) is reported apart and fails nothing
-	p=$(grep -c '^ok ' "$out") f=$(grep '^not ok ' "$out" | grep -vc '# TODO')
-	todo=$(grep '^not ok ' "$out" | grep -c '# TODO')
-	rm -f "$out"
+	p=$(grep -c '^ok ' "$runs/$k.out") f=$(grep '^not ok ' "$runs/$k.out" | grep -vc '# TODO')
+	todo=$(grep '^not ok ' "$runs/$k.out" | grep -c '# TODO')
 	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
 		f=1 # the VM itself failed: no check could say so
-		echo "not ok - the VM run on $k ended with status $rc (console: $console)"
+		echo "not ok - the VM run on $k ended with status $rc (console: $cache/console-$k.log)"
 	fi
 	passed=$((passed + p)) failed=$((failed + f))
-	summary+=" $k: $p passed, $f failed${todo:+, $todo TODO not passing}, $((SECONDS - started)) s;"
+	summary+=" $k: $p passed, $f failed${todo:+, $todo TODO not passing}, $took s;"
 done
+rm -rf "$runs"
 echo "test-vm:$summary"
 echo "vm: $passed passed, $failed failed"
 [ "$failed" = 0 ]
