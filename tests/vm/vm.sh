@@ -165,7 +165,7 @@ boots=0
 while :; do
 	boots=$((boots + 1))
 	boot || exit $?
-	reboots=$(grep -c '^croft-vm: reboot$' "$results")
+	reboots=$(grep -c '^croft-vm: reboot$' "$results" || :) # none: grep says 1
 	[ "$reboots" = "$boots" ] && [ "$boots" -lt 4 ] || break
 	echo "vm.sh: $release: the script rebooted the VM (boot $((boots + 1)))" >&2
 done
