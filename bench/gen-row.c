@@ -1,6 +1,6 @@
 /*
  * gen-row.c: croft-gen-rows' output: one row of a process at a poll, its
- * fields' values drawn for row_write() (common/rowdef.h), and the output
+ * fields' values drawn for row_write() (contract/rowdef.h), and the output
  * buffer.  Unprivileged; writes stdout.
  */
 #include <math.h>

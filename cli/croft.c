@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "readers.h"
 
 struct command {
 	const char *name;

@@ -15,7 +15,7 @@
 
 #include "gpudev.h"
 #include "probe.h"
-#include "probe_proto.h"
+#include "probe_wire.h"
 
 struct event_base;
 struct evbuffer;
@@ -130,7 +130,7 @@ struct concern {
 	size_t key_size, val_size; /* of a counted map (val_size: one CPU's value) */
 	concern_add_fn add;        /* NULL: no counted maps */
 	uint32_t end_flag;         /* the probe_end flag saying its figures are counted, or 0 */
-	/* the row fields (common/rowdef.h's dotted names) left out when it is not loaded */
+	/* the row fields (contract/rowdef.h's dotted names) left out when it is not loaded */
 	const char *const *fields;
 	struct concern_drop drops[CONCERN_DROPS_MAX]; /* what its programs count as not counted */
 	/* the variant its programs run as (status's programs), NULL: not loaded */

@@ -20,7 +20,7 @@
 #include "log.h"
 #include "msg.h"
 #include "probe_link.h"
-#include "probe_proto.h"
+#include "probe_wire.h"
 #include "sock.h"
 
 #define PROBE_LINK_TIMEOUT_MS 1000        /* for HELLO and for a whole answer */

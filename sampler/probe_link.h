@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "probe_proto.h"
+#include "probe_wire.h"
 
 struct probe_link;
 

@@ -1,6 +1,6 @@
 /*
  * row.c: formats one finished row (one JSON line) per process per poll:
- * each field's value for the walk of the row's table (common/rowdef.h).
+ * each field's value for the walk of the row's table (contract/rowdef.h).
  * Strings from /proc are untrusted: invalid UTF-8 becomes U+FFFD plus a
  * "<field>_b64" copy of the raw bytes, control bytes are escaped, so every
  * row is one valid line.  croft-sampler.

@@ -15,7 +15,7 @@
 #include "fuzzlib.h"
 #include "msg.h"
 #include "probe_link.h"
-#include "probe_proto.h"
+#include "probe_wire.h"
 #include "sampler.h"
 
 #define FAKE_PIDS 3 /* tgids 1..3, started at clock tick 0 */

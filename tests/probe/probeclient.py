@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # probeclient.py: a small probe.sock client for croft-probe's tests and
 # benchmark: HELLO, then MT_PROBE_POLL answers parsed into dicts.  Runs as
-# the test's user (root or the croft user); speaks probe/probe_proto.h.
+# the test's user (root or the croft user); speaks contract/probe_wire.h.
 import json
 import socket
 import struct

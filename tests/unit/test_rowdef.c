@@ -1,6 +1,6 @@
 /*
- * test_rowdef.c: the row's table (common/rowdef.h) is well formed, and the
- * JSON Schema (cli/croft-dataset.schema.json) and the man page
+ * test_rowdef.c: the row's table (contract/rowdef.h) is well formed, and the
+ * JSON Schema (contract/croft-dataset.schema.json) and the man page
  * (man/croft-dataset.5.scd) list exactly its fields with its types, and
  * the schema requires exactly those never left out.  Test process, any
  * user; the two files' paths are its arguments.

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "stats.h"
 
 /* One process's rows in one file; the first row's share is settled later. */

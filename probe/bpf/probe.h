@@ -1,7 +1,7 @@
 /*
  * probe.h: the structs and map sizes croft-probe's eBPF programs and its
  * loader share (kernel <-> croft-probe only; the wire structs towards the
- * sampler are in probe_proto.h; collect.c and concerns.c's adds convert).
+ * sampler are in probe_wire.h; collect.c and concerns.c's adds convert).
  * Included by the probe/ .bpf.c files (kernel, after vmlinux.h) and by the
  * root-started loader.
  */

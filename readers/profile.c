@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "profile.h"
 
 static int phase_of(const struct row *r)

@@ -19,6 +19,10 @@
 #include "rowscan.h"
 #include "vec.h"
 
+/* stats.c, profile.c: the croft subcommands (cli/croft.c dispatches) */
+int cmd_stats(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
+
 #define NONE_ID            UINT32_MAX
 #define TOP_TABLE          10  /* entries per ranking in the table */
 #define TOP_JSON           100 /* entries per ranking in --json */

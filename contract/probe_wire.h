@@ -1,5 +1,5 @@
 /*
- * probe_proto.h: the payloads of probe.sock (SOCK_SEQPACKET, one common/
+ * probe_wire.h: the payloads of probe.sock (SOCK_SEQPACKET, one common/
  * msg.h message per packet) between croft-probe (croft user after its drop)
  * and croft-sampler.  One answer to MT_PROBE_POLL is any number of
  * MT_PROBE_PROCS and MT_PROBE_EXITS packets, then one MT_PROBE_END.
