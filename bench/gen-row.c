@@ -1,7 +1,7 @@
 /*
  * gen-row.c: croft-gen-rows' output: one row of a process at a poll, its
- * fields' values drawn for row_write() (contract/rowdef.h), and the output
- * buffer.  Unprivileged; writes stdout.
+ * fields' values drawn for row_write() (contract/rowdef.h), the syscall
+ * names rows carry, and the output buffer.  Unprivileged; writes stdout.
  */
 #include <math.h>
 #include <stdio.h>
@@ -20,45 +20,51 @@ void out_flush(struct gen *g)
 	g->out_len = 0;
 }
 
+const char *const syscall_names[] = {
+	"futex",
+	"read",
+	"write",
+	"epoll_wait",
+	"ioctl",
+	"mmap",
+	"munmap",
+	"openat",
+	"close",
+	"recvmsg",
+	"sendmsg",
+	"poll",
+	"clock_nanosleep",
+	"getpid",
+	"sched_yield",
+	"brk",
+	"fstat",
+	"lseek",
+	"pread64",
+	"pwrite64",
+	"madvise",
+	"rt_sigprocmask",
+	"nanosleep",
+	"accept4",
+	"recvfrom",
+	"sendto",
+	"select",
+	"statx",
+	"getdents64",
+	"mprotect",
+	"epoll_ctl",
+	"newfstatat",
+	"clone3",
+	"wait4",
+	"rt_sigaction",
+};
+const size_t syscall_names_count = sizeof(syscall_names) / sizeof(syscall_names[0]);
+
 static void out_mem(struct gen *g, const char *s, size_t len)
 {
 	if (g->out_len + len > OUT_BUF_BYTES)
 		out_flush(g);
 	memcpy(g->out + g->out_len, s, len);
 	g->out_len += len;
-}
-
-static void out_str(struct gen *g, const char *s)
-{
-	out_mem(g, s, strlen(s));
-}
-
-static void out_u64(struct gen *g, uint64_t v)
-{
-	char buf[24];
-	size_t i = sizeof(buf);
-
-	do {
-		buf[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	out_mem(g, buf + i, sizeof(buf) - i);
-}
-
-/* The row format's floats: at most 4 decimals, zeros trimmed, always a '.'. */
-static void out_f4(struct gen *g, double v)
-{
-	uint64_t scaled = (uint64_t)llround((v < 0 ? 0 : v) * 10000.0);
-	unsigned rest = (unsigned)(scaled % 10000);
-	char frac[4] = { (char)('0' + rest / 1000), (char)('0' + rest / 100 % 10),
-		(char)('0' + rest / 10 % 10), (char)('0' + rest % 10) };
-	int n = 4;
-
-	out_u64(g, scaled / 10000);
-	while (n > 1 && frac[n - 1] == '0')
-		n--;
-	out_mem(g, ".", 1);
-	out_mem(g, frac, (size_t)n);
 }
 
 /* A count over the process's own elapsed time (2 s give or take a little). */
@@ -72,33 +78,6 @@ static double rate(struct rng *r, double mean, double elapsed_s)
 static void sink_put(void *arg, const char *s, size_t n)
 {
 	out_mem(arg, s, n);
-}
-
-static void sink_int(void *arg, uint64_t v)
-{
-	out_u64(arg, v);
-}
-
-static void sink_float(void *arg, double v)
-{
-	out_f4(arg, v);
-}
-
-/* The generator's strings are plain ASCII, but for the one exe that stands
- * for bytes that are not UTF-8: written as the sampler writes it. */
-static void sink_string(void *arg, enum row_field f, const char *s, size_t len)
-{
-	struct gen *g = arg;
-
-	out_mem(g, "\"", 1);
-	if (f == RF_EXE && g->row.p->bad_exe) {
-		out_str(g, "/tmp/build\\ufffd/a.out\",\"");
-		out_str(g, row_fields[f].name);
-		out_str(g, "_b64\":\"L3RtcC9idWlsZP8vYS5vdXQ=");
-	} else {
-		out_mem(g, s, len);
-	}
-	out_mem(g, "\"", 1);
 }
 
 static bool str_value(struct row_value *v, const char *s)
@@ -329,9 +308,8 @@ static bool cgroup_value(const struct gen_row *r, enum row_field f, struct row_v
 	return true;
 }
 
-static bool gen_get(void *arg, enum row_field f, size_t index, struct row_value *v)
+static bool field_value(struct gen *g, enum row_field f, size_t index, struct row_value *v)
 {
-	struct gen *g = arg;
 	struct gen_row *r = &g->row;
 
 	switch (row_fields[f].object) {
@@ -351,9 +329,20 @@ static bool gen_get(void *arg, enum row_field f, size_t index, struct row_value 
 	}
 }
 
+/* Floats as croft-gen-rows has always written them: at 1e-4, halves away
+ * from zero, negatives at 0, so a seed's rows stay what they were. */
+static bool gen_get(void *arg, enum row_field f, size_t index, struct row_value *v)
+{
+	bool has = field_value(arg, f, index, v);
+
+	if (has && row_fields[f].type == RT_FLOAT)
+		v->f = round(fmax(v->f, 0.0) * 1e4) / 1e4;
+	return has;
+}
+
 void emit_row(struct gen *g, struct proc *p, int poll, uint64_t unix_ms)
 {
-	const struct row_sink sink = { g, sink_put, sink_int, sink_float, sink_string, gen_get };
+	const struct row_sink sink = { g, sink_put, gen_get };
 	struct gen_row *r = &g->row;
 
 	r->p = p;

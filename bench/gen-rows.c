@@ -3,7 +3,7 @@
  * croft-dataset rows (croft-dataset(5)) for benchmarks and tests: a GPU
  * host with a few hundred processes, containers, frameworks, GPU states,
  * syscall mixes, labels and idle processes: the host made up and polled
- * here, each row written by gen-row.c.  Unprivileged; writes stdout.
+ * here, each row written by gen-row.c (the lower floor).  Unprivileged; writes stdout.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,45 +15,6 @@
 #include <string.h>
 
 #include "gen-rows.h"
-
-const char *const syscall_names[] = {
-	"futex",
-	"read",
-	"write",
-	"epoll_wait",
-	"ioctl",
-	"mmap",
-	"munmap",
-	"openat",
-	"close",
-	"recvmsg",
-	"sendmsg",
-	"poll",
-	"clock_nanosleep",
-	"getpid",
-	"sched_yield",
-	"brk",
-	"fstat",
-	"lseek",
-	"pread64",
-	"pwrite64",
-	"madvise",
-	"rt_sigprocmask",
-	"nanosleep",
-	"accept4",
-	"recvfrom",
-	"sendto",
-	"select",
-	"statx",
-	"getdents64",
-	"mprotect",
-	"epoll_ctl",
-	"newfstatat",
-	"clone3",
-	"wait4",
-	"rt_sigaction",
-};
-#define NSYSCALL_NAMES (sizeof(syscall_names) / sizeof(syscall_names[0]))
 
 /* The built-in catalog's names, in catalog order. */
 static const char *const frameworks[] = {
@@ -252,11 +213,11 @@ static void make_syscalls(struct gen *g, struct proc *p, unsigned n, double scal
 {
 	p->nsyscalls = n;
 	for (unsigned i = 0; i < n; i++) {
-		p->syscalls[i].name = (uint8_t)rng_below(&g->rng, NSYSCALL_NAMES);
+		p->syscalls[i].name = (uint8_t)rng_below(&g->rng, syscall_names_count);
 		for (unsigned j = 0; j < i; j++)
 			if (p->syscalls[j].name == p->syscalls[i].name)
-				p->syscalls[i].name =
-					(uint8_t)((p->syscalls[i].name + 1 + j) % NSYSCALL_NAMES);
+				p->syscalls[i].name = (uint8_t)((p->syscalls[i].name + 1 + j) %
+								syscall_names_count);
 		p->syscalls[i].base_rate = scale * pow(10.0, 3.0 * rng_unit(&g->rng)) / (i + 1);
 	}
 }
@@ -328,7 +289,8 @@ static void make_host_proc(struct gen *g, struct proc *p)
 	p->rss_bytes = (4 + rng_below(&g->rng, 200)) << 20;
 	p->threads = 1 + (uint32_t)rng_below(&g->rng, 30);
 	p->cpu_mean = 0.005 + 0.3 * rng_unit(&g->rng);
-	p->bad_exe = rng_chance(&g->rng, 0.005);
+	if (rng_chance(&g->rng, 0.005)) /* bytes that are not UTF-8: an exe_b64 follows */
+		p->exe = "/tmp/build\xff/a.out";
 	make_syscalls(g, p, 1 + (unsigned)rng_below(&g->rng, 10), 0.2);
 	if (!strcmp(t->comm, "nvidia-persiste")) {
 		p->gpu = GPU_HELD_FROM_START;

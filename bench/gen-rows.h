@@ -83,7 +83,6 @@ struct proc {
 	const char *comm, *exe, *cwd, *framework;
 	char host_cgroup[96];
 	bool idle;       /* written once every IDLE_EVERY polls */
-	bool bad_exe;    /* exe not valid UTF-8: exe_b64 follows */
 	bool shortlived; /* replaced now and then by a new tgid */
 	enum gpu_kind gpu;
 	uint8_t gpu_first, gpu_count; /* "gpus" */
@@ -97,8 +96,9 @@ struct proc {
 	struct syscall_mix syscalls[SYSCALLS_MAX];
 };
 
-/* syscall names, by the index struct syscall_mix keeps */
+/* syscall names, by the index struct syscall_mix keeps (gen-row.c) */
 extern const char *const syscall_names[];
+extern const size_t syscall_names_count;
 
 struct rate_entry {
 	unsigned name;

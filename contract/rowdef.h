@@ -36,8 +36,9 @@ enum row_omit {
 /*
  * The fields, one list per object, each in row order:
  * X(object, id, "name", type, omit).  A field of type RT_OBJECT or
- * RT_OBJECT_ARRAY has its fields in ROW_FIELDS_<id>.  Adding a field: one
- * line here, and its value in each program's row_sink.get.
+ * RT_OBJECT_ARRAY has its fields in ROW_FIELDS_<id> (and its run in
+ * rowdef.c's row_objects).  Adding a field: one line here, and its value in
+ * each program's row_sink.get (tests/lib/rowfields.c's walk fails without).
  */
 #define ROW_FIELDS_ROOT(X)                                                                         \
 	X(ROOT, UNIX_MS, "unix_ms", RT_INT, RO_NEVER)                                              \
@@ -90,7 +91,7 @@ enum row_omit {
 	X(SYSCALLS, SYSCALL_NAME, "name", RT_STRING, RO_NEVER)                                     \
 	X(SYSCALLS, SYSCALL_RATE_PER_SEC, "rate_per_sec", RT_FLOAT, RO_NEVER)
 
-/* Every list (rowdef.c checks that none is missing). */
+/* Every list, in the order the field ids follow. */
 #define ROW_FIELDS_ALL(X)                                                                          \
 	ROW_FIELDS_ROOT(X)                                                                         \
 	ROW_FIELDS_PROCESS(X)                                                                      \
@@ -100,23 +101,10 @@ enum row_omit {
 #define ROW_ONE_(object, id, name, type, omit) +1
 #define ROW_COUNT(list)                        (0 list(ROW_ONE_))
 
-/*
- * The field ids: the top level's from 0, then each object's fields, one
- * after another from RF_FIRST_<object> (an alias of its first field's id).
- * ROW_GROUP_<type> pastes the type, so that only objects add their list.
- */
-#define ROW_ID_(object, id, name, type, omit)    RF_##id,
-#define ROW_GROUP_(object, id, name, type, omit) ROW_GROUP_##type(id)
-#define ROW_GROUP_RT_OBJECT(id)                                                                    \
-	RF_FIRST_##id, RF_BEFORE_##id = RF_FIRST_##id - 1, ROW_FIELDS_##id(ROW_ID_)
-#define ROW_GROUP_RT_OBJECT_ARRAY(id) ROW_GROUP_RT_OBJECT(id)
-#define ROW_GROUP_RT_INT(id)
-#define ROW_GROUP_RT_FLOAT(id)
-#define ROW_GROUP_RT_STRING(id)
-#define ROW_GROUP_RT_INT_ARRAY(id)
-#define ROW_GROUP_RT_STRING_ARRAY(id)
+/* The field ids: the lists one after another, so an object's fields are one run. */
+#define ROW_ID_(object, id, name, type, omit) RF_##id,
 enum row_field {
-	ROW_FIELDS_ROOT(ROW_ID_) ROW_FIELDS_ROOT(ROW_GROUP_) RF_COUNT,
+	ROW_FIELDS_ALL(ROW_ID_) RF_COUNT,
 	RF_ROOT = RF_COUNT, /* the object of the top-level fields */
 };
 
@@ -126,19 +114,23 @@ struct row_field_def {
 	uint8_t key_len;
 	enum row_type type;
 	enum row_omit omit;
-	enum row_field object;      /* RF_ROOT for the top level */
-	enum row_field first_field; /* RT_OBJECT, RT_OBJECT_ARRAY: its fields */
-	uint8_t fields_count;
+	enum row_field object; /* RF_ROOT for the top level */
 };
 extern const struct row_field_def row_fields[RF_COUNT];
-/* The top level's fields, as first_field and fields_count of an object. */
-extern const struct row_field_def row_root;
+
+/* An object's fields (RT_OBJECT, RT_OBJECT_ARRAY and RF_ROOT): one run of ids. */
+struct row_object {
+	enum row_field first_field;
+	uint8_t fields_count;
+};
+/* By the object's field id; RF_ROOT: the top level. */
+extern const struct row_object row_objects[RF_COUNT + 1];
 
 /* A field's value, as a row_sink gives it. */
 struct row_value {
 	uint64_t u;      /* RT_INT; the entries of an RT_OBJECT_ARRAY */
 	double f;        /* RT_FLOAT */
-	const char *str; /* RT_STRING */
+	const char *str; /* RT_STRING: any bytes, escaped as written */
 	size_t str_len;
 	const uint64_t *bits;    /* RT_INT_ARRAY: bit i set for entry i */
 	size_t bits_count;       /* a multiple of 64 */
@@ -146,21 +138,20 @@ struct row_value {
 	size_t strs_count;
 };
 
-/* Where row_write() puts a row, and where it gets the values from. */
+/* Where row_write() puts a row's bytes, and where it gets the values from. */
 struct row_sink {
 	void *arg;
 	void (*put)(void *arg, const char *s, size_t n);
-	void (*put_int)(void *arg, uint64_t v);
-	void (*put_float)(void *arg, double v);
-	/* The string in quotes, and its "<name>_b64" after it where needed
-	 * (never for an RT_STRING_ARRAY's entries: f says which it is). */
-	void (*put_string)(void *arg, enum row_field f, const char *s, size_t len);
 	/* Whether field f is in this row (its index-th entry's, in an array
 	 * of objects), and its value; an object's is only whether it is. */
 	bool (*get)(void *arg, enum row_field f, size_t index, struct row_value *ret);
 };
 /* One row, the fields in the table's order, and its '\n'. */
 void row_write(const struct row_sink *sink);
+/* A float as rows write it: at most 4 decimals, zeros trimmed, always a '.'. */
+void row_put_float(const struct row_sink *sink, double v);
+/* The length of the valid UTF-8 sequence at s (left bytes), or 0. */
+size_t utf8_seq(const unsigned char *s, size_t left);
 
 /* ---- the workload states: the "workload" field's values ---- */
 enum workload_state { WL_NO_GPU = 0, WL_GPU_ONSET, WL_GPU_HELD, WL_COUNT };

@@ -474,13 +474,13 @@ static bool scan_syscall(struct scan *s, struct row *row)
 
 			skip_ws(s);
 			int k = next_key(
-				s, &keys[RF_FIRST_SYSCALLS], ROW_COUNT(ROW_FIELDS_SYSCALLS), &next);
+				s, &keys[RF_SYSCALL_NAME], ROW_COUNT(ROW_FIELDS_SYSCALLS), &next);
 			if (k == -2)
 				return false;
 			skip_ws(s);
-			if (k + RF_FIRST_SYSCALLS == RF_SYSCALL_NAME)
+			if (k + RF_SYSCALL_NAME == RF_SYSCALL_NAME)
 				ok = first_time(&seen, 0) && scan_string(s, &sc.name);
-			else if (k + RF_FIRST_SYSCALLS == RF_SYSCALL_RATE_PER_SEC)
+			else if (k + RF_SYSCALL_NAME == RF_SYSCALL_RATE_PER_SEC)
 				ok = first_time(&seen, 1) && scan_e4(s, &sc.rate_e4, &has, 1);
 			else
 				ok = skip_value(s, 2);
@@ -574,7 +574,7 @@ _Static_assert(ROW_COUNT(ROW_FIELDS_ROOT) <= 32 && ROW_COUNT(ROW_FIELDS_USAGE) <
 static bool scan_object(
 	struct scan *s, struct row *row, enum row_field object, int depth, uint32_t *ret_seen)
 {
-	const struct row_field_def *d = object == RF_ROOT ? &row_root : &row_fields[object];
+	const struct row_object *d = &row_objects[object];
 	const struct key *object_keys = &keys[d->first_field];
 	uint32_t seen = 0;
 	int next = 0;

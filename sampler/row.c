@@ -1,9 +1,8 @@
 /*
  * row.c: formats one finished row (one JSON line) per process per poll:
- * each field's value for the walk of the row's table (contract/rowdef.h).
- * Strings from /proc are untrusted: invalid UTF-8 becomes U+FFFD plus a
- * "<field>_b64" copy of the raw bytes, control bytes are escaped, so every
- * row is one valid line.  croft-sampler.
+ * each field's value for the walk of the row's table (contract/rowdef.h,
+ * which escapes the untrusted strings from /proc), and the row's figures
+ * for croft.prom.  croft-sampler.
  */
 #include <math.h>
 #include <stdio.h>
@@ -56,163 +55,6 @@ void jbuf_put(struct jbuf *b, const char *s, size_t n)
 	b->len += n;
 }
 
-static void put(struct jbuf *b, const char *s)
-{
-	jbuf_put(b, s, strlen(s));
-}
-
-void jbuf_u64(struct jbuf *b, uint64_t v)
-{
-	char tmp[24];
-	int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
-
-	jbuf_put(b, tmp, (size_t)n);
-}
-
-void jbuf_double(struct jbuf *b, double v)
-{
-	char tmp[64];
-	int n;
-
-	if (!isfinite(v))
-		v = 0.0;
-	n = snprintf(tmp, sizeof(tmp), "%.4f", v);
-	if (n <= 0 || (size_t)n >= sizeof(tmp)) {
-		put(b, "0.0");
-		return;
-	}
-	while (n > 2 && tmp[n - 1] == '0' && tmp[n - 2] != '.')
-		n--;
-	tmp[n] = '\0';
-	if (strcmp(tmp, "-0.0") == 0) /* a rounded-away negative is zero */
-		put(b, "0.0");
-	else
-		jbuf_put(b, tmp, (size_t)n);
-}
-
-size_t utf8_seq(const unsigned char *s, size_t left)
-{
-	uint32_t cp;
-	size_t n;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (left < n)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-		(cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-/* Writes text as a JSON string body; returns false when it was not UTF-8. */
-static bool put_escaped(struct jbuf *b, const char *text, size_t len)
-{
-	const unsigned char *s = (const unsigned char *)text;
-	bool valid = true;
-	size_t i = 0;
-
-	while (i < len) {
-		size_t run = i, n;
-		char esc[8];
-
-		/* copy plain runs in one go: the common case */
-		while (run < len && s[run] >= 0x20 && s[run] < 0x7f && s[run] != '"' &&
-			s[run] != '\\')
-			run++;
-		jbuf_put(b, text + i, run - i);
-		i = run;
-		if (i >= len)
-			break;
-		if (s[i] >= 0x80) {
-			n = utf8_seq(s + i, len - i);
-			if (n) {
-				jbuf_put(b, text + i, n);
-				i += n;
-			} else {
-				put(b, "\\ufffd");
-				valid = false;
-				i++;
-			}
-			continue;
-		}
-		switch (s[i]) {
-		case '\0': /* valid JSON as \u0000, but many readers refuse it */
-			put(b, "\\ufffd");
-			valid = false;
-			break;
-		case '"':
-			put(b, "\\\"");
-			break;
-		case '\\':
-			put(b, "\\\\");
-			break;
-		case '\n':
-			put(b, "\\n");
-			break;
-		case '\r':
-			put(b, "\\r");
-			break;
-		case '\t':
-			put(b, "\\t");
-			break;
-		default:
-			snprintf(esc, sizeof(esc), "\\u%04x", s[i]);
-			put(b, esc);
-		}
-		i++;
-	}
-	return valid;
-}
-
-static void put_base64(struct jbuf *b, const unsigned char *s, size_t len)
-{
-	static const char tab[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-	for (size_t i = 0; i < len; i += 3) {
-		uint32_t v = (uint32_t)s[i] << 16;
-		char out[4];
-
-		if (i + 1 < len)
-			v |= (uint32_t)s[i + 1] << 8;
-		if (i + 2 < len)
-			v |= s[i + 2];
-		out[0] = tab[(v >> 18) & 63];
-		out[1] = tab[(v >> 12) & 63];
-		out[2] = i + 1 < len ? tab[(v >> 6) & 63] : '=';
-		out[3] = i + 2 < len ? tab[v & 63] : '=';
-		jbuf_put(b, out, 4);
-	}
-}
-
-/* "text", and ,"key_b64":"..." after it when text is not valid UTF-8 and
- * key is not NULL (an array's entry has no place for one). */
-static void string_value(struct jbuf *b, const char *key, const char *text, size_t len)
-{
-	put(b, "\"");
-	if (!put_escaped(b, text, len) && key) {
-		put(b, "\",\"");
-		put(b, key);
-		put(b, "_b64\":\"");
-		put_base64(b, (const unsigned char *)text, len);
-	}
-	put(b, "\"");
-}
-
 /* One process's row at this poll, as row_write() asks for it. */
 struct row_source {
 	struct jbuf *b;
@@ -226,23 +68,6 @@ struct row_source {
 static void sink_put(void *arg, const char *s, size_t n)
 {
 	jbuf_put(((struct row_source *)arg)->b, s, n);
-}
-
-static void sink_int(void *arg, uint64_t v)
-{
-	jbuf_u64(((struct row_source *)arg)->b, v);
-}
-
-static void sink_float(void *arg, double v)
-{
-	jbuf_double(((struct row_source *)arg)->b, v);
-}
-
-static void sink_string(void *arg, enum row_field f, const char *s, size_t len)
-{
-	const char *key = row_fields[f].type == RT_STRING ? row_fields[f].name : NULL;
-
-	string_value(((struct row_source *)arg)->b, key, s, len);
 }
 
 static bool str_value(struct row_value *v, const char *s, size_t len)
@@ -495,8 +320,7 @@ static bool source_get(void *arg, enum row_field f, size_t index, struct row_val
 void row_format(struct jbuf *b, const struct proc *p, const struct row_context *ctx)
 {
 	struct row_source src = { .b = b, .p = p, .ctx = ctx };
-	const struct row_sink sink = { &src, sink_put, sink_int, sink_float, sink_string,
-		source_get };
+	const struct row_sink sink = { &src, sink_put, source_get };
 
 	row_write(&sink);
 }

@@ -470,9 +470,6 @@ struct jbuf {
 void jbuf_reset(struct jbuf *b);
 void jbuf_free(struct jbuf *b);
 void jbuf_put(struct jbuf *b, const char *s, size_t n);
-/* A JSON number: integers as is, floats with at most 4 decimals and a point. */
-void jbuf_double(struct jbuf *b, double v);
-void jbuf_u64(struct jbuf *b, uint64_t v);
 struct row_context {
 	uint64_t unix_ms;
 	const char *host;      /* croft.conf host, else the node name */
@@ -674,8 +671,6 @@ int textfile_dir_open(struct textfile_dir *dir, const char *path);
 void textfile_write(
 	struct textfile_dir *dir, const struct textfile *tf, const struct textfile_health *h);
 void textfile_dir_close(struct textfile_dir *dir);
-/* The valid UTF-8 sequence at s (1..4 bytes), or 0 (row.c). */
-size_t utf8_seq(const unsigned char *s, size_t left);
 
 /* ---- sampler state (main.c, poll.c, control.c) ---- */
 struct container_label {

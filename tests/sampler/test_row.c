@@ -7,16 +7,25 @@
 #include <jansson.h>
 #include <math.h>
 
+#include <sys/sysmacros.h>
+
 #include "catalog.h"
+#include "rowfields.h"
 #include "sampler.h"
 #include "testlib.h"
+
+static void put_jbuf(void *arg, const char *s, size_t n)
+{
+	jbuf_put(arg, s, n);
+}
 
 static char *fmt_double(double v)
 {
 	static char out[64];
 	struct jbuf b = { 0 };
+	const struct row_sink sink = { &b, put_jbuf, NULL };
 
-	jbuf_double(&b, v);
+	row_put_float(&sink, v);
 	snprintf(out, sizeof(out), "%.*s", (int)b.len, b.data);
 	jbuf_free(&b);
 	return out;
@@ -216,6 +225,97 @@ START_TEST(key_order)
 }
 END_TEST
 
+/*
+ * Every field of the table in one row: the row writer driven with a process
+ * whose every figure is known, through row_format, the function the poll
+ * calls for each row; the struct is what proc_sample, the probe's answer,
+ * the cgroup read, the fd scan, the kubelet's checkpoint and the NVIDIA
+ * driver files fill in.  A field row.c forgets (default: false) fails here.
+ */
+START_TEST(every_field_in_a_full_row)
+{
+	struct proc *p = make_proc();
+	struct cgroup cg = { 0 };
+	struct catalog *cat;
+	static struct gpu_index gi; /* NV_MIG_MAX entries: not on the stack */
+	struct kubelet_device pod_gpu = { .pod_uid = "0f6c5a3e-1d2b-4c7a-9e8f-112233445566",
+		.id = "GPU-8f3a" };
+	struct kubelet kubelet = { .loaded = true, .devices = &pod_gpu, .devices_count = 1 };
+	struct gpu_fds fds = { .kept_count = 1 };
+	struct syscall_rate futex = { "futex", 282.0 };
+	struct row_context ctx = { .unix_ms = 1792505950473ull,
+		.host = "node-a",
+		.boot_unix_ms = 1792505000000ull,
+		.now_boot_ns = 5000000000ull,
+		.gpu_index = &gi,
+		.kubelet = &kubelet };
+	bool has[RF_COUNT] = { false };
+	json_t *row;
+
+	ck_assert_int_eq(catalog_load_builtin(&cat), 0);
+	ctx.catalog = cat;
+	p->ident.framework = 6;
+	p->ident.label = strdup("run-7");
+	p->ident.label_len = 5;
+	cg.path =
+		(char *)"/kubepods.slice/kubepods-pod0f6c5a3e.slice/cri-containerd-33813f5d.scope";
+	cg.path_len = strlen(cg.path);
+	strcpy(cg.container_id, "33813f5d");
+	strcpy(cg.pod.uid, pod_gpu.pod_uid);
+	cg.pod.qos = POD_QOS_BURSTABLE;
+	cg.now.have = CGF_CPU | CGF_THROTTLED | CGF_MEMORY | CGF_OOM | CGF_CPU_PSI | CGF_MEM_PSI |
+		      CGF_IO_PSI;
+	p->ident.cg = &cg;
+	p->counters.probe = (struct proc_probe_rates){ .valid = true,
+		.syscalls_valid = true,
+		.ioctl_valid = true,
+		.sched_valid = true,
+		.net_valid = true,
+		.gpu_ioctls = 12,
+		.last_gpu_ioctl_boot_ns = 4000000000ull,
+		.syscalls_count = 1,
+		.syscalls = &futex };
+	p->gpu.wl.state = WL_GPU_HELD;
+	p->gpu.wl.gpus_known = true;
+	gpu_mask_set(&p->gpu.wl.gpus, 3);
+	/* GPU 3 is the pod's (UUID → index), MIG instance 3/1/0 is capability minor 21 */
+	strcpy(gi.nv.gpus[0].uuid, pod_gpu.id);
+	gi.nv.gpus[0].index = 3;
+	gi.nv.gpus_count = 1;
+	gi.nv.mig[0] = (struct nv_mig){ .minor = 21, .gpu = 3, .gi = 1, .ci = 0 };
+	gi.nv.mig_count = 1;
+	gi.caps_major = 237;
+	fds.rdev[0] = makedev(237, 21);
+	p->gpu.fds = &fds;
+	row = format_parse(p, &ctx, NULL);
+	rowfields_in(row, has);
+	rowfields_require(has, false, "a sampler row with every figure");
+	json_decref(row);
+	free(p->ident.label);
+	catalog_free(cat);
+	free_proc(p);
+}
+END_TEST
+
+/* What the sampler has of any process it can see: a tgid, a comm, its
+ * stat; the fields in every row are there all the same. */
+START_TEST(never_left_out_in_a_minimal_row)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+	struct row_context ctx = { .unix_ms = 1792505950473ull, .host = "node-a" };
+	bool has[RF_COUNT] = { false };
+	json_t *row;
+
+	p->tgid = 7;
+	p->ident.framework = SIZE_MAX;
+	row = format_parse(p, &ctx, NULL);
+	rowfields_in(row, has);
+	rowfields_require(has, true, "a minimal sampler row");
+	json_decref(row);
+	free(p);
+}
+END_TEST
+
 START_TEST(hostile_strings)
 {
 	struct proc *p = make_proc();
@@ -388,6 +488,8 @@ int main(void)
 
 	tcase_add_test(tc, numbers);
 	tcase_add_test(tc, key_order);
+	tcase_add_test(tc, every_field_in_a_full_row);
+	tcase_add_test(tc, never_left_out_in_a_minimal_row);
 	tcase_add_test(tc, non_finite_left_out);
 	tcase_add_test(tc, hostile_strings);
 	tcase_add_test(tc, random_bytes);

@@ -2,18 +2,21 @@
  * test_rowdef.c: the row's table (contract/rowdef.h) is well formed, and the
  * JSON Schema (contract/croft-dataset.schema.json) and the man page
  * (man/croft-dataset.5.scd) list exactly its fields with its types, and
- * the schema requires exactly those never left out.  Test process, any
- * user; the two files' paths are its arguments.
+ * the schema requires exactly those never left out; croft-gen-rows writes
+ * every field.  Test process, any user; the three files' paths are its
+ * arguments.
  */
+#include <errno.h>
 #include <jansson.h>
 
+#include "rowfields.h"
 #include "rowdef.h"
 #include "testlib.h"
 
 #define PATH_MAX_BYTES 64
 #define MAN_FIELDS_MAX 64
 
-static const char *schema_path, *man_path;
+static const char *schema_path, *man_path, *generated_path;
 
 /* "usage.cpu_cores", "syscalls[].name": how the man page names a field. */
 static void field_path(enum row_field f, char *buf, size_t size)
@@ -27,11 +30,6 @@ static void field_path(enum row_field f, char *buf, size_t size)
 			row_fields[object].type == RT_OBJECT_ARRAY ? "[]" : "", row_fields[f].name);
 }
 
-static const struct row_field_def *object_def(enum row_field object)
-{
-	return object == RF_ROOT ? &row_root : &row_fields[object];
-}
-
 START_TEST(test_table_well_formed)
 {
 	for (int f = 0; f < RF_COUNT; f++) {
@@ -43,15 +41,19 @@ START_TEST(test_table_well_formed)
 		ck_assert_str_eq(d->key, key);
 		ck_assert_uint_eq(d->key_len, strlen(key));
 		/* its object lists it, and no other field of it has its name */
-		const struct row_field_def *o = object_def(d->object);
+		const struct row_object *o = &row_objects[d->object];
 		ck_assert_int_ge(f, o->first_field);
 		ck_assert_int_lt(f, o->first_field + o->fields_count);
 		for (int g = o->first_field; g < f; g++)
 			ck_assert_str_ne(row_fields[g].name, d->name);
-		if (d->type == RT_OBJECT || d->type == RT_OBJECT_ARRAY)
-			ck_assert_uint_gt(d->fields_count, 0);
-		else
-			ck_assert_uint_eq(d->fields_count, 0);
+		/* an object has its run of fields, and only an object has one */
+		if (d->type == RT_OBJECT || d->type == RT_OBJECT_ARRAY) {
+			ck_assert_uint_gt(row_objects[f].fields_count, 0);
+			for (int g = 0; g < row_objects[f].fields_count; g++)
+				ck_assert_int_eq(
+					row_fields[row_objects[f].first_field + g].object, f);
+		} else
+			ck_assert_uint_eq(row_objects[f].fields_count, 0);
 	}
 	for (int w = 0; w < WL_COUNT; w++) {
 		enum workload_state parsed;
@@ -111,9 +113,9 @@ static bool schema_requires(json_t *schema, const char *name)
 
 static void check_schema_object(json_t *root, json_t *schema, enum row_field object)
 {
-	const struct row_field_def *o = object_def(object);
+	const struct row_object *o = &row_objects[object];
 	json_t *props = json_object_get(schema, "properties");
-	const char *name = object == RF_ROOT ? "the row" : o->name;
+	const char *name = object == RF_ROOT ? "the row" : row_fields[object].name;
 
 	ck_assert_msg(json_is_object(props), "no properties for %s", name);
 	ck_assert_msg(json_object_size(props) == o->fields_count,
@@ -253,6 +255,38 @@ START_TEST(test_man_page_lists_the_table)
 }
 END_TEST
 
+/*
+ * croft-gen-rows' rows (a seed's, written by meson): every field of the
+ * table in some row, those in every row in each.  A field gen-row.c
+ * forgets (default: false) fails here.
+ */
+START_TEST(test_generated_rows_have_every_field)
+{
+	FILE *f = fopen(generated_path, "r");
+	bool has[RF_COUNT] = { false };
+	char *line = NULL;
+	size_t cap = 0, rows = 0;
+
+	ck_assert_msg(f, "%s: %s", generated_path, strerror(errno));
+	while (getline(&line, &cap, f) > 0) {
+		json_error_t err;
+		json_t *row = json_loads(line, 0, &err);
+		bool row_has[RF_COUNT] = { false };
+
+		ck_assert_msg(row, "%s: line %zu: %s", generated_path, rows + 1, err.text);
+		rowfields_in(row, row_has);
+		rowfields_require(row_has, true, "a generated row");
+		rowfields_in(row, has);
+		json_decref(row);
+		rows++;
+	}
+	ck_assert_uint_gt(rows, 0);
+	rowfields_require(has, false, "croft-gen-rows' rows");
+	free(line);
+	fclose(f);
+}
+END_TEST
+
 static Suite *rowdef_suite(void)
 {
 	Suite *s = suite_create("rowdef");
@@ -261,17 +295,19 @@ static Suite *rowdef_suite(void)
 	tcase_add_test(tc, test_table_well_formed);
 	tcase_add_test(tc, test_schema_lists_the_table);
 	tcase_add_test(tc, test_man_page_lists_the_table);
+	tcase_add_test(tc, test_generated_rows_have_every_field);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: test_rowdef SCHEMA.json MAN.scd\n");
+	if (argc != 4) {
+		fprintf(stderr, "usage: test_rowdef SCHEMA.json MAN.scd GENERATED.jsonl\n");
 		return 2;
 	}
 	schema_path = argv[1];
 	man_path = argv[2];
+	generated_path = argv[3];
 	return tl_run(rowdef_suite());
 }
