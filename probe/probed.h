@@ -17,6 +17,11 @@
 #include "probe.h"
 #include "probe_wire.h"
 
+/* The kernel side's limits (probe.h, which BPF code includes alone) where
+ * they meet croft.conf's and the wire's. */
+_Static_assert(PROBE_GPU_RULES == GPUDEV_RULES_MAX, "a gpu_devices rule has no room in the map");
+_Static_assert(PROBE_COMM_LEN == PROBE_COMM_BYTES, "an exit's comm is copied whole to the wire");
+
 struct event_base;
 struct evbuffer;
 struct msg_cursor;

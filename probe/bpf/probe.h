@@ -12,9 +12,9 @@
 #define PROBE_SYSCALL_ENTRIES 16384        /* (tgid, syscall nr) pairs per generation */
 #define PROBE_TGID_ENTRIES    8192         /* tgids per generation, per concern */
 #define PROBE_RUNQ_ENTRIES    16384        /* threads woken and not yet running */
-#define PROBE_GPU_RULES       64           /* == GPUDEV_RULES_MAX (common/gpudev.h) */
+#define PROBE_GPU_RULES       64           /* GPUDEV_RULES_MAX: asserted in probed.h */
 #define PROBE_EVENTS_BYTES    (256 * 1024) /* ring buffer of fork/exec/exit events */
-#define PROBE_COMM_LEN        16
+#define PROBE_COMM_LEN        16           /* PROBE_COMM_BYTES: asserted in probed.h */
 
 /*
  * Every count lives in one of two generations of maps (suffix _0 and _1).
