@@ -5,17 +5,15 @@ import json
 import os
 import shutil
 import signal
-import socket
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 from probeclient import ProbeClient  # noqa: E402
-
-MT_CTL_STATUS, MT_CTL_RELOAD, MT_CTL_REPLY = 0x0500, 0x0501, 0x0600
+from wire import MT_CTL_STATUS, ctl_request  # noqa: E402
 
 
 def skip(reason):
@@ -111,24 +109,7 @@ class Probe:
         return ProbeClient(self.sock)
 
     def ctl_request(self, mtype):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(10)
-        s.connect(self.ctl)
-        hello = struct.pack('<IIQQ', 1, 4, 0, 0)  # version 1, ROLE_CTL
-        s.sendall(struct.pack('<II', 1, len(hello)) + hello + struct.pack('<II', mtype, 0))
-        data = b''
-        while True:
-            chunk = s.recv(1 << 16)
-            if not chunk:
-                break
-            data += chunk
-            if len(data) >= 8 and len(data) >= 8 + struct.unpack_from('<II', data)[1]:
-                break
-        s.close()
-        mtype, length = struct.unpack_from('<II', data)
-        status = struct.unpack_from('<i', data, 8)[0]
-        text = data[16:8 + length].rstrip(b'\0').decode()
-        return status, text
+        return ctl_request(self.ctl, mtype)
 
     def envelope(self):
         """The whole status answer: {daemon, version, pid, uptime_s, state, why, figures}."""

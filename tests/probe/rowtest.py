@@ -3,8 +3,6 @@
 # The sampler's own test helpers (fakewriter.py) are reused.  Runs as root.
 import json
 import os
-import struct
-import socket
 import subprocess
 import sys
 import time
@@ -13,6 +11,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'sampler'))
 from fakewriter import FakeWriter  # noqa: E402
 from probetest import Probe, wait_for  # noqa: E402
+from wire import MT_CTL_STATUS, ctl_request  # noqa: E402
 
 POLL_MS = 500
 
@@ -65,18 +64,9 @@ class Stack:
         return p
 
     def sampler_status(self):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(5)
-        s.connect(os.path.join(self.probe.runtime, 'sampler.ctl'))
-        hello = struct.pack('<IIQQ', 1, 4, 0, 0)
-        s.sendall(struct.pack('<II', 1, len(hello)) + hello + struct.pack('<II', 0x0500, 0))
-        data = b''
-        while True:
-            chunk = s.recv(1 << 16)
-            if not chunk:
-                break
-            data += chunk
-        return json.loads(data[16:].rstrip(b'\0').decode())['figures']
+        st, text = ctl_request(os.path.join(self.probe.runtime, 'sampler.ctl'), MT_CTL_STATUS,
+                               timeout=5)
+        return json.loads(text)['figures']
 
     def wait_rows(self, pid, pred, timeout=90):
         wait_for(lambda: pred(self.rows.of(pid)), timeout, 'rows of %d' % pid)

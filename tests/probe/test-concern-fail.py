@@ -13,9 +13,11 @@ import sys
 import tempfile
 
 from probetest import Probe, Tap, require_bpf
+from wire import PROBE_END_IOCTL, PROBE_END_NET, PROBE_END_SCHED, PROBE_END_SYSCALLS
 
 GETPPID_NR = {'x86_64': 110, 'aarch64': 173, 'riscv64': 173}
-END_FLAG = {'net': 1 << 0, 'syscalls': 1 << 2, 'ioctl': 1 << 3, 'sched': 1 << 4}
+END_FLAG = {'net': PROBE_END_NET, 'syscalls': PROBE_END_SYSCALLS, 'ioctl': PROBE_END_IOCTL,
+            'sched': PROBE_END_SCHED}
 FIELDS = {
     'syscalls': {'syscalls'},
     'ioctl': {'ioctl_count', 'since_last_gpu_ioctl_ms'},

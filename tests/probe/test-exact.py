@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from probetest import Probe, Tap, drain, require_bpf
+from wire import PROBE_END_FIRST
 
 # getppid on the architectures croft-probe is built for
 GETPPID_NR = {'x86_64': 110, 'aarch64': 173, 'riscv64': 173}
@@ -43,8 +44,8 @@ def main():
         tap.ok(seqs == list(range(seqs[0], seqs[0] + len(seqs))), 'answers numbered in order')
         tap.ok(all(a['end']['since_boot_ns'] == b['end']['until_boot_ns']
                    for b, a in zip(answers, answers[1:])), 'answer intervals are contiguous')
-        tap.ok(answers[0]['end']['flags'] & 2 and not any(a['end']['flags'] & 2
-                                                         for a in answers[1:]),
+        tap.ok(answers[0]['end']['flags'] & PROBE_END_FIRST and
+               not any(a['end']['flags'] & PROBE_END_FIRST for a in answers[1:]),
                'only the first answer is flagged FIRST')
     finally:
         probe.close()

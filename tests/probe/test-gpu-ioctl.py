@@ -8,7 +8,8 @@ import subprocess
 import sys
 import time
 
-from probetest import MT_CTL_RELOAD, Probe, Tap, drain, require_bpf
+from probetest import Probe, Tap, drain, require_bpf
+from wire import MT_CTL_RELOAD
 
 
 def main():

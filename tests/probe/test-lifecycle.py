@@ -9,12 +9,11 @@ import json
 import os
 import signal
 import socket
-import struct
 import subprocess
 import sys
 
 from probetest import Probe, Tap, drain, require_bpf, wait_for
-from probeclient import DROPS, MT_HELLO, MT_PROBE_POLL, packet
+from wire import DROPS, MT_CTL_STATUS, MT_PROBE_POLL, PROBE_POLL, ROLE_SAMPLER, hello, packet
 
 STRANGER_UID = 48123  # no passwd entry: neither root nor the croft user
 
@@ -82,7 +81,7 @@ def stranger_connect(path):
             s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             s.settimeout(5)
             s.connect(path)
-            s.send(packet(MT_HELLO, struct.pack('<IIQQ', 1, 1, 0, 0)))
+            s.send(hello(ROLE_SAMPLER))
             if not s.recv(1 << 16):
                 res = 'dropped'
         except OSError as e:
@@ -115,10 +114,6 @@ def bad_peer(path, first, second=None):
         return False
 
 
-def hello():
-    return packet(MT_HELLO, struct.pack('<IIQQ', 1, 1, 0, 0))
-
-
 def test_peers(tap, probe):
     st = probe.status()
     tap.ok(st['programs']['syscalls'] in ('tp_btf', 'raw_tp') and 'drops' in st and
@@ -131,14 +126,14 @@ def test_peers(tap, probe):
     res = stranger_connect(probe.sock)
     tap.ok(res == 'dropped', 'even with open modes, SO_PEERCRED refuses it', res)
     wait_for(lambda: 'refused pid' in probe.logtext(), 5, 'the refusal in the log')
-    tap.ok(bad_peer(probe.sock, packet(MT_PROBE_POLL, struct.pack('<Q', 0))),
+    tap.ok(bad_peer(probe.sock, packet(MT_PROBE_POLL, PROBE_POLL.pack(0))),
            'POLL before HELLO drops the peer')
-    tap.ok(bad_peer(probe.sock, hello(), packet(0x0500)), 'a request outside the permit '
+    tap.ok(bad_peer(probe.sock, hello(ROLE_SAMPLER), packet(MT_CTL_STATUS)), 'a request outside the permit '
            'table drops the peer')
-    tap.ok(bad_peer(probe.sock, hello(), packet(MT_PROBE_POLL, b'\0' * 9)),
+    tap.ok(bad_peer(probe.sock, hello(ROLE_SAMPLER), packet(MT_PROBE_POLL, b'\0' * 9)),
            'a POLL of the wrong size drops the peer')
     c = probe.client()
-    tap.ok(bad_peer(probe.sock, hello()), 'a second sampler is refused while one is connected')
+    tap.ok(bad_peer(probe.sock, hello(ROLE_SAMPLER)), 'a second sampler is refused while one is connected')
     tap.ok(c.poll()['end']['seq'] >= 1, 'the first sampler still gets answers')
 
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 from probetest import Probe, Tap, drain, require_bpf
+from wire import PROBE_END_NET
 
 SECS = 4.0
 
@@ -69,7 +70,7 @@ def main():
                    'run-queue wait agrees with the kernel (schedstat, 5%)',
                    'probe %d kernel %d ns' % (totals[p.pid]['runqueue_ns'], k['wait_ns']))
 
-        if not (c.poll()['end']['flags'] & 1):
+        if not (c.poll()['end']['flags'] & PROBE_END_NET):
             tap.ok(probe.status()['net']['why'] != '', 'net off: status says why')
         else:
             r = subprocess.Popen([work, 'recv', '47311'], stdout=subprocess.PIPE, text=True)

@@ -9,11 +9,12 @@ Test process, any user that may reach both sockets.
 """
 import os
 import socket
-import struct
 import sys
 import threading
 
-MT_BATCH, MT_ACK = 0x0100, 0x0200
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from wire import ACK, BATCH, HDR, MT_ACK, MT_BATCH  # noqa: E402
+
 lock = threading.Lock()
 
 
@@ -26,18 +27,18 @@ def pump(src, dst, log, direction):
                 break
             dst.sendall(data)
             buf += data
-            while len(buf) >= 8:
-                mtype, length = struct.unpack_from('<II', buf)
-                if len(buf) < 8 + length:
+            while len(buf) >= HDR.size:
+                mtype, length = HDR.unpack_from(buf)
+                if len(buf) < HDR.size + length:
                     break
-                body = buf[8:8 + length]
-                buf = buf[8 + length:]
+                body = buf[HDR.size:HDR.size + length]
+                buf = buf[HDR.size + length:]
                 line = None
-                if direction == 'up' and mtype == MT_BATCH and length >= 32:
-                    epoch, seq, ms, rows, _ = struct.unpack_from('<QQQII', body)
+                if direction == 'up' and mtype == MT_BATCH and length >= BATCH.size:
+                    epoch, seq, ms, rows, _ = BATCH.unpack_from(body)
                     line = 'batch %016x %d %d %d\n' % (epoch, seq, ms, rows)
-                elif direction == 'down' and mtype == MT_ACK and length >= 16:
-                    epoch, seq = struct.unpack_from('<QQ', body)
+                elif direction == 'down' and mtype == MT_ACK and length >= ACK.size:
+                    epoch, seq = ACK.unpack_from(body)
                     line = 'ack %016x %d\n' % (epoch, seq)
                 if line:
                     with lock:

@@ -8,17 +8,14 @@ to drop each (EOF or reset) and prints one line per peer:
 """
 import os
 import socket
-import struct
 import sys
 import threading
 import time
 
-MT_HELLO, MT_BATCH, MT_CTL_STATUS = 0x0001, 0x0100, 0x0500
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from wire import BATCH, MT_BATCH, MT_CTL_STATUS, ROLE_SAMPLER, hello, packet  # noqa: E402
+
 results = {}
-
-
-def frame(mtype, body):
-    return struct.pack('<II', mtype, len(body)) + body
 
 
 def dropped(s):
@@ -45,25 +42,25 @@ def peer(name, path, kind, mode, drip, limit):
         return
     t0 = time.monotonic()
     sent = 0
-    hello = frame(MT_HELLO, struct.pack('<IIQQ', 1, 1, 0x51077, 0))
+    first = hello(ROLE_SAMPLER, epoch=0x51077)
     seq = 0
     while time.monotonic() - t0 < limit:
         try:
             if mode == 'drip':
                 s.setblocking(True)
-                s.send(hello[sent % len(hello):sent % len(hello) + 1])
+                s.send(first[sent % len(first):sent % len(first) + 1])
                 sent += 1
             elif mode == 'noread':
                 s.setblocking(False)
                 if name.endswith('.sock'):
                     if seq == 0:
-                        s.send(hello)
+                        s.send(first)
                     seq += 1
                     row = b'{"unix_ms":%d,"tgid":1}\n' % (1700000000000 + seq)
-                    s.send(frame(MT_BATCH, struct.pack('<QQQII', 0x51077, seq,
-                                                       1700000000000 + seq, 1, 0) + row))
+                    s.send(packet(MT_BATCH, BATCH.pack(0x51077, seq, 1700000000000 + seq, 1, 0) +
+                                  row))
                 else:
-                    s.send(frame(MT_CTL_STATUS, b''))
+                    s.send(packet(MT_CTL_STATUS))
                 sent += 1
         except BlockingIOError:
             pass

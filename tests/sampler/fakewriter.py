@@ -1,13 +1,15 @@
 # fakewriter.py: a stand-in for croft-writer speaking the writer.sock
-# protocol of common/msg.h (HELLO, BATCH, ACK), appending rows to a file and
-# remembering its last commit across restarts.  Test processes only.
+# protocol of contract/wire.h (HELLO, BATCH, ACK; tests/lib/wire.py),
+# appending rows to a file and remembering its last commit across restarts.
+# Test processes only.
 import os
 import socket
-import struct
+import sys
 import threading
 
-MT_HELLO, MT_BATCH, MT_ACK = 0x0001, 0x0100, 0x0200
-ROLE_WRITER = 2
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from wire import (ACK, BATCH, HDR, HELLO, MT_ACK, MT_BATCH, MT_HELLO, ROLE_SAMPLER,  # noqa: E402
+                  ROLE_WRITER, hello, packet)
 
 
 class FakeWriter:
@@ -76,21 +78,19 @@ class FakeWriter:
         return buf
 
     def _peer(self, conn):
-        typ, ln = struct.unpack('=II', self._read(conn, 8))
-        hello = self._read(conn, ln)
-        version, role, epoch, _ = struct.unpack('=IIQQ', hello)
-        if typ != MT_HELLO or role != 1:
+        typ, ln = HDR.unpack(self._read(conn, HDR.size))
+        version, role, epoch, _ = HELLO.unpack(self._read(conn, ln))
+        if typ != MT_HELLO or role != ROLE_SAMPLER:
             raise ValueError('bad hello')
         with self.lock:
-            conn.sendall(struct.pack('=II', MT_HELLO, 24) +
-                         struct.pack('=IIQQ', 1, ROLE_WRITER, self.epoch, self.seq))
+            conn.sendall(hello(ROLE_WRITER, self.epoch, self.seq))
         while not self.stopped:
-            typ, ln = struct.unpack('=II', self._read(conn, 8))
+            typ, ln = HDR.unpack(self._read(conn, HDR.size))
             payload = self._read(conn, ln)
             if typ != MT_BATCH:
                 raise ValueError('unexpected type %x' % typ)
-            epoch, seq, unix_ms, rows, _ = struct.unpack('=QQQII', payload[:32])
-            data = payload[32:]
+            epoch, seq, unix_ms, rows, _ = BATCH.unpack_from(payload)
+            data = payload[BATCH.size:]
             if data.count(b'\n') != rows or (data and not data.endswith(b'\n')):
                 raise ValueError('batch %d: %d rows announced, %d lines' %
                                  (seq, rows, data.count(b'\n')))
@@ -100,4 +100,4 @@ class FakeWriter:
                         f.write(data)
                     self.epoch, self.seq = epoch, seq
                     self.batches.append((epoch, seq, rows))
-                conn.sendall(struct.pack('=II', MT_ACK, 16) + struct.pack('=QQ', epoch, seq))
+                conn.sendall(packet(MT_ACK, ACK.pack(epoch, seq)))

@@ -11,20 +11,20 @@ import shutil
 import signal
 import socket
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 from fakewriter import FakeWriter  # noqa: E402
+from wire import (HDR, MT_CTL_LABEL, MT_CTL_RELOAD, MT_CTL_STATUS, MT_HELLO,  # noqa: E402
+                  MT_PROBE_POLL, ROLE_PROBE, ctl_request, hello)
 
 SAMPLER, HELPER, TORCH, BUILD_DIR = [os.path.abspath(a) for a in sys.argv[1:5]]
 WRITER = os.path.abspath(sys.argv[5]) if len(sys.argv) > 5 else None  # croft-writer
 POLL_MS = 250
-MT_HELLO, MT_CTL_STATUS, MT_CTL_RELOAD, MT_CTL_LABEL, MT_CTL_REPLY = 1, 0x500, 0x501, 0x502, 0x600
-MT_PROBE_POLL = 0x300
 CI = os.environ.get('CI') == 'true'
 SLOW = 1.0  # waits scale with how late the sampler's polls run on this machine
 
@@ -136,23 +136,7 @@ class Harness:
         return json.loads(text)['figures'] if st == 0 else {}
 
     def ctl(self, typ, payload=b''):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(5)
-        s.connect(os.path.join(self.rt, 'sampler.ctl'))
-        s.sendall(struct.pack('=II', MT_HELLO, 24) + struct.pack('=IIQQ', 1, 4, 0, 0) +
-                  struct.pack('=II', typ, len(payload)) + payload)
-        data = b''
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-            if len(data) >= 8 and len(data) >= 8 + struct.unpack('=II', data[:8])[1]:
-                break
-        s.close()
-        typ, ln = struct.unpack('=II', data[:8])
-        status, _ = struct.unpack('=iI', data[8:16])
-        return status, data[16:8 + ln].rstrip(b'\0').decode('utf-8', 'replace')
+        return ctl_request(os.path.join(self.rt, 'sampler.ctl'), typ, payload, timeout=5)
 
     def cleanup(self):
         for p in self.children:
@@ -1133,14 +1117,13 @@ def t_status_mid_poll(h):
     os.chmod(path, 0o666)
     srv.listen(1)
     srv.settimeout(30 * SLOW)
-    hello = struct.pack('=II', MT_HELLO, 24) + struct.pack('=IIQQ', 1, 3, 0, 0)
     problems = []
     try:
         conn, _ = srv.accept()  # at the next poll, once /proc is read
         conn.settimeout(5)
-        kinds = [struct.unpack('=I', conn.recv(65536)[:4])[0]]
-        conn.send(hello)
-        kinds.append(struct.unpack('=I', conn.recv(65536)[:4])[0])
+        kinds = [HDR.unpack_from(conn.recv(65536))[0]]
+        conn.send(hello(ROLE_PROBE))
+        kinds.append(HDR.unpack_from(conn.recv(65536))[0])
         if kinds != [MT_HELLO, MT_PROBE_POLL]:
             return 'fake probe got message types %s' % [hex(k) for k in kinds]
         st, text = h.ctl(MT_CTL_STATUS)
