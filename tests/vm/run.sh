@@ -36,9 +36,10 @@ for bin in probe-work net-work; do
 	[ -x "$work/$bin" ] || cannot "needs $work/$bin (a build with tests)"
 done
 
-# the files checks.sh reads beside itself in the VM
+# the files checks.sh reads beside itself in the VM (../lib: the probe
+# tests import wire.py from beside their folder)
 copies=(guest/rows.py guest/oomparent.py guest/leftout.py upgrade.sh guest/continuity.py ../../README.md
-	../../man/croft-probe.8.scd verifier-ceilings ../probe)
+	../../man/croft-probe.8.scd verifier-ceilings ../probe ../lib)
 copy_args=()
 for c in "${copies[@]}"; do copy_args+=(--copy "$here/$c"); done
 
