@@ -1,7 +1,8 @@
 /*
  * fileio.c: bounded whole-file reads for configuration, catalogs and
- * /proc files, and the directories kept open for them across a privilege
- * drop.  Any process, any privilege.
+ * /proc files, the directories kept open for them across a privilege
+ * drop, and whole reads and writes at an offset.  Any process, any
+ * privilege.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -151,6 +152,25 @@ const char *file_read_strerror(int r)
 	if (r == -EFBIG)
 		return "file too large";
 	return strerror(-r);
+}
+
+int file_read_at(int fd, void *buf, size_t len, off_t off, size_t *ret_got)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = pread(fd, (uint8_t *)buf + got, len - got, off + (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	*ret_got = got;
+	return 0;
 }
 
 int file_write_at(int fd, const void *buf, size_t len, off_t off)

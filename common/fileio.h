@@ -1,8 +1,8 @@
 /*
  * fileio.h: reading a small file whole, safely: bounded in size, never
  * blocking on a FIFO or a device (a --config or --frameworks pointing at
- * /dev/zero or a pipe is refused, not hung on); writing a buffer whole and
- * syncing a directory for the writer's files.  Any process, any privilege;
+ * /dev/zero or a pipe is refused, not hung on); reading and writing a buffer
+ * whole at an offset and syncing a directory for the writer's files.  Any process, any privilege;
  * file_keep_dir before a privilege drop.
  */
 #ifndef CROFT_FILEIO_H
@@ -35,6 +35,9 @@ int file_keep_dir(const char *path);
 /* What a file_read_bounded error means, for messages. */
 const char *file_read_strerror(int r);
 
+/* Reads up to len bytes at off into buf (pread, short reads and EINTR
+ * retried), fewer only at the end of the file: *ret_got.  0 or -errno. */
+int file_read_at(int fd, void *buf, size_t len, off_t off, size_t *ret_got);
 /* Writes all of buf at off (pwrite, short writes and EINTR retried); 0 or -errno. */
 int file_write_at(int fd, const void *buf, size_t len, off_t off);
 /* Makes a directory's entries durable (a rename, a new file); 0 or -errno. */

@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <zstd.h>
 
+#include "fileio.h"
 #include "readfile.h"
 
 static const unsigned char zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
@@ -191,13 +192,15 @@ static void read_plain(struct file_reader *fr)
 static int64_t find_magic(struct file_reader *fr, uint64_t from)
 {
 	for (;;) {
-		ssize_t n = pread(fr->fd, fr->in, READ_IN_BYTES, (off_t)from);
-		if (n < (ssize_t)sizeof(zstd_magic))
+		size_t n;
+
+		if (file_read_at(fr->fd, fr->in, READ_IN_BYTES, (off_t)from, &n) < 0 ||
+			n < sizeof(zstd_magic))
 			return -1;
-		void *hit = memmem(fr->in, (size_t)n, zstd_magic, sizeof(zstd_magic));
+		void *hit = memmem(fr->in, n, zstd_magic, sizeof(zstd_magic));
 		if (hit)
 			return (int64_t)(from + (uint64_t)((unsigned char *)hit - fr->in));
-		from += (uint64_t)n - (sizeof(zstd_magic) - 1);
+		from += n - (sizeof(zstd_magic) - 1);
 	}
 }
 
@@ -229,22 +232,21 @@ static void zstd_corrupt(struct file_reader *fr, struct zread *z, size_t err)
 
 static bool zstd_fill_input(struct file_reader *fr, struct zread *z)
 {
+	size_t n;
+	int r;
+
 	z->in_base += z->ib.size;
 	z->ib.size = z->ib.pos = 0;
-	for (;;) {
-		ssize_t n = pread(fr->fd, fr->in, READ_IN_BYTES, (off_t)z->in_base);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			SKIP(fr, SKIP_UNREADABLE, 0, z->in_base, "read at offset %llu: %s",
-				(unsigned long long)z->in_base, strerror(errno));
-		if (n <= 0)
-			return false;
-		fr->bytes_read += (uint64_t)n;
-		z->ib.src = fr->in;
-		z->ib.size = (size_t)n;
-		return true;
-	}
+	r = file_read_at(fr->fd, fr->in, READ_IN_BYTES, (off_t)z->in_base, &n);
+	if (r < 0)
+		SKIP(fr, SKIP_UNREADABLE, 0, z->in_base, "read at offset %llu: %s",
+			(unsigned long long)z->in_base, strerror(-r));
+	if (r < 0 || n == 0)
+		return false;
+	fr->bytes_read += n;
+	z->ib.src = fr->in;
+	z->ib.size = n;
+	return true;
 }
 
 static void read_zstd(struct file_reader *fr)

@@ -102,25 +102,6 @@ int commit_decode(const uint8_t slot[COMMIT_SLOT_BYTES], struct commit_rec *ret_
 	return 0;
 }
 
-static int read_full(int fd, void *buf, size_t len, off_t off, size_t *ret_got)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = pread(fd, (uint8_t *)buf + got, len - got, off + (off_t)got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	*ret_got = got;
-	return 0;
-}
-
 /* Picks the valid slot with the highest generation; the other is next. */
 static void commit_pick(struct commit_file *cf, const uint8_t *buf, size_t got,
 	struct commit_rec *ret_rec, bool *ret_found)
@@ -158,7 +139,7 @@ int commit_open(int dirfd, struct commit_file **ret_cf, struct commit_rec *ret_r
 		free(cf);
 		return ret;
 	}
-	ret = read_full(cf->fd, buf, sizeof(buf), 0, &got);
+	ret = file_read_at(cf->fd, buf, sizeof(buf), 0, &got);
 	if (ret < 0) {
 		commit_close(cf);
 		return ret;

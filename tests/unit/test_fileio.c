@@ -53,12 +53,13 @@ START_TEST(test_sizes)
 }
 END_TEST
 
-/* One write helper for the writer's files: the whole buffer lands at its offset. */
+/* One write and one read helper: the whole buffer lands at its offset and
+ * comes back, shorter only at the end of the file. */
 START_TEST(test_write_at)
 {
-	static char big[1 << 20];
+	static char big[1 << 20], back[(1 << 20) + 16];
 	char *buf;
-	size_t len;
+	size_t len, got = 0;
 	int fd;
 
 	write_file(0);
@@ -73,6 +74,16 @@ START_TEST(test_write_at)
 	ck_assert_uint_eq(len, sizeof(big) + 2);
 	ck_assert(buf[0] == 'a' && buf[1] == 'c' && buf[2] == 'b' && buf[len - 1] == 'b');
 	free(buf);
+	fd = open(path, O_RDONLY);
+	ck_assert_int_eq(file_read_at(fd, back, sizeof(back), 0, &got), 0);
+	ck_assert_uint_eq(got, sizeof(big) + 2);
+	ck_assert(back[1] == 'c' && !memcmp(back + 2, big, sizeof(big)));
+	ck_assert_int_eq(file_read_at(fd, back, 8, (off_t)sizeof(big) + 1, &got), 0);
+	ck_assert_uint_eq(got, 1);
+	ck_assert_int_eq(file_read_at(fd, back, 8, (off_t)sizeof(big) + 2, &got), 0);
+	ck_assert_uint_eq(got, 0);
+	close(fd);
+	ck_assert_int_eq(file_read_at(fd, back, 1, 0, &got), -EBADF);
 	ck_assert_int_eq(file_write_at(fd, "x", 1, 0), -EBADF);
 	fd = open("/tmp", O_RDONLY | O_DIRECTORY);
 	ck_assert_int_eq(file_fsync_dir(fd), 0);
