@@ -1,7 +1,7 @@
 /*
  * textfile-bench.c: croft.prom's cost per poll, for bench-sampler.sh.
- * `textfile-bench N POLLS DIR`: N processes in N/40 containers (half of
- * them in pods) on 8 GPUs, one in 40 holding one, summed, settled and
+ * `textfile-bench N POLLS DIR`: N processes of tests/lib/synth_host.h's
+ * host in N/40 containers (half of them in pods) on 8 GPUs, summed, settled and
  * written to DIR/croft.prom as the sampler does at each poll; beside it,
  * in the same run, the least a poll pays per process anyway: one pread of
  * a kept /proc/<pid>/stat fd (here our own).  Prints both in CPU µs per
@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "sampler.h"
+#include "synth_host.h"
 
 static uint64_t cpu_ns(void)
 {
@@ -25,38 +26,12 @@ static uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static char (*ids)[65], (*pods)[37];
-
-static struct textfile_row process(size_t i, size_t containers, uint64_t gen, uint64_t *bits)
-{
-	size_t c = i % containers;
-	bool gpu = i % 40 == 0;
-	struct textfile_row r = { .row = (i + gen) % 15 == 0 || gpu,
-		.span_ms = 2000,
-		.state = gpu ? WL_GPU_HELD : WL_NO_GPU,
-		.cpu_cores = (double)(i % 7) / 10,
-		.rss_bytes = 4096 * (i % 100),
-		.container_id = i % 10 ? ids[c] : NULL,
-		.pod_uid = i % 10 && c % 2 ? pods[c / 2] : NULL,
-		.framework = i % 3 ? "pytorch" : NULL };
-
-	if (gpu) {
-		bits[0] = 1ull << (i / 40 % 8);
-		r.gpus = bits;
-		r.ioctl_known = true;
-		r.ioctl_count = (gen + c) % 3 ? 0 : 5;
-		r.since_known = true;
-		r.since_last_gpu_ioctl_ms = 1000 * (i % 90);
-	}
-	return r;
-}
-
 /* One poll's croft.prom: CPU ns. */
 static uint64_t textfile_poll(struct textfile *tf, struct textfile_dir *dir, const char *path,
-	size_t n, size_t containers, uint64_t gen)
+	const struct synth_host *host, size_t n, uint64_t poll)
 {
-	struct textfile_health h = { .unix_ms = gen * 2000,
-		.polls = gen,
+	struct textfile_health h = { .unix_ms = poll * 2000,
+		.polls = poll,
 		.processes = n,
 		.probe_attached = true,
 		.writer_connected = true,
@@ -65,10 +40,10 @@ static uint64_t textfile_poll(struct textfile *tf, struct textfile_dir *dir, con
 
 	if (textfile_dir_open(dir, path) < 0)
 		exit(1);
-	textfile_begin(tf, gen);
+	textfile_begin(tf, poll);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t bits[GPU_INDEX_MAX / 64] = { 0 };
-		struct textfile_row r = process(i, containers, gen, bits);
+		struct textfile_row r = synth_host_process(host, i, poll, bits);
 
 		textfile_add(tf, &r);
 	}
@@ -107,7 +82,8 @@ static uint64_t stat_poll(int fd, size_t n)
 
 int main(int argc, char **argv)
 {
-	size_t n, containers, polls;
+	size_t n, polls;
+	struct synth_host host;
 	uint64_t best_tf = UINT64_MAX, best_ref = UINT64_MAX;
 	struct textfile *tf;
 	struct textfile_dir dir = { .fd = -1 };
@@ -119,18 +95,10 @@ int main(int argc, char **argv)
 	}
 	n = strtoul(argv[1], NULL, 10);
 	polls = strtoul(argv[2], NULL, 10);
-	containers = n / 40 ? n / 40 : 1;
-	ids = calloc(containers, sizeof(*ids));
-	pods = calloc(containers, sizeof(*pods));
-	if (!ids || !pods || textfile_new(&tf))
+	if (synth_host_new(&host, n / 40 ? n / 40 : 1) < 0 || textfile_new(&tf))
 		return 1;
-	for (size_t c = 0; c < containers; c++) {
-		snprintf(ids[c], sizeof(ids[c]), "%012zx%052x", c * 7919 + 1, 0);
-		snprintf(pods[c], sizeof(pods[c]), "%08x-0000-4000-8000-%012x", (unsigned)c,
-			(unsigned)c);
-	}
-	for (uint64_t gen = 1; gen <= polls; gen++) {
-		uint64_t t = textfile_poll(tf, &dir, argv[3], n, containers, gen);
+	for (uint64_t poll = 1; poll <= polls; poll++) {
+		uint64_t t = textfile_poll(tf, &dir, argv[3], &host, n, poll);
 		uint64_t r = stat_poll(stat_fd, n);
 
 		best_tf = t < best_tf ? t : best_tf;
@@ -138,9 +106,10 @@ int main(int argc, char **argv)
 	}
 	printf("%zu processes, %zu containers: croft.prom %.1f us/poll (%zu series), reference "
 	       "(one stat pread per process) %.1f us/poll, ratio %.3f\n",
-		n, containers, (double)best_tf / 1e3, series_in(argv[3]), (double)best_ref / 1e3,
-		(double)best_tf / (double)best_ref);
+		n, host.containers, (double)best_tf / 1e3, series_in(argv[3]),
+		(double)best_ref / 1e3, (double)best_tf / (double)best_ref);
 	textfile_free(tf);
 	textfile_dir_close(&dir);
+	synth_host_free(&host);
 	return 0;
 }

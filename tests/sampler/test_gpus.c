@@ -12,55 +12,12 @@
 #include <sys/wait.h>
 
 #include "sampler.h"
+#include "scratch.h"
 #include "testlib.h"
-
-static char tmp[64];
-
-static void write_file(const char *name, const char *text)
-{
-	char path[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", tmp, name);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
-
-static void make_dirs(const char *rel)
-{
-	char path[512], *p;
-
-	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
-	for (p = path + strlen(tmp) + 1; (p = strchr(p, '/')); p++) {
-		*p = '\0';
-		mkdir(path, 0755);
-		*p = '/';
-	}
-	mkdir(path, 0755);
-}
-
-static void make_link(const char *target, const char *rel)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
-	ck_assert_int_eq(symlink(target, path), 0);
-}
 
 static void setup(void)
 {
-	snprintf(tmp, sizeof(tmp), "/tmp/croft-test-gpus.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
-}
-
-static void teardown(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	ck_assert_int_eq(system(cmd), 0);
+	tl_scratch_new("gpus");
 }
 
 static void load(struct gpu_index *gi, const char *devices)
@@ -68,10 +25,10 @@ static void load(struct gpu_index *gi, const char *devices)
 	static char sys[256]; /* gi keeps the pointer */
 	char path[256], driver[256];
 
-	write_file("devices", devices);
-	snprintf(path, sizeof(path), "%s/devices", tmp);
-	snprintf(sys, sizeof(sys), "%s/sys", tmp);
-	snprintf(driver, sizeof(driver), "%s/driver", tmp);
+	tl_scratch_write("devices", devices);
+	tl_scratch_path("devices", path, sizeof(path));
+	tl_scratch_path("sys", sys, sizeof(sys));
+	tl_scratch_path("driver", driver, sizeof(driver));
 	ck_assert_int_eq(gpu_index_load(gi, path, sys, driver), 0);
 }
 
@@ -117,26 +74,26 @@ static void fake_sysfs(void)
 	};
 	char rel[256], target[256];
 
-	make_dirs("sys/class/drm");
-	make_dirs("sys/class/accel");
-	make_dirs("sys/dev/char");
+	tl_scratch_mkdirs("sys/class/drm");
+	tl_scratch_mkdirs("sys/class/accel");
+	tl_scratch_mkdirs("sys/dev/char");
 	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
 		snprintf(rel, sizeof(rel), "sys/devices/pci0000:00/%s/%s/%s", nodes[i].pci,
 			nodes[i].cls, nodes[i].node);
-		make_dirs(rel);
+		tl_scratch_mkdirs(rel);
 		snprintf(rel, sizeof(rel), "sys/devices/pci0000:00/%s/%s/%s/device", nodes[i].pci,
 			nodes[i].cls, nodes[i].node);
 		snprintf(target, sizeof(target), "../../../%s", nodes[i].pci);
-		make_link(target, rel);
+		tl_scratch_link(target, rel);
 		snprintf(rel, sizeof(rel), "sys/class/%s/%s", nodes[i].cls, nodes[i].node);
 		snprintf(target, sizeof(target), "../../devices/pci0000:00/%s/%s/%s", nodes[i].pci,
 			nodes[i].cls, nodes[i].node);
-		make_link(target, rel);
+		tl_scratch_link(target, rel);
 		snprintf(rel, sizeof(rel), "sys/dev/char/%s", nodes[i].devnum);
-		make_link(target, rel);
+		tl_scratch_link(target, rel);
 	}
-	make_dirs("sys/devices/virtual/mem/full");
-	make_link("../../devices/virtual/mem/full", "sys/dev/char/1:7");
+	tl_scratch_mkdirs("sys/devices/virtual/mem/full");
+	tl_scratch_link("../../devices/virtual/mem/full", "sys/dev/char/1:7");
 }
 
 START_TEST(drm_by_pci_order)
@@ -372,7 +329,7 @@ int main(void)
 	Suite *s = suite_create("gpus");
 	TCase *tc = tcase_create("gpus");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, tl_scratch_free);
 	tcase_add_test(tc, nvidia_minors);
 	tcase_add_test(tc, drm_by_pci_order);
 	tcase_add_test(tc, no_sysfs);

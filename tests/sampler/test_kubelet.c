@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sampler.h"
+#include "scratch.h"
 #include "testlib.h"
 
 #define POD_A "0d6f1a6e-4b3c-4c8e-9f0a-1d2e3f405162"
@@ -50,32 +51,9 @@ static const char info0[] =
 	"Bus Type: \t PCIe\nDMA Size: \t 47 bits\nDMA Mask: \t 0x7fffffffffff\n"
 	"Bus Location: \t 0000:07:00.0\nDevice Minor: \t 0\nGPU Excluded:\t No\n";
 
-static char tmp[64];
-
-static void write_file(const char *rel, const char *text)
-{
-	char path[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 static void setup(void)
 {
-	snprintf(tmp, sizeof(tmp), "/tmp/croft-test-kubelet.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
-}
-
-static void teardown(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	ck_assert_int_eq(system(cmd), 0);
+	tl_scratch_new("kubelet");
 }
 
 /* "uid=id,..." of a parsed checkpoint, or "error: reason". */
@@ -152,14 +130,6 @@ START_TEST(driver_files)
 }
 END_TEST
 
-static void make_dir(const char *rel)
-{
-	char path[256];
-
-	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
-	ck_assert_int_eq(mkdir(path, 0755), 0);
-}
-
 /* A driver tree of a two-GPU node, read as gpu_index_load reads it. */
 static void two_gpu_driver(struct nv_driver *nv)
 {
@@ -167,15 +137,13 @@ static void two_gpu_driver(struct nv_driver *nv)
 
 	snprintf(info1, sizeof(info1),
 		"GPU UUID: \t %s\nBus Location: \t 0000:0f:00.0\nDevice Minor: \t 1\n", GPU1);
-	make_dir("nvidia");
-	make_dir("nvidia/gpus");
-	make_dir("nvidia/gpus/0000:07:00.0");
-	make_dir("nvidia/gpus/0000:0f:00.0");
-	make_dir("nvidia-caps");
-	write_file("nvidia/gpus/0000:07:00.0/information", info0);
-	write_file("nvidia/gpus/0000:0f:00.0/information", info1);
-	write_file("nvidia-caps/mig-minors", "config 1\nmonitor 2\ngpu0/gi2/ci1/access 30\n");
-	nv_driver_load(nv, tmp);
+	tl_scratch_mkdirs("nvidia/gpus/0000:07:00.0");
+	tl_scratch_mkdirs("nvidia/gpus/0000:0f:00.0");
+	tl_scratch_mkdirs("nvidia-caps");
+	tl_scratch_write("nvidia/gpus/0000:07:00.0/information", info0);
+	tl_scratch_write("nvidia/gpus/0000:0f:00.0/information", info1);
+	tl_scratch_write("nvidia-caps/mig-minors", "config 1\nmonitor 2\ngpu0/gi2/ci1/access 30\n");
+	nv_driver_load(nv, tl_scratch());
 }
 
 /* "0,1" of a pod's allocation, "-" when unknown. */
@@ -205,14 +173,14 @@ START_TEST(allocations_follow_the_file)
 	ck_assert_uint_eq(nv.gpus_count, 2);
 	ck_assert_uint_eq(nv.mig_count, 1);
 	ck_assert_int_eq(nv_gpu_of_uuid(&nv, GPU1, strlen(GPU1)), 1);
-	snprintf(path, sizeof(path), "%s/kubelet_internal_checkpoint", tmp);
+	tl_scratch_path("kubelet_internal_checkpoint", path, sizeof(path));
 	snprintf(fresh, sizeof(fresh), "%s.new", path);
 	/* absent: said once, nothing known */
 	ck_assert(kubelet_refresh(&k, path));
 	ck_assert(k.absent);
 	ck_assert(!kubelet_refresh(&k, path));
 	ck_assert_str_eq(alloc(&k, &nv, POD_A), "-");
-	write_file("kubelet_internal_checkpoint", numa_format);
+	tl_scratch_write("kubelet_internal_checkpoint", numa_format);
 	ck_assert(kubelet_refresh(&k, path));
 	ck_assert_str_eq(k.problem, "");
 	ck_assert_str_eq(alloc(&k, &nv, POD_A), "0,1"); /* the pod's containers together */
@@ -220,19 +188,19 @@ START_TEST(allocations_follow_the_file)
 	ck_assert_str_eq(alloc(&k, &nv, "ffffffff-0000-0000-0000-000000000000"), ""); /* none */
 	ck_assert(!kubelet_refresh(&k, path)); /* unchanged: not read again */
 	/* the kubelet rewrites it (a new inode, as its rename does): read again */
-	write_file("kubelet_internal_checkpoint.new", list_format);
+	tl_scratch_write("kubelet_internal_checkpoint.new", list_format);
 	ck_assert_int_eq(rename(fresh, path), 0);
 	ck_assert(!kubelet_refresh(&k, path)); /* read; nothing new to say */
 	ck_assert_str_eq(alloc(&k, &nv, POD_A), "1");
 	ck_assert_str_eq(alloc(&k, &nv, POD_B), "");
 	ck_assert_str_eq(alloc(&k, &nv, POD_C), "-"); /* a MIG slice: which GPU is unknown */
 	/* broken: one line, then nothing known; mended: known again */
-	write_file("kubelet_internal_checkpoint", "{\"Data\":{\"PodDeviceEntries\":[");
+	tl_scratch_write("kubelet_internal_checkpoint", "{\"Data\":{\"PodDeviceEntries\":[");
 	ck_assert(kubelet_refresh(&k, path));
 	ck_assert_int_eq(strncmp(k.problem, "kubelet checkpoint ", 19), 0);
 	ck_assert(!k.absent);
 	ck_assert_str_eq(alloc(&k, &nv, POD_A), "-");
-	write_file("kubelet_internal_checkpoint", list_format);
+	tl_scratch_write("kubelet_internal_checkpoint", list_format);
 	ck_assert(kubelet_refresh(&k, path));
 	ck_assert_str_eq(alloc(&k, &nv, POD_A), "1");
 	/* a GPU the driver does not name: unknown, not "none" */
@@ -247,7 +215,7 @@ int main(void)
 	Suite *s = suite_create("kubelet");
 	TCase *tc = tcase_create("kubelet");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, tl_scratch_free);
 	tcase_add_test(tc, checkpoint_formats);
 	tcase_add_test(tc, driver_files);
 	tcase_add_test(tc, allocations_follow_the_file);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "sampler.h"
+#include "synth_host.h"
 #include "testlib.h"
 
 #define SERIES_MAX 4096
@@ -250,51 +251,15 @@ START_TEST(hostile_labels)
 }
 END_TEST
 
-/* Process i of a synthetic host: 500 containers in 250 pods, 8 GPUs. */
-static char ids[500][65], pods[250][37];
-
-static struct textfile_row host_process(size_t i, uint64_t gen, uint64_t bits[])
-{
-	size_t c = i % 500;
-	bool gpu = i % 40 == 0; /* 500 GPU holders */
-	struct textfile_row r = { .row = (i + gen) % 15 == 0 || gpu,
-		.span_ms = 2000,
-		.state = gpu ? WL_GPU_HELD : WL_NO_GPU,
-		.cpu_cores = (double)(i % 7) / 10,
-		.rss_bytes = 4096 * (i % 100),
-		.container_id = i % 10 ? ids[c] : NULL,
-		.pod_uid = i % 10 && c % 2 ? pods[c / 2] : NULL,
-		.framework = i % 3 ? "pytorch" : NULL };
-
-	if (!r.container_id) { /* host processes with labels of their own (CROFT_LABEL), */
-		static const char *const labels[] = { "exp-a", "exp-b" };
-		/* the first of them in a group another each poll */
-		r.label = labels[(i / 10 + gen) % 2];
-		r.label_len = strlen(r.label);
-	}
-	if (gpu) {
-		bits[0] = 1ull << (i / 40 % 8);
-		r.gpus = bits;
-		r.ioctl_known = true;
-		/* containers differ in how often they are busy, so the ranking moves */
-		r.ioctl_count = (gen + c) % (c % 5 + 2) ? 0 : 3;
-		r.since_known = true;
-		r.since_last_gpu_ioctl_ms = 1000 * (i % 90);
-		r.span_ms = 2000 + 100 * ((gen * c) % 7);
-	}
-	return r;
-}
-
 START_TEST(bounded_and_monotonic)
 {
 	struct textfile *tf;
 	struct parsed *before = malloc(sizeof(*before)), *after = malloc(sizeof(*after));
 	size_t series = 0;
 
-	for (size_t c = 0; c < 500; c++)
-		snprintf(ids[c], sizeof(ids[c]), "%012zx%052x", c * 7919, 0);
-	for (size_t k = 0; k < 250; k++)
-		snprintf(pods[k], sizeof(pods[k]), "%08zx-0000-4000-8000-%012zx", k, k);
+	struct synth_host host; /* 500 containers in 250 pods, 8 GPUs, 500 GPU holders */
+
+	ck_assert_int_eq(synth_host_new(&host, 500), 0);
 	ck_assert_int_eq(textfile_new(&tf), 0);
 	before->count = 0;
 	for (uint64_t gen = 1; gen <= 40; gen++) {
@@ -304,7 +269,7 @@ START_TEST(bounded_and_monotonic)
 		textfile_begin(tf, gen);
 		for (size_t i = 0; i < 20000; i++) {
 			uint64_t bits[GPU_INDEX_MAX / 64] = { 0 };
-			struct textfile_row r = host_process(i, gen, bits);
+			struct textfile_row r = synth_host_process(&host, i, gen, bits);
 
 			textfile_add(tf, &r);
 			if (!r.row)
@@ -350,6 +315,7 @@ START_TEST(bounded_and_monotonic)
 	}
 	printf("# %zu series for 20000 processes, 500 containers, 250 pods, 8 GPUs\n", series);
 	textfile_free(tf);
+	synth_host_free(&host);
 	free(before);
 	free(after);
 }
