@@ -84,7 +84,7 @@ static int parse_relative_time(const char *text, int64_t *ret_ms)
 	return 0;
 }
 
-int parse_time_ms(const char *text, int64_t *ret_ms)
+static int parse_time_ms(const char *text, int64_t *ret_ms)
 {
 	struct tm tm = { 0 };
 	int ms = 0, n = 0;

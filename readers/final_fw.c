@@ -15,14 +15,14 @@
 
 enum { FW_UNSEEN = -1, FW_OTHER = 0, FW_ASKED = 1 };
 
-/* One process's rows in one file, as the figures' segments are cut. */
-struct fw_seg {
-	struct seg_head head; /* first */
-	int8_t fw;            /* its last row naming a framework: FW_* */
+/* One process's rows in one file, as the figures' tracks are cut. */
+struct fw_track {
+	struct track_head head; /* first */
+	int8_t fw;              /* its last row naming a framework: FW_* */
 };
 
 struct fw_worker {
-	struct seg_worker sw; /* first: the sink's ctx */
+	struct track_worker sw; /* first: the sink's ctx */
 	const char *asked;
 	size_t asked_len;
 };
@@ -40,32 +40,32 @@ struct fw_select {
 	struct i64map exact; /* proc_key of the others: (host, tgid, start_ms) */
 };
 
-/* The process the join is walking: its first and last segments, its framework. */
+/* The process the join is walking: its first and last tracks, its framework. */
 struct fw_proc {
 	struct fw_select *sel;
-	const struct seg_head *first, *last;
+	const struct track_head *first, *last;
 	int fw;
 };
 
 static void fw_row(void *ctx, const struct row *r)
 {
 	struct fw_worker *w = ctx;
-	struct fw_seg *seg;
+	struct fw_track *track;
 	uint64_t weight;
 	bool first;
 
 	if (w->sw.oom)
 		return;
-	seg = seg_row(&w->sw, r, &weight, &first);
-	if (!seg)
+	track = track_row(&w->sw, r, &weight, &first);
+	if (!track)
 		return;
 	if (first)
-		seg->fw = FW_UNSEEN;
+		track->fw = FW_UNSEEN;
 	if (r->framework.ptr && r->framework.len)
-		seg->fw = r->framework.len == w->asked_len &&
-					  memcmp(r->framework.ptr, w->asked, w->asked_len) == 0
-				  ? FW_ASKED
-				  : FW_OTHER;
+		track->fw = r->framework.len == w->asked_len &&
+					    memcmp(r->framework.ptr, w->asked, w->asked_len) == 0
+				    ? FW_ASKED
+				    : FW_OTHER;
 }
 
 /* Adds the process walked so far when its last framework is the one asked for. */
@@ -76,7 +76,7 @@ static int take_process(struct fw_proc *p)
 
 	if (!p->first || p->fw != FW_ASKED)
 		return 0;
-	if (p->first->start_ms != SEG_NO_START) {
+	if (p->first->start_ms != NO_START_MS) {
 		int64_t key =
 			(int64_t)proc_key(p->first->host_hash, p->first->tgid, p->first->start_ms);
 		struct i64_slot *slot = i64map_slot(&sel->exact, key);
@@ -97,12 +97,12 @@ static int take_process(struct fw_proc *p)
 	return 0;
 }
 
-/* seg_walk's step: a process ends where the next begins. */
-static int fw_segment(
-	void *ctx, const struct seg_head *head, const struct seg_head *prev, uint64_t weight)
+/* track_walk's step: a process ends where the next begins. */
+static int fw_track_step(
+	void *ctx, const struct track_head *head, const struct track_head *prev, uint64_t weight)
 {
 	struct fw_proc *p = ctx;
-	int fw = ((const struct fw_seg *)head)->fw;
+	int fw = ((const struct fw_track *)head)->fw;
 	int r = 0;
 
 	if (!prev) {
@@ -119,12 +119,13 @@ static int fw_segment(
 int fw_select_build(
 	const struct read_opts *o, const struct ds_files *files, struct fw_select **ret_sel)
 {
-	static const struct ds_sink sink = { seg_file_begin, fw_row, NULL };
+	static const struct ds_sink sink = { track_file_begin, fw_row, NULL };
 	void *ctxs[DS_THREADS_MAX];
-	struct fw_worker *w = seg_workers_new(o, sizeof(*w), sizeof(struct fw_seg), false, ctxs);
+	struct fw_worker *w =
+		track_workers_new(o, sizeof(*w), sizeof(struct fw_track), false, ctxs);
 	struct fw_select *sel = calloc(1, sizeof(*sel));
 	struct ds_report rep;
-	struct seg_join join = { 0 };
+	struct track_join join = { 0 };
 	struct fw_proc p = { .sel = sel };
 	int r;
 
@@ -140,14 +141,14 @@ int fw_select_build(
 	ds_report_init(&rep); /* the figures' pass reports what it skips */
 	r = ds_read(files, o->threads, o->jansson_only, &sink, ctxs, &rep);
 	if (r == 0)
-		r = seg_sums(&join, ctxs, o->threads);
+		r = track_sums(&join, ctxs, o->threads);
 	if (r == 0)
-		r = seg_walk(&join, fw_segment, &p);
+		r = track_walk(&join, fw_track_step, &p);
 	if (r == 0)
 		r = take_process(&p);
-	seg_join_free(&join);
+	track_join_free(&join);
 	for (int k = 0; k < o->threads; k++)
-		seg_worker_free(&w[k].sw);
+		track_worker_free(&w[k].sw);
 	free(w);
 	ds_report_free(&rep);
 	if (r < 0) {
@@ -163,7 +164,7 @@ bool fw_select_has(const struct fw_select *sel, const struct row *r)
 	size_t lo = 0, hi = sel->n;
 	uint64_t ident;
 
-	if (row_start_ms(r) != SEG_NO_START)
+	if (row_start_ms(r) != NO_START_MS)
 		return i64map_has(
 			&sel->exact, (int64_t)proc_key(row_host_hash(r), r->tgid, r->start_ms));
 

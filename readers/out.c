@@ -1,10 +1,11 @@
 /*
  * out.c: what croft stats and croft profile print besides their own
- * figures: the files read and what was skipped (table and --json), number
- * formats, and the exit status.  Runs as the invoking user, no privilege.
+ * figures: the files read and what was skipped (table and --json), the
+ * syscall ranking, number formats, and the exit status.  Runs as the invoking user, no privilege.
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "readers.h"
@@ -16,6 +17,51 @@ json_t *json_round(double value, int decimals)
 	double scale = pow(10, decimals);
 
 	return json_real(round(value * scale) / scale);
+}
+
+static int cmp_calls(const void *a, const void *b)
+{
+	const struct syscall_calls *x = a, *y = b;
+
+	if (x->calls_x1e7 != y->calls_x1e7)
+		return x->calls_x1e7 > y->calls_x1e7 ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+struct syscall_calls *syscalls_ranked(const struct track_join *j)
+{
+	size_t n = j->syscalls.count;
+	struct syscall_calls *v = calloc(n + 1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		v[i] = (struct syscall_calls){ strtab_str(&j->syscalls, (uint32_t)i, NULL),
+			j->calls[i] };
+	qsort(v, n, sizeof(*v), cmp_calls);
+	return v;
+}
+
+uint64_t calls_rounded(u128 calls_x1e7)
+{
+	return (uint64_t)((calls_x1e7 + 5000000) / 10000000);
+}
+
+json_t *json_syscalls(const struct syscall_calls *v, size_t n, u128 total_x1e7)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++) {
+		json_t *e = json_object();
+		json_object_set_new(e, "name", json_string(v[i].name));
+		json_object_set_new(
+			e, "calls", json_integer((json_int_t)calls_rounded(v[i].calls_x1e7)));
+		if (total_x1e7)
+			json_object_set_new(e, "share",
+				json_round((double)v[i].calls_x1e7 / (double)total_x1e7, 4));
+		json_array_append_new(arr, e);
+	}
+	return arr;
 }
 
 json_t *json_str_or_null(const char *s)

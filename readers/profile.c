@@ -1,7 +1,7 @@
 /*
  * profile.c: croft profile.  Workers turn the selected rows into steps of
- * the per-poll sums (profile_steps.c) and, per process and file, a segment
- * (segments.c) with its GPU phases whose first row profile_join.c
+ * the per-poll sums (profile_steps.c) and, per process and file, a track
+ * (tracks.c) with its GPU phases whose first row profile_join.c
  * settles.  Invoking user, no privilege.
  */
 #include <errno.h>
@@ -29,8 +29,8 @@ static struct phase_gpus row_gpus(const struct row *r)
 	return g;
 }
 
-static void push_stretch(struct pworker *w, struct pseg *seg, int kind, int64_t start, int64_t end,
-	const struct phase_gpus *gpus)
+static void push_stretch(struct pworker *w, struct profile_track *track, int kind, int64_t start,
+	int64_t end, const struct phase_gpus *gpus)
 {
 	if (!VEC_ROOM(w->st, w->st_cap, w->st_count)) {
 		w->sw.oom = true;
@@ -38,47 +38,47 @@ static void push_stretch(struct pworker *w, struct pseg *seg, int kind, int64_t 
 	}
 	uint32_t i = (uint32_t)w->st_count++;
 	w->st[i] = (struct stretch){ start, end, NONE_ID, (uint8_t)kind, *gpus };
-	if (seg->st_first == NONE_ID)
-		seg->st_first = i;
+	if (track->st_first == NONE_ID)
+		track->st_first = i;
 	else
-		w->st[seg->st_last].next = i;
-	seg->st_last = i;
-	seg->open_kind = (int8_t)kind;
+		w->st[track->st_last].next = i;
+	track->st_last = i;
+	track->open_kind = (int8_t)kind;
 }
 
 /* The row's GPU phase: extends the open stretch (same kind, same GPUs) or
  * starts one.  A first row's stretch starts at the row for now; the join
  * moves it back. */
-static void seg_phase(
-	struct pworker *w, struct pseg *seg, const struct row *r, uint64_t weight, bool first)
+static void track_phase(struct pworker *w, struct profile_track *track, const struct row *r,
+	uint64_t weight, bool first)
 {
 	int kind = phase_of(r);
 	struct phase_gpus gpus = row_gpus(r);
 
-	if (seg->open_kind >= 0 &&
-		(seg->open_kind != kind || !phase_gpus_equal(&w->st[seg->st_last].gpus, &gpus)))
-		seg->open_kind = -1;
+	if (track->open_kind >= 0 &&
+		(track->open_kind != kind || !phase_gpus_equal(&w->st[track->st_last].gpus, &gpus)))
+		track->open_kind = -1;
 	if (kind < 0)
 		return;
 	if (!first)
 		w->phase_ms[kind] += weight;
-	if (seg->open_kind == kind)
-		w->st[seg->st_last].end_ms = r->unix_ms;
+	if (track->open_kind == kind)
+		w->st[track->st_last].end_ms = r->unix_ms;
 	else
-		push_stretch(w, seg, kind, r->unix_ms - (int64_t)weight, r->unix_ms, &gpus);
+		push_stretch(w, track, kind, r->unix_ms - (int64_t)weight, r->unix_ms, &gpus);
 }
 
-/* A segment's first row: the join moves its phase's start back. */
-static void seg_first(
-	struct pworker *w, struct pseg *seg, const struct row *r, const struct sample *s)
+/* A track's first row: the join moves its phase's start back. */
+static void track_first(
+	struct pworker *w, struct profile_track *track, const struct row *r, const struct sample *s)
 {
-	seg->first = *s;
-	seg->last = *s;
-	seg->st_first = NONE_ID;
-	seg->st_last = NONE_ID;
-	seg->first_kind = (int8_t)phase_of(r);
-	seg->open_kind = -1;
-	seg_phase(w, seg, r, 0, true);
+	track->first = *s;
+	track->last = *s;
+	track->st_first = NONE_ID;
+	track->st_last = NONE_ID;
+	track->first_kind = (int8_t)phase_of(r);
+	track->open_kind = -1;
+	track_phase(w, track, r, 0, true);
 	steps_first(w, s);
 }
 
@@ -86,7 +86,7 @@ static void profile_row(void *ctx, const struct row *r)
 {
 	struct pworker *w = ctx;
 	struct sample s;
-	struct pseg *seg;
+	struct profile_track *track;
 	uint64_t weight;
 	bool first;
 
@@ -97,16 +97,16 @@ static void profile_row(void *ctx, const struct row *r)
 		return;
 	w->has_any |= r->has;
 	row_sample(r, &s);
-	seg = seg_row(&w->sw, r, &weight, &first);
-	if (!seg)
+	track = track_row(&w->sw, r, &weight, &first);
+	if (!track)
 		return;
 	if (first) {
-		seg_first(w, seg, r, &s);
+		track_first(w, track, r, &s);
 		return;
 	}
-	steps_next(w, &seg->last, &s);
-	seg->last = s;
-	seg_phase(w, seg, r, weight, false);
+	steps_next(w, &track->last, &s);
+	track->last = s;
+	track_phase(w, track, r, weight, false);
 }
 
 /* The file's processes end at their last rows, unless the join finds them go on. */
@@ -114,13 +114,13 @@ static void profile_file_end(void *ctx, uint32_t file)
 {
 	struct pworker *w = ctx;
 
-	for (size_t i = w->sw.file_first; i < w->sw.segs_count && !w->sw.oom; i++)
-		steps_end(w, &((struct pseg *)seg_at(&w->sw, i))->last);
+	for (size_t i = w->sw.file_first; i < w->sw.tracks_count && !w->sw.oom; i++)
+		steps_end(w, &((struct profile_track *)track_at(&w->sw, i))->last);
 }
 
 static void pworker_free(struct pworker *w)
 {
-	seg_worker_free(&w->sw);
+	track_worker_free(&w->sw);
 	i64map_free(&w->step_index);
 	free(w->st);
 	steps_free(&w->steps);
@@ -128,7 +128,7 @@ static void pworker_free(struct pworker *w)
 
 int cmd_profile(int argc, char **argv)
 {
-	static const struct ds_sink sink = { seg_file_begin, profile_row, profile_file_end };
+	static const struct ds_sink sink = { track_file_begin, profile_row, profile_file_end };
 	struct read_opts o;
 	struct ds_files files = { 0 };
 	struct ds_report rep;
@@ -139,7 +139,7 @@ int cmd_profile(int argc, char **argv)
 
 	if (r != 0)
 		return r > 0 ? 0 : 2;
-	pw = seg_workers_new(&o, sizeof(*pw), sizeof(struct pseg), true, ctxs);
+	pw = track_workers_new(&o, sizeof(*pw), sizeof(struct profile_track), true, ctxs);
 	if (!pw)
 		return 1;
 	for (int k = 0; k < o.threads; k++)

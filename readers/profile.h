@@ -18,8 +18,8 @@
  */
 struct sample {
 	int64_t ms;
-	int64_t cpu_e4, rss, threads, ioctls;
-	int64_t rx_e4, tx_e4, read_e4, write_e4;
+	int64_t cpu_x1e4, rss, threads, ioctls;
+	int64_t rx_x1e4, tx_x1e4, read_x1e4, write_x1e4;
 };
 
 /* The kinds of figures: how long a row's value lasts (profile_steps.c). */
@@ -63,11 +63,6 @@ struct summary {
 	double mean, p50, p95, max;
 };
 
-struct syscall_share {
-	const char *name;
-	double calls, share;
-};
-
 struct profile_result {
 	uint64_t rows, processes, samples;
 	int64_t first_ms, last_ms;
@@ -79,16 +74,16 @@ struct profile_result {
 	size_t phases_count;
 	struct phase_gpus gpus; /* every GPU a phase held */
 	uint64_t phase_ms[PH_KINDS];
-	struct syscall_share top[TOP_SYSCALLS_PROF];
+	struct syscall_calls top[TOP_SYSCALLS_PROF]; /* names strdup'd */
 	size_t top_count;
-	double syscalls_total;
+	u128 syscalls_x1e7;       /* all of them */
 	struct sample *samples_v; /* for --svg */
 };
 
-/* One GPU phase inside one segment; segments chain theirs by index. */
+/* One GPU phase inside one track; tracks chain theirs by index. */
 struct stretch {
 	int64_t start_ms, end_ms;
-	uint32_t next; /* NONE_ID: the segment's last */
+	uint32_t next; /* NONE_ID: the track's last */
 	uint8_t kind;
 	struct phase_gpus gpus;
 };
@@ -98,8 +93,8 @@ struct stretch {
  * it stands for (and so its phase's start, its syscall calls) depends on
  * the process's previous row, maybe in another file.
  */
-struct pseg {
-	struct seg_head head;      /* first */
+struct profile_track {
+	struct track_head head;    /* first */
 	struct sample first, last; /* the figures of its first and last rows */
 	uint32_t st_first, st_last;
 	int8_t first_kind; /* phase of the first row, -1 none */
@@ -107,7 +102,7 @@ struct pseg {
 };
 
 struct pworker {
-	struct seg_worker sw; /* first: the sink's ctx */
+	struct track_worker sw; /* first: the sink's ctx */
 	uint64_t phase_ms[PH_KINDS];
 	uint32_t has_any; /* enum row_has seen in any row */
 	struct stretch *st;
@@ -124,7 +119,7 @@ struct pworker {
 void row_sample(const struct row *r, struct sample *ret);
 /* A row taken at ms, selected or not: a poll, when the time filter lets it. */
 void steps_poll(struct pworker *w, int64_t ms);
-/* A segment's first row s; a row s after its segment's previous row prev; its last. */
+/* A track's first row s; a row s after its track's previous row prev; its last. */
 void steps_first(struct pworker *w, const struct sample *s);
 void steps_next(struct pworker *w, const struct sample *prev, const struct sample *s);
 void steps_end(struct pworker *w, const struct sample *last);
@@ -137,7 +132,6 @@ void steps_free(struct steps *s);
 /* profile_join.c */
 int profile_join(void *const *ctxs, int workers, struct profile_result *res);
 
-const char *phase_name(enum phase_kind kind);
 bool phase_gpus_equal(const struct phase_gpus *a, const struct phase_gpus *b);
 void profile_print_table(const struct read_opts *o, const struct profile_result *p,
 	const struct ds_files *files, const struct ds_report *rep);

@@ -1,5 +1,5 @@
 /*
- * profile_join.c: croft profile's main-thread half: each process's segments
+ * profile_join.c: croft profile's main-thread half: each process's tracks
  * joined in time order (first rows settled, phases and figures continued
  * across files), the polls summed (profile_steps.c), then the figures.  Invoking user, no
  * privilege.
@@ -10,19 +10,19 @@
 
 #include "profile.h"
 
-/* One process while its segments are walked. */
-struct jproc {
-	int open_kind;   /* phase open at the previous segment's end, -1 none */
-	size_t open_out; /* and its index in res->phases */
+/* The phase a process left open at its previous track's end, while its tracks are walked. */
+struct open_phase {
+	int kind;   /* -1 none */
+	size_t out; /* its index in res->phases */
 };
 
 struct join {
 	void *const *pw; /* the workers */
 	struct profile_result *res;
-	struct seg_join segs; /* with the syscalls and their calls */
+	struct track_join tracks; /* with the syscalls and their calls */
 	size_t phases_cap;
 	struct steps fix; /* processes going on across files (steps_continue) */
-	struct jproc p;
+	struct open_phase open;
 };
 
 bool phase_gpus_equal(const struct phase_gpus *a, const struct phase_gpus *b)
@@ -44,53 +44,54 @@ static size_t emit_phase(struct join *j, int64_t tgid, const struct stretch *st,
 	return res->phases_count++;
 }
 
-/* A segment's stretches; its first may start before its first row, or
- * continue the stretch the process's previous segment left open. */
-static int join_stretches(
-	struct join *j, const struct pseg *seg, struct jproc *p, uint64_t weight, bool cont)
+/* A track's stretches; its first may start before its first row, or
+ * continue the stretch the process's previous track left open. */
+static int join_stretches(struct join *j, const struct profile_track *track,
+	struct open_phase *open, uint64_t weight, bool cont)
 {
-	const struct pworker *w = j->pw[seg->head.worker];
+	const struct pworker *w = j->pw[track->head.worker];
 	size_t out = SIZE_MAX;
 
-	for (uint32_t i = seg->st_first; i != NONE_ID; i = w->st[i].next) {
+	for (uint32_t i = track->st_first; i != NONE_ID; i = w->st[i].next) {
 		const struct stretch *st = &w->st[i];
-		bool first_row = i == seg->st_first && seg->first_kind >= 0;
+		bool first_row = i == track->st_first && track->first_kind >= 0;
 
-		if (first_row && cont && p->open_kind == seg->first_kind &&
-			phase_gpus_equal(&j->res->phases[p->open_out].gpus, &st->gpus)) {
-			out = p->open_out;
+		if (first_row && cont && open->kind == track->first_kind &&
+			phase_gpus_equal(&j->res->phases[open->out].gpus, &st->gpus)) {
+			out = open->out;
 			j->res->phases[out].end_ms = st->end_ms;
 		} else {
 			int64_t start =
-				first_row ? seg->head.first_ms - (int64_t)weight : st->start_ms;
-			out = emit_phase(j, seg->head.tgid, st, start);
+				first_row ? track->head.first_ms - (int64_t)weight : st->start_ms;
+			out = emit_phase(j, track->head.tgid, st, start);
 			if (out == SIZE_MAX)
 				return -ENOMEM;
 		}
 	}
-	p->open_kind = seg->open_kind;
-	p->open_out = out;
+	open->kind = track->open_kind;
+	open->out = out;
 	return 0;
 }
 
-/* seg_walk's step: each process's segments in time order. */
-static int join_segment(
-	void *ctx, const struct seg_head *head, const struct seg_head *prev, uint64_t weight)
+/* track_walk's step: each process's tracks in time order. */
+static int join_track(
+	void *ctx, const struct track_head *head, const struct track_head *prev, uint64_t weight)
 {
 	struct join *j = ctx;
-	const struct pseg *seg = (const struct pseg *)head;
+	const struct profile_track *track = (const struct profile_track *)head;
 	int r;
 
 	if (prev) {
-		r = steps_continue(&j->fix, &((const struct pseg *)prev)->last, &seg->first);
+		r = steps_continue(
+			&j->fix, &((const struct profile_track *)prev)->last, &track->first);
 		if (r < 0)
 			return r;
 	} else {
-		j->p = (struct jproc){ -1, 0 };
+		j->open = (struct open_phase){ -1, 0 };
 	}
-	if (seg->first_kind >= 0)
-		j->res->phase_ms[seg->first_kind] += weight;
-	return join_stretches(j, seg, &j->p, weight, prev != NULL);
+	if (track->first_kind >= 0)
+		j->res->phase_ms[track->first_kind] += weight;
+	return join_stretches(j, track, &j->open, weight, prev != NULL);
 }
 
 /* Nearest rank: the smallest value with at least p% of the polls at or below. */
@@ -137,13 +138,13 @@ static int figures(struct profile_result *res)
 {
 	struct summary threads;
 
-	if (summarize(res, offsetof(struct sample, cpu_e4), E4, &res->cpu) < 0 ||
+	if (summarize(res, offsetof(struct sample, cpu_x1e4), FIXED_SCALE, &res->cpu) < 0 ||
 		summarize(res, offsetof(struct sample, rss), 1, &res->rss) < 0 ||
 		summarize(res, offsetof(struct sample, threads), 1, &threads) < 0 ||
-		summarize(res, offsetof(struct sample, rx_e4), E4, &res->rx) < 0 ||
-		summarize(res, offsetof(struct sample, tx_e4), E4, &res->tx) < 0 ||
-		summarize(res, offsetof(struct sample, read_e4), E4, &res->rd) < 0 ||
-		summarize(res, offsetof(struct sample, write_e4), E4, &res->wr) < 0)
+		summarize(res, offsetof(struct sample, rx_x1e4), FIXED_SCALE, &res->rx) < 0 ||
+		summarize(res, offsetof(struct sample, tx_x1e4), FIXED_SCALE, &res->tx) < 0 ||
+		summarize(res, offsetof(struct sample, read_x1e4), FIXED_SCALE, &res->rd) < 0 ||
+		summarize(res, offsetof(struct sample, write_x1e4), FIXED_SCALE, &res->wr) < 0)
 		return -ENOMEM;
 	res->threads_mean = threads.mean;
 	res->threads_max = threads.max;
@@ -161,48 +162,25 @@ static int cmp_phase(const void *a, const void *b)
 	return (int)x->kind - (int)y->kind;
 }
 
-struct share_rank {
-	uint32_t id;
-	u128 calls;
-	const char *name;
-};
-
-static int cmp_share(const void *a, const void *b)
-{
-	const struct share_rank *x = a, *y = b;
-
-	if (x->calls != y->calls)
-		return x->calls > y->calls ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-/* The top syscalls by calls with their share; names copied (the table goes). */
+/* The top syscalls by calls; names copied (the join's table goes). */
 static int syscall_mix(struct join *j)
 {
 	struct profile_result *res = j->res;
-	const struct seg_join *sj = &j->segs;
-	size_t n = sj->syscalls.count;
-	struct share_rank *v = calloc(n + 1, sizeof(*v));
-	u128 total = 0;
+	const struct track_join *tj = &j->tracks;
+	struct syscall_calls *v = syscalls_ranked(tj);
 
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		v[i] = (struct share_rank){ (uint32_t)i, sj->calls[i],
-			strtab_str(&sj->syscalls, (uint32_t)i, NULL) };
-		total += sj->calls[i];
-	}
-	if (n)
-		qsort(v, n, sizeof(*v), cmp_share);
-	res->syscalls_total = (double)total / 1e7;
-	for (size_t i = 0; i < n && i < TOP_SYSCALLS_PROF && v[i].calls; i++) {
+	for (size_t i = 0; i < tj->syscalls.count; i++)
+		res->syscalls_x1e7 += tj->calls[i];
+	for (size_t i = 0; i < tj->syscalls.count && i < TOP_SYSCALLS_PROF && v[i].calls_x1e7;
+		i++) {
 		char *name = strdup(v[i].name);
 		if (!name) {
 			free(v);
 			return -ENOMEM;
 		}
-		res->top[res->top_count++] = (struct syscall_share){ name, (double)v[i].calls / 1e7,
-			(double)v[i].calls / (double)total };
+		res->top[res->top_count++] = (struct syscall_calls){ name, v[i].calls_x1e7 };
 	}
 	free(v);
 	return 0;
@@ -211,7 +189,7 @@ static int syscall_mix(struct join *j)
 int profile_join(void *const *pw, int workers, struct profile_result *res)
 {
 	struct join j = { .pw = pw, .res = res };
-	int r = seg_sums(&j.segs, pw, workers);
+	int r = track_sums(&j.tracks, pw, workers);
 
 	for (int k = 0; k < workers; k++) {
 		const struct pworker *w = pw[k];
@@ -220,11 +198,11 @@ int profile_join(void *const *pw, int workers, struct profile_result *res)
 			res->phase_ms[ph] += w->phase_ms[ph];
 	}
 	if (r == 0)
-		r = seg_walk(&j.segs, join_segment, &j);
-	res->rows = j.segs.rows;
-	res->first_ms = j.segs.first_ms;
-	res->last_ms = j.segs.last_ms;
-	res->processes = j.segs.processes;
+		r = track_walk(&j.tracks, join_track, &j);
+	res->rows = j.tracks.rows;
+	res->first_ms = j.tracks.first_ms;
+	res->last_ms = j.tracks.last_ms;
+	res->processes = j.tracks.processes;
 	if (r == 0)
 		r = steps_sum(pw, workers, &j.fix, res);
 	if (r == 0 && res->phases_count)
@@ -233,7 +211,7 @@ int profile_join(void *const *pw, int workers, struct profile_result *res)
 		r = figures(res);
 	if (r == 0)
 		r = syscall_mix(&j);
-	seg_join_free(&j.segs);
+	track_join_free(&j.tracks);
 	steps_free(&j.fix);
 	return r;
 }

@@ -10,7 +10,7 @@
 
 #include "profile.h"
 
-const char *phase_name(enum phase_kind kind)
+static const char *phase_name(enum phase_kind kind)
 {
 	static const char *const names[PH_KINDS] = { "onset", "active", "idle", "held" };
 
@@ -160,8 +160,9 @@ void profile_print_table(const struct read_opts *o, const struct profile_result 
 	print_phases(p);
 	printf("\n%-24s %16s %8s\n", "syscall", "calls", "share");
 	for (size_t i = 0; i < p->top_count; i++)
-		printf("%-24.24s %16.0f %7.1f%%\n", p->top[i].name, p->top[i].calls,
-			100 * p->top[i].share);
+		printf("%-24.24s %16.0f %7.1f%%\n", p->top[i].name,
+			(double)p->top[i].calls_x1e7 / 1e7,
+			100 * ((double)p->top[i].calls_x1e7 / (double)p->syscalls_x1e7));
 	printf("\n");
 	report_table(stdout, files, rep);
 }
@@ -227,7 +228,7 @@ void profile_print_json(const struct read_opts *o, const struct profile_result *
 	const struct ds_files *files, const struct ds_report *rep)
 {
 	json_t *root = json_object(), *net = json_object(), *disk = json_object();
-	json_t *threads = json_object(), *pm = json_object(), *sc = json_array();
+	json_t *threads = json_object(), *pm = json_object();
 
 	json_object_set_new(root, "selector", json_selector(o));
 	json_object_set_new(root, "rows", json_integer((json_int_t)p->rows));
@@ -257,14 +258,8 @@ void profile_print_json(const struct read_opts *o, const struct profile_result *
 	json_object_set_new(root, "gpu_phases", json_phases(p));
 	json_object_set_new(root, "gpu_phases_total", json_integer((json_int_t)p->phases_count));
 	json_object_set_new(root, "gpus", json_gpus(&p->gpus));
-	for (size_t i = 0; i < p->top_count; i++) {
-		json_t *e = json_object();
-		json_object_set_new(e, "name", json_string(p->top[i].name));
-		json_object_set_new(e, "calls", json_integer((json_int_t)llround(p->top[i].calls)));
-		json_object_set_new(e, "share", json_round(p->top[i].share, 4));
-		json_array_append_new(sc, e);
-	}
-	json_object_set_new(root, "syscalls", sc);
+	json_object_set_new(
+		root, "syscalls", json_syscalls(p->top, p->top_count, p->syscalls_x1e7));
 	json_object_set_new(root, "input", report_json(files, rep));
 	json_print(root);
 }
@@ -279,8 +274,8 @@ int profile_write_svg(const struct read_opts *o, const struct profile_result *p)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->samples; i++) {
 		const struct sample *s = &p->samples_v[i];
-		pts[i] = (struct svg_point){ s->ms, (double)s->cpu_e4 / E4, (double)s->rss,
-			(double)s->ioctls };
+		pts[i] = (struct svg_point){ s->ms, (double)s->cpu_x1e4 / FIXED_SCALE,
+			(double)s->rss, (double)s->ioctls };
 	}
 	selector_text(o, sel, sizeof(sel));
 	r = svg_write(o->svg_path, sel, pts, p->samples);

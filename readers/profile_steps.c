@@ -25,11 +25,11 @@ static void sample_acc(struct sample *to, const struct sample *from, int64_t k, 
 	if (kinds & FIG_COUNT)
 		to->ioctls += k * from->ioctls;
 	if (kinds & FIG_RATE) {
-		to->cpu_e4 += k * from->cpu_e4;
-		to->rx_e4 += k * from->rx_e4;
-		to->tx_e4 += k * from->tx_e4;
-		to->read_e4 += k * from->read_e4;
-		to->write_e4 += k * from->write_e4;
+		to->cpu_x1e4 += k * from->cpu_x1e4;
+		to->rx_x1e4 += k * from->rx_x1e4;
+		to->tx_x1e4 += k * from->tx_x1e4;
+		to->read_x1e4 += k * from->read_x1e4;
+		to->write_x1e4 += k * from->write_x1e4;
 	}
 }
 
@@ -37,14 +37,14 @@ void row_sample(const struct row *r, struct sample *ret)
 {
 	*ret = (struct sample){
 		.ms = r->unix_ms,
-		.cpu_e4 = (r->has & HAS_CPU) ? r->cpu_e4 : 0,
+		.cpu_x1e4 = (r->has & HAS_CPU) ? r->cpu_x1e4 : 0,
 		.rss = (r->has & HAS_RSS) ? r->rss_bytes : 0,
 		.threads = (r->has & HAS_THREADS) ? r->threads : 0,
 		.ioctls = (r->has & HAS_IOCTL) ? r->ioctl_count : 0,
-		.rx_e4 = (r->has & HAS_RX) ? r->rx_e4 : 0,
-		.tx_e4 = (r->has & HAS_TX) ? r->tx_e4 : 0,
-		.read_e4 = (r->has & HAS_READ) ? r->read_e4 : 0,
-		.write_e4 = (r->has & HAS_WRITE) ? r->write_e4 : 0,
+		.rx_x1e4 = (r->has & HAS_RX) ? r->rx_x1e4 : 0,
+		.tx_x1e4 = (r->has & HAS_TX) ? r->tx_x1e4 : 0,
+		.read_x1e4 = (r->has & HAS_READ) ? r->read_x1e4 : 0,
+		.write_x1e4 = (r->has & HAS_WRITE) ? r->write_x1e4 : 0,
 	};
 }
 
@@ -75,7 +75,7 @@ static struct step *step_at(struct pworker *w, int64_t ms)
 		w->sw.oom = true;
 		return NULL;
 	}
-	if (slot->gen == w->step_index.gen) {
+	if (slot->epoch == w->step_index.epoch) {
 		st = &w->steps.v[slot->value];
 	} else if ((st = steps_push(&w->steps, ms))) {
 		i64map_set(&w->step_index, slot, ms, (uint32_t)(w->steps.count - 1));

@@ -1,8 +1,8 @@
 /*
  * readers.h: the map of croft stats and croft profile: options and filters
- * (filter.c), string interning (strtab.c), the segments (segments.c),
+ * (filter.c), string interning (strtab.c), the tracks (tracks.c),
  * output helpers (out.c), the SVG chart (svg.c).  Reading files is
- * dataset.h, parsing rows rowscan.h.  Runs as the invoking user, no
+ * files.h, parsing rows rowscan.h.  Runs as the invoking user, no
  * privilege.
  */
 #ifndef CROFT_READERS_H
@@ -15,7 +15,7 @@
 #include <jansson.h>
 
 #include "config.h"
-#include "dataset.h"
+#include "files.h"
 #include "rowscan.h"
 #include "vec.h"
 
@@ -68,7 +68,6 @@ int read_opts_parse(int argc, char **argv, bool profile, struct read_opts *ret_o
 bool filter_match(const struct filter *f, const struct row *row);
 /* --since and --until alone */
 bool filter_in_span(const struct filter *f, int64_t ms);
-int parse_time_ms(const char *text, int64_t *ret_ms);
 /* "2026-10-20T14:00:00Z" (".123" before Z when not a whole second) */
 void format_time(int64_t ms, char *buf, size_t size);
 /* Collects the files and runs the workers (after final_fw.c's pass for
@@ -102,12 +101,12 @@ void strtab_free(struct strtab *t);
 struct i64map {
 	struct i64_slot {
 		int64_t key;
-		uint32_t gen, value;
+		uint32_t epoch, value;
 	} * slots;
 	size_t cap, count;
-	uint32_t gen; /* slots of another generation are free */
+	uint32_t epoch; /* slots written in another epoch are free */
 };
-/* The key's slot (slot->gen == m->gen: present; else fill it with
+/* The key's slot (slot->epoch == m->epoch: present; else fill it with
  * i64map_set), or NULL when out of memory. */
 struct i64_slot *i64map_slot(struct i64map *m, int64_t key);
 void i64map_set(struct i64map *m, struct i64_slot *slot, int64_t key, uint32_t value);
@@ -116,89 +115,90 @@ bool i64map_has(const struct i64map *m, int64_t key);
 void i64map_clear(struct i64map *m);
 void i64map_free(struct i64map *m);
 
-/* segments.c: the engine both commands (and final_fw.c's pass) read rows
- * with.  A segment is one process's rows in one file; each worker cuts its
- * files' rows into segments, the join walks each process's segments in
- * time order.  A segment's first row waits for the join: what it stands
+/* tracks.c: the engine both commands (and final_fw.c's pass) read rows
+ * with.  A track is one process's rows in one file; each worker cuts its
+ * files' rows into tracks, the join walks each process's tracks in
+ * time order.  A track's first row waits for the join: what it stands
  * for depends on the process's previous row, maybe in another file. */
 __extension__ typedef unsigned __int128 u128;
 
 /*
- * What every segment begins with, so that a pointer to it is one to the
- * segment.  A process is (host, tgid, start_ms) where rows carry them; rows
+ * What every track begins with, so that a pointer to it is one to the
+ * track.  A process is (host, tgid, start_ms) where rows carry them; rows
  * of older datasets carry neither: a process is then a tgid's rows with the
  * same exe and comm, no gap longer than gap_ms between them (the gap rule).
  */
-#define SEG_NO_START (-1) /* start_ms of rows without process.start_ms */
-struct seg_head {
+#define NO_START_MS (-1) /* start_ms of rows without process.start_ms */
+struct track_head {
 	int64_t tgid, first_ms, last_ms;
-	int64_t start_ms;      /* process.start_ms, or SEG_NO_START */
+	int64_t start_ms;      /* process.start_ms, or NO_START_MS */
 	int64_t first_span_ms; /* its first row's span_ms; -1: none (the gap rule) */
 	uint64_t host_hash;    /* str_hash of host; 0: none */
-	uint32_t host;         /* the worker's hosts id; after seg_sums the join's */
+	uint32_t host;         /* the worker's hosts id; after track_sums the join's */
 	uint64_t ident;        /* exe and comm: what stays the same for the life of a process */
 	uint32_t file;
 	uint32_t sys_off, sys_n; /* its first row's syscall rates: the worker's sys[] */
 	uint8_t worker;
 };
 
-/* A syscall rate of a segment's first row, waiting for its weight. */
+/* A syscall rate of a track's first row, waiting for its weight. */
 struct sys_ref {
 	uint32_t id; /* the worker's syscall name id */
-	int64_t rate_e4;
+	int64_t rate_x1e4;
 };
 
 /* The first member of each command's worker, so that a ds_sink ctx is one to it. */
-struct seg_worker {
+struct track_worker {
 	const struct read_opts *o;
 	uint8_t index;
 	bool calls_kept; /* syscall calls summed */
 	bool oom;
 	uint32_t file;
-	char *segs; /* of seg_size bytes each, the first a seg_head */
-	size_t seg_size, segs_count, segs_cap;
-	size_t file_first;   /* the current file's first segment */
-	struct i64map tgids; /* the current file's open segment per process key */
+	char *tracks; /* of track_size bytes each, the first a track_head */
+	size_t track_size, tracks_count, tracks_cap;
+	size_t file_first;   /* the current file's first track */
+	struct i64map tgids; /* the current file's open track per process key */
 	struct strtab hosts; /* every row's host */
 	uint32_t last_host;  /* the id of the last row's host (most files: one) */
-	uint64_t rows;       /* the rows given to seg_row, and their span */
+	uint64_t rows;       /* the rows given to track_row, and their span */
 	int64_t first_ms, last_ms;
 	struct strtab syscalls;
-	u128 *calls; /* per syscall id: rate x 1e4 x ms, rows after a segment's first */
+	u128 *calls; /* per syscall id: rate x 1e4 x ms, rows after a track's first */
 	size_t calls_cap;
 	struct sys_ref *sys;
 	size_t sys_count, sys_cap;
 };
 
 /* o->threads zeroed workers of worker_size bytes, each beginning with a
- * seg_worker (segments of seg_size bytes; calls: syscall calls kept), and
+ * track_worker (tracks of track_size bytes; calls: syscall calls kept), and
  * ret_ctxs[k] the k-th; NULL when out of memory. */
-void *seg_workers_new(const struct read_opts *o, size_t worker_size, size_t seg_size, bool calls,
-	void **ret_ctxs);
-void seg_worker_free(struct seg_worker *w);
-/* A ds_sink's file_begin: a new file's rows start their own segments. */
-void seg_file_begin(void *ctx, uint32_t file);
+void *track_workers_new(const struct read_opts *o, size_t worker_size, size_t track_size,
+	bool calls, void **ret_ctxs);
+void track_worker_free(struct track_worker *w);
+/* A ds_sink's file_begin: a new file's rows start their own tracks. */
+void track_file_begin(void *ctx, uint32_t file);
 /*
- * The segment of row r: its tgid's open one in this file when r goes on
+ * The track of row r: its tgid's open one in this file when r goes on
  * with that process, *ret_weight_ms then the ms since its last row (what r
  * stands for); else a new one, zero but for its head, with *ret_first
  * set.  NULL (and oom set) when out of memory.
  */
-void *seg_row(struct seg_worker *w, const struct row *r, uint64_t *ret_weight_ms, bool *ret_first);
-static inline void *seg_at(const struct seg_worker *w, size_t i)
+void *track_row(
+	struct track_worker *w, const struct row *r, uint64_t *ret_weight_ms, bool *ret_first);
+static inline void *track_at(const struct track_worker *w, size_t i)
 {
-	return w->segs + i * w->seg_size;
+	return w->tracks + i * w->track_size;
 }
 uint64_t row_ident(const struct row *row);
 /* One 64-bit key of (host, tgid, start_ms): a process of a new dataset. */
 uint64_t proc_key(uint64_t host_hash, int64_t tgid, int64_t start_ms);
-/* A row's process.start_ms, or SEG_NO_START; its host's str_hash, 0: none. */
+/* A row's process.start_ms, or NO_START_MS; its host's str_hash, 0: none. */
 int64_t row_start_ms(const struct row *r);
 uint64_t row_host_hash(const struct row *r);
 
-/* The workers' sums and the walk over their segments. */
-struct seg_join {
-	void *const *workers; /* each begins with its seg_worker */
+/* The workers' sums and the walk over their tracks. */
+struct track_join {
+	void *const *workers; /* each begins with its track_worker */
 	int count;
 	uint64_t rows, processes;
 	int64_t first_ms, last_ms;
@@ -209,15 +209,15 @@ struct seg_join {
 	uint32_t *host_remap[DS_THREADS_MAX]; /* a worker's host ids -> hosts' */
 };
 /* Sums rows, span and syscall calls; -ENOMEM when a worker ran out of memory. */
-int seg_sums(struct seg_join *j, void *const *workers, int count);
-/* seg: the next of a process's segments; prev: the one before it, NULL
- * when seg begins a process; weight_ms: what seg's first row stands for. */
-typedef int seg_each_fn(
-	void *ctx, const struct seg_head *seg, const struct seg_head *prev, uint64_t weight_ms);
-/* Each process's segments in time order, each after its first row's
+int track_sums(struct track_join *j, void *const *workers, int count);
+/* track: the next of a process's tracks; prev: the one before it, NULL
+ * when track begins a process; weight_ms: what track's first row stands for. */
+typedef int track_each_fn(void *ctx, const struct track_head *track, const struct track_head *prev,
+	uint64_t weight_ms);
+/* Each process's tracks in time order, each after its first row's
  * syscall calls are added; stops at the first error each() returns. */
-int seg_walk(struct seg_join *j, seg_each_fn *each, void *ctx);
-void seg_join_free(struct seg_join *j);
+int track_walk(struct track_join *j, track_each_fn *each, void *ctx);
+void track_join_free(struct track_join *j);
 
 /* final_fw.c: --framework takes the processes whose last row names it, all their rows */
 int fw_select_build(
@@ -242,6 +242,18 @@ json_t *json_time_span(uint64_t rows, int64_t first_ms, int64_t last_ms, const c
 json_t *report_json(const struct ds_files *files, const struct ds_report *rep);
 void report_table(FILE *out, const struct ds_files *files, const struct ds_report *rep);
 int json_print(json_t *root);
+/* A syscall's calls as the join sums them: rate x 1e4 x ms, so calls x 1e7. */
+struct syscall_calls {
+	const char *name;
+	u128 calls_x1e7;
+};
+/* The join's syscalls, the most calls first, ties by name: count + 1
+ * entries (calloc'd), NULL when out of memory. */
+struct syscall_calls *syscalls_ranked(const struct track_join *j);
+uint64_t calls_rounded(u128 calls_x1e7);
+/* --json's "syscalls": v's n as {name, calls}, with each one's share of
+ * total_x1e7 where that is not 0. */
+json_t *json_syscalls(const struct syscall_calls *v, size_t n, u128 total_x1e7);
 void format_bytes(double bytes, char *buf, size_t size);
 int exit_status(const struct ds_report *rep);
 

@@ -14,8 +14,8 @@
 
 #include "rowscan.h"
 
-#define SKIP_DEPTH_MAX 32          /* nesting the scanner skips; deeper: jansson */
-#define E4_EXACT_MAX   (1LL << 50) /* scaled reals beyond this go to strtod */
+#define SKIP_DEPTH_MAX  32          /* nesting the scanner skips; deeper: jansson */
+#define FIXED_EXACT_MAX (1LL << 50) /* scaled reals beyond this go to strtod */
 
 struct scan {
 	const char *p, *end;
@@ -23,8 +23,8 @@ struct scan {
 
 struct num {
 	bool is_int;
-	int64_t i;  /* integer value (is_int) */
-	int64_t e4; /* value x 1e4 */
+	int64_t i;    /* integer value (is_int) */
+	int64_t x1e4; /* value x 1e4 */
 };
 
 static inline bool is_ws(char c)
@@ -183,17 +183,17 @@ static inline bool scan_number(struct scan *s, struct num *ret)
 		/* Below 2^50, m / 10^n rounded by strtod then scaled by 1e4 and
 		 * llround()ed gives back exactly this: both paths agree. */
 		int64_t scaled = (int64_t)((m * pow10_u64[n] + v) * pow10_u64[4 - n]);
-		if (scaled >= E4_EXACT_MAX)
+		if (scaled >= FIXED_EXACT_MAX)
 			return false;
 		ret->is_int = false;
-		ret->e4 = neg ? -scaled : scaled;
+		ret->x1e4 = neg ? -scaled : scaled;
 		ret->i = 0;
 	} else {
-		if (*p == 'e' || *p == 'E' || m > (uint64_t)E4_ABS_MAX)
+		if (*p == 'e' || *p == 'E' || m > (uint64_t)FIXED_ABS_MAX)
 			return false;
 		ret->is_int = true;
 		ret->i = neg ? -(int64_t)m : (int64_t)m;
-		ret->e4 = ret->i * E4;
+		ret->x1e4 = ret->i * FIXED_SCALE;
 	}
 	s->p = p;
 	return true;
@@ -366,13 +366,13 @@ static inline bool first_time(uint32_t *seen, int index)
 	return true;
 }
 
-static bool scan_e4(struct scan *s, int64_t *ret, uint32_t *has, uint32_t bit)
+static bool scan_fixed(struct scan *s, int64_t *ret, uint32_t *has, uint32_t bit)
 {
 	struct num n;
 
 	if (!scan_number(s, &n))
 		return false;
-	*ret = n.e4;
+	*ret = n.x1e4;
 	*has |= bit;
 	return true;
 }
@@ -393,7 +393,7 @@ enum slot_kind {
 	SLOT_SKIP,   /* checked, not kept */
 	SLOT_STRING, /* a struct strv */
 	SLOT_INT,    /* an int64_t */
-	SLOT_E4,     /* an int64_t in 1e-4 units */
+	SLOT_FIXED,  /* an int64_t in 1e-4 units */
 	SLOT_OBJECT, /* its fields */
 	SLOT_WORKLOAD,
 	SLOT_GPUS,
@@ -408,7 +408,7 @@ struct slot {
 #define TYPE_OF_(object, id, name, type, omit) TYPE_OF_##id = type,
 enum { ROW_FIELDS_ALL(TYPE_OF_) };
 #define NUM_(id, member, bit)                                                                      \
-	[RF_##id] = { (int)TYPE_OF_##id == (int)RT_INT ? SLOT_INT : SLOT_E4,                       \
+	[RF_##id] = { (int)TYPE_OF_##id == (int)RT_INT ? SLOT_INT : SLOT_FIXED,                    \
 		offsetof(struct row, member), bit }
 #define STR_(id, member) [RF_##id] = { SLOT_STRING, offsetof(struct row, member), 0 }
 #define OWN_(id, kind)   [RF_##id] = { kind, 0, 0 }
@@ -433,13 +433,13 @@ static const struct slot slots[RF_COUNT] = {
 	STR_(POD_QOS, pod_qos),
 	STR_(CWD, cwd),
 	STR_(FRAMEWORK, framework),
-	NUM_(CPU_CORES, cpu_e4, HAS_CPU),
+	NUM_(CPU_CORES, cpu_x1e4, HAS_CPU),
 	NUM_(RSS_BYTES, rss_bytes, HAS_RSS),
 	NUM_(THREADS, threads, HAS_THREADS),
-	NUM_(READ_BYTES_S, read_e4, HAS_READ),
-	NUM_(WRITE_BYTES_S, write_e4, HAS_WRITE),
-	NUM_(NETWORK_RX_BYTES_S, rx_e4, HAS_RX),
-	NUM_(NETWORK_TX_BYTES_S, tx_e4, HAS_TX),
+	NUM_(READ_BYTES_S, read_x1e4, HAS_READ),
+	NUM_(WRITE_BYTES_S, write_x1e4, HAS_WRITE),
+	NUM_(NETWORK_RX_BYTES_S, rx_x1e4, HAS_RX),
+	NUM_(NETWORK_TX_BYTES_S, tx_x1e4, HAS_TX),
 };
 
 static inline void *slot_at(struct row *row, enum row_field f)
@@ -454,7 +454,7 @@ struct strv *row_str_slot(struct row *row, enum row_field f)
 
 int64_t *row_num_slot(struct row *row, enum row_field f, uint32_t *ret_has_bit)
 {
-	if (slots[f].kind != SLOT_INT && slots[f].kind != SLOT_E4)
+	if (slots[f].kind != SLOT_INT && slots[f].kind != SLOT_FIXED)
 		return NULL;
 	*ret_has_bit = slots[f].has_bit;
 	return slot_at(row, f);
@@ -481,7 +481,7 @@ static bool scan_syscall(struct scan *s, struct row *row)
 			if (k + RF_SYSCALL_NAME == RF_SYSCALL_NAME)
 				ok = first_time(&seen, 0) && scan_string(s, &sc.name);
 			else if (k + RF_SYSCALL_NAME == RF_SYSCALL_RATE_PER_SEC)
-				ok = first_time(&seen, 1) && scan_e4(s, &sc.rate_e4, &has, 1);
+				ok = first_time(&seen, 1) && scan_fixed(s, &sc.rate_x1e4, &has, 1);
 			else
 				ok = skip_value(s, 2);
 			if (!ok)
@@ -548,8 +548,8 @@ static inline bool scan_field(struct scan *s, struct row *row, enum row_field f,
 		return scan_string(s, slot_at(row, f));
 	case SLOT_INT:
 		return scan_int(s, slot_at(row, f), &row->has, slots[f].has_bit);
-	case SLOT_E4:
-		return scan_e4(s, slot_at(row, f), &row->has, slots[f].has_bit);
+	case SLOT_FIXED:
+		return scan_fixed(s, slot_at(row, f), &row->has, slots[f].has_bit);
 	case SLOT_OBJECT:
 		return scan_object(s, row, f, depth + 1, &seen);
 	case SLOT_WORKLOAD:

@@ -15,8 +15,8 @@
 
 #define ROW_SYSCALLS_MAX 512               /* syscalls kept per row; later ones ignored */
 #define ROWSCAN_PAD      64                /* readable bytes the scanner needs past a line */
-#define E4               10000             /* fixed point: figures are kept in 1e-4 units */
-#define E4_ABS_MAX       900000000000000LL /* |value| kept in 1e-4 units: 9e14 */
+#define FIXED_SCALE      10000             /* fixed point: figures are kept in 1e-4 units */
+#define FIXED_ABS_MAX    900000000000000LL /* |value| kept in 1e-4 units: 9e14 */
 
 /* A string in the line (scanner) or in the jansson tree; ptr NULL = absent. */
 struct strv {
@@ -26,7 +26,7 @@ struct strv {
 
 struct row_syscall {
 	struct strv name;
-	int64_t rate_e4; /* calls per second x 1e4 */
+	int64_t rate_x1e4; /* calls per second x 1e4 */
 };
 
 enum row_has {
@@ -53,9 +53,9 @@ struct row {
 	enum workload_state workload;
 	uint32_t has; /* enum row_has */
 	int64_t ioctl_count;
-	int64_t cpu_e4, rss_bytes, threads;
-	int64_t read_e4, write_e4, rx_e4, tx_e4;    /* bytes per second x 1e4 */
-	uint64_t gpus[ROW_GPUS_MAX / 64];           /* bit i: GPU i held (HAS_GPUS) */
+	int64_t cpu_x1e4, rss_bytes, threads;
+	int64_t read_x1e4, write_x1e4, rx_x1e4, tx_x1e4; /* bytes per second x 1e4 */
+	uint64_t gpus[ROW_GPUS_MAX / 64];                /* bit i: GPU i held (HAS_GPUS) */
 	uint64_t gpus_allocated[ROW_GPUS_MAX / 64]; /* bit i: GPU i allocated (HAS_ALLOCATED) */
 	uint32_t syscalls_count;
 	struct row_syscall syscalls[ROW_SYSCALLS_MAX];

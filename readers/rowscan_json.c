@@ -14,18 +14,18 @@
 #include "rowscan.h"
 
 /* The one conversion to 1e-4 units both paths agree on. */
-static bool json_e4(json_t *v, int64_t *ret)
+static bool json_fixed(json_t *v, int64_t *ret)
 {
 	if (json_is_integer(v)) {
 		json_int_t i = json_integer_value(v);
-		if (i > E4_ABS_MAX || i < -E4_ABS_MAX)
+		if (i > FIXED_ABS_MAX || i < -FIXED_ABS_MAX)
 			return false;
-		*ret = (int64_t)i * E4;
+		*ret = (int64_t)i * FIXED_SCALE;
 		return true;
 	}
 	if (json_is_real(v)) {
-		double d = json_real_value(v) * E4;
-		if (!isfinite(d) || fabs(d) >= (double)E4_ABS_MAX * E4)
+		double d = json_real_value(v) * FIXED_SCALE;
+		if (!isfinite(d) || fabs(d) >= (double)FIXED_ABS_MAX * FIXED_SCALE)
 			return false;
 		*ret = llround(d);
 		return true;
@@ -59,7 +59,7 @@ static void json_kept(json_t *root, enum row_field f, struct row *row)
 	} else if (num && row_fields[f].type == RT_INT && json_is_integer(v)) {
 		*num = json_integer_value(v);
 		row->has |= bit;
-	} else if (num && row_fields[f].type == RT_FLOAT && json_e4(v, num)) {
+	} else if (num && row_fields[f].type == RT_FLOAT && json_fixed(v, num)) {
 		row->has |= bit;
 	}
 }
@@ -76,7 +76,7 @@ static void row_from_syscalls(json_t *arr, struct row *row)
 		json_t *rate = json_object_get(el, row_fields[RF_SYSCALL_RATE_PER_SEC].name);
 
 		/* An entry needs a string name and a rate in range. */
-		if (!json_is_string(name) || !json_e4(rate, &sc.rate_e4))
+		if (!json_is_string(name) || !json_fixed(rate, &sc.rate_x1e4))
 			continue;
 		if (row->syscalls_count >= ROW_SYSCALLS_MAX)
 			break;

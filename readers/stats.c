@@ -1,7 +1,7 @@
 /*
- * stats.c: croft stats.  Workers sum per file, with one segment per process
- * (segments.c) whose first row waits; the main thread joins each process's
- * segments in time order and settles those rows.  Invoking user, no
+ * stats.c: croft stats.  Workers sum per file, with one track per process
+ * (tracks.c) whose first row waits; the main thread joins each process's
+ * tracks in time order and settles those rows.  Invoking user, no
  * privilege.
  */
 #include <errno.h>
@@ -11,10 +11,10 @@
 #include "stats.h"
 
 /* One process's rows in one file; the first row's share is settled later. */
-struct seg {
-	struct seg_head head; /* first */
-	u128 cpu_e4ms;        /* rows after the first */
-	int64_t first_cpu_e4;
+struct stats_track {
+	struct track_head head; /* first */
+	u128 cpu_x1e4_ms;       /* rows after the first */
+	int64_t first_cpu_x1e4;
 	uint32_t framework, first_container, first_cwd;
 	uint64_t first_gpus[GPU_WORDS];
 	int16_t first_holder; /* gpu_system_holders name; -1: a workload */
@@ -22,14 +22,14 @@ struct seg {
 };
 
 struct worker {
-	struct seg_worker sw; /* first: the sink's ctx */
+	struct track_worker sw; /* first: the sink's ctx */
 	struct strtab containers, cwds, frameworks;
 	struct gpu_acc *by_container, *by_cwd, host, cwd_unknown;
 	size_t by_container_cap, by_cwd_cap;
 	struct gpu_sums gpu;
 	struct pod_sums pods;
 	uint64_t wl_rows[WL_COUNT], wl_ms[WL_COUNT];
-	struct host_acc *by_host, no_host; /* per the seg_worker's host id */
+	struct host_acc *by_host, no_host; /* per the track_worker's host id */
 	size_t by_host_cap;
 };
 
@@ -95,49 +95,50 @@ static void held_row(struct worker *w, const struct row *row, uint32_t container
 		w->sw.oom = true;
 }
 
-static void row_continues(struct worker *w, struct seg *seg, const struct row *row,
+static void row_continues(struct worker *w, struct stats_track *track, const struct row *row,
 	uint32_t container, struct host_acc *host, uint64_t weight)
 {
 	w->wl_ms[row->workload] += weight;
 	host->ms += weight;
-	if ((row->has & HAS_CPU) && row->cpu_e4 > 0)
-		seg->cpu_e4ms += (u128)row->cpu_e4 * weight;
+	if ((row->has & HAS_CPU) && row->cpu_x1e4 > 0)
+		track->cpu_x1e4_ms += (u128)row->cpu_x1e4 * weight;
 	if (row->workload == WL_GPU_HELD)
 		held_row(w, row, container, host, weight);
 }
 
-/* A segment's first row, kept for the join to settle. */
-static void row_first(struct worker *w, struct seg *seg, const struct row *row, uint32_t container)
+/* A track's first row, kept for the join to settle. */
+static void row_first(
+	struct worker *w, struct stats_track *track, const struct row *row, uint32_t container)
 {
-	seg->first_cpu_e4 = (row->has & HAS_CPU) && row->cpu_e4 > 0 ? row->cpu_e4 : 0;
-	seg->framework = NONE_ID;
-	seg->first_container = container;
-	seg->first_cwd = NONE_ID;
-	seg->first_holder = -1;
-	seg->first_state = (uint8_t)row->workload;
-	seg->first_idle = row_idle_held(row);
+	track->first_cpu_x1e4 = (row->has & HAS_CPU) && row->cpu_x1e4 > 0 ? row->cpu_x1e4 : 0;
+	track->framework = NONE_ID;
+	track->first_container = container;
+	track->first_cwd = NONE_ID;
+	track->first_holder = -1;
+	track->first_state = (uint8_t)row->workload;
+	track->first_idle = row_idle_held(row);
 	if (row->workload == WL_GPU_HELD) {
-		seg->first_cwd = intern_sv(w, &w->cwds, &row->cwd);
-		seg->first_holder = (int16_t)holder_of(w->sw.o, row);
-		memcpy(seg->first_gpus, row->gpus, sizeof(seg->first_gpus));
+		track->first_cwd = intern_sv(w, &w->cwds, &row->cwd);
+		track->first_holder = (int16_t)holder_of(w->sw.o, row);
+		memcpy(track->first_gpus, row->gpus, sizeof(track->first_gpus));
 	}
 }
 
 /* A process counts under the framework its last row names: the sampler may
  * find an earlier catalog entry later in a process's first minute. */
-static void seg_framework(struct worker *w, struct seg *seg, const struct strv *fw)
+static void track_framework(struct worker *w, struct stats_track *track, const struct strv *fw)
 {
 	size_t len;
 	const char *now;
 
 	if (!fw->ptr || !fw->len)
 		return;
-	if (seg->framework != NONE_ID) {
-		now = strtab_str(&w->frameworks, seg->framework, &len);
+	if (track->framework != NONE_ID) {
+		now = strtab_str(&w->frameworks, track->framework, &len);
 		if (len == fw->len && memcmp(now, fw->ptr, len) == 0)
 			return;
 	}
-	seg->framework = intern_sv(w, &w->frameworks, fw);
+	track->framework = intern_sv(w, &w->frameworks, fw);
 }
 
 /*
@@ -167,42 +168,42 @@ static void stats_row(void *ctx, const struct row *row)
 	struct host_acc *host;
 	uint32_t container;
 	uint64_t weight;
-	struct seg *seg;
+	struct stats_track *track;
 	bool first;
 
 	if (!filter_match(&w->sw.o->filter, row))
 		return;
 	w->wl_rows[row->workload]++;
 	container = intern_sv(w, &w->containers, &row->container_id);
-	seg = seg_row(&w->sw, row, &weight, &first);
-	if (!seg)
+	track = track_row(&w->sw, row, &weight, &first);
+	if (!track)
 		return;
-	host = host_acc_of(&w->by_host, &w->by_host_cap, seg->head.host, &w->no_host, &w->sw.oom);
+	host = host_acc_of(&w->by_host, &w->by_host_cap, track->head.host, &w->no_host, &w->sw.oom);
 	host->rows++;
 	if (first)
-		row_first(w, seg, row, container);
+		row_first(w, track, row, container);
 	else
-		row_continues(w, seg, row, container, host, weight);
-	seg->states |= (uint8_t)(1u << row->workload);
-	seg_framework(w, seg, &row->framework);
+		row_continues(w, track, row, container, host, weight);
+	track->states |= (uint8_t)(1u << row->workload);
+	track_framework(w, track, &row->framework);
 	if (row->pod_uid.ptr)
 		pod_row(w, row, container, first, weight);
 }
 
 /* ---- merging the workers ---- */
 
-/* One process while the join walks its segments. */
+/* One process while the join walks its tracks. */
 struct proc {
 	bool active;
 	uint8_t states;
-	u128 cpu_e4ms;
+	u128 cpu_x1e4_ms;
 	uint32_t framework;
 };
 
 struct merge {
 	struct stats_result *s;
 	struct worker *workers;
-	struct seg_join join;
+	struct track_join join;
 	uint32_t *remap[3][DS_THREADS_MAX]; /* containers, cwds, frameworks */
 	size_t cap_container, cap_cwd, cap_framework, cap_host;
 	struct proc p;
@@ -279,56 +280,57 @@ static void proc_finish(struct stats_result *s, struct proc *p)
 			s->wl_processes[k]++;
 	struct fw_acc *fw = p->framework == NONE_ID ? &s->fw_none : &s->by_framework[p->framework];
 	fw->processes++;
-	fw->cpu_e4ms += p->cpu_e4ms;
+	fw->cpu_x1e4_ms += p->cpu_x1e4_ms;
 	p->active = false;
 }
 
-/* A segment's first row, now that we know what it stands for. */
-static void settle_first_row(struct merge *m, const struct seg *seg, uint64_t weight)
+/* A track's first row, now that we know what it stands for. */
+static void settle_first_row(struct merge *m, const struct stats_track *track, uint64_t weight)
 {
 	struct stats_result *s = m->s;
-	int k = seg->head.worker;
-	struct host_acc *host = merge_host(m, seg->head.host);
+	int k = track->head.worker;
+	struct host_acc *host = merge_host(m, track->head.host);
 
-	s->wl_ms[seg->first_state] += weight;
+	s->wl_ms[track->first_state] += weight;
 	host->ms += weight;
-	m->p.cpu_e4ms += (u128)seg->first_cpu_e4 * weight + seg->cpu_e4ms;
-	if (seg->first_state == WL_GPU_HELD && seg->first_holder >= 0) {
-		gpu_acc_add(&s->gpu.system[seg->first_holder], seg->first_idle, weight);
-	} else if (seg->first_state == WL_GPU_HELD) {
-		uint32_t c = remap(m, T_CONTAINERS, k, seg->first_container);
-		uint32_t d = remap(m, T_CWDS, k, seg->first_cwd);
-		gpu_acc_add(c == NONE_ID ? &s->host : &s->by_container[c], seg->first_idle, weight);
+	m->p.cpu_x1e4_ms += (u128)track->first_cpu_x1e4 * weight + track->cpu_x1e4_ms;
+	if (track->first_state == WL_GPU_HELD && track->first_holder >= 0) {
+		gpu_acc_add(&s->gpu.system[track->first_holder], track->first_idle, weight);
+	} else if (track->first_state == WL_GPU_HELD) {
+		uint32_t c = remap(m, T_CONTAINERS, k, track->first_container);
+		uint32_t d = remap(m, T_CWDS, k, track->first_cwd);
 		gpu_acc_add(
-			d == NONE_ID ? &s->cwd_unknown : &s->by_cwd[d], seg->first_idle, weight);
-		gpu_acc_add(&host->gpu, seg->first_idle, weight);
-		if (!gpu_sums_add(&s->gpu, c, seg->first_gpus, seg->first_idle, weight))
+			c == NONE_ID ? &s->host : &s->by_container[c], track->first_idle, weight);
+		gpu_acc_add(
+			d == NONE_ID ? &s->cwd_unknown : &s->by_cwd[d], track->first_idle, weight);
+		gpu_acc_add(&host->gpu, track->first_idle, weight);
+		if (!gpu_sums_add(&s->gpu, c, track->first_gpus, track->first_idle, weight))
 			m->oom = true;
 	}
 }
 
-/* seg_walk's step: each process's segments in time order. */
-static int settle_segment(
-	void *ctx, const struct seg_head *head, const struct seg_head *prev, uint64_t weight)
+/* track_walk's step: each process's tracks in time order. */
+static int settle_track(
+	void *ctx, const struct track_head *head, const struct track_head *prev, uint64_t weight)
 {
 	struct merge *m = ctx;
-	const struct seg *seg = (const struct seg *)head;
+	const struct stats_track *track = (const struct stats_track *)head;
 
 	if (!prev) {
 		proc_finish(m->s, &m->p);
 		m->p = (struct proc){ true, 0, 0, NONE_ID };
 		merge_host(m, head->host)->processes++;
 	}
-	settle_first_row(m, seg, weight);
-	m->p.states |= seg->states;
-	if (seg->framework != NONE_ID)
-		m->p.framework = remap(m, T_FRAMEWORKS, head->worker, seg->framework);
+	settle_first_row(m, track, weight);
+	m->p.states |= track->states;
+	if (track->framework != NONE_ID)
+		m->p.framework = remap(m, T_FRAMEWORKS, head->worker, track->framework);
 	return 0;
 }
 
 static void worker_free(struct worker *w)
 {
-	seg_worker_free(&w->sw);
+	track_worker_free(&w->sw);
 	strtab_free(&w->containers);
 	strtab_free(&w->cwds);
 	strtab_free(&w->frameworks);
@@ -356,14 +358,14 @@ static int stats_merge(struct merge *m, void *const *ctxs, int workers)
 {
 	struct stats_result *s = m->s;
 
-	if (seg_sums(&m->join, ctxs, workers) < 0)
+	if (track_sums(&m->join, ctxs, workers) < 0)
 		return -ENOMEM;
 	for (int k = 0; k < workers && !m->oom; k++)
 		merge_worker_sums(m, &m->workers[k]);
 	if (m->oom || !VEC_ID_ROOM(s->by_framework, m->cap_framework, s->frameworks_tab.count) ||
 		!VEC_ID_ROOM(s->by_host, m->cap_host, m->join.hosts.count))
 		return -ENOMEM;
-	if (seg_walk(&m->join, settle_segment, m) < 0)
+	if (track_walk(&m->join, settle_track, m) < 0)
 		return -ENOMEM;
 	proc_finish(s, &m->p);
 	pod_sums_finish(&s->pods);
@@ -378,7 +380,7 @@ static int stats_merge(struct merge *m, void *const *ctxs, int workers)
 
 int cmd_stats(int argc, char **argv)
 {
-	static const struct ds_sink sink = { seg_file_begin, stats_row, NULL };
+	static const struct ds_sink sink = { track_file_begin, stats_row, NULL };
 	struct read_opts o;
 	struct ds_files files = { 0 };
 	struct ds_report rep;
@@ -389,7 +391,8 @@ int cmd_stats(int argc, char **argv)
 
 	if (r != 0)
 		return r > 0 ? 0 : 2;
-	m.workers = seg_workers_new(&o, sizeof(*m.workers), sizeof(struct seg), true, ctxs);
+	m.workers =
+		track_workers_new(&o, sizeof(*m.workers), sizeof(struct stats_track), true, ctxs);
 	if (!m.workers)
 		return 1;
 	s.o = &o;
@@ -419,7 +422,7 @@ out:
 			free(m.remap[t][k]);
 	}
 	free(m.workers);
-	seg_join_free(&m.join);
+	track_join_free(&m.join);
 	result_free(&s);
 	ds_files_free(&files);
 	ds_report_free(&rep);

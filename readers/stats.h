@@ -101,7 +101,7 @@ struct host_acc {
 
 struct fw_acc {
 	uint64_t processes;
-	u128 cpu_e4ms; /* cpu_cores x 1e4 x ms */
+	u128 cpu_x1e4_ms; /* cpu_cores x 1e4 x ms */
 };
 
 /* Everything croft stats prints, global ids into the tables. */
@@ -113,7 +113,7 @@ struct stats_result {
 	struct gpu_acc *by_container, *by_cwd; /* per id */
 	struct fw_acc *by_framework, fw_none;
 	struct host_acc *by_host, no_host; /* per the join's host id; rows without one */
-	const struct seg_join *join;       /* the syscalls and their calls: rate x 1e4 x ms */
+	const struct track_join *join;     /* the syscalls and their calls: rate x 1e4 x ms */
 	struct gpu_acc host;               /* rows with no container */
 	struct gpu_acc cwd_unknown;        /* rows with no cwd */
 	struct gpu_sums gpu;               /* workloads per GPU, container x GPU; system holders */

@@ -46,7 +46,7 @@ static struct gpu_acc *pair_acc(struct gpu_sums *g, uint32_t container, uint32_t
 
 	if (!slot)
 		return NULL;
-	if (slot->gen == g->pair_index.gen)
+	if (slot->epoch == g->pair_index.epoch)
 		return &g->pairs[slot->value].acc;
 	if (!VEC_ROOM(g->pairs, g->pairs_cap, g->pairs_count))
 		return NULL;

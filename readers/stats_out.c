@@ -40,118 +40,117 @@ static int cmp_rank(const void *x, const void *y)
 	return p->id < q->id ? -1 : p->id > q->id;
 }
 
-/* GPU rankings: entries that held a GPU, the most idle first. */
-static struct rank *rank_gpu(const struct strtab *t, const struct gpu_acc *acc,
-	const struct gpu_acc *other, size_t *ret_n)
-{
-	struct rank *v = calloc(t->count + 1, sizeof(*v));
-	size_t n = 0;
+/* Candidate i of a ranking into *ret; false leaves it out. */
+typedef bool rank_entry_fn(const struct stats_result *s, size_t i, struct rank *ret);
 
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i <= t->count; i++) {
-		const struct gpu_acc *a = i < t->count ? &acc[i] : other;
-		if (a->held_ms == 0)
-			continue;
-		v[n++] = (struct rank){ i < t->count ? (uint32_t)i : HOST_ID,
-			i < t->count ? strtab_str(t, (uint32_t)i, NULL) : NULL, a->idle_ms,
-			a->held_ms, 0, 0 };
-	}
-	qsort(v, n, sizeof(*v), cmp_rank);
-	*ret_n = n;
-	return v;
+/* A ranking's entries, sorted; v NULL when out of memory (the ranking is left out). */
+struct ranked {
+	struct rank *v;
+	size_t n;
+};
+
+/* The candidates 0..count-1 that entry() keeps, sorted. */
+static void rank_build(
+	const struct stats_result *s, size_t count, rank_entry_fn *entry, struct ranked *ret)
+{
+	ret->v = calloc(count + 1, sizeof(*ret->v));
+	ret->n = 0;
+	if (!ret->v)
+		return;
+	for (size_t i = 0; i < count; i++)
+		ret->n += entry(s, i, &ret->v[ret->n]);
+	qsort(ret->v, ret->n, sizeof(*ret->v), cmp_rank);
+}
+
+/* GPU rankings: entries that held a GPU, the most idle first; the one
+ * after the names is other's (the host's, the unknown cwd's). */
+static bool gpu_entry(const struct strtab *names, const struct gpu_acc *acc,
+	const struct gpu_acc *other, size_t i, struct rank *ret)
+{
+	bool named = i < names->count;
+	const struct gpu_acc *a = named ? &acc[i] : other;
+
+	*ret = (struct rank){ named ? (uint32_t)i : HOST_ID,
+		named ? strtab_str(names, (uint32_t)i, NULL) : NULL, a->idle_ms, a->held_ms, 0, 0 };
+	return a->held_ms != 0;
+}
+
+static bool entry_container(const struct stats_result *s, size_t i, struct rank *ret)
+{
+	return gpu_entry(&s->containers_tab, s->by_container, &s->host, i, ret);
+}
+
+static bool entry_cwd(const struct stats_result *s, size_t i, struct rank *ret)
+{
+	return gpu_entry(&s->cwds_tab, s->by_cwd, &s->cwd_unknown, i, ret);
 }
 
 /* Per GPU index: the GPUs held, the most idle first, then by index. */
-static struct rank *rank_by_gpu(const struct stats_result *s, size_t *ret_n)
+static bool entry_by_gpu(const struct stats_result *s, size_t i, struct rank *ret)
 {
-	struct rank *v = calloc(GPU_NONE + 1, sizeof(*v));
-	size_t n = 0;
+	const struct gpu_acc *a = &s->gpu.by_gpu[i];
 
-	if (!v)
-		return NULL;
-	for (uint32_t i = 0; i <= GPU_NONE; i++)
-		if (s->gpu.by_gpu[i].held_ms)
-			v[n++] = (struct rank){ i, NULL, s->gpu.by_gpu[i].idle_ms,
-				s->gpu.by_gpu[i].held_ms, 0, i };
-	qsort(v, n, sizeof(*v), cmp_rank);
-	*ret_n = n;
-	return v;
+	*ret = (struct rank){ (uint32_t)i, NULL, a->idle_ms, a->held_ms, 0, (uint32_t)i };
+	return a->held_ms != 0;
 }
 
-static struct rank *rank_pairs(const struct stats_result *s, size_t *ret_n)
+static bool entry_pair(const struct stats_result *s, size_t i, struct rank *ret)
 {
-	struct rank *v = calloc(s->gpu.pairs_count + 1, sizeof(*v));
+	const struct gpu_pair *p = &s->gpu.pairs[i];
 
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < s->gpu.pairs_count; i++) {
-		const struct gpu_pair *p = &s->gpu.pairs[i];
-		v[i] = (struct rank){ p->container,
-			p->container == NONE_ID
-				? NULL
-				: strtab_str(&s->containers_tab, p->container, NULL),
-			p->acc.idle_ms, p->acc.held_ms, 0, p->gpu };
-	}
-	qsort(v, s->gpu.pairs_count, sizeof(*v), cmp_rank);
-	*ret_n = s->gpu.pairs_count;
-	return v;
+	*ret = (struct rank){ p->container,
+		p->container == NONE_ID ? NULL : strtab_str(&s->containers_tab, p->container, NULL),
+		p->acc.idle_ms, p->acc.held_ms, 0, p->gpu };
+	return true;
 }
 
 /* The system holders that held a GPU, by name (gpu_system_holders). */
-static struct rank *rank_system(const struct stats_result *s, size_t *ret_n)
+static bool entry_system(const struct stats_result *s, size_t i, struct rank *ret)
 {
-	struct rank *v = calloc(s->gpu.system_count + 1, sizeof(*v));
-	size_t n = 0;
+	const struct gpu_acc *a = &s->gpu.system[i];
 
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < s->gpu.system_count; i++) {
-		const struct gpu_acc *a = &s->gpu.system[i];
-		if (!a->held_ms)
-			continue;
-		v[n++] = (struct rank){ (uint32_t)i, s->o->holders[i], a->idle_ms, a->held_ms, 0,
-			0 };
-	}
-	qsort(v, n, sizeof(*v), cmp_rank);
-	*ret_n = n;
-	return v;
+	*ret = (struct rank){ (uint32_t)i, s->o->holders[i], a->idle_ms, a->held_ms, 0, 0 };
+	return a->held_ms != 0;
 }
 
-static struct rank *rank_frameworks(const struct stats_result *s, size_t *ret_n)
+static bool entry_framework(const struct stats_result *s, size_t i, struct rank *ret)
 {
 	const struct strtab *t = &s->frameworks_tab;
-	struct rank *v = calloc(t->count + 1, sizeof(*v));
-	size_t n = 0;
+	bool named = i < t->count;
+	const struct fw_acc *f = named ? &s->by_framework[i] : &s->fw_none;
 
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i <= t->count; i++) {
-		const struct fw_acc *f = i < t->count ? &s->by_framework[i] : &s->fw_none;
-		if (f->processes == 0)
-			continue;
-		v[n++] = (struct rank){ i < t->count ? (uint32_t)i : HOST_ID,
-			i < t->count ? strtab_str(t, (uint32_t)i, NULL) : NULL, f->processes, 0,
-			f->cpu_e4ms, 0 };
-	}
-	qsort(v, n, sizeof(*v), cmp_rank);
-	*ret_n = n;
-	return v;
+	*ret = (struct rank){ named ? (uint32_t)i : HOST_ID,
+		named ? strtab_str(t, (uint32_t)i, NULL) : NULL, f->processes, 0, f->cpu_x1e4_ms,
+		0 };
+	return f->processes != 0;
 }
 
-static struct rank *rank_syscalls(const struct stats_result *s, size_t *ret_n)
-{
-	const struct strtab *t = &s->join->syscalls;
-	struct rank *v = calloc(t->count + 1, sizeof(*v));
+/* Every ranking the table or --json shows, built once. */
+struct rankings {
+	struct ranked containers, cwds, gpus, pairs, system, frameworks;
+	struct syscall_calls *syscalls;
+};
 
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < t->count; i++)
-		v[i] = (struct rank){ (uint32_t)i, strtab_str(t, (uint32_t)i, NULL), 0, 0,
-			s->join->calls[i], 0 };
-	qsort(v, t->count, sizeof(*v), cmp_rank);
-	*ret_n = t->count;
-	return v;
+static void rankings_build(const struct stats_result *s, struct rankings *ret)
+{
+	rank_build(s, s->containers_tab.count + 1, entry_container, &ret->containers);
+	rank_build(s, s->cwds_tab.count + 1, entry_cwd, &ret->cwds);
+	rank_build(s, GPU_NONE + 1, entry_by_gpu, &ret->gpus);
+	rank_build(s, s->gpu.pairs_count, entry_pair, &ret->pairs);
+	rank_build(s, s->gpu.system_count, entry_system, &ret->system);
+	rank_build(s, s->frameworks_tab.count + 1, entry_framework, &ret->frameworks);
+	ret->syscalls = syscalls_ranked(s->join);
+}
+
+static void rankings_free(struct rankings *r)
+{
+	free(r->containers.v);
+	free(r->cwds.v);
+	free(r->gpus.v);
+	free(r->pairs.v);
+	free(r->system.v);
+	free(r->frameworks.v);
+	free(r->syscalls);
 }
 
 static double hours(uint64_t ms)
@@ -283,14 +282,17 @@ static json_t *json_pods(const struct stats_result *s, bool by_gpu)
 	return arr;
 }
 
-static double cpu_hours(u128 e4ms)
+static double cpu_hours(u128 x1e4_ms)
 {
-	return (double)e4ms / E4 / MS_PER_HOUR;
+	return (double)x1e4_ms / FIXED_SCALE / MS_PER_HOUR;
 }
 
-static uint64_t calls(u128 e7)
+/* The syscalls listed: the first TOP_SYSCALLS_STATS. */
+static size_t syscalls_top(const struct stats_result *s)
 {
-	return (uint64_t)((e7 + 5000000) / 10000000); /* rate x 1e4 x ms -> calls */
+	size_t n = s->join->syscalls.count;
+
+	return n < TOP_SYSCALLS_STATS ? n : TOP_SYSCALLS_STATS;
 }
 
 enum rank_kind { RK_NAME, RK_GPU, RK_PAIR };
@@ -313,11 +315,15 @@ static const char *rank_label(
 }
 
 /* width: container ids are 64 characters, shown whole (--container takes them). */
-static void table_gpu(const char *title, const char *none, struct rank *v, size_t n, int width,
-	enum rank_kind kind)
+static void table_gpu(
+	const char *title, const char *none, const struct ranked *r, int width, enum rank_kind kind)
 {
+	const struct rank *v = r->v;
+	size_t n = r->n;
 	char buf[128];
 
+	if (!v)
+		return;
 	printf("\n%-*s %12s %12s %7s\n", width, title, "held h", "idle h", "idle %");
 	if (n == 0)
 		printf("(no GPU held)\n");
@@ -327,24 +333,6 @@ static void table_gpu(const char *title, const char *none, struct rank *v, size_
 			hours(v[i].a), 100.0 * (double)v[i].a / (double)v[i].b);
 	if (n > TOP_TABLE)
 		printf("(%zu more)\n", n - TOP_TABLE);
-}
-
-/* The GPU rankings of workloads, then the system holders apart. */
-static void table_gpus(const struct stats_result *s)
-{
-	size_t ng = 0, np = 0, ns = 0;
-	struct rank *vg = rank_by_gpu(s, &ng), *vp = rank_pairs(s, &np), *vs = rank_system(s, &ns);
-
-	if (vg)
-		table_gpu("GPU-held hours by GPU", NULL, vg, ng, 40, RK_GPU);
-	if (vp)
-		table_gpu("GPU-held hours by GPU and container", "(host)", vp, np, 80, RK_PAIR);
-	if (vs && ns)
-		table_gpu("system holders (gpu_system_holders; not in the rankings above)", NULL,
-			vs, ns, 64, RK_NAME);
-	free(vg);
-	free(vp);
-	free(vs);
 }
 
 /* Per host, by name; rows without one (older datasets) last. */
@@ -433,10 +421,11 @@ void stats_print_table(
 	const struct stats_result *s, const struct ds_files *files, const struct ds_report *rep)
 {
 	char a[40], b[40];
-	size_t nc = 0, nw = 0, nf = 0, ns = 0;
-	struct rank *vc = rank_gpu(&s->containers_tab, s->by_container, &s->host, &nc);
-	struct rank *vw = rank_gpu(&s->cwds_tab, s->by_cwd, &s->cwd_unknown, &nw);
-	struct rank *vf = rank_frameworks(s, &nf), *vs = rank_syscalls(s, &ns);
+	struct rankings r;
+	const struct rank *vf;
+
+	rankings_build(s, &r);
+	vf = r.frameworks.v;
 
 	if (s->rows) {
 		format_time(s->first_ms, a, sizeof(a));
@@ -455,28 +444,29 @@ void stats_print_table(
 		printf("%-12s %12" PRIu64 " %10" PRIu64 " %14.3f\n", workload_name(k),
 			s->wl_rows[k], s->wl_processes[k], hours(s->wl_ms[k]));
 	}
-	if (vc)
-		table_gpu("GPU-held hours by container", "(host)", vc, nc, 64, RK_NAME);
-	if (vw)
-		table_gpu("GPU-held hours by cwd", "(unknown)", vw, nw, 40, RK_NAME);
-	table_gpus(s);
+	table_gpu("GPU-held hours by container", "(host)", &r.containers, 64, RK_NAME);
+	table_gpu("GPU-held hours by cwd", "(unknown)", &r.cwds, 40, RK_NAME);
+	/* the GPU rankings of workloads, then the system holders apart */
+	table_gpu("GPU-held hours by GPU", NULL, &r.gpus, 40, RK_GPU);
+	table_gpu("GPU-held hours by GPU and container", "(host)", &r.pairs, 80, RK_PAIR);
+	if (r.system.n)
+		table_gpu("system holders (gpu_system_holders; not in the rankings above)", NULL,
+			&r.system, 64, RK_NAME);
 	if (s->pods.uids.count) {
 		table_pods(s, false);
 		table_pods(s, true);
 	}
 	printf("\n%-24s %10s %12s\n", "framework", "processes", "CPU-hours");
-	for (size_t i = 0; vf && i < nf && i < TOP_TABLE; i++)
+	for (size_t i = 0; vf && i < r.frameworks.n && i < TOP_TABLE; i++)
 		printf("%-24.24s %10" PRIu64 " %12.3f\n", vf[i].name ? vf[i].name : "(none)",
 			vf[i].a, cpu_hours(vf[i].big));
 	printf("\n%-24s %16s\n", "syscall", "calls");
-	for (size_t i = 0; vs && i < ns && i < TOP_SYSCALLS_STATS; i++)
-		printf("%-24.24s %16" PRIu64 "\n", vs[i].name, calls(vs[i].big));
+	for (size_t i = 0; r.syscalls && i < syscalls_top(s); i++)
+		printf("%-24.24s %16" PRIu64 "\n", r.syscalls[i].name,
+			calls_rounded(r.syscalls[i].calls_x1e7));
 	printf("\n");
 	report_table(stdout, files, rep);
-	free(vc);
-	free(vw);
-	free(vf);
-	free(vs);
+	rankings_free(&r);
 }
 
 static json_t *json_gpu_index(uint32_t gpu)
@@ -485,11 +475,12 @@ static json_t *json_gpu_index(uint32_t gpu)
 }
 
 /* key: the name's key ("container_id", "cwd", "holder"); gpu_key: the GPU's, or NULL. */
-static json_t *json_gpu(const char *key, const char *gpu_key, struct rank *v, size_t n)
+static json_t *json_gpu(const char *key, const char *gpu_key, const struct ranked *r)
 {
+	const struct rank *v = r->v;
 	json_t *arr = json_array();
 
-	for (size_t i = 0; v && i < n && i < TOP_JSON; i++) {
+	for (size_t i = 0; v && i < r->n && i < TOP_JSON; i++) {
 		json_t *e = json_object();
 		if (key)
 			json_object_set_new(e, key, json_str_or_null(v[i].name));
@@ -502,28 +493,15 @@ static json_t *json_gpu(const char *key, const char *gpu_key, struct rank *v, si
 	return arr;
 }
 
-static void json_gpus(json_t *root, const struct stats_result *s)
-{
-	size_t ng = 0, np = 0, ns = 0;
-	struct rank *vg = rank_by_gpu(s, &ng), *vp = rank_pairs(s, &np), *vs = rank_system(s, &ns);
-
-	json_object_set_new(root, "gpu_held_by_gpu", json_gpu(NULL, "gpu", vg, ng));
-	json_object_set_new(
-		root, "gpu_held_by_container_gpu", json_gpu("container_id", "gpu", vp, np));
-	json_object_set_new(root, "gpu_held_system", json_gpu("holder", NULL, vs, ns));
-	free(vg);
-	free(vp);
-	free(vs);
-}
-
 void stats_print_json(
 	const struct stats_result *s, const struct ds_files *files, const struct ds_report *rep)
 {
-	json_t *root = json_object(), *wl = json_array(), *fw = json_array(), *sc = json_array();
-	size_t nc = 0, nw = 0, nf = 0, ns = 0;
-	struct rank *vc = rank_gpu(&s->containers_tab, s->by_container, &s->host, &nc);
-	struct rank *vw = rank_gpu(&s->cwds_tab, s->by_cwd, &s->cwd_unknown, &nw);
-	struct rank *vf = rank_frameworks(s, &nf), *vs = rank_syscalls(s, &ns);
+	json_t *root = json_object(), *wl = json_array(), *fw = json_array();
+	struct rankings r;
+	const struct rank *vf;
+
+	rankings_build(s, &r);
+	vf = r.frameworks.v;
 
 	json_object_set_new(root, "time_span",
 		json_time_span(s->rows, s->first_ms, s->last_ms, "hours",
@@ -542,14 +520,18 @@ void stats_print_json(
 	}
 	json_object_set_new(root, "workloads", wl);
 	json_hosts(root, s);
-	json_object_set_new(root, "gpu_held_by_container", json_gpu("container_id", NULL, vc, nc));
-	json_object_set_new(root, "gpu_held_by_cwd", json_gpu("cwd", NULL, vw, nw));
-	json_gpus(root, s);
+	json_object_set_new(
+		root, "gpu_held_by_container", json_gpu("container_id", NULL, &r.containers));
+	json_object_set_new(root, "gpu_held_by_cwd", json_gpu("cwd", NULL, &r.cwds));
+	json_object_set_new(root, "gpu_held_by_gpu", json_gpu(NULL, "gpu", &r.gpus));
+	json_object_set_new(
+		root, "gpu_held_by_container_gpu", json_gpu("container_id", "gpu", &r.pairs));
+	json_object_set_new(root, "gpu_held_system", json_gpu("holder", NULL, &r.system));
 	if (s->pods.uids.count) { /* keys only on datasets of pods: the others' output stays */
 		json_object_set_new(root, "gpu_by_pod", json_pods(s, false));
 		json_object_set_new(root, "gpu_by_pod_gpu", json_pods(s, true));
 	}
-	for (size_t i = 0; vf && i < nf && i < TOP_JSON; i++) {
+	for (size_t i = 0; vf && i < r.frameworks.n && i < TOP_JSON; i++) {
 		json_t *e = json_object();
 		json_object_set_new(e, "framework", json_str_or_null(vf[i].name));
 		json_object_set_new(e, "processes", json_integer((json_int_t)vf[i].a));
@@ -557,17 +539,9 @@ void stats_print_json(
 		json_array_append_new(fw, e);
 	}
 	json_object_set_new(root, "frameworks", fw);
-	for (size_t i = 0; vs && i < ns && i < TOP_SYSCALLS_STATS; i++) {
-		json_t *e = json_object();
-		json_object_set_new(e, "name", json_string(vs[i].name));
-		json_object_set_new(e, "calls", json_integer((json_int_t)calls(vs[i].big)));
-		json_array_append_new(sc, e);
-	}
-	json_object_set_new(root, "syscalls", sc);
+	json_object_set_new(
+		root, "syscalls", json_syscalls(r.syscalls, r.syscalls ? syscalls_top(s) : 0, 0));
 	json_object_set_new(root, "input", report_json(files, rep));
 	json_print(root);
-	free(vc);
-	free(vw);
-	free(vf);
-	free(vs);
+	rankings_free(&r);
 }

@@ -187,18 +187,18 @@ static size_t i64_home(int64_t key, size_t cap)
 
 struct i64_slot *i64map_slot(struct i64map *m, int64_t key)
 {
-	if (m->gen == 0)
-		m->gen = 1; /* calloc'd slots (gen 0) are free */
+	if (m->epoch == 0)
+		m->epoch = 1; /* calloc'd slots (epoch 0) are free */
 	if ((m->count + 1) * 2 > m->cap) {
 		size_t cap = m->cap ? m->cap * 2 : 1024;
 		struct i64_slot *slots = calloc(cap, sizeof(*slots));
 		if (!slots)
 			return NULL;
 		for (size_t i = 0; i < m->cap; i++) {
-			if (m->slots[i].gen != m->gen)
+			if (m->slots[i].epoch != m->epoch)
 				continue;
 			size_t j = i64_home(m->slots[i].key, cap);
-			while (slots[j].gen == m->gen)
+			while (slots[j].epoch == m->epoch)
 				j = (j + 1) & (cap - 1);
 			slots[j] = m->slots[i];
 		}
@@ -207,7 +207,7 @@ struct i64_slot *i64map_slot(struct i64map *m, int64_t key)
 		m->cap = cap;
 	}
 	size_t mask = m->cap - 1, j = i64_home(key, m->cap);
-	while (m->slots[j].gen == m->gen && m->slots[j].key != key)
+	while (m->slots[j].epoch == m->epoch && m->slots[j].key != key)
 		j = (j + 1) & mask;
 	return &m->slots[j];
 }
@@ -218,7 +218,7 @@ bool i64map_has(const struct i64map *m, int64_t key)
 
 	if (!m->cap)
 		return false;
-	for (j = i64_home(key, m->cap); m->slots[j].gen == m->gen; j = (j + 1) & mask)
+	for (j = i64_home(key, m->cap); m->slots[j].epoch == m->epoch; j = (j + 1) & mask)
 		if (m->slots[j].key == key)
 			return true;
 	return false;
@@ -226,14 +226,14 @@ bool i64map_has(const struct i64map *m, int64_t key)
 
 void i64map_set(struct i64map *m, struct i64_slot *slot, int64_t key, uint32_t value)
 {
-	if (slot->gen != m->gen)
+	if (slot->epoch != m->epoch)
 		m->count++;
-	*slot = (struct i64_slot){ key, m->gen, value };
+	*slot = (struct i64_slot){ key, m->epoch, value };
 }
 
 void i64map_clear(struct i64map *m)
 {
-	m->gen++;
+	m->epoch++;
 	m->count = 0;
 }
 

@@ -32,10 +32,10 @@ static bool rows_equal(const struct row *a, const struct row *b)
 		return false;
 #define SAME(f, bit) (!(a->has & (bit)) || a->f == b->f)
 	if (!SAME(span_ms, HAS_SPAN) || !SAME(start_ms, HAS_START) ||
-		!SAME(ioctl_count, HAS_IOCTL) || !SAME(cpu_e4, HAS_CPU) ||
+		!SAME(ioctl_count, HAS_IOCTL) || !SAME(cpu_x1e4, HAS_CPU) ||
 		!SAME(rss_bytes, HAS_RSS) || !SAME(threads, HAS_THREADS) ||
-		!SAME(read_e4, HAS_READ) || !SAME(write_e4, HAS_WRITE) || !SAME(rx_e4, HAS_RX) ||
-		!SAME(tx_e4, HAS_TX))
+		!SAME(read_x1e4, HAS_READ) || !SAME(write_x1e4, HAS_WRITE) ||
+		!SAME(rx_x1e4, HAS_RX) || !SAME(tx_x1e4, HAS_TX))
 		return false;
 #undef SAME
 	if (memcmp(a->gpus, b->gpus, sizeof(a->gpus)) ||
@@ -43,7 +43,7 @@ static bool rows_equal(const struct row *a, const struct row *b)
 		return false;
 	for (uint32_t i = 0; i < a->syscalls_count; i++)
 		if (!strv_eq(a->syscalls[i].name, b->syscalls[i].name) ||
-			a->syscalls[i].rate_e4 != b->syscalls[i].rate_e4)
+			a->syscalls[i].rate_x1e4 != b->syscalls[i].rate_x1e4)
 			return false;
 	return true;
 }

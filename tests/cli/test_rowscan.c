@@ -108,10 +108,10 @@ START_TEST(test_good_rows_take_the_fast_path)
 			"good row %zu: %s", i, why);
 	/* spot-check the figures of the first one */
 	rowcheck_line(good_rows[0], strlen(good_rows[0]), why, sizeof(why));
-	ck_assert_int_eq(rowcheck_fast.cpu_e4, 9955);
+	ck_assert_int_eq(rowcheck_fast.cpu_x1e4, 9955);
 	ck_assert_int_eq(rowcheck_fast.rss_bytes, 8084520960LL);
 	ck_assert_int_eq(rowcheck_fast.syscalls_count, 2);
-	ck_assert_int_eq(rowcheck_fast.syscalls[1].rate_e4, 240120);
+	ck_assert_int_eq(rowcheck_fast.syscalls[1].rate_x1e4, 240120);
 	ck_assert_int_eq(rowcheck_fast.workload, WL_GPU_HELD);
 	ck_assert(rowcheck_fast.has & HAS_GPUS);
 	for (unsigned i = 0; i < ROW_GPUS_MAX; i++)

@@ -1,9 +1,9 @@
 /*
- * segments.c: the segment engine of croft stats, croft profile and
- * final_fw.c's pass.  Workers cut the rows of each file into segments (one
+ * tracks.c: the track engine of croft stats, croft profile and
+ * final_fw.c's pass.  Workers cut the rows of each file into tracks (one
  * process's rows in one file) and keep the syscall calls; the join sorts
- * every worker's segments, a process's together in time order, and walks
- * them, settling each segment's first row.  What a process is lives in
+ * every worker's tracks, a process's together in time order, and walks
+ * them, settling each track's first row.  What a process is lives in
  * same_process.  Invoking user, no privilege.
  */
 #include <errno.h>
@@ -34,19 +34,19 @@ uint64_t proc_key(uint64_t host_hash, int64_t tgid, int64_t start_ms)
  * (older datasets) by the gap rule: the same exe and comm, not earlier
  * than h's last row, nor more than gap_ms after it.
  */
-static bool same_process(const struct seg_head *h, uint32_t host, int64_t tgid, int64_t start_ms,
+static bool same_process(const struct track_head *h, uint32_t host, int64_t tgid, int64_t start_ms,
 	uint64_t ident, int64_t ms, uint64_t gap_ms)
 {
 	if (h->tgid != tgid || h->host != host || h->start_ms != start_ms)
 		return false;
-	if (start_ms != SEG_NO_START)
+	if (start_ms != NO_START_MS)
 		return true;
 	return h->ident == ident && ms >= h->last_ms && (uint64_t)(ms - h->last_ms) <= gap_ms;
 }
 
 int64_t row_start_ms(const struct row *r)
 {
-	return (r->has & HAS_START) && r->start_ms >= 0 ? r->start_ms : SEG_NO_START;
+	return (r->has & HAS_START) && r->start_ms >= 0 ? r->start_ms : NO_START_MS;
 }
 
 uint64_t row_host_hash(const struct row *r)
@@ -61,7 +61,7 @@ static int64_t row_span_ms(const struct row *r)
 }
 
 /* The id of the row's host in the worker's table; most files have one. */
-static uint32_t row_host(struct seg_worker *w, const struct row *r)
+static uint32_t row_host(struct track_worker *w, const struct row *r)
 {
 	const char *last;
 	size_t len;
@@ -79,25 +79,25 @@ static uint32_t row_host(struct seg_worker *w, const struct row *r)
 	return w->last_host;
 }
 
-void *seg_workers_new(
-	const struct read_opts *o, size_t worker_size, size_t seg_size, bool calls, void **ret_ctxs)
+void *track_workers_new(const struct read_opts *o, size_t worker_size, size_t track_size,
+	bool calls, void **ret_ctxs)
 {
 	char *v = calloc((size_t)o->threads, worker_size);
 
 	for (int k = 0; v && k < o->threads; k++) {
-		struct seg_worker *w = (struct seg_worker *)(v + (size_t)k * worker_size);
+		struct track_worker *w = (struct track_worker *)(v + (size_t)k * worker_size);
 
-		*w = (struct seg_worker){
-			.o = o, .index = (uint8_t)k, .calls_kept = calls, .seg_size = seg_size
+		*w = (struct track_worker){
+			.o = o, .index = (uint8_t)k, .calls_kept = calls, .track_size = track_size
 		};
 		ret_ctxs[k] = w;
 	}
 	return v;
 }
 
-void seg_worker_free(struct seg_worker *w)
+void track_worker_free(struct track_worker *w)
 {
-	free(w->segs);
+	free(w->tracks);
 	i64map_free(&w->tgids);
 	strtab_free(&w->hosts);
 	strtab_free(&w->syscalls);
@@ -105,17 +105,17 @@ void seg_worker_free(struct seg_worker *w)
 	free(w->sys);
 }
 
-void seg_file_begin(void *ctx, uint32_t file)
+void track_file_begin(void *ctx, uint32_t file)
 {
-	struct seg_worker *w = ctx;
+	struct track_worker *w = ctx;
 
 	i64map_clear(&w->tgids);
 	w->file = file;
-	w->file_first = w->segs_count;
+	w->file_first = w->tracks_count;
 }
 
-/* A row after its segment's first: its calls over the ms it stands for. */
-static void add_calls(struct seg_worker *w, const struct row *r, uint64_t weight_ms)
+/* A row after its track's first: its calls over the ms it stands for. */
+static void add_calls(struct track_worker *w, const struct row *r, uint64_t weight_ms)
 {
 	for (uint32_t i = 0; i < r->syscalls_count; i++) {
 		const struct row_syscall *sc = &r->syscalls[i];
@@ -125,13 +125,13 @@ static void add_calls(struct seg_worker *w, const struct row *r, uint64_t weight
 			w->oom = true;
 			return;
 		}
-		if (sc->rate_e4 > 0)
-			w->calls[id] += (u128)sc->rate_e4 * weight_ms;
+		if (sc->rate_x1e4 > 0)
+			w->calls[id] += (u128)sc->rate_x1e4 * weight_ms;
 	}
 }
 
-/* A segment's first row: its rates wait for the join to know its weight. */
-static void defer_calls(struct seg_worker *w, struct seg_head *h, const struct row *r)
+/* A track's first row: its rates wait for the join to know its weight. */
+static void defer_calls(struct track_worker *w, struct track_head *h, const struct row *r)
 {
 	h->sys_off = (uint32_t)w->sys_count;
 	for (uint32_t i = 0; i < r->syscalls_count; i++) {
@@ -142,21 +142,21 @@ static void defer_calls(struct seg_worker *w, struct seg_head *h, const struct r
 			w->oom = true;
 			return;
 		}
-		if (sc->rate_e4 <= 0)
+		if (sc->rate_x1e4 <= 0)
 			continue;
-		w->sys[w->sys_count++] = (struct sys_ref){ id, sc->rate_e4 };
+		w->sys[w->sys_count++] = (struct sys_ref){ id, sc->rate_x1e4 };
 		h->sys_n++;
 	}
 }
 
-static struct seg_head *seg_start(
-	struct seg_worker *w, const struct row *r, uint32_t host, int64_t start_ms, uint64_t ident)
+static struct track_head *track_start(struct track_worker *w, const struct row *r, uint32_t host,
+	int64_t start_ms, uint64_t ident)
 {
-	if (!vec_room((void **)&w->segs, &w->segs_cap, w->seg_size, w->segs_count, false))
+	if (!vec_room((void **)&w->tracks, &w->tracks_cap, w->track_size, w->tracks_count, false))
 		return NULL;
-	struct seg_head *h = seg_at(w, w->segs_count++);
-	memset(h, 0, w->seg_size);
-	*h = (struct seg_head){ .tgid = r->tgid,
+	struct track_head *h = track_at(w, w->tracks_count++);
+	memset(h, 0, w->track_size);
+	*h = (struct track_head){ .tgid = r->tgid,
 		.first_ms = r->unix_ms,
 		.last_ms = r->unix_ms,
 		.start_ms = start_ms,
@@ -171,17 +171,18 @@ static struct seg_head *seg_start(
 	return h;
 }
 
-void *seg_row(struct seg_worker *w, const struct row *r, uint64_t *ret_weight_ms, bool *ret_first)
+void *track_row(
+	struct track_worker *w, const struct row *r, uint64_t *ret_weight_ms, bool *ret_first)
 {
 	uint64_t ident = row_ident(r);
 	uint32_t host = row_host(w, r);
 	int64_t start_ms = row_start_ms(r);
 	/* older datasets' rows by tgid alone, as ever */
-	int64_t key = host == NONE_ID && start_ms == SEG_NO_START
+	int64_t key = host == NONE_ID && start_ms == NO_START_MS
 			      ? r->tgid
 			      : (int64_t)proc_key((uint64_t)host + 1, r->tgid, start_ms);
 	struct i64_slot *slot = i64map_slot(&w->tgids, key);
-	struct seg_head *h;
+	struct track_head *h;
 
 	if (w->rows++ == 0 || r->unix_ms < w->first_ms)
 		w->first_ms = r->unix_ms;
@@ -191,8 +192,8 @@ void *seg_row(struct seg_worker *w, const struct row *r, uint64_t *ret_weight_ms
 		w->oom = true;
 		return NULL;
 	}
-	if (slot->gen == w->tgids.gen) {
-		h = seg_at(w, slot->value);
+	if (slot->epoch == w->tgids.epoch) {
+		h = track_at(w, slot->value);
 		if (same_process(h, host, r->tgid, start_ms, ident, r->unix_ms, w->o->gap_ms) &&
 			r->unix_ms >= h->last_ms) {
 			int64_t span_ms = row_span_ms(r);
@@ -206,12 +207,12 @@ void *seg_row(struct seg_worker *w, const struct row *r, uint64_t *ret_weight_ms
 			return h;
 		}
 	}
-	h = seg_start(w, r, host, start_ms, ident);
+	h = track_start(w, r, host, start_ms, ident);
 	if (!h) {
 		w->oom = true;
 		return NULL;
 	}
-	i64map_set(&w->tgids, slot, key, (uint32_t)(w->segs_count - 1));
+	i64map_set(&w->tgids, slot, key, (uint32_t)(w->tracks_count - 1));
 	*ret_weight_ms = 0;
 	*ret_first = true;
 	return h;
@@ -219,12 +220,12 @@ void *seg_row(struct seg_worker *w, const struct row *r, uint64_t *ret_weight_ms
 
 /* ---- the join ---- */
 
-/* qsort over pointers to heads: a process's segments together, in time
+/* qsort over pointers to heads: a process's tracks together, in time
  * order; rows without a host (older datasets) after the others */
-static int seg_head_cmp(const void *a, const void *b)
+static int track_head_cmp(const void *a, const void *b)
 {
-	const struct seg_head *x = *(const struct seg_head *const *)a;
-	const struct seg_head *y = *(const struct seg_head *const *)b;
+	const struct track_head *x = *(const struct track_head *const *)a;
+	const struct track_head *y = *(const struct track_head *const *)b;
 
 	if (x->host != y->host)
 		return x->host < y->host ? -1 : 1;
@@ -241,10 +242,10 @@ static int seg_head_cmp(const void *a, const void *b)
 	return x->ident < y->ident ? -1 : x->ident > y->ident;
 }
 
-static int sum_calls(struct seg_join *j)
+static int sum_calls(struct track_join *j)
 {
 	for (int k = 0; k < j->count; k++) {
-		const struct seg_worker *w = j->workers[k];
+		const struct track_worker *w = j->workers[k];
 
 		j->remap[k] = strtab_remap(&j->syscalls, &w->syscalls);
 		if (!j->remap[k])
@@ -254,7 +255,7 @@ static int sum_calls(struct seg_join *j)
 	if (!j->calls)
 		return -ENOMEM;
 	for (int k = 0; k < j->count; k++) {
-		const struct seg_worker *w = j->workers[k];
+		const struct track_worker *w = j->workers[k];
 
 		for (size_t i = 0; i < w->calls_cap && i < w->syscalls.count; i++)
 			j->calls[j->remap[k][i]] += w->calls[i];
@@ -263,13 +264,13 @@ static int sum_calls(struct seg_join *j)
 }
 
 /* Each worker's host ids in its heads become the join's. */
-static int join_hosts(struct seg_join *j, struct seg_worker *w, int k)
+static int join_hosts(struct track_join *j, struct track_worker *w, int k)
 {
 	j->host_remap[k] = strtab_remap(&j->hosts, &w->hosts);
 	if (!j->host_remap[k])
 		return -ENOMEM;
-	for (size_t i = 0; i < w->segs_count; i++) {
-		struct seg_head *h = seg_at(w, i);
+	for (size_t i = 0; i < w->tracks_count; i++) {
+		struct track_head *h = track_at(w, i);
 
 		if (h->host != NONE_ID)
 			h->host = j->host_remap[k][h->host];
@@ -277,11 +278,11 @@ static int join_hosts(struct seg_join *j, struct seg_worker *w, int k)
 	return 0;
 }
 
-int seg_sums(struct seg_join *j, void *const *workers, int count)
+int track_sums(struct track_join *j, void *const *workers, int count)
 {
-	*j = (struct seg_join){ .workers = workers, .count = count };
+	*j = (struct track_join){ .workers = workers, .count = count };
 	for (int k = 0; k < count; k++) {
-		struct seg_worker *w = workers[k];
+		struct track_worker *w = workers[k];
 
 		if (w->oom || join_hosts(j, w, k) < 0)
 			return -ENOMEM;
@@ -295,50 +296,50 @@ int seg_sums(struct seg_join *j, void *const *workers, int count)
 }
 
 /* The first row's calls, now that its weight is known. */
-static void settle_calls(struct seg_join *j, const struct seg_head *h, uint64_t weight_ms)
+static void settle_calls(struct track_join *j, const struct track_head *h, uint64_t weight_ms)
 {
-	const struct seg_worker *w = j->workers[h->worker];
+	const struct track_worker *w = j->workers[h->worker];
 
 	for (uint32_t i = 0; i < h->sys_n; i++) {
 		const struct sys_ref *r = &w->sys[h->sys_off + i];
-		j->calls[j->remap[h->worker][r->id]] += (u128)r->rate_e4 * weight_ms;
+		j->calls[j->remap[h->worker][r->id]] += (u128)r->rate_x1e4 * weight_ms;
 	}
 }
 
-/* Every worker's segments, sorted: a process's together, in time order. */
-static const struct seg_head **sorted_heads(const struct seg_join *j, size_t *ret_n)
+/* Every worker's tracks, sorted: a process's together, in time order. */
+static const struct track_head **sorted_heads(const struct track_join *j, size_t *ret_n)
 {
-	const struct seg_head **v;
+	const struct track_head **v;
 	size_t n = 0;
 
 	for (int k = 0; k < j->count; k++)
-		n += ((const struct seg_worker *)j->workers[k])->segs_count;
+		n += ((const struct track_worker *)j->workers[k])->tracks_count;
 	v = malloc((n + 1) * sizeof(*v));
 	if (!v)
 		return NULL;
 	n = 0;
 	for (int k = 0; k < j->count; k++) {
-		const struct seg_worker *w = j->workers[k];
-		for (size_t i = 0; i < w->segs_count; i++)
-			v[n++] = seg_at(w, i);
+		const struct track_worker *w = j->workers[k];
+		for (size_t i = 0; i < w->tracks_count; i++)
+			v[n++] = track_at(w, i);
 	}
 	if (n)
-		qsort(v, n, sizeof(*v), seg_head_cmp);
+		qsort(v, n, sizeof(*v), track_head_cmp);
 	*ret_n = n;
 	return v;
 }
 
-int seg_walk(struct seg_join *j, seg_each_fn *each, void *ctx)
+int track_walk(struct track_join *j, track_each_fn *each, void *ctx)
 {
-	const struct read_opts *o = ((const struct seg_worker *)j->workers[0])->o;
+	const struct read_opts *o = ((const struct track_worker *)j->workers[0])->o;
 	size_t n;
-	const struct seg_head **v = sorted_heads(j, &n);
+	const struct track_head **v = sorted_heads(j, &n);
 	int r = 0;
 
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < n && r == 0; i++) {
-		const struct seg_head *h = v[i], *prev = i ? v[i - 1] : NULL;
+		const struct track_head *h = v[i], *prev = i ? v[i - 1] : NULL;
 		uint64_t weight_ms = o->poll_ms;
 
 		if (prev && same_process(prev, h->host, h->tgid, h->start_ms, h->ident, h->first_ms,
@@ -359,7 +360,7 @@ int seg_walk(struct seg_join *j, seg_each_fn *each, void *ctx)
 	return r;
 }
 
-void seg_join_free(struct seg_join *j)
+void track_join_free(struct track_join *j)
 {
 	for (int k = 0; k < j->count; k++) {
 		free(j->remap[k]);

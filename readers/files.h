@@ -1,11 +1,11 @@
 /*
- * dataset.h: finding and reading croft-dataset files (.jsonl, .jsonl.zst and
+ * files.h: finding and reading croft-dataset files (.jsonl, .jsonl.zst and
  * directories of them) in bounded memory, one worker thread per file up to a
- * limit, every skipped line, frame or file counted and reported.  croft
- * stats/profile, invoking user, no privilege.
+ * limit (files.c), every skipped line, frame or file counted and reported
+ * (skips.c).  croft stats/profile, invoking user, no privilege.
  */
-#ifndef CROFT_DATASET_H
-#define CROFT_DATASET_H
+#ifndef CROFT_READERS_FILES_H
+#define CROFT_READERS_FILES_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -74,12 +74,19 @@ int ds_collect(
 	char *const *paths, int count, struct ds_files *ret_files, char *err, size_t err_size);
 void ds_files_free(struct ds_files *files);
 
+/* skips.c */
 void ds_report_init(struct ds_report *rep);
 void ds_report_free(struct ds_report *rep);
 uint64_t ds_report_skipped(const struct ds_report *rep);
 /* Sorts the kept skip messages by file, line and offset. */
 void ds_report_sort(struct ds_report *rep);
 const char *ds_skip_kind_name(enum ds_skip_kind kind);
+/* A file reader's skip; *kept_in_file counts the messages kept for this file. */
+void ds_report_skip(struct ds_report *rep, uint32_t file, uint64_t *kept_in_file,
+	enum ds_skip_kind kind, uint64_t line, uint64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+
+/* files.c */
 
 /*
  * Reads every file with up to `threads` workers (ctxs[i] is worker i's),
