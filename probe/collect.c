@@ -1,8 +1,8 @@
 /*
  * collect.c: builds one answer of croft-probe.  Exactness: the programs
- * count into one of two map generations; an answer drains the exit events,
- * flips the generation, waits an RCU grace period (loader_flip) and then
- * reads and deletes the old generation, so every count lands in exactly one
+ * count into one of two map epochs; an answer drains the exit events,
+ * flips the epoch, waits an RCU grace period (loader_flip) and then
+ * reads and deletes the old epoch, so every count lands in exactly one
  * answer, and an exit is reported no earlier than its last counts.  Runs in
  * croft-probe as the croft user with no capabilities, on the fds it holds.
  */
@@ -30,7 +30,7 @@ struct collector {
 	size_t pending_count, pending_cap;
 	struct answer ans;
 	struct collector_stats stats;
-	uint64_t delivered[PROBE_GENS][PROBE_EV_SLOTS]; /* read, not yet settled */
+	uint64_t delivered[PROBE_EPOCHS][PROBE_EV_SLOTS]; /* read, not yet settled */
 	uint64_t last_flip_boot_ns;
 	uint8_t *keys, *vals; /* batch buffers, buf_entries of the largest concern's each */
 	uint32_t buf_entries;
@@ -74,7 +74,7 @@ static int on_event(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*e) || e->kind >= PROBE_EV_SLOTS)
 		return 0;
-	col->delivered[e->gen & 1][e->kind]++;
+	col->delivered[e->epoch & 1][e->kind]++;
 	if (e->kind != PROBE_EV_EXIT)
 		tgidmap_put(&col->starts, e->tgid, e->start_boot_ns);
 	else if (add_exit(col, e) < 0)
@@ -159,7 +159,7 @@ const struct collector_stats *collector_stats(const struct collector *col)
 	return &col->stats;
 }
 
-struct answer_proc *collector_proc(struct collector *col, uint32_t tgid)
+static struct answer_proc *collector_proc(struct collector *col, uint32_t tgid)
 {
 	struct answer *ans = &col->ans;
 	uint64_t *idx = tgidmap_get(&col->index, tgid);
@@ -200,7 +200,7 @@ static int drain_slow(struct collector *col, int fd, const struct concern *c)
 		const uint8_t *key = col->keys + (size_t)i * key_size;
 
 		if (bpf_map_lookup_elem(fd, key, col->vals) == 0)
-			c->add(col, key, col->vals, col->objs->ncpus);
+			c->add(col, collector_proc, key, col->vals, col->objs->ncpus);
 		bpf_map_delete_elem(fd, key);
 	}
 	return (int)n;
@@ -224,8 +224,8 @@ static int drain_map(struct collector *col, int fd, const struct concern *c)
 		if (r < 0 && r != -ENOENT && first && count == 0)
 			return drain_slow(col, fd, c);
 		for (uint32_t i = 0; i < count; i++)
-			c->add(col, col->keys + i * c->key_size, col->vals + i * stride,
-				col->objs->ncpus);
+			c->add(col, collector_proc, col->keys + i * c->key_size,
+				col->vals + i * stride, col->objs->ncpus);
 		total += (int)count;
 		if (r < 0)
 			return r == -ENOENT ? total : r;
@@ -317,7 +317,7 @@ static void finish_end(struct collector *col, bool first, uint64_t until)
 }
 
 /*
- * Adds generation g's event counts to the tallies.  Called after the flip
+ * Adds epoch g's event counts to the tallies.  Called after the flip
  * away from g and a drain: every program that counted into g has returned,
  * so its event was delivered by that drain or counted dropped.  (An event
  * of g queued behind a newer one still being written is read by a later
@@ -368,8 +368,8 @@ int collector_answer(struct collector *col, bool first, const struct answer **re
 	until = clock_boot_ns();
 	if ((r = loader_flip(col->objs)) < 0)
 		return r;
-	old = col->objs->gen ^ 1;
-	collector_drain(col); /* the old generation's last events: next answer's exits */
+	old = col->objs->epoch ^ 1;
+	collector_drain(col); /* the old epoch's last events: next answer's exits */
 	settle_events(col, old);
 	if ((r = loader_walk_threads(col->objs, old)) < 0)
 		log_warnx("walking the threads for their scheduling counts: %s", strerror(-r));

@@ -11,7 +11,8 @@
 #include "probed.h"
 #include "skels.h"
 
-static void add_syscall(struct collector *col, const void *key, const uint8_t *vals, int ncpus)
+static void add_syscall(struct collector *col, answer_proc_fn *proc_of, const void *key,
+	const uint8_t *vals, int ncpus)
 {
 	const struct probe_syscall_key *k = key;
 	struct answer_proc *p;
@@ -20,7 +21,7 @@ static void add_syscall(struct collector *col, const void *key, const uint8_t *v
 
 	for (int cpu = 0; cpu < ncpus; cpu++)
 		sum += ((const uint64_t *)vals)[cpu];
-	if (!sum || !(p = collector_proc(col, k->tgid)) ||
+	if (!sum || !(p = proc_of(col, k->tgid)) ||
 		p->rec.syscalls_count >= PROBE_PROC_SYSCALLS_MAX)
 		return;
 	if (p->rec.syscalls_count == p->syscalls_cap) {
@@ -34,9 +35,10 @@ static void add_syscall(struct collector *col, const void *key, const uint8_t *v
 	p->syscalls[p->rec.syscalls_count++] = (struct probe_syscall){ .nr = k->nr, .count = sum };
 }
 
-static void add_ioctl(struct collector *col, const void *key, const uint8_t *vals, int ncpus)
+static void add_ioctl(struct collector *col, answer_proc_fn *proc_of, const void *key,
+	const uint8_t *vals, int ncpus)
 {
-	struct answer_proc *p = collector_proc(col, *(const uint32_t *)key);
+	struct answer_proc *p = proc_of(col, *(const uint32_t *)key);
 	size_t stride = percpu_stride(sizeof(struct probe_ioctl_val));
 
 	for (int cpu = 0; p && cpu < ncpus; cpu++) {
@@ -48,9 +50,10 @@ static void add_ioctl(struct collector *col, const void *key, const uint8_t *val
 	}
 }
 
-static void add_sched(struct collector *col, const void *key, const uint8_t *vals, int ncpus)
+static void add_sched(struct collector *col, answer_proc_fn *proc_of, const void *key,
+	const uint8_t *vals, int ncpus)
 {
-	struct answer_proc *p = collector_proc(col, *(const uint32_t *)key);
+	struct answer_proc *p = proc_of(col, *(const uint32_t *)key);
 	size_t stride = percpu_stride(sizeof(struct probe_sched_val));
 
 	for (int cpu = 0; p && cpu < ncpus; cpu++) {
@@ -62,9 +65,10 @@ static void add_sched(struct collector *col, const void *key, const uint8_t *val
 	}
 }
 
-static void add_net(struct collector *col, const void *key, const uint8_t *vals, int ncpus)
+static void add_net(struct collector *col, answer_proc_fn *proc_of, const void *key,
+	const uint8_t *vals, int ncpus)
 {
-	struct answer_proc *p = collector_proc(col, *(const uint32_t *)key);
+	struct answer_proc *p = proc_of(col, *(const uint32_t *)key);
 	size_t stride = percpu_stride(sizeof(struct probe_net_val));
 
 	for (int cpu = 0; p && cpu < ncpus; cpu++) {
@@ -96,7 +100,7 @@ static const char *variant_of_net(const struct probe_plan *plan)
 	{                                                                                          \
 		if (!objs->field)                                                                  \
 			return (struct concern_skel){ 0 };                                         \
-		return (struct concern_skel){ objs->field->obj, &objs->field->bss->gen,            \
+		return (struct concern_skel){ objs->field->obj, &objs->field->bss->epoch,          \
 			objs->field->bss->map_full, objs->field->maps.drops };                     \
 	}                                                                                          \
 	static void destroy_##field(struct probe_objs *objs)                                       \

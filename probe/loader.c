@@ -1,7 +1,7 @@
 /*
  * loader.c: opens, sizes, loads and attaches the five eBPF objects in the
  * variants features.c planned, fills the GPU device map and flips map
- * generations.  croft-probe: open/load/attach as root before the drop; the
+ * epochs.  croft-probe: open/load/attach as root before the drop; the
  * rest works on held fds.
  */
 #include <errno.h>
@@ -254,7 +254,7 @@ static int open_sched(struct probe_objs *objs, const char **what)
 		return r;
 	/* every thread's counts so far are its baseline: counting starts now */
 	*what = "first thread walk";
-	return loader_walk_threads(objs, objs->gen);
+	return loader_walk_threads(objs, objs->epoch);
 }
 
 static int open_proc(struct probe_objs *objs, const char **what)
@@ -333,7 +333,7 @@ static int check_counted_maps(const struct probe_objs *objs, char *ret_why, size
 	for (int c = 0; c < CONCERNS; c++) {
 		if (!concerns[c].add || !concerns[c].skel(objs).obj)
 			continue;
-		for (uint32_t g = 0; g < PROBE_GENS; g++) {
+		for (uint32_t g = 0; g < PROBE_EPOCHS; g++) {
 			const struct bpf_map *map = concern_map(objs, c, g);
 
 			if (!map || bpf_map__key_size(map) != concerns[c].key_size ||
@@ -490,7 +490,7 @@ int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t
 		goto fail;
 	}
 	if ((r = sync_maps_new(objs)) < 0) {
-		snprintf(err, err_len, "generation sync map: %s", strerror(-r));
+		snprintf(err, err_len, "epoch sync map: %s", strerror(-r));
 		goto fail;
 	}
 	return 0;
@@ -538,20 +538,20 @@ int loader_set_gpu_rules(struct probe_objs *objs, const struct gpudev_set *set)
 
 int loader_flip(struct probe_objs *objs)
 {
-	uint32_t zero = 0, next = objs->gen ^ 1;
+	uint32_t zero = 0, next = objs->epoch ^ 1;
 
 	for (int c = 0; c < CONCERNS; c++) {
-		volatile uint32_t *gen = concerns[c].skel(objs).gen;
+		volatile uint32_t *epoch = concerns[c].skel(objs).epoch;
 
-		if (gen)
-			*gen = next;
+		if (epoch)
+			*epoch = next;
 	}
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	/* updating a map-in-map waits for an RCU grace period (maybe_wait_bpf_programs):
-	 * every program that could still see the old gen has returned when this does */
+	 * every program that could still see the old epoch has returned when this does */
 	if (bpf_map_update_elem(objs->sync_outer_fd, &zero, &objs->sync_inner_fd, BPF_ANY) < 0)
 		return -errno;
-	objs->gen = next;
+	objs->epoch = next;
 	return 0;
 }
 
@@ -614,7 +614,7 @@ int loader_walk_threads(struct probe_objs *objs, uint32_t g)
 
 	if (!objs->plan.sched_walk || !objs->sched)
 		return 0;
-	objs->sched->bss->walk_gen = g;
+	objs->sched->bss->walk_epoch = g;
 	fd = bpf_iter_create(bpf_link__fd(objs->sched->links.thread_walk));
 	if (fd < 0)
 		return -errno;

@@ -1,6 +1,6 @@
 /*
  * probed.h: croft-probe's map: the loaded objects, the table of concerns,
- * the collector that turns a map generation into an answer, the probe.sock
+ * the collector that turns a map epoch into an answer, the probe.sock
  * server and the status reply, with every function grouped by its file.
  * croft-probe only (root until priv_drop, then the croft user with no
  * capabilities, or CAP_BPF alone where the kernel gates every bpf() call).
@@ -44,7 +44,7 @@ struct bpf_map;
 
 /*
  * croft-probe's concerns, one eBPF object each; concerns[] (concerns.c)
- * says the rest.  Those that count per tgid have two generations of maps.
+ * says the rest.  Those that count per tgid have two epochs of maps.
  */
 enum probe_concern {
 	CONCERN_SYSCALLS,
@@ -95,10 +95,10 @@ struct probe_objs {
 	struct proc_bpf *proc;
 	struct probe_plan plan;
 	int ncpus;         /* possible CPUs: per-CPU value slots */
-	uint32_t gen;      /* generation the programs write now */
+	uint32_t epoch;    /* epoch the programs write now */
 	int sync_outer_fd; /* ARRAY_OF_MAPS: updating it waits for an RCU grace period */
 	int sync_inner_fd;
-	uint32_t map_entries; /* per-generation map size override, 0: probe.h sizes */
+	uint32_t map_entries; /* per-epoch map size override, 0: probe.h sizes */
 	/* per concern: why it did not load or attach (libbpf's reason), "" when it did */
 	char failed[CONCERNS][PROBE_FAILED_LEN];
 	struct prog_verified verified[PROBE_PROGS_MAX]; /* programs loaded, in load order */
@@ -108,8 +108,8 @@ struct probe_objs {
 /* What probe.bpf.h gives every object; all NULL while it is not loaded. */
 struct concern_skel {
 	struct bpf_object *obj;
-	volatile uint32_t *gen;      /* the generation its programs write */
-	volatile uint32_t *map_full; /* [PROBE_GENS]: an insert found that generation full */
+	volatile uint32_t *epoch;    /* the epoch its programs write */
+	volatile uint32_t *map_full; /* [PROBE_EPOCHS]: an insert found that epoch full */
 	const struct bpf_map *drops; /* per-CPU counters by enum probe_drop */
 };
 
@@ -121,9 +121,13 @@ struct concern_drop {
 };
 
 struct collector;
-/* Adds one entry of a drained map (vals: ncpus values, percpu_stride apart) to the answer. */
-typedef void (*concern_add_fn)(
-	struct collector *col, const void *key, const uint8_t *vals, int ncpus);
+struct answer_proc;
+/* The answer's record for tgid, made on first use; NULL when out of memory. */
+typedef struct answer_proc *answer_proc_fn(struct collector *col, uint32_t tgid);
+/* Adds one entry of a drained map (vals: ncpus values, percpu_stride apart)
+ * to the answer; proc_of is the collector's, passed down to the table. */
+typedef void (*concern_add_fn)(struct collector *col, answer_proc_fn *proc_of, const void *key,
+	const uint8_t *vals, int ncpus);
 
 /*
  * One concern.  Its counted maps are the per-CPU hashes <name>_0 and
@@ -171,13 +175,13 @@ int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t
 bool loader_has(const struct probe_objs *objs, enum probe_concern concern);
 void loader_close(struct probe_objs *objs);
 int loader_set_gpu_rules(struct probe_objs *objs, const struct gpudev_set *set);
-/* Points the programs at the other generation and waits until none writes the old one. */
+/* Points the programs at the other epoch and waits until none writes the old one. */
 int loader_flip(struct probe_objs *objs);
-/* The map fd of concern's generation g, -1 when not loaded. */
+/* The map fd of concern's epoch g, -1 when not loaded. */
 int loader_map_fd(const struct probe_objs *objs, enum probe_concern concern, uint32_t g);
 int loader_map_max(const struct probe_objs *objs, enum probe_concern concern);
 /*
- * After generation g of concern was emptied: inserts into it may be tried
+ * After epoch g of concern was emptied: inserts into it may be tried
  * again.  Returns whether an insert had found it full.
  */
 bool loader_clear_full(struct probe_objs *objs, enum probe_concern concern, uint32_t g);
@@ -187,13 +191,13 @@ int loader_events_fd(const struct probe_objs *objs);
 int loader_drops(const struct probe_objs *objs, uint64_t *ret_drops);
 /*
  * tp_btf: adds every thread's context switches and run-queue wait not yet
- * counted to generation g (at an answer, the one just closed) by running
+ * counted to epoch g (at an answer, the one just closed) by running
  * sched.bpf.c's walk; raw_tp: nothing (sched_switch counts them).
  */
 int loader_walk_threads(struct probe_objs *objs, uint32_t g);
 /*
- * Sums generation g's event counts (seen, dropped per kind) into
- * ret_counts[PROBE_EV_SLOTS] and zeroes them; only for a generation no
+ * Sums epoch g's event counts (seen, dropped per kind) into
+ * ret_counts[PROBE_EV_SLOTS] and zeroes them; only for an epoch no
  * program writes (after loader_flip).
  */
 int loader_take_event_counts(
@@ -230,12 +234,10 @@ struct answer {
 
 int collector_new(struct probe_objs *objs, struct collector **ret_collector);
 void collector_free(struct collector *col);
-/* Drains events, flips the generation, reads and empties the old one. */
+/* Drains events, flips the epoch, reads and empties the old one. */
 int collector_answer(struct collector *col, bool first, const struct answer **ret_answer);
 /* Drains events only (between answers, so the ring buffer never fills). */
 void collector_drain(struct collector *col);
-/* The answer's record for tgid, made on first use; NULL when out of memory. */
-struct answer_proc *collector_proc(struct collector *col, uint32_t tgid);
 /* Boot ns of the last flip: when the last answer was taken (or discarded). */
 uint64_t collector_last_flip(const struct collector *col);
 /* One event kind since start, settled at each answer: seen == delivered + dropped. */

@@ -16,10 +16,10 @@
 
 #include "catalog.h"
 #include "clock.h"
+#include "kernel.h"
 #include "log.h"
 #include "sampler.h"
 
-#define PF_KTHREAD    0x00200000u /* include/linux/sched.h */
 #define STAT_BUF      1024
 #define IO_BUF        512
 #define SPAN_SLACK_MS 2 /* the two clocks of a poll, each rounded to ms */
@@ -375,7 +375,7 @@ static void proc_new(struct proc_table *table, const struct poll_env *env, pid_t
 	p->io_fd = -1;
 	p->ident.start_ticks = st.start_ticks;
 	p->ident.start_boot_ns = st.start_ticks * env->tick_ns;
-	p->ident.kthread = st.flags & PF_KTHREAD;
+	p->ident.kthread = st.flags & PF_KTHREAD_FLAG;
 	p->ident.framework = SIZE_MAX;
 	p->gpu.at_sampler_start = env->first_poll;
 	p->cadence.seen_gen = env->gen;

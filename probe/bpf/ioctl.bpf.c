@@ -73,7 +73,7 @@ static __always_inline int count_gpu_ioctl(__u32 mode, __u32 rdev)
 	if ((mode & S_IFMT_BITS) != S_IFCHR_BITS || !gpu_device(rdev))
 		return 0;
 	now = bpf_ktime_get_boot_ns();
-	if (gen)
+	if (epoch)
 		count_in(&ioctl_1, 1, tgid, now);
 	else
 		count_in(&ioctl_0, 0, tgid, now);

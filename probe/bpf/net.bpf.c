@@ -23,7 +23,7 @@ static __always_inline int count_bytes(int ret, bool tx)
 
 	if (ret <= 0)
 		return 0;
-	if (gen)
+	if (epoch)
 		v = lookup_or_init(&net_1, 1, &tgid, &zero);
 	else
 		v = lookup_or_init(&net_0, 0, &tgid, &zero);

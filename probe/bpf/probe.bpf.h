@@ -1,5 +1,5 @@
 /*
- * probe.bpf.h: what every croft-probe eBPF program shares: the generation
+ * probe.bpf.h: what every croft-probe eBPF program shares: the epoch
  * switch, the per-CPU drop counters, the count-into-a-hash idiom and the
  * CO-RE shims.  Kernel side only; included after vmlinux.h.
  */
@@ -10,26 +10,26 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
+#include "kernel.h"
 #include "probe.h"
 
 #define TASK_RUNNING_STATE 0x0000
 #define TASK_DEAD_STATE    0x0080
-#define PF_KTHREAD_FLAG    0x00200000 /* include/linux/sched.h PF_KTHREAD */
 
-/* Which generation of maps the programs write; flipped by croft-probe. */
-volatile __u32 gen;
+/* Which epoch of maps the programs write; flipped by croft-probe. */
+volatile __u32 epoch;
 
 /*
- * Set when an insert into this object's generation g found the map full;
- * croft-probe clears it once it emptied that generation.  While set, a new
+ * Set when an insert into this object's epoch g found the map full;
+ * croft-probe clears it once it emptied that epoch.  While set, a new
  * key is dropped at the cost of one lookup: a full preallocated hash makes
  * every failed insert walk the per-CPU free lists under locks (microseconds).
  */
-volatile __u32 map_full[PROBE_GENS];
+volatile __u32 map_full[PROBE_EPOCHS];
 
 #define E2BIG_ERR 7
 
-/* A generation of a counted map (loader.c checks its key and value sizes
+/* An epoch of a counted map (loader.c checks its key and value sizes
  * against concerns[]). */
 #define COUNTED_MAP(name, entries, key_type, value_type)                                           \
 	struct {                                                                                   \
@@ -55,7 +55,7 @@ static __always_inline void count_drop(__u32 reason)
 }
 
 /*
- * Returns this CPU's value for key in generation g's map, inserting zero
+ * Returns this CPU's value for key in epoch g's map, inserting zero
  * first (BPF_NOEXIST: an insert racing ours on another CPU wins and we take
  * its entry).  NULL when the map is full; the caller counts the drop.
  */

@@ -8,21 +8,21 @@
 #ifndef CROFT_PROBE_H
 #define CROFT_PROBE_H
 
-/* Map sizes (entries).  --map-entries overrides the per-generation ones. */
-#define PROBE_SYSCALL_ENTRIES 16384        /* (tgid, syscall nr) pairs per generation */
-#define PROBE_TGID_ENTRIES    8192         /* tgids per generation, per concern */
+/* Map sizes (entries).  --map-entries overrides the per-epoch ones. */
+#define PROBE_SYSCALL_ENTRIES 16384        /* (tgid, syscall nr) pairs per epoch */
+#define PROBE_TGID_ENTRIES    8192         /* tgids per epoch, per concern */
 #define PROBE_RUNQ_ENTRIES    16384        /* threads woken and not yet running */
 #define PROBE_GPU_RULES       64           /* GPUDEV_RULES_MAX: asserted in probed.h */
 #define PROBE_EVENTS_BYTES    (256 * 1024) /* ring buffer of fork/exec/exit events */
 #define PROBE_COMM_LEN        16           /* PROBE_COMM_BYTES: asserted in probed.h */
 
 /*
- * Every count lives in one of two generations of maps (suffix _0 and _1).
- * The programs write into generation `gen` (a .bss variable each object
- * has); croft-probe flips gen, waits an RCU grace period so no program
+ * Every count lives in one of two epochs of maps (suffix _0 and _1).
+ * The programs write into epoch `epoch` (a .bss variable each object
+ * has); croft-probe flips epoch, waits an RCU grace period so no program
  * still writes the old one, then reads and empties the old one.
  */
-#define PROBE_GENS 2
+#define PROBE_EPOCHS 2
 
 /*
  * Why something was not counted: one per-CPU counter per reason per object;
@@ -78,11 +78,11 @@ enum probe_event_kind {
 	PROBE_EV_FORK = 1, /* a new thread group */
 	PROBE_EV_EXEC = 2,
 	PROBE_EV_EXIT = 3,  /* the last thread of a group */
-	PROBE_EV_SLOTS = 4, /* event_counts keys per generation: gen * PROBE_EV_SLOTS + kind */
+	PROBE_EV_SLOTS = 4, /* event_counts keys per epoch: epoch * PROBE_EV_SLOTS + kind */
 };
 
 /*
- * event_counts: per-CPU array, per generation and kind: the events the
+ * event_counts: per-CPU array, per epoch and kind: the events the
  * programs saw (counted before the ring buffer reserve) and those the full
  * ring buffer dropped.  croft-probe checks seen == delivered + dropped.
  */
@@ -99,7 +99,7 @@ struct probe_event {
 	__u64 start_boot_ns; /* the group leader's start_boottime */
 	__u64 event_boot_ns;
 	char comm[PROBE_COMM_LEN];
-	__u32 gen; /* the generation of event_counts that counted it */
+	__u32 epoch; /* the epoch of event_counts that counted it */
 	__u32 reserved;
 };
 

@@ -2,7 +2,7 @@
  * proc.bpf.c: new thread groups, execs and whole-group exits, each with the
  * group leader's start_boottime so the sampler can match identities, sent
  * through a ring buffer; every event seen and every one dropped is counted
- * per generation and kind.  Kernel side of croft-probe, loaded by root.
+ * per epoch and kind.  Kernel side of croft-probe, loaded by root.
  */
 #include "vmlinux.h"
 #include "probe.bpf.h"
@@ -14,20 +14,20 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PROBE_GENS *PROBE_EV_SLOTS);
+	__uint(max_entries, PROBE_EPOCHS *PROBE_EV_SLOTS);
 	__type(key, __u32);
 	__type(value, struct probe_event_count);
 } event_counts SEC(".maps");
 
 /*
  * Counted as seen before the reserve, so a lost event shows as seen >
- * delivered + dropped.  gen is read once: the count and the event carry
- * the same generation, which croft-probe settles after its flip.
+ * delivered + dropped.  epoch is read once: the count and the event carry
+ * the same epoch, which croft-probe settles after its flip.
  */
 static __always_inline void emit(
 	__u32 kind, __u32 tgid, __u32 ppid, __u32 exit_code, __u64 start_boot_ns, const char *comm)
 {
-	__u32 g = gen & 1, slot = g * PROBE_EV_SLOTS + kind;
+	__u32 g = epoch & 1, slot = g * PROBE_EV_SLOTS + kind;
 	struct probe_event_count *c = bpf_map_lookup_elem(&event_counts, &slot);
 	struct probe_event *e;
 
@@ -40,7 +40,7 @@ static __always_inline void emit(
 		count_drop(PROBE_DROP_EVENTS_FULL);
 		return;
 	}
-	e->gen = g;
+	e->epoch = g;
 	e->reserved = 0;
 	e->kind = kind;
 	e->tgid = tgid;

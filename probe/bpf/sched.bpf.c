@@ -38,8 +38,8 @@ struct {
 	__type(value, struct thread_counted);
 } runq_task SEC(".maps");
 
-/* Set by croft-probe before each walk: the generation it adds into. */
-volatile __u32 walk_gen;
+/* Set by croft-probe before each walk: the epoch it adds into. */
+volatile __u32 walk_epoch;
 
 /* raw_tp (untrusted task pointers, no task storage): tid -> when it became runnable. */
 struct {
@@ -65,7 +65,7 @@ static __always_inline struct probe_sched_val *sched_val_in(__u32 g, __u32 tgid)
 
 static __always_inline struct probe_sched_val *sched_val(__u32 tgid)
 {
-	return sched_val_in(gen, tgid);
+	return sched_val_in(epoch, tgid);
 }
 
 /*
@@ -109,7 +109,7 @@ static __always_inline __u64 take(__u64 *counted_plus1, __u64 now, bool older)
 	return now - was;
 }
 
-/* tp_btf: adds what t's kernel counters gained since last taken to generation g. */
+/* tp_btf: adds what t's kernel counters gained since last taken to epoch g. */
 static __always_inline void count_thread(struct task_struct *t, __u32 g)
 {
 	bool older = t->start_time < loaded_mono_ns;
@@ -143,12 +143,12 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(thread_exit_btf, struct task_struct *p)
 {
 	if (p->tgid && !is_kthread(p))
-		count_thread(p, gen);
+		count_thread(p, epoch);
 	return 0;
 }
 
 /*
- * croft-probe's walk, into generation walk_gen (at an answer: the one just
+ * croft-probe's walk, into epoch walk_epoch (at an answer: the one just
  * closed).  Zombies are left out: their exit took their counts, and the
  * switch into death that follows is not counted (as on sched_switch).
  */
@@ -158,7 +158,7 @@ int thread_walk(struct bpf_iter__task *ctx)
 	struct task_struct *t = ctx->task;
 
 	if (t && t->tgid && !t->exit_state && !is_kthread(t))
-		count_thread(t, walk_gen);
+		count_thread(t, walk_epoch);
 	return 0;
 }
 

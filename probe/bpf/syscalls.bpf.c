@@ -1,6 +1,6 @@
 /*
  * syscalls.bpf.c: counts every syscall per (tgid, syscall number) into the
- * current generation's per-CPU hash, and hands ioctls on to ioctl.bpf.c.
+ * current epoch's per-CPU hash, and hands ioctls on to ioctl.bpf.c.
  * Kernel side of croft-probe, loaded by root; the sys_enter hook is the
  * hottest path croft has, so it stays short.
  */
@@ -45,7 +45,7 @@ static __always_inline int count_syscall(void *ctx, long id)
 
 	if (id < 0)
 		return 0;
-	if (gen)
+	if (epoch)
 		count_in(&syscalls_1, 1, &key);
 	else
 		count_in(&syscalls_0, 0, &key);
