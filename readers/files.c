@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "files.h"
-#include "readfile.h"
 
 #define WALK_DEPTH_MAX 16
 

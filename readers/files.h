@@ -1,8 +1,9 @@
 /*
  * files.h: finding and reading croft-dataset files (.jsonl, .jsonl.zst and
  * directories of them) in bounded memory, one worker thread per file up to a
- * limit (files.c), every skipped line, frame or file counted and reported
- * (skips.c).  croft stats/profile, invoking user, no privilege.
+ * limit (files.c), each file read line by line into rows (readfile.c), every
+ * skipped line, frame or file counted and reported (skips.c).  croft
+ * stats/profile, invoking user, no privilege.
  */
 #ifndef CROFT_READERS_FILES_H
 #define CROFT_READERS_FILES_H
@@ -16,6 +17,9 @@
 #define DS_FILES_MAX      1000000 /* files one command reads */
 #define DS_SKIPS_PER_FILE 100     /* skip messages kept per file */
 #define DS_THREADS_MAX    256
+#define READ_IN_BYTES     (256u << 10)          /* compressed bytes per read() */
+#define READ_OUT_BYTES    (2u << 20)            /* text held while its frame is checked */
+#define READ_LIVE_NAME    "croft-dataset.jsonl" /* the writer's live file (writer.h LIVE_NAME) */
 
 struct ds_file {
 	char *path;
@@ -30,7 +34,7 @@ struct ds_files {
 
 enum ds_skip_kind {
 	SKIP_BAD_LINE,      /* not JSON, or JSON that is not a row */
-	SKIP_LONG_LINE,     /* over READ_OUT_BYTES (readfile.h), 2 MiB */
+	SKIP_LONG_LINE,     /* over READ_OUT_BYTES, 2 MiB */
 	SKIP_CORRUPT_FRAME, /* zstd error: the frame's rows are dropped */
 	SKIP_TRUNCATED,     /* file ends inside a frame or a line */
 	SKIP_EMPTY_FILE,    /* a plain file: nothing lost, so no damage (a .zst holds a frame) */
@@ -98,5 +102,13 @@ int ds_read(const struct ds_files *files, int threads, bool jansson_only,
 
 /* Worker threads to use: the CPUs this process may run on. */
 int ds_default_threads(void);
+
+/* readfile.c: one worker's reader of one file at a time (plain or zstd). */
+struct file_reader;
+int file_reader_new(const struct ds_sink *sink, void *ctx, struct ds_report *rep, bool jansson_only,
+	struct file_reader **ret_fr);
+void file_reader_free(struct file_reader *fr);
+/* Reads one file to its end; what it cannot read is reported, not returned. */
+void file_reader_read(struct file_reader *fr, const struct ds_file *f, uint32_t file_index);
 
 #endif
