@@ -316,13 +316,9 @@ def main():
                     break
                 except OSError:
                     time.sleep(0.1)
-        if TAP.failed:
-            with open(log.name, errors="replace") as f:
-                for line in f.read().splitlines()[-25:]:
-                    print("# run.log: " + line)
+        TAP.tail_on_failure(log.name, 25)
         subprocess.run(["rm", "-rf", tmp])
-    print("1..%d" % TAP.n)
-    sys.exit(1 if TAP.failed else 0)
+    TAP.done()
 
 
 if __name__ == "__main__":

@@ -57,6 +57,13 @@ class Tap:
                                 ('  # ' + detail) if detail else ''), flush=True)
         return cond
 
+    def tail_on_failure(self, path, lines):
+        """After a failure: the last lines of a daemon's log, as TAP comments."""
+        if self.failed:
+            with open(path, errors='replace') as f:
+                for line in f.read().splitlines()[-lines:]:
+                    print('# %s: %s' % (os.path.basename(path), line))
+
     def done(self):
         print('1..%d' % self.n, flush=True)
         sys.exit(1 if self.failed else 0)
