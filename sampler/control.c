@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <event2/buffer.h>
-#include <event2/event.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,26 +17,6 @@
 #include "msg.h"
 #include "probe_link.h"
 #include "sampler.h"
-
-static void poll_cb(evutil_socket_t fd, short what, void *arg)
-{
-	sampler_poll_start(arg);
-}
-
-int sampler_arm_timer(struct sampler *s)
-{
-	struct timeval tv = {
-		.tv_sec = (time_t)(s->cfg.poll_interval_ms / 1000),
-		.tv_usec = (suseconds_t)(s->cfg.poll_interval_ms % 1000) * 1000,
-	};
-
-	if (!s->poll_timer)
-		s->poll_timer = event_new(s->base, -1, EV_PERSIST, poll_cb, s);
-	if (!s->poll_timer)
-		return -ENOMEM;
-	evtimer_del(s->poll_timer);
-	return evtimer_add(s->poll_timer, &tv) ? -EINVAL : 0;
-}
 
 /* The probe link's figures. */
 static void probe_status(const struct sampler *s, json_t *o)
@@ -174,6 +153,15 @@ static int settings_apply(struct sampler *s, struct sampler_settings *set)
 	return r;
 }
 
+/* A reload checked while a poll ran, applied at its end (poll.c's at_end hook). */
+static void reload_pending(struct sampler *s)
+{
+	if (settings_apply(s, s->reload_pending))
+		log_warnx("reload: the poll timer could not be armed again");
+	free(s->reload_pending);
+	s->reload_pending = NULL;
+}
+
 /*
  * Reloads config and catalog together; on any error nothing changes.  While
  * a poll runs, what is loaded waits for its end: its rows keep the catalog
@@ -200,17 +188,8 @@ int sampler_reload(void *ctx, char **ret_errors)
 	if (s->reload_pending->catalog)
 		catalog_free(s->reload_pending->catalog); /* a later reload replaces it */
 	*s->reload_pending = set;
+	s->poll.at_end = reload_pending;
 	return 0;
-}
-
-void sampler_reload_pending(struct sampler *s)
-{
-	if (!s->reload_pending)
-		return;
-	if (settings_apply(s, s->reload_pending))
-		log_warnx("reload: the poll timer could not be armed again");
-	free(s->reload_pending);
-	s->reload_pending = NULL;
 }
 
 static int label_request(struct sampler *s, struct msg_cursor *payload, struct evbuffer *reply)

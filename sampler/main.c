@@ -285,7 +285,7 @@ int main(int argc, char **argv)
 		log_warnx("/proc is not this pid namespace's: cpu_cores from whole clock ticks");
 	s.cgroups = cgroup_table_new(&mounts);
 	s.writer = writer_link_new(s.base, s.writer_socket, s.spool);
-	s.probe = probe_link_new(s.probe_socket);
+	s.probe = probe_link_new(s.base, s.probe_socket);
 	if (!s.cgroups || !s.writer || !s.probe || textfile_new(&s.textfile))
 		fatalx("out of memory");
 	if (daemon_signals_new(s.base, sampler_stop, sampler_reload, &s, &signals) < 0)

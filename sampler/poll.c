@@ -161,8 +161,6 @@ static void follow_kubelet(struct sampler *s)
 		log_warnx("%s: gpus_allocated left out", k->problem);
 }
 
-static void probe_wait_cb(evutil_socket_t fd, short what, void *arg);
-
 static void next_slice(struct sampler *s)
 {
 	static const struct timeval now = { 0, 0 };
@@ -229,7 +227,12 @@ static void poll_finish(struct sampler *s)
 	s->stats.duration_us = (clock_mono_ns() - run->start_mono_ns) / 1000;
 	s->stats.cpu_us = cpu_time_us() - run->start_cpu_us;
 	write_textfile(s);
-	sampler_reload_pending(s);
+	if (run->at_end) {
+		void (*at_end)(struct sampler *) = run->at_end;
+
+		run->at_end = NULL;
+		at_end(s);
+	}
 	if (run->again) {
 		s->stats.polls_late++;
 		sampler_poll_start(s);
@@ -244,39 +247,14 @@ static void pass_begin(struct sampler *s, enum poll_phase phase)
 }
 
 /* The answer (or none) applied; then the fds it makes due are read. */
-static void apply_answer(struct sampler *s)
-{
-	struct probe_answer answer;
-	int r = probe_link_answer(s->probe, &answer);
-
-	if (r < 0)
-		log_warnx("probe: this poll's answer is left out: %s", strerror(-r));
-	proc_table_apply_probe(&s->procs, &s->poll.env, &answer);
-	probe_link_applied(s->probe, &answer);
-	log_probe_state(s);
-	pass_begin(s, POLL_LOOK);
-	next_slice(s);
-}
-
-static void wait_probe(struct sampler *s)
-{
-	struct poll_run *run = &s->poll;
-	int ms = probe_link_wait_ms(s->probe) + 1; /* past the link's own deadline */
-	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
-
-	event_del(run->probe_wait);
-	event_assign(run->probe_wait, s->base, probe_link_fd(s->probe), EV_READ, probe_wait_cb, s);
-	event_add(run->probe_wait, &tv);
-}
-
-static void probe_wait_cb(evutil_socket_t fd, short what, void *arg)
+static void probe_answered(struct probe_answer *answer, void *arg)
 {
 	struct sampler *s = arg;
 
-	if (probe_link_read(s->probe) == 0)
-		wait_probe(s);
-	else
-		apply_answer(s);
+	proc_table_apply_probe(&s->procs, &s->poll.env, answer);
+	log_probe_state(s);
+	pass_begin(s, POLL_LOOK);
+	next_slice(s);
 }
 
 /* /proc is read: the probe is asked, and its answer awaited in the loop. */
@@ -284,10 +262,7 @@ static void ask_probe(struct sampler *s)
 {
 	s->poll.now_boot_ns = clock_boot_ns();
 	s->poll.phase = POLL_PROBE;
-	if (probe_link_ask(s->probe) == 0)
-		wait_probe(s);
-	else
-		apply_answer(s);
+	probe_link_ask(s->probe, probe_answered, s);
 }
 
 static void format_begin(struct sampler *s)
@@ -336,6 +311,11 @@ static void poll_slice_cb(evutil_socket_t fd, short what, void *arg)
 	next_slice(s);
 }
 
+static void tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	sampler_poll_start(arg);
+}
+
 /*
  * The slices run at the lowest of three priorities: a socket that is ready
  * (a status asked, the writer's ack, the probe's answer) is served first,
@@ -347,10 +327,21 @@ int sampler_poll_init(struct sampler *s)
 	if (event_base_priority_init(s->base, POLL_PRIORITIES) < 0)
 		return -EINVAL;
 	s->poll.slice = evtimer_new(s->base, poll_slice_cb, s);
-	s->poll.probe_wait = event_new(s->base, -1, 0, probe_wait_cb, s);
-	if (!s->poll.slice || !s->poll.probe_wait)
+	s->poll_timer = event_new(s->base, -1, EV_PERSIST, tick_cb, s);
+	if (!s->poll.slice || !s->poll_timer)
 		return -ENOMEM;
 	return event_priority_set(s->poll.slice, POLL_PRIORITIES - 1) < 0 ? -EINVAL : 0;
+}
+
+int sampler_arm_timer(struct sampler *s)
+{
+	struct timeval tv = {
+		.tv_sec = (time_t)(s->cfg.poll_interval_ms / 1000),
+		.tv_usec = (suseconds_t)(s->cfg.poll_interval_ms % 1000) * 1000,
+	};
+
+	evtimer_del(s->poll_timer);
+	return evtimer_add(s->poll_timer, &tv) ? -EINVAL : 0;
 }
 
 void sampler_poll_free(struct sampler *s)
@@ -358,9 +349,7 @@ void sampler_poll_free(struct sampler *s)
 	proc_read_end(&s->poll.scan);
 	if (s->poll.slice)
 		event_free(s->poll.slice);
-	if (s->poll.probe_wait)
-		event_free(s->poll.probe_wait);
-	s->poll.slice = s->poll.probe_wait = NULL;
+	s->poll.slice = NULL;
 	s->poll.running = false;
 }
 

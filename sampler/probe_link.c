@@ -1,15 +1,16 @@
 /*
  * probe_link.c: croft-sampler's client of croft-probe on probe.sock
  * (SOCK_SEQPACKET).  Each poll: connect when needed (HELLO), send
- * MT_PROBE_POLL, take the answer as it arrives (the sampler's loop serves
- * its other sockets meanwhile) until MT_PROBE_END within a short timeout,
- * and hand its per-tgid counts to probe_apply.c, which matches them to
- * tracked processes and turns them into rates.  An answer that covers time
- * before this connection's first poll is no answer (the probe's baseline),
- * so no rate spans a gap.  croft-sampler, croft user.
+ * MT_PROBE_POLL, take the answer as it arrives until MT_PROBE_END within a
+ * short timeout, and hand its per-tgid counts to the ask's completion
+ * (probe_apply.c matches them to tracked processes and turns them into
+ * rates).  Every wait is an event with a deadline: the sampler's loop
+ * serves its other sockets meanwhile.  An answer that covers time before
+ * this connection's first poll is no answer (the probe's baseline), so no
+ * rate spans a gap.  croft-sampler, croft user.
  */
 #include <errno.h>
-#include <poll.h>
+#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,21 +24,30 @@
 #include "probe_wire.h"
 #include "sock.h"
 
-#define PROBE_LINK_TIMEOUT_MS 1000        /* for HELLO and for a whole answer */
-#define PROBE_LINK_ANSWER_MAX (64u << 20) /* bytes of one answer kept */
-#define PROBE_LINK_GHOSTS     256         /* unmatched GPU users remembered for their exit */
+#define PROBE_LINK_TIMEOUT_MS    1000 /* for HELLO and for a whole answer */
+#define PROBE_LINK_HELLO_WAIT_MS 100  /* a poll waits this long for a new connection's HELLO */
+#define PROBE_LINK_ANSWER_MAX    (64u << 20) /* bytes of one answer kept */
+#define PROBE_LINK_GHOSTS        256         /* unmatched GPU users remembered for their exit */
 
 struct probe_link_gpu_ghost {
 	uint32_t tgid;
 	uint64_t start_boot_ns;
 };
 
+enum link_phase { LINK_DOWN, LINK_HELLO, LINK_READY };
+
 struct probe_link {
 	char path[256];
 	int fd; /* -1: not connected */
+	enum link_phase phase;
+	struct event *wait;       /* the HELLO or the answer arriving, or a deadline */
+	probe_link_done_fn *done; /* of the last ask */
+	void *done_arg;
+	bool asked; /* its completion is still to come */
 	char state[384];
-	uint64_t answers;     /* on this connection */
-	uint64_t deadline_ms; /* CLOCK_MONOTONIC: the answer asked for is late after it */
+	uint64_t answers;           /* on this connection */
+	uint64_t hello_deadline_ms; /* CLOCK_MONOTONIC: the HELLO is late after it */
+	uint64_t deadline_ms;       /* the ask is answered (maybe with none) by then */
 	uint8_t packet[MSG_PACKET_MAX];
 	uint8_t *procs; /* the PROCS payloads of this answer, batch headers stripped */
 	size_t procs_len, procs_cap;
@@ -45,14 +55,16 @@ struct probe_link {
 	size_t exits_count, exits_cap;
 	struct probe_end end;
 	bool whole;               /* the answer asked for has come */
-	struct probe_tgid *tgids; /* its records, indexed by probe_link_answer */
+	struct probe_tgid *tgids; /* its records, indexed by answer_of */
 	size_t tgids_cap;
 	struct probe_link_gpu_ghost ghosts[PROBE_LINK_GHOSTS];
 	size_t ghosts_next;
 	struct probe_link_stats stats;
 };
 
-struct probe_link *probe_link_new(const char *socket_path)
+static void wait_cb(evutil_socket_t fd, short what, void *arg);
+
+struct probe_link *probe_link_new(struct event_base *base, const char *socket_path)
 {
 	struct probe_link *link = calloc(1, sizeof(*link));
 
@@ -61,6 +73,11 @@ struct probe_link *probe_link_new(const char *socket_path)
 	snprintf(link->path, sizeof(link->path), "%s", socket_path);
 	link->fd = -1;
 	snprintf(link->state, sizeof(link->state), "probe not connected yet");
+	link->wait = event_new(base, -1, 0, wait_cb, link);
+	if (!link->wait) {
+		free(link);
+		return NULL;
+	}
 	return link;
 }
 
@@ -68,6 +85,7 @@ void probe_link_free(struct probe_link *link)
 {
 	if (!link)
 		return;
+	event_free(link->wait);
 	if (link->fd >= 0)
 		close(link->fd);
 	free(link->procs);
@@ -88,51 +106,54 @@ void probe_link_get_stats(const struct probe_link *link, struct probe_link_stats
 
 static void link_down(struct probe_link *link, const char *what, int err)
 {
+	event_del(link->wait);
 	if (link->fd >= 0)
 		close(link->fd);
 	link->fd = -1;
+	link->phase = LINK_DOWN;
 	link->answers = 0;
 	snprintf(link->state, sizeof(link->state), "probe not connected: %s: %s", what,
 		strerror(err));
 }
 
-/* One packet within timeout_ms (0: one already here); 1 with *ret_hdr, -EAGAIN, or -errno. */
-static int recv_packet(struct probe_link *link, int timeout_ms, struct msg_hdr *ret_hdr)
+/* One packet already here: 1 with *ret_hdr, -EAGAIN, or -errno. */
+static int recv_packet(struct probe_link *link, struct msg_hdr *ret_hdr)
 {
-	struct pollfd pfd = { .fd = link->fd, .events = POLLIN };
-	int r;
+	int r = msg_recv_packet(link->fd, link->packet, sizeof(link->packet), ret_hdr);
 
-	r = poll(&pfd, 1, timeout_ms);
-	if (r == 0)
-		return -EAGAIN;
-	if (r < 0)
-		return -errno;
-	r = msg_recv_packet(link->fd, link->packet, sizeof(link->packet), ret_hdr);
 	return r == 0 ? -ECONNRESET : r;
 }
 
+/* Woken when a packet arrives or the nearer deadline passes. */
+static void wait_arm(struct probe_link *link)
+{
+	uint64_t now = clock_mono_ms(), until = link->hello_deadline_ms;
+	struct timeval tv;
+	int ms;
+
+	if (link->asked && (link->phase == LINK_READY || link->deadline_ms < until))
+		until = link->deadline_ms;
+	ms = (now < until ? (int)(until - now) : 0) + 1; /* past the deadline itself */
+	tv = (struct timeval){ ms / 1000, (ms % 1000) * 1000 };
+	event_del(link->wait);
+	event_assign(link->wait, event_get_base(link->wait), link->fd, EV_READ, wait_cb, link);
+	event_add(link->wait, &tv);
+}
+
+/* A connection begun: our HELLO sent, the probe's awaited in the loop. */
 static int link_connect(struct probe_link *link)
 {
 	struct msg_hello hello = msg_hello_make(ROLE_SAMPLER, 0, 0);
-	struct msg_cursor cur;
-	struct msg_hdr hdr;
-	int fd = sock_connect(link->path, SOCK_SEQPACKET), r;
+	int fd = sock_try_connect(link->path, SOCK_SEQPACKET), r;
 
 	if (fd < 0)
 		return fd;
 	link->fd = fd;
-	link->answers = 0;
+	link->phase = LINK_HELLO;
+	link->hello_deadline_ms = clock_mono_ms() + PROBE_LINK_TIMEOUT_MS;
+	snprintf(link->state, sizeof(link->state), "probe not connected: waiting for its HELLO");
 	r = msg_send_packet(fd, MT_HELLO, &hello, sizeof(hello), NULL, 0);
-	if (r == 0)
-		r = recv_packet(link, PROBE_LINK_TIMEOUT_MS, &hdr);
-	if (r < 0)
-		return r == -EAGAIN ? -ETIMEDOUT : r;
-	msg_cursor_init(&cur, link->packet + sizeof(hdr), hdr.len);
-	r = msg_hello_check(hdr.type, &cur, ROLE_PROBE, &hello);
-	if (r < 0)
-		return r;
-	log_info("probe: connected to %s", link->path);
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 /* A PROCS packet: whole records, each syscall tail within its bound, read to the end. */
@@ -282,7 +303,8 @@ static int index_tgids(struct probe_link *link, size_t *ret_count)
 	return 0;
 }
 
-int probe_link_answer(struct probe_link *link, struct probe_answer *ret_answer)
+/* The answer taken, as probe_apply.c wants it: none unless whole and past the baseline. */
+static int answer_of(struct probe_link *link, struct probe_answer *ret_answer)
 {
 	int r;
 
@@ -311,7 +333,8 @@ int probe_link_answer(struct probe_link *link, struct probe_answer *ret_answer)
 	return r;
 }
 
-void probe_link_applied(struct probe_link *link, const struct probe_answer *answer)
+/* After the completion applied it: the unmatched GPU users noted, the exits counted. */
+static void applied(struct probe_link *link, const struct probe_answer *answer)
 {
 	if (!link->whole)
 		return;
@@ -325,52 +348,114 @@ void probe_link_applied(struct probe_link *link, const struct probe_answer *answ
 	count_exits(link);
 }
 
-/* No answer this poll: the link is dropped (reconnected at the next poll). */
-static int link_failed(struct probe_link *link, const char *what, int r)
+void probe_link_answered(struct probe_link *link)
 {
-	link_down(link, what, -r);
-	return r;
+	struct probe_answer answer;
+	int r = answer_of(link, &answer);
+
+	if (r < 0)
+		log_warnx("probe: this poll's answer is left out: %s", strerror(-r));
+	link->asked = false;
+	if (link->done)
+		link->done(&answer, link->done_arg);
+	applied(link, &answer);
 }
 
-int probe_link_ask(struct probe_link *link)
+/* No answer this poll: the link is dropped (reconnected at the next poll). */
+static void link_failed(struct probe_link *link, const char *what, int r)
+{
+	link->whole = false;
+	link_down(link, what, -r);
+	if (link->asked)
+		probe_link_answered(link);
+}
+
+static void send_poll(struct probe_link *link)
 {
 	struct probe_poll req = { 0 };
 	int r;
 
-	link->whole = false;
-	if (link->fd < 0 && (r = link_connect(link)) < 0)
-		return link_failed(link, link->path, r);
 	link->procs_len = link->exits_count = 0;
 	link->stats.records_last = 0;
 	link->deadline_ms = clock_mono_ms() + PROBE_LINK_TIMEOUT_MS;
 	r = msg_send_packet(link->fd, MT_PROBE_POLL, &req, sizeof(req), NULL, 0);
-	return r < 0 ? link_failed(link, "answer", r) : 0;
+	if (r < 0)
+		link_failed(link, "answer", r);
+	else
+		wait_arm(link);
 }
 
-int probe_link_fd(const struct probe_link *link)
-{
-	return link->fd;
-}
-
-int probe_link_wait_ms(const struct probe_link *link)
-{
-	uint64_t now = clock_mono_ms();
-
-	return now < link->deadline_ms ? (int)(link->deadline_ms - now) : 0;
-}
-
-int probe_link_read(struct probe_link *link)
+/* What arrived of the answer, without blocking; its end, an error or the deadline end it. */
+static void read_answer(struct probe_link *link)
 {
 	struct msg_hdr hdr;
 	int r;
 
-	while ((r = recv_packet(link, 0, &hdr)) > 0)
+	while ((r = recv_packet(link, &hdr)) > 0)
 		if ((r = probe_link_take(link, &hdr, link->packet + sizeof(hdr))) != 0)
 			break;
 	if (r == 1)
-		return 1;
-	if (r == -EAGAIN && clock_mono_ms() < link->deadline_ms)
-		return 0;
+		probe_link_answered(link);
+	else if (r == -EAGAIN && clock_mono_ms() < link->deadline_ms)
+		wait_arm(link);
+	else
+		link_failed(link, "answer", r == -EAGAIN ? -ETIMEDOUT : r);
+}
+
+/* The HELLO awaited: it came (a poll waiting asks), it is late, or the poll waited enough. */
+static void await_hello(struct probe_link *link)
+{
+	struct msg_hello hello;
+	struct msg_cursor cur;
+	struct msg_hdr hdr;
+	int r = recv_packet(link, &hdr);
+
+	if (r == -EAGAIN && clock_mono_ms() < link->hello_deadline_ms) {
+		if (link->asked && clock_mono_ms() >= link->deadline_ms)
+			probe_link_answered(link); /* none this poll; the HELLO is awaited still */
+		wait_arm(link);
+		return;
+	}
+	if (r > 0) {
+		msg_cursor_init(&cur, link->packet + sizeof(hdr), hdr.len);
+		r = msg_hello_check(hdr.type, &cur, ROLE_PROBE, &hello);
+	}
+	if (r < 0) {
+		link_failed(link, link->path, r == -EAGAIN ? -ETIMEDOUT : r);
+		return;
+	}
+	link->phase = LINK_READY;
+	log_info("probe: connected to %s", link->path);
+	if (link->asked)
+		send_poll(link);
+}
+
+static void wait_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct probe_link *link = arg;
+
+	if (link->phase == LINK_HELLO)
+		await_hello(link);
+	else if (link->phase == LINK_READY && link->asked)
+		read_answer(link);
+}
+
+void probe_link_ask(struct probe_link *link, probe_link_done_fn *done, void *arg)
+{
+	int r;
+
+	link->done = done;
+	link->done_arg = arg;
+	link->asked = true;
 	link->whole = false;
-	return link_failed(link, "answer", r == -EAGAIN ? -ETIMEDOUT : r);
+	if (link->phase == LINK_READY) {
+		send_poll(link);
+	} else if (link->phase == LINK_HELLO) {
+		probe_link_answered(link); /* a HELLO already late: none this poll */
+	} else if ((r = link_connect(link)) < 0) {
+		link_failed(link, link->path, r);
+	} else {
+		link->deadline_ms = clock_mono_ms() + PROBE_LINK_HELLO_WAIT_MS;
+		wait_arm(link);
+	}
 }

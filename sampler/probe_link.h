@@ -1,7 +1,7 @@
 /*
  * probe_link.h: croft-sampler's client of croft-probe (probe.sock,
  * SOCK_SEQPACKET): once per poll it asks for the probe's counts and hands
- * them over per tgid.
+ * them over per tgid, to a completion called from the loop.
  * croft-sampler, croft user.
  */
 #ifndef CROFT_PROBE_LINK_H
@@ -13,33 +13,9 @@
 
 #include "probe_wire.h"
 
-struct probe_link;
-
-struct probe_link *probe_link_new(const char *socket_path);
-void probe_link_free(struct probe_link *link);
-/*
- * Once per poll, after /proc was read for every tracked process: asks the
- * probe for its deltas (connecting first when needed).  0: asked, wait for
- * probe_link_fd to be readable and call probe_link_read; -errno: no probe
- * this poll (probe_link_answer gives none).
- */
-int probe_link_ask(struct probe_link *link);
-int probe_link_fd(const struct probe_link *link);
-/* Milliseconds left for the answer to arrive in. */
-int probe_link_wait_ms(const struct probe_link *link);
-/*
- * Takes what has arrived of the answer, without blocking: 0 when more is to
- * come; 1 when the answer is whole; -errno when the link dropped or the
- * answer came too late (probe_link_answer gives none).
- */
-int probe_link_read(struct probe_link *link);
-/*
- * The socket-free half of probe_link_read, apart for the fuzzer: one packet
- * of an answer checked and kept (0: more to come, 1: MT_PROBE_END closed a
- * consistent answer, -errno: drop the link).
- */
+struct event_base;
 struct msg_hdr;
-int probe_link_take(struct probe_link *link, const struct msg_hdr *hdr, const uint8_t *payload);
+struct probe_link;
 
 /* One tgid's counts over the probe's interval, as the probe sent them. */
 struct probe_tgid {
@@ -49,22 +25,37 @@ struct probe_tgid {
 };
 
 /*
- * This poll's answer, once probe_link_read ended: per-tgid counts that
- * probe_apply.c matches to tracked processes (tgid and start time:
- * /proc/<pid>/stat starttime (clock ticks) == start_boottime ns /
- * (1e9 / sysconf(_SC_CLK_TCK))) and turns into rates over each row's span.
+ * This poll's answer: per-tgid counts that probe_apply.c matches to
+ * tracked processes (tgid and start time: /proc/<pid>/stat starttime
+ * (clock ticks) == start_boottime ns / (1e9 / sysconf(_SC_CLK_TCK))) and
+ * turns into rates over each row's span.
  */
 struct probe_answer {
 	bool answered; /* false: none came, or it is the baseline (no counts) */
 	/* what the probe counted (its concerns that loaded): the rest is left out */
 	bool syscalls, ioctl, sched, net;
-	struct probe_tgid *tgids; /* held by the link until the next ask */
+	struct probe_tgid *tgids; /* held by the link until the completion returns */
 	size_t tgids_count;
 };
-/* Called once per answer (whole or not): the answer's figures and the link's stats. */
-int probe_link_answer(struct probe_link *link, struct probe_answer *ret_answer);
-/* After probe_apply.c applied it: the unmatched GPU users noted, the exits counted. */
-void probe_link_applied(struct probe_link *link, const struct probe_answer *answer);
+
+/*
+ * Called once per ask, from the loop or from within probe_link_ask: the
+ * answer (answered false when none came in time).  The completion marks
+ * the tgids it matched; what it left unmatched the link notes on return.
+ */
+typedef void probe_link_done_fn(struct probe_answer *answer, void *arg);
+
+struct probe_link *probe_link_new(struct event_base *base, const char *socket_path);
+void probe_link_free(struct probe_link *link);
+/*
+ * Once per poll, after /proc was read for every tracked process: asks the
+ * probe for its deltas.  Without a connection one is begun: the probe's
+ * HELLO is awaited in the loop (PROBE_LINK_TIMEOUT_MS, then the link is
+ * dropped and begun again at the next ask), this poll waiting for it
+ * PROBE_LINK_HELLO_WAIT_MS at most and a later poll not at all: done is
+ * told of no answer, and the first poll after the HELLO asks.
+ */
+void probe_link_ask(struct probe_link *link, probe_link_done_fn *done, void *arg);
 
 /* "connected", or why not (for status and the once-per-change log line). */
 const char *probe_link_state(const struct probe_link *link);
@@ -79,5 +70,14 @@ struct probe_link_stats {
 	uint64_t probe_drops_total; /* croft-probe's drops, all reasons (its status has them) */
 };
 void probe_link_get_stats(const struct probe_link *link, struct probe_link_stats *ret_stats);
+
+/*
+ * The socket-free half, apart for the fuzzer: one packet of an answer
+ * checked and kept (0: more to come, 1: MT_PROBE_END closed a consistent
+ * answer, -errno: drop the link); and the answer taken handed to the last
+ * ask's completion.
+ */
+int probe_link_take(struct probe_link *link, const struct msg_hdr *hdr, const uint8_t *payload);
+void probe_link_answered(struct probe_link *link);
 
 #endif

@@ -682,6 +682,7 @@ struct container_label {
 struct probe_link;
 struct ctl_server;
 struct event;
+struct sampler;
 
 struct poll_stats {
 	uint64_t polls;
@@ -714,10 +715,11 @@ struct poll_run {
 	struct proc_cursor cur; /* the next process to look at, or to settle and format */
 	uint64_t now_boot_ns;   /* the boot clock once /proc was read */
 	uint64_t start_mono_ns, start_cpu_us;
-	uint32_t batch_rows;      /* rows in sampler.rows, not spooled yet */
-	uint64_t rows;            /* formatted so far in this poll */
-	struct event *slice;      /* runs the next slice */
-	struct event *probe_wait; /* the probe's answer arriving, or its timeout */
+	uint32_t batch_rows; /* rows in sampler.rows, not spooled yet */
+	uint64_t rows;       /* formatted so far in this poll */
+	struct event *slice; /* runs the next slice */
+	/* run once as this poll ends (control.c: a reload checked while it ran) */
+	void (*at_end)(struct sampler *s);
 };
 
 struct sampler {
@@ -763,6 +765,8 @@ struct sampler {
 
 /* poll.c */
 int sampler_poll_init(struct sampler *s);
+/* The poll timer (re)armed at cfg.poll_interval_ms. */
+int sampler_arm_timer(struct sampler *s);
 /* The timer's tick: a poll begins, or the one running is followed by another. */
 void sampler_poll_start(struct sampler *s);
 void sampler_poll_free(struct sampler *s);
@@ -777,7 +781,5 @@ int sampler_ctl(void *ctx, uint32_t type, struct msg_cursor *payload, struct evb
 /* Checks and applies a reload (while a poll runs: at its end). */
 /* ctx is the struct sampler; a daemon_reload_fn. */
 int sampler_reload(void *ctx, char **ret_errors);
-void sampler_reload_pending(struct sampler *s);
-int sampler_arm_timer(struct sampler *s);
 
 #endif

@@ -5,6 +5,7 @@
  * refused; a complete answer is applied (twice: the first is a baseline) to
  * a process table read from a fake /proc of three processes.
  */
+#include <event2/event.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,16 +71,29 @@ static void check_rates(const struct proc_table *table)
 			abort();
 }
 
+/* The poll's completion: the answer applied, the rates checked. */
+static void apply_answer(struct probe_answer *answer, void *arg)
+{
+	struct proc_table *table = arg;
+
+	proc_table_apply_probe(table, &env, answer);
+	check_rates(table);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t packet[MSG_PACKET_MAX];
+	static struct event_base *base;
 	struct proc_table *table = fake_table();
-	struct probe_link *link = probe_link_new("/nonexistent");
+	struct probe_link *link;
 	const uint8_t *p = data, *end = data + size;
 	int r = 0;
 
-	if (!link)
+	if (!base && !(base = event_base_new()))
 		abort();
+	if (!(link = probe_link_new(base, "/nonexistent")))
+		abort();
+	probe_link_ask(link, apply_answer, table); /* no probe there: answered with none */
 	while (r == 0 && end - p >= 3) {
 		struct msg_hdr hdr = { kinds[p[0] % 4], (uint32_t)(p[1] | p[2] << 8) };
 		size_t left = (size_t)(end - p - 3);
@@ -94,14 +108,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r = probe_link_take(link, &hdr, packet + sizeof(packet) - hdr.len);
 		p += hdr.len;
 	}
-	for (int i = 0; r == 1 && i < 2; i++) {
-		struct probe_answer answer;
-
-		probe_link_answer(link, &answer);
-		proc_table_apply_probe(table, &env, &answer);
-		probe_link_applied(link, &answer);
-		check_rates(table);
-	}
+	for (int i = 0; r == 1 && i < 2; i++)
+		probe_link_answered(link);
 	probe_link_free(link);
 	return 0;
 }

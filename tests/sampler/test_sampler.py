@@ -14,6 +14,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -1163,6 +1164,60 @@ def t_status_mid_poll(h):
     return '; '.join(problems) or None
 
 
+def t_probe_no_hello(h):
+    """A stand-in on probe.sock that accepts every connection and never says
+    HELLO.  The sampler awaits that HELLO in its loop: its status answers
+    meanwhile, saying so; the poll that begins a connection waits for the
+    HELLO a tenth of a second, later ones not at all, so the polls keep
+    their cadence (the old blocking wait of 1 s made each 250 ms poll late);
+    and each connection is given up on at the HELLO's deadline and begun
+    again at the next poll, as for an absent probe."""
+    path = os.path.join(h.rt, 'probe.sock')
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    srv.bind(path)
+    os.chmod(path, 0o666)
+    srv.listen(16)
+    srv.settimeout(0.2)
+    held, stop, states = [], threading.Event(), set()
+
+    def accept():
+        while not stop.is_set():
+            try:
+                held.append(srv.accept()[0])
+            except socket.timeout:
+                pass
+    t = threading.Thread(target=accept)
+    t.start()
+    try:
+        f0 = h.figures()
+
+        def enough():
+            f = h.figures()
+            states.add(f.get('probe'))
+            return len(held) >= 3 and f.get('polls', 0) >= f0['polls'] + 12 and f
+        f1 = h.rows.wait(enough, 30)
+    finally:
+        stop.set()
+        t.join()
+        srv.close()
+        os.unlink(path)
+        for c in held:
+            c.close()
+    if not f1:
+        return 'in 30 s: %d connections, states %s' % (len(held), sorted(states))
+    polls, late = f1['polls'] - f0['polls'], f1['polls_late'] - f0['polls_late']
+    print('# stand-in without HELLO: %d connections, %d polls, %d late; states %s' %
+          (len(held), polls, late, sorted(states)))
+    problems = []
+    if 'probe not connected: waiting for its HELLO' not in states:
+        problems.append('status never answered while a HELLO was awaited')
+    if not any(str(st).endswith('Connection timed out') for st in states):
+        problems.append('no connection was given up on at its deadline')
+    if 2 * late >= polls:
+        problems.append('%d of %d polls began late' % (late, polls))
+    return '; '.join(problems) or None
+
+
 def t_control(h):
     problems = []
     st, text = h.ctl(MT_CTL_STATUS)
@@ -1266,6 +1321,7 @@ def main():
              ('reload: poll interval and idle_every change', t_reload_cadence),
              ('sampler.ctl: status, reload (bad catalog kept old), label (kept across a restart)', t_control),
              ('sampler.ctl answers while a poll waits for the probe', t_status_mid_poll),
+             ('a probe.sock that never says HELLO: polls on time, status answers', t_probe_no_hello),
              ('GPU device files without the probe: gpu-held, late opener found', t_gpu_fd),
              ('last GPU file closed: no-gpu within two polls, idle or busy', t_gpu_close),
              ('gpus: NVIDIA minors, DRM nodes by PCI order, kept current', t_gpus),
