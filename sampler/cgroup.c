@@ -392,6 +392,69 @@ void cgroup_used(struct cgroup *cg, uint64_t gen)
 	cg->used_gen = gen;
 }
 
+/* The v1 controller that gives a figure where cgroup2 does not. */
+enum cgroup_v1 { V1_NONE, V1_CPUACCT, V1_CPU, V1_MEMORY };
+
+static const struct cgroup_source {
+	unsigned bit; /* enum cgroup_have */
+	enum cgroup_v1 v1;
+	const char *field, *files;
+} cgroup_sources[] = {
+	{ CGF_CPU, V1_CPUACCT, "cgroup_usage.cpu_cores", "cpu.stat, v1 cpuacct.usage" },
+	{ CGF_THROTTLED, V1_CPU, "cgroup_usage.cpu_throttled_fraction", "cpu.stat, v1 cpu.stat" },
+	{ CGF_MEMORY, V1_MEMORY, "cgroup_usage.memory_bytes",
+		"memory.current, v1 memory.usage_in_bytes" },
+	{ CGF_OOM, V1_MEMORY, "cgroup_usage.oom_kills", "memory.events, v1 memory.oom_control" },
+	{ CGF_CPU_PSI, V1_NONE, "cgroup_usage.cpu_pressure_avg10", "cpu.pressure (v1 has none)" },
+	{ CGF_MEM_PSI, V1_NONE, "cgroup_usage.memory_pressure_avg10",
+		"memory.pressure (v1 has none)" },
+	{ CGF_IO_PSI, V1_NONE, "cgroup_usage.io_pressure_avg10", "io.pressure (v1 has none)" },
+};
+#define CGROUP_SOURCES (sizeof(cgroup_sources) / sizeof(cgroup_sources[0]))
+
+/* The figures some cgroup has no directory for: neither cgroup2's nor its v1 controller's. */
+static unsigned table_unsourced(const struct cgroup_table *table)
+{
+	unsigned lacking = 0;
+
+	for (size_t b = 0; b < CGROUP_HASH_BUCKETS; b++)
+		for (const struct cgroup *cg = table->buckets[b]; cg; cg = cg->next) {
+			const char *v1[] = { NULL, cg->dir_cpuacct, cg->dir_cpu, cg->dir_memory };
+
+			for (size_t i = 0; i < CGROUP_SOURCES; i++)
+				if (!cg->dir_v2 && !v1[cgroup_sources[i].v1])
+					lacking |= cgroup_sources[i].bit;
+		}
+	return lacking;
+}
+
+size_t cgroup_table_left_out(const struct cgroup_table *table, struct left_out *ret, size_t max)
+{
+	static const char *const v1_name[] = { NULL, "cpuacct", "cpu", "memory" };
+	const struct cgroup_mounts *m = &table->mounts;
+	const char *v1_mount[] = { NULL, m->cpuacct, m->cpu, m->memory };
+	unsigned lacking = table_unsourced(table);
+	size_t n = 0;
+
+	for (size_t i = 0; i < CGROUP_SOURCES && n < max; i++) {
+		const struct cgroup_source *src = &cgroup_sources[i];
+		char *why = ret[n].why;
+		int len;
+
+		if (!(lacking & src->bit))
+			continue;
+		ret[n++].field = src->field;
+		len = snprintf(why, LEFT_OUT_WHY_MAX,
+			"%s: a cgroup's path is not in cgroup2 (%s%s)", src->files,
+			m->v2[0] ? "at " : "not mounted", m->v2);
+		if (src->v1 && len > 0 && len < LEFT_OUT_WHY_MAX)
+			snprintf(why + len, LEFT_OUT_WHY_MAX - (size_t)len, " nor in v1 %s (%s%s)",
+				v1_name[src->v1], v1_mount[src->v1][0] ? "at " : "not mounted",
+				v1_mount[src->v1]);
+	}
+	return n;
+}
+
 static uint64_t hash_bytes(const char *s, size_t n)
 {
 	uint64_t h = 1469598103934665603ull;

@@ -60,6 +60,18 @@ static void gpu_status(const struct sampler *s, json_t *o)
 				  : json_null());
 }
 
+/* The fields this host's rows leave out, and why: {"gpus_allocated": "...", ...}. */
+static void left_out_status(const struct sampler *s, json_t *o)
+{
+	struct left_out left_out[LEFT_OUT_MAX];
+	size_t n = sampler_left_out(s, left_out);
+	json_t *fields = json_object();
+
+	for (size_t i = 0; i < n; i++)
+		json_object_set_new(fields, left_out[i].field, json_string(left_out[i].why));
+	json_object_set_new(o, "left_out", fields);
+}
+
 static json_t *status_json(struct sampler *s)
 {
 	struct spool_stats sp;
@@ -93,6 +105,7 @@ static json_t *status_json(struct sampler *s)
 		json_string(s->textfile_dir.state[0] ? s->textfile_dir.state : "not written yet"));
 	probe_status(s, o);
 	gpu_status(s, o);
+	left_out_status(s, o);
 	return o;
 }
 

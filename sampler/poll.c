@@ -155,9 +155,7 @@ static void follow_kubelet(struct sampler *s)
 		log_info("kubelet checkpoint %s: %zu GPU allocations; pods' rows carry "
 			 "gpus_allocated",
 			k->path, k->devices_count);
-	else if (k->absent)
-		log_info("%s: gpus_allocated left out", k->problem);
-	else
+	else if (!k->absent) /* its absence is said with what rows leave out (leftout.c) */
 		log_warnx("%s: gpus_allocated left out", k->problem);
 }
 
@@ -227,6 +225,7 @@ static void poll_finish(struct sampler *s)
 	s->stats.duration_us = (clock_mono_ns() - run->start_mono_ns) / 1000;
 	s->stats.cpu_us = cpu_time_us() - run->start_cpu_us;
 	write_textfile(s);
+	sampler_left_out_log(s);
 	if (run->at_end) {
 		void (*at_end)(struct sampler *) = run->at_end;
 

@@ -311,6 +311,14 @@ struct cgroup {
 
 struct cgroup_table;
 
+/* A row field the sampler leaves out on this host, for one of the host's reasons. */
+#define LEFT_OUT_MAX     16 /* fields it may leave out so */
+#define LEFT_OUT_WHY_MAX 384
+struct left_out {
+	const char *field; /* as croft-dataset(5) names it: "cgroup_usage.cpu_pressure_avg10" */
+	char why[LEFT_OUT_WHY_MAX];
+};
+
 int cgroup_mounts_parse(const char *mountinfo, size_t len, struct cgroup_mounts *ret_mounts);
 int cgroup_mounts_read(struct cgroup_mounts *ret_mounts);
 int cgroup_parse_proc(const char *text, size_t len, struct cgroup_paths *ret_paths);
@@ -332,6 +340,9 @@ void cgroup_refresh(struct cgroup_table *table, struct cgroup *cg, uint64_t gen)
 /* A row took the figures read at poll gen. */
 void cgroup_used(struct cgroup *cg, uint64_t gen);
 int cgroup_table_containers(const struct cgroup_table *table, size_t *ret_count);
+/* The figures a tracked process's cgroup has no directory to be read from (the
+ * host's layout: its path in no hierarchy that gives them), each with why. */
+size_t cgroup_table_left_out(const struct cgroup_table *table, struct left_out *ret, size_t max);
 
 /* ---- proc.c, procfs.c: the process table ---- */
 /* A poll's two clocks, read together at its start. */
@@ -761,6 +772,8 @@ struct sampler {
 	struct textfile *textfile;
 	struct textfile_dir textfile_dir;
 	bool textfile_on; /* this poll feeds croft.prom: textfile_dir is set */
+	struct left_out left_out_said[LEFT_OUT_MAX]; /* as last logged */
+	size_t left_out_said_count;
 };
 
 /* poll.c */
@@ -776,6 +789,10 @@ void sampler_poll_free(struct sampler *s);
 const struct container_label *sampler_label_find(const struct sampler *s, const char *id);
 int sampler_label_set(struct sampler *s, const char *id, const char *label);
 void sampler_labels_load(struct sampler *s);
+/* leftout.c: what this host's rows leave out (status's left_out), and a log line
+ * when a field starts or stops being left out (at each poll's end). */
+size_t sampler_left_out(const struct sampler *s, struct left_out ret[LEFT_OUT_MAX]);
+void sampler_left_out_log(struct sampler *s);
 /* control.c */
 int sampler_ctl(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply);
 /* Checks and applies a reload (while a poll runs: at its end). */

@@ -26,6 +26,11 @@ from wire import (HDR, MT_CTL_LABEL, MT_CTL_RELOAD, MT_CTL_STATUS, MT_HELLO,  # 
 SAMPLER, HELPER, TORCH, BUILD_DIR = [os.path.abspath(a) for a in sys.argv[1:5]]
 WRITER = os.path.abspath(sys.argv[5]) if len(sys.argv) > 5 else None  # croft-writer
 POLL_MS = 250
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
+LEFTOUT = os.path.join(SRC, 'tests', 'vm', 'guest', 'leftout.py')
+README = os.path.join(SRC, 'README.md')
+MAN = os.path.join(SRC, 'man', 'croft-sampler.8.scd')
+HOST_COLUMN = '6.18'  # the README table's column of the development host
 CI = os.environ.get('CI') == 'true'
 SLOW = 1.0  # waits scale with how late the sampler's polls run on this machine
 
@@ -1218,6 +1223,97 @@ def t_probe_no_hello(h):
     return '; '.join(problems) or None
 
 
+def leftout(left_out, readme=README, man=MAN):
+    """tests/vm/guest/leftout.py on the sampler's left_out: (exit status, its output)."""
+    with tempfile.NamedTemporaryFile('w', suffix='.json') as f:
+        json.dump({'left_out': left_out}, f)
+        f.flush()
+        r = subprocess.run([sys.executable, LEFTOUT, f.name, readme, man, HOST_COLUMN],
+                           capture_output=True, text=True)
+    return r.returncode, r.stdout + r.stderr
+
+
+def broken_copy(path, old, new):
+    """A copy of path with old replaced by new (which must be there)."""
+    text = open(path, encoding='utf-8').read()
+    assert old in text, '%r not in %s' % (old, path)
+    f = tempfile.NamedTemporaryFile('w', suffix=os.path.basename(path), delete=False)
+    f.write(text.replace(old, new, 1))
+    f.close()
+    return f.name
+
+
+def t_left_out(h):
+    """The fields this host's rows leave out for the host's own reasons (its
+    cgroup layout, no kubelet checkpoint, no NVIDIA driver files) are listed
+    in status with why, each said in the log once, and status, the README's
+    column of this host and croft-sampler(8)'s FIELDS LEFT OUT agree
+    (leftout.py; a broken copy of either file is caught).  /dev/full stands
+    in for a GPU device, as in the README's table; a process of the test's
+    own in a v1 memory cgroup alone stands for the host's containers."""
+    v1, _ = cgroup_mounts()
+    if not v1.get('memory'):
+        return 'no v1 memory controller: this host is not the README\'s %s' % HOST_COLUMN
+    d = make_cgroup(h, v1['memory'], '/croft-test-memory-only-%d' % os.getpid())
+    alone = h.spawn(['sleep', 'croft-memory-only'], cgroups=[d])
+    h.write_conf('[probe]\ngpu_devices = 1:7\n')
+    st, text = h.ctl(MT_CTL_RELOAD)
+    problems = [] if st == 0 else ['reload with gpu_devices = 1:7: %s' % text]
+    try:
+        if not h.rows.wait(lambda: h.rows.of(alone)):
+            return 'no row of the process in a memory cgroup alone'
+        polls = h.figures()['polls']
+        f = h.rows.wait(lambda: (lambda f: f.get('polls', 0) > polls + 3 and f)(h.figures()), 10)
+        left_out = f.get('left_out') if f else None
+        print('# left_out %s' % json.dumps(left_out))
+        if not isinstance(left_out, dict):
+            return 'status has no left_out: %s' % left_out
+        r, out = leftout(left_out)
+        if r:
+            problems.append('status, README and man page differ: %s' % out.replace('\n', '; '))
+        for field in ('cgroup_usage.cpu_cores', 'cgroup_usage.cpu_pressure_avg10', 'gpus_allocated',
+                      'mig'):
+            if field not in left_out:
+                problems.append('%s not left out on this host' % field)
+        lacks = [k for k in ('cpu_cores', 'cpu_pressure_avg10')
+                 if k in h.rows.of(alone)[-1].get('cgroup_usage', {})]
+        if lacks:
+            problems.append('rows in a memory cgroup alone have %s' % lacks)
+        if 'cgroup2' not in left_out.get('cgroup_usage.cpu_pressure_avg10', 'cgroup2'):
+            problems.append('PSI left out without saying why')
+        readme = broken_copy(README, '| left out: none here (tests/sampler fakes both) |',
+                             '| from the kubelet (a broken copy) |')
+        man = broken_copy(MAN, '\n*gpus_allocated*\n', '\n')
+        try:
+            r1, out1 = leftout(left_out, readme=readme)
+            r2, out2 = leftout(left_out, man=man)
+        finally:
+            os.unlink(readme)
+            os.unlink(man)
+        if r1 != 1 or 'gpus_allocated' not in out1:
+            problems.append('a README column that differs from status is not caught: %s' % out1)
+        if r2 != 1 or 'not in the man page' not in out2:
+            problems.append('a man page that lacks a field is not caught: %s' % out2)
+        # said once: a line each with status's why, none again while nothing changes
+        log = open(os.path.join(h.tmp, 'sampler.log'), encoding='utf-8',
+                   errors='replace').read()
+        for field, why in left_out.items():
+            if 'rows leave out %s: %s' % (field, why) not in log:
+                problems.append('the log does not say %s is left out' % field)
+        said = log.count('rows leave out')
+        polls = h.figures()['polls']
+        h.rows.wait(lambda: h.figures().get('polls', 0) > polls + 4, 10)
+        again = open(os.path.join(h.tmp, 'sampler.log'), encoding='utf-8',
+                     errors='replace').read().count('rows leave out')
+        if again != said:
+            problems.append('said again in later polls: %d lines, then %d' % (said, again))
+    finally:
+        h.kill(alone)
+        h.write_conf()
+        h.ctl(MT_CTL_RELOAD)
+    return '; '.join(problems) or None
+
+
 def t_control(h):
     problems = []
     st, text = h.ctl(MT_CTL_STATUS)
@@ -1321,6 +1417,7 @@ def main():
              ('reload: poll interval and idle_every change', t_reload_cadence),
              ('sampler.ctl: status, reload (bad catalog kept old), label (kept across a restart)', t_control),
              ('sampler.ctl answers while a poll waits for the probe', t_status_mid_poll),
+             ('left out on this host: status, README and croft-sampler(8) agree', t_left_out),
              ('a probe.sock that never says HELLO: polls on time, status answers', t_probe_no_hello),
              ('GPU device files without the probe: gpu-held, late opener found', t_gpu_fd),
              ('last GPU file closed: no-gpu within two polls, idle or busy', t_gpu_close),

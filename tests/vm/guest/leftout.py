@@ -1,16 +1,20 @@
 #!/usr/bin/python3
-"""leftout.py: the three places that say which row fields croft-probe leaves
-out must agree: its status (left_out), croft-probe(8) (FIELDS LEFT OUT) and
-the README's table by kernel.  Run in the VM by checks.sh for the booted
-kernel and on the host by tests/probe (root or not; reads files only).
+"""leftout.py: the three places that say which row fields a daemon
+(croft-probe, croft-sampler) leaves out must agree: its status (left_out),
+its man page (FIELDS LEFT OUT) and the README's table by kernel.  Run in the
+VM by checks.sh for the booted kernel and on the host by tests/probe and
+tests/sampler (root or not; reads files only).
 
   leftout.py STATUS_JSON README MAN COLUMN
-      STATUS_JSON: croft-probe's status figures (a file, "-" for stdin);
+      STATUS_JSON: the daemon's status figures (a file, "-" for stdin);
+      MAN: its man page's source (man/croft-probe.8.scd, croft-sampler.8.scd);
       COLUMN: the README table's column of this kernel, by its header's
       start ("5.10", "6.1", "6.1 cgroup v1", "6.12", "7.2", "6.18").
       Fails, naming the difference, when the fields status leaves out are
       not exactly the probe's fields (the man page's list) the column
       says "left out" for, or when one is not in the man page's list.
+      The man pages' lists are the daemons' own: the column's "left out"
+      cells are taken for the fields of MAN's list only.
 """
 import json
 import re
@@ -32,7 +36,7 @@ def readme_table(readme):
 
 def fields_of(cell):
     """The backticked row field names of a table's first cell."""
-    return re.findall(r"`([a-z_.]+)`", cell)
+    return re.findall(r"`([a-z0-9_.]+)`", cell)
 
 
 def column_left_out(readme, column):
@@ -52,8 +56,8 @@ def man_fields(man):
     text = open(man, encoding="utf-8").read()
     section = text[text.index(MAN_SECTION):]
     section = section[:section.index("\n# ", 1)]
-    return set(re.findall(r"^\*([a-z_.]+)\*", section, re.M)) | set(
-        re.findall(r", \*([a-z_.]+)\*", section))
+    return set(re.findall(r"^\*([a-z0-9_.]+)\*", section, re.M)) | set(
+        re.findall(r", \*([a-z0-9_.]+)\*", section))
 
 
 def main(argv):
@@ -66,8 +70,8 @@ def main(argv):
     man = man_fields(argv[3])
     print(f"status left_out: {sorted(status) or 'none'}")
     print(f"README column {argv[4]!r} left out: {sorted(readme_out) or 'none'}")
-    print(f"croft-probe(8) FIELDS LEFT OUT: {sorted(man)}")
-    # the table's other "left out" cells (PSI on cgroup v1) are the sampler's
+    print(f"{argv[3]} FIELDS LEFT OUT: {sorted(man)}")
+    # the table's other "left out" cells are the other daemon's
     readme_out &= man
     bad = []
     if status != readme_out:
