@@ -18,9 +18,6 @@
 #include "ctl.h"
 #include "msg.h"
 
-#define CTL_LABEL_MAX 1024 /* bytes of a label (the sampler's PROC_LABEL_MAX) */
-#define CTL_ID_MAX    128  /* bytes of a container id */
-
 static const char *const daemons[] = { "croft-writer", "croft-sampler", "croft-probe" };
 #define NDAEMONS (sizeof(daemons) / sizeof(daemons[0]))
 

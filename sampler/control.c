@@ -211,7 +211,7 @@ static int label_request(struct sampler *s, struct msg_cursor *payload, struct e
 	int r;
 
 	if (msg_get_str(payload, &id, CONTAINER_ID_LEN) ||
-		msg_get_str(payload, &label, PROC_LABEL_MAX) || msg_end(payload)) {
+		msg_get_str(payload, &label, CTL_LABEL_MAX) || msg_end(payload)) {
 		evbuffer_add_printf(reply, "bad label request: expected container id and label");
 		return -EINVAL;
 	}

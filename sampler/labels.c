@@ -26,7 +26,7 @@
 #define LABELS_FILE      "labels"
 #define LABELS_TMP       "labels.tmp"
 #define LABELS_HEADER    "croft-labels 1\n"
-#define LABELS_ENTRY_MAX (CONTAINER_ID_LEN + 8 + PROC_LABEL_MAX + 2)
+#define LABELS_ENTRY_MAX (CONTAINER_ID_LEN + 8 + CTL_LABEL_MAX + 2)
 #define LABELS_FILE_MAX  (sizeof(LABELS_HEADER) + CONTAINER_LABELS_MAX * LABELS_ENTRY_MAX)
 
 /* The index of the first label whose id is not below id. */
@@ -153,7 +153,7 @@ int sampler_label_set(struct sampler *s, const char *id, const char *label)
 /* One "<id> <bytes>\n<label>\n" at *pos; 0 or -EINVAL. */
 static int labels_parse_entry(struct sampler *s, const char *buf, size_t len, size_t *pos)
 {
-	char id[CONTAINER_ID_LEN + 1], label[PROC_LABEL_MAX + 1];
+	char id[CONTAINER_ID_LEN + 1], label[CTL_LABEL_MAX + 1];
 	const char *p = buf + *pos, *end = buf + len;
 	size_t bytes = 0, i;
 
@@ -165,7 +165,7 @@ static int labels_parse_entry(struct sampler *s, const char *buf, size_t len, si
 		return -EINVAL;
 	for (i = CONTAINER_ID_LEN + 1; p + i < end && p[i] >= '0' && p[i] <= '9' && i < 72; i++)
 		bytes = bytes * 10 + (size_t)(p[i] - '0');
-	if (p + i >= end || p[i] != '\n' || bytes == 0 || bytes > PROC_LABEL_MAX ||
+	if (p + i >= end || p[i] != '\n' || bytes == 0 || bytes > CTL_LABEL_MAX ||
 		(size_t)(end - p) < i + 1 + bytes + 1 || p[i + 1 + bytes] != '\n' ||
 		memchr(p + i + 1, '\0', bytes))
 		return -EINVAL;

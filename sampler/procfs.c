@@ -218,7 +218,7 @@ int procfs_readlink(int procfd, pid_t tgid, const char *name, char **ret, size_t
  */
 struct label_scan {
 	char entry[sizeof(LABEL_VAR) - 1 +
-		   PROC_LABEL_MAX]; /* "CROFT_LABEL=" + PROC_LABEL_MAX bytes */
+		   CTL_LABEL_MAX]; /* "CROFT_LABEL=" + CTL_LABEL_MAX bytes */
 	size_t entry_len;
 	bool entry_long; /* longer than entry[]: not ours or too long */
 	char *found;

@@ -19,6 +19,7 @@
 #include "config.h"
 #include "gpudev.h"
 #include "rowdef.h"
+#include "wire.h"
 
 struct catalog;
 struct event_base;
@@ -28,7 +29,6 @@ struct msg_cursor;
 #define SAMPLER_PROCS_MAX    65536 /* processes tracked at once */
 #define PROC_HASH_BUCKETS    16384
 #define PROC_LINK_MAX        8192        /* bytes read from an exe/cwd link */
-#define PROC_LABEL_MAX       1024        /* bytes of a label */
 #define PROC_ENVIRON_MAX     (4u << 20)  /* bytes of environ scanned for CROFT_LABEL */
 #define PROC_CMDLINE_MAX     (64u << 10) /* bytes of cmdline matched */
 #define PROC_FDS_MAX         65536       /* fds looked at per fd scan */

@@ -40,7 +40,7 @@ static void fuzz_io(const uint8_t *data, size_t size)
 	free(buf);
 }
 
-/* The value of the last whole CROFT_LABEL= entry of at most PROC_LABEL_MAX bytes. */
+/* The value of the last whole CROFT_LABEL= entry of at most CTL_LABEL_MAX bytes. */
 static const uint8_t *label_expected(const uint8_t *env, size_t size, size_t *ret_len)
 {
 	const uint8_t *found = NULL, *end = env + size;
@@ -50,7 +50,7 @@ static const uint8_t *label_expected(const uint8_t *env, size_t size, size_t *re
 		const uint8_t *nul = memchr(e, '\0', (size_t)(end - e));
 		size_t n = nul ? (size_t)(nul - e) : (size_t)(end - e);
 
-		if (n >= vlen && n - vlen <= PROC_LABEL_MAX && memcmp(e, LABEL_VAR, vlen) == 0) {
+		if (n >= vlen && n - vlen <= CTL_LABEL_MAX && memcmp(e, LABEL_VAR, vlen) == 0) {
 			found = e + vlen;
 			*ret_len = n - vlen;
 		}
