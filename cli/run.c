@@ -377,7 +377,7 @@ static void run_ready_timeout(evutil_socket_t fd, short what, void *arg)
 	run_start_next(run);
 }
 
-void run_child_ready(struct run *run, struct child *child)
+static void run_child_ready(struct run *run, struct child *child)
 {
 	log_info("%s ready (pid %d)", child->name, (int)child->pid);
 	if (!run->stopping)
@@ -415,7 +415,7 @@ static void run_describe_exit(const struct child *child, char *buf, size_t len)
 		snprintf(buf, len, "ended (wait status %#x)", status);
 }
 
-void run_child_exited(struct run *run, struct child *child)
+static void run_child_exited(struct run *run, struct child *child)
 {
 	bool clean = WIFEXITED(child->exit_status) && WEXITSTATUS(child->exit_status) == 0;
 	bool never_ready = child->state == CHILD_STARTING && child->restarts == 0;
@@ -599,7 +599,7 @@ int cmd_run(int argc, char **argv)
 	char data_abs[PATH_MAX], runtime_abs[PATH_MAX];
 	struct run_opts opts = { 0 };
 	struct priv_user user_buf, *user = NULL;
-	struct run run = { 0 };
+	struct run run = { .child_ready = run_child_ready, .child_exited = run_child_exited };
 	struct event *lock_event;
 	int ret, lock_fd;
 

@@ -81,11 +81,11 @@ struct run {
 	 * the read end; the write end is only ours, so its EOF tells them we
 	 * are gone, even SIGKILLed.  Made by run_loop. */
 	int supervisor_fds[2];
+	/* run.c's answers to a child's READY=1 and to its exit (reaped):
+	 * run_child.c calls up through them */
+	void (*child_ready)(struct run *run, struct child *child);
+	void (*child_exited)(struct run *run, struct child *child);
 };
-
-/* run.c: called by run_child.c on the events of a child */
-void run_child_ready(struct run *run, struct child *child);
-void run_child_exited(struct run *run, struct child *child);
 
 /* run_lock.c */
 /* 1 with *ret_why when a unit answers (or its directory refuses us) at
@@ -102,7 +102,7 @@ void child_free(struct child *child);
 int child_arg(struct child *child, const char *arg);
 int child_start(struct child *child);
 void child_stop(struct child *child);
-/* Reaps every exited child; calls run_child_exited() for each. */
+/* Reaps every exited child; calls run->child_exited for each. */
 void child_reap_all(struct run *run);
 /* After an unexpected exit: start again after the backoff delay. */
 void child_schedule_restart(struct child *child);

@@ -133,7 +133,7 @@ static void child_notify_read(evutil_socket_t fd, short what, void *arg)
 			} else if (!strcmp(tok, "READY=1") && child->state == CHILD_STARTING) {
 				child->alive_ms = clock_mono_ms();
 				child->state = CHILD_READY;
-				run_child_ready(child->run, child);
+				child->run->child_ready(child->run, child);
 			} else if (!strncmp(tok, "STATUS=", 7)) {
 				log_debug("%s status: %s", child->name, tok + 7);
 			}
@@ -291,7 +291,7 @@ void child_reap_all(struct run *run)
 		/* what the daemon wrote last, before the exit is reported */
 		if (child->log)
 			child_log_read(child->log, child);
-		run_child_exited(run, child);
+		run->child_exited(run, child);
 	}
 }
 

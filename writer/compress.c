@@ -4,8 +4,8 @@
  * written as .zst.tmp, fsynced, renamed, the directory fsynced, and only
  * then the .jsonl removed.  Jobs come in through a mutex-guarded queue;
  * results go back through another and an eventfd the main loop watches,
- * which keeps what is pending, retries failures and runs retention once a
- * segment's stored size is known.  The thread never touches libevent.
+ * which keeps what is pending, retries failures and reports each finished
+ * job up through a callback.  The thread never touches libevent.
  * Writer process, croft user.
  */
 #include <errno.h>
@@ -56,7 +56,8 @@ struct compressor {
 	int level;                     /* under lock */
 	volatile bool stop;            /* set under lock; read between chunks */
 	/* the main thread's side */
-	struct writer *w;
+	compress_done_fn done_cb;
+	void *done_ctx;
 	struct event *ev; /* efd readable */
 	struct pending_seg *pending;
 	size_t pending_count;
@@ -390,7 +391,6 @@ static void compress_failed(struct compressor *c, const struct compress_result *
 		log_warnx("%s: compression failed: %s (retried every %d s, the .jsonl "
 			  "stays meanwhile)",
 			r->name, strerror(-r->error), TICK_MAX_MS / 1000);
-	writer_error(c->w, "compression: %s: %s", r->name, r->error);
 }
 
 static void compress_done(struct compressor *c, const struct compress_result *r)
@@ -405,7 +405,6 @@ static void compress_done(struct compressor *c, const struct compress_result *r)
 	f->last_mb_s = r->elapsed_ns ? (double)r->in_bytes * 1e3 / (double)r->elapsed_ns : 0.0;
 	log_info("%s: compressed %" PRIu64 " -> %" PRIu64 " bytes (%.1fx, %.0f MB/s)", r->name,
 		r->in_bytes, r->out_bytes, f->last_ratio, f->last_mb_s);
-	retention_run(c->w); /* its stored size is known only now */
 }
 
 static void compress_cb(evutil_socket_t fd, short what, void *arg)
@@ -420,29 +419,31 @@ static void compress_cb(evutil_socket_t fd, short what, void *arg)
 			compress_failed(c, &r);
 		else
 			compress_done(c, &r);
+		c->done_cb(c->done_ctx, r.name, r.error);
 	}
 }
 
-int compress_start(struct writer *w)
+int compress_start(struct event_base *base, int dirfd, int level, compress_done_fn done_cb,
+	void *done_ctx, struct compressor **ret_c)
 {
 	struct compressor *c = NULL;
-	int ret = compressor_new(w->ds->dirfd, w->cfg.zstd_level, &c);
+	int ret = compressor_new(dirfd, level, &c);
 
 	if (ret < 0)
 		return ret;
-	c->w = w;
-	c->ev = event_new(w->base, c->efd, EV_READ | EV_PERSIST, compress_cb, c);
+	c->done_cb = done_cb;
+	c->done_ctx = done_ctx;
+	c->ev = event_new(base, c->efd, EV_READ | EV_PERSIST, compress_cb, c);
 	if (!c->ev || event_add(c->ev, NULL) < 0) {
 		compressor_free(c);
 		return -ENOMEM;
 	}
-	w->comp = c;
+	*ret_c = c;
 	return 0;
 }
 
-void compress_stop(struct writer *w)
+void compress_stop(struct compressor *c)
 {
 	/* the thread stops between chunks; an unfinished .jsonl is redone at the next start */
-	compressor_free(w->comp);
-	w->comp = NULL;
+	compressor_free(c);
 }

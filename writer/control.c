@@ -98,14 +98,13 @@ int writer_reload(void *ctx, char **ret_errors)
 	snprintf(next.data_dir, sizeof(next.data_dir), "%s", w->cfg.data_dir);
 	w->cfg = next;
 	compress_set_level(w->comp, next.zstd_level);
-	dataset_reload(w);
 	log_info("reload: %s read (rotate %llu ms / %llu bytes, retention %llu ms / %llu bytes, "
 		 "zstd %d)",
 		w->config_path, (unsigned long long)next.rotate_interval_ms,
 		(unsigned long long)next.rotate_size_bytes,
 		(unsigned long long)next.retention_age_ms,
 		(unsigned long long)next.retention_size_bytes, next.zstd_level);
-	retention_run(w);
+	writer_reloaded(w);
 	*ret_errors = NULL;
 	return 0;
 }

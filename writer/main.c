@@ -159,10 +159,10 @@ static void open_dataset(struct writer *w, int dirfd)
 	ret = dataset_open(dirfd, w->cfg.rotate_interval_ms, &w->ds, &leftovers, &nleftovers);
 	if (ret < 0)
 		fatalx("%s: recovery: %s", w->cfg.data_dir, strerror(-ret));
-	ret = compress_start(w);
+	ret = compress_start(w->base, dirfd, w->cfg.zstd_level, writer_compressed, w, &w->comp);
 	if (ret < 0)
 		fatalx("compression thread: %s", strerror(-ret));
-	ret = dataset_start(w, leftovers, nleftovers);
+	ret = writer_start(w, leftovers, nleftovers);
 	free(leftovers);
 	if (ret < 0)
 		fatalx("%s: %s", w->cfg.data_dir, strerror(-ret));
@@ -217,7 +217,7 @@ int main(int argc, char **argv)
 
 	daemon_notify_stopping();
 	peers_free(&w);
-	compress_stop(&w);
+	compress_stop(w.comp);
 	ctl_server_free(w.ctl);
 	daemon_notify_free(notify);
 	daemon_signals_free(signals);

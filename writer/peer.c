@@ -162,7 +162,7 @@ static int peer_flush(struct peer *p)
 		g.iov[g.iovcnt].iov_base = e->payload + sizeof(struct msg_batch);
 		g.iov[g.iovcnt++].iov_len = e->lines_len;
 	}
-	ret = dataset_write(p->w, &g);
+	ret = writer_write(p->w, &g);
 	if (ret < 0)
 		return ret;
 	peer_ack_group(p);

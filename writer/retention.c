@@ -14,7 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "log.h"
 #include "writer.h"
 
@@ -126,49 +125,29 @@ int segments_list(int dirfd, struct seg_info **ret_segs, size_t *ret_n)
 	return 0;
 }
 
-static void retention_delete(struct writer *w, const struct seg_info *s, uint64_t now_ms)
+/* One deletion, logged with the segment's age and size; 1 when it went. */
+static size_t delete_one(int dirfd, const struct seg_info *s, uint64_t now_ms)
 {
 	uint64_t age_s = now_ms / 1000 > s->start_s ? now_ms / 1000 - s->start_s : 0;
 
-	if (unlinkat(w->ds->dirfd, s->name, 0) < 0) {
+	if (unlinkat(dirfd, s->name, 0) < 0) {
 		log_warn("retention: cannot delete %s", s->name);
-		return;
+		return 0;
 	}
-	w->segments_deleted++;
 	log_info("retention: deleted %s (age %" PRIu64 "d %02" PRIu64 "h%02" PRIu64 "m, %" PRIu64
 		 " bytes)",
 		s->name, age_s / 86400, age_s / 3600 % 24, age_s / 60 % 60, s->bytes);
+	return 1;
 }
 
-/* size_bytes: the limit on all segments together, UINT64_MAX for none. */
-static void retention_pass(struct writer *w, uint64_t size_bytes)
+size_t retention_delete(int dirfd, struct seg_info *segs, size_t n, uint64_t now_ms,
+	uint64_t age_ms, uint64_t size_bytes)
 {
-	uint64_t now_ms = clock_real_ms();
-	struct seg_info *segs;
-	size_t n;
-	int ret = segments_list(w->ds->dirfd, &segs, &n);
+	size_t deleted = 0;
 
-	if (ret < 0) {
-		log_warnx("retention: cannot list the data dir: %s", strerror(-ret));
-		return;
-	}
-	for (size_t i = 0; i < n; i++)
-		segs[i].busy = compress_busy(w->comp, segs[i].name);
-	if (retention_select(segs, n, now_ms, w->cfg.retention_age_ms, size_bytes))
+	if (retention_select(segs, n, now_ms, age_ms, size_bytes))
 		for (size_t i = 0; i < n; i++)
 			if (segs[i].doomed)
-				retention_delete(w, &segs[i], now_ms);
-	free(segs);
-}
-
-void retention_run(struct writer *w)
-{
-	retention_pass(w, w->cfg.retention_size_bytes);
-}
-
-/* Before leftovers are queued: an uncompressed leftover's size is not its
- * stored size, known only after its compression. */
-void retention_run_by_age(struct writer *w)
-{
-	retention_pass(w, UINT64_MAX);
+				deleted += delete_one(dirfd, &segs[i], now_ms);
+	return deleted;
 }

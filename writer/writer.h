@@ -67,16 +67,19 @@ size_t lines_whole_prefix(const uint8_t *data, size_t len);
 
 /* compress.c: the compression thread, its queue and its results.  The main
  * loop queues segment names; finished jobs come back through an eventfd. */
-struct writer;
+struct event_base;
 struct compressor;
 struct compress_figures {
 	uint64_t queued; /* queued for or in compression */
 	uint64_t done, failed;
 	double last_ratio, last_mb_s;
 };
-/* Starts the thread and watches its results in w->base. */
-int compress_start(struct writer *w);
-void compress_stop(struct writer *w); /* the thread stops at the next chunk */
+/* A finished job, after compress.c counted and logged it: err 0 or -errno. */
+typedef void (*compress_done_fn)(void *ctx, const char *name, int err);
+/* Starts the thread on dirfd's segments and watches its results in base. */
+int compress_start(struct event_base *base, int dirfd, int level, compress_done_fn done_cb,
+	void *done_ctx, struct compressor **ret_c);
+void compress_stop(struct compressor *c); /* the thread stops at the next chunk */
 void compress_set_level(struct compressor *c, int level);
 /* Queues a closed .jsonl segment once; a failure to queue is retried. */
 void compress_queue(struct compressor *c, const char *name);
@@ -103,13 +106,12 @@ size_t retention_select(
 	struct seg_info *segs, size_t n, uint64_t now_ms, uint64_t age_ms, uint64_t size_bytes);
 /* Lists the segments of dirfd sorted by start (malloc'd *ret_segs). */
 int segments_list(int dirfd, struct seg_info **ret_segs, size_t *ret_n);
-/* Deletes what retention_select chooses by retention_age and retention_size,
- * or by retention_age alone. */
-void retention_run(struct writer *w);
-void retention_run_by_age(struct writer *w);
+/* Deletes (and logs) what retention_select dooms; returns how many went. */
+size_t retention_delete(int dirfd, struct seg_info *segs, size_t n, uint64_t now_ms,
+	uint64_t age_ms, uint64_t size_bytes);
 
 /* dataset.c: the live file, its commits, rotation, start-up recovery and
- * the leftovers it finds, and the figures of what was written. */
+ * the leftovers it finds. */
 enum disk_state { DISK_OK, DISK_FULL, DISK_READ_ONLY, DISK_ERROR };
 struct dataset_stats {
 	uint64_t batches_written, rows_written, bytes_written;
@@ -151,18 +153,8 @@ struct dataset_group {
 	uint64_t batches, rows;
 	uint64_t duplicates; /* already committed: acked, not written */
 };
-/* The writer's append: rotates at the boundary, appends, counts, rotates at
- * rotate_size.  0 when the group may be acked; -errno: nothing of it counts. */
-int dataset_write(struct writer *w, const struct dataset_group *g);
-/* With compression started: the tick, retention and the leftovers queued. */
-int dataset_start(struct writer *w, char (*leftovers)[SEG_NAME_MAX], size_t nleftovers);
-/* After a reload: rotate_interval may have changed. */
-void dataset_reload(struct writer *w);
-/* The last error status reports: fmt takes what and strerror(-err). */
-void writer_error(struct writer *w, const char *fmt, const char *what, int err);
 
 /* The daemon: one libevent loop, its peers and the compression thread. */
-struct event_base;
 struct conn_server;
 struct ctl_server;
 struct evbuffer;
@@ -180,6 +172,20 @@ struct writer {
 	char last_error[256];      /* set by writer_error() */
 	uint64_t segments_deleted; /* by retention */
 };
+
+/* sequence.c: the writer's sequence above the mechanics: append, rotate,
+ * compress, expire. */
+/* Appends a group: rotates at the boundary, appends, counts, rotates at
+ * rotate_size.  0 when the group may be acked; -errno: nothing of it counts. */
+int writer_write(struct writer *w, const struct dataset_group *g);
+/* With compression started: the tick, retention and the leftovers queued. */
+int writer_start(struct writer *w, char (*leftovers)[SEG_NAME_MAX], size_t nleftovers);
+/* After a reload: rotate_interval and the retention limits may have changed. */
+void writer_reloaded(struct writer *w);
+/* compress_start's callback: a failure is the last error, a success expires. */
+void writer_compressed(void *ctx, const char *name, int err);
+/* The last error status reports: fmt takes what and strerror(-err). */
+void writer_error(struct writer *w, const char *fmt, const char *what, int err);
 
 /* peer.c: sampler connections on writer.sock. */
 /* Listens at path (mode 0660, group gid); returns 0 or -errno. */
