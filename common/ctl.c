@@ -66,42 +66,67 @@ static void ctl_refuse(struct conn *c, int status, const char *why)
 	ctl_reply(c, status, why, strlen(why));
 }
 
-/* status: root, the daemon's own user, the croft group; the rest: root only. */
-static const char *ctl_policy(
-	const struct ctl_server *server, const struct sock_peer *peer, uint32_t type)
+/* Who may send a request: SO_PEERCRED's uid and groups against the rule. */
+enum ctl_senders {
+	CTL_SENDERS_CROFT, /* root, the daemon's own user, the croft group */
+	CTL_SENDERS_ROOT,
+};
+
+/*
+ * The control policy: which request, who may send it, how long its payload
+ * may be (0: empty; the handler parses what it takes) and what everyone else
+ * is told.  A new request is a row here, its handler and croftctl's command.
+ */
+static const struct ctl_rule {
+	uint32_t type;
+	enum ctl_senders senders;
+	uint32_t payload_max; /* bytes */
+	const char *refusal;
+} ctl_rules[] = {
+	{ MT_CTL_STATUS, CTL_SENDERS_CROFT, 0,
+		"permission denied: status needs root, the daemon's user or the croft group" },
+	{ MT_CTL_RELOAD, CTL_SENDERS_ROOT, 0, "permission denied: reload needs root" },
+	{ MT_CTL_LABEL, CTL_SENDERS_ROOT, CTL_ID_MAX + 1 + CTL_LABEL_MAX + 1,
+		"permission denied: label needs root" },
+};
+
+static const struct ctl_rule *ctl_rule_of(uint32_t type)
 {
-	switch (type) {
-	case MT_CTL_STATUS:
-		if (sock_peer_is(peer, geteuid()) ||
-			(server->croft_gid != (gid_t)-1 &&
-				sock_peer_in_group(peer, server->croft_gid)))
-			return NULL;
-		return "permission denied: status needs root, the daemon's user or the croft group";
-	case MT_CTL_RELOAD:
-		return peer->uid == 0 ? NULL : "permission denied: reload needs root";
-	case MT_CTL_LABEL:
-		return peer->uid == 0 ? NULL : "permission denied: label needs root";
-	default:
-		return "bad request: not a control request";
-	}
+	for (size_t i = 0; i < sizeof(ctl_rules) / sizeof(ctl_rules[0]); i++)
+		if (ctl_rules[i].type == type)
+			return &ctl_rules[i];
+	return NULL;
+}
+
+static bool ctl_may_send(
+	const struct ctl_server *server, const struct sock_peer *peer, enum ctl_senders senders)
+{
+	if (senders == CTL_SENDERS_ROOT)
+		return peer->uid == 0;
+	return sock_peer_is(peer, geteuid()) ||
+	       (server->croft_gid != (gid_t)-1 && sock_peer_in_group(peer, server->croft_gid));
 }
 
 static void ctl_dispatch(struct conn *c, const struct msg_hdr *hdr, uint8_t *payload)
 {
 	struct ctl_server *server = conn_server_ctx(c->server);
-	const char *refusal = ctl_policy(server, &c->cred, hdr->type);
+	const struct ctl_rule *rule = ctl_rule_of(hdr->type);
 	struct msg_cursor cur;
 	struct evbuffer *text;
 	int r;
 
-	if (refusal) {
-		bool is_ctl = hdr->type >= MT_CTL_STATUS && hdr->type <= MT_CTL_LABEL;
-
-		ctl_refuse(c, is_ctl ? EACCES : EPROTO, refusal);
+	if (!rule) {
+		ctl_refuse(c, EPROTO, "bad request: not a control request");
 		return;
 	}
-	if (hdr->type != MT_CTL_LABEL && hdr->len != 0) {
-		ctl_refuse(c, EBADMSG, "bad request: unexpected payload");
+	if (!ctl_may_send(server, &c->cred, rule->senders)) {
+		ctl_refuse(c, EACCES, rule->refusal);
+		return;
+	}
+	if (hdr->len > rule->payload_max) {
+		ctl_refuse(c, rule->payload_max ? EMSGSIZE : EBADMSG,
+			rule->payload_max ? "bad request: too large"
+					  : "bad request: unexpected payload");
 		return;
 	}
 	text = evbuffer_new();

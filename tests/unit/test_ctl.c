@@ -110,6 +110,7 @@ static void request(
 START_TEST(test_requests)
 {
 	static const char label[] = "abc123\0run-7";
+	static const char big_label[CTL_ID_MAX + CTL_LABEL_MAX + 3] = "abc";
 
 	start_server((gid_t)-1);
 	request(MT_CTL_STATUS, NULL, 0, 0, "{\"ok\":true}");
@@ -118,10 +119,23 @@ START_TEST(test_requests)
 		request(MT_CTL_LABEL, label, sizeof(label), 0, "abc123=run-7");
 		request(MT_CTL_LABEL, "abc", 3, EBADMSG, ""); /* no NUL */
 		request(MT_CTL_STATUS, "x", 1, EBADMSG, "unexpected payload");
+		request(MT_CTL_LABEL, big_label, sizeof(big_label), EMSGSIZE, "too large");
 	} else {
 		request(MT_CTL_RELOAD, NULL, 0, EACCES, "reload needs root");
 	}
 	request(MT_BATCH, NULL, 0, EPROTO, "not a control request");
+	/* every control request the message enum names has a row in the policy */
+	for (uint32_t type = MT_CTL_STATUS; type < MT_CTL_REPLY; type++) {
+		char *text = NULL;
+		int status = -1;
+
+		if (!msg_type_known(type))
+			continue;
+		ck_assert_int_eq(ctl_request(path, type, NULL, 0, 5000, &status, &text), 0);
+		ck_assert_msg(!strstr(text, "not a control request"), "%s: no policy row",
+			msg_type_name(type));
+		free(text);
+	}
 	ck_assert_int_eq(ctl_request("/nonexistent/x.ctl", MT_CTL_STATUS, NULL, 0, 1000,
 				 &(int){ 0 }, &(char *){ NULL }),
 		-ENOENT);
