@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "config.h"
 #include "ctl.h"
+#include "daemon.h"
 #include "log.h"
 #include "msg.h"
 #include "priv.h"
@@ -176,25 +177,6 @@ static const char *run_probe_blocker(char *buf, size_t len)
 	return NULL;
 }
 
-static int run_mkdir(const char *path, mode_t mode)
-{
-	char tmp[PATH_MAX];
-
-	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /*
  * Root: data dir owned by the drop user, runtime dir root:<its group> 0750.
  * The directories above them need not be open to that user (a checkout in
@@ -205,7 +187,8 @@ static int run_mkdir(const char *path, mode_t mode)
 static int run_prepare_dir(
 	const char *path, bool data, const struct priv_user *user, char ret_abs[PATH_MAX])
 {
-	int ret = run_mkdir(path, 0750);
+	struct stat st;
+	int ret = daemon_mkdir_p(path, 0750, 0755, &st);
 
 	if (ret < 0) {
 		log_warnx("cannot create %s: %s; give another --%s", path, strerror(-ret),
@@ -275,68 +258,41 @@ static int run_one_a_host(const struct run_opts *opts, int *ret_lock_fd)
 }
 
 /* Common flags of the three daemons. */
-static int run_base_args(
+static void run_base_args(
 	struct child *child, const struct run_opts *opts, const struct priv_user *user)
 {
-	int ret = child_arg(child, child->name);
-
-	if (!ret)
-		ret = child_arg(child, "--runtime-dir");
-	if (!ret)
-		ret = child_arg(child, opts->runtime_dir);
-	if (!ret && opts->config) {
-		ret = child_arg(child, "--config");
-		if (!ret)
-			ret = child_arg(child, opts->config);
-	}
-	if (!ret && user) {
-		ret = child_arg(child, "--user");
-		if (!ret)
-			ret = child_arg(child, user->name);
-	}
-	if (!ret && opts->verbose)
-		ret = child_arg(child, "-v");
-	return ret;
+	child_arg(child, child->name, NULL);
+	child_arg(child, "--runtime-dir", opts->runtime_dir);
+	if (opts->config)
+		child_arg(child, "--config", opts->config);
+	if (user)
+		child_arg(child, "--user", user->name);
+	if (opts->verbose)
+		child_arg(child, "-v", NULL);
 }
 
-static int run_setup_children(
+static void run_setup_children(
 	struct run *run, const struct run_opts *opts, const struct priv_user *user)
 {
 	char why[256];
 	const char *blocker;
-	int ret;
 
-	ret = run_base_args(&writer, opts, user);
-	if (!ret)
-		ret = child_arg(&writer, "--data-dir");
-	if (!ret)
-		ret = child_arg(&writer, opts->data_dir);
-	if (!ret)
-		ret = run_base_args(&sampler, opts, user);
-	if (!ret && opts->frameworks) {
-		ret = child_arg(&sampler, "--frameworks");
-		if (!ret)
-			ret = child_arg(&sampler, opts->frameworks);
-	}
-	if (!ret)
-		ret = child_arg(&sampler, "--state-dir");
-	if (!ret)
-		ret = child_arg(&sampler, opts->state_dir);
-	if (ret < 0)
-		return ret;
+	run_base_args(&writer, opts, user);
+	child_arg(&writer, "--data-dir", opts->data_dir);
+	run_base_args(&sampler, opts, user);
+	if (opts->frameworks)
+		child_arg(&sampler, "--frameworks", opts->frameworks);
+	child_arg(&sampler, "--state-dir", opts->state_dir);
 	run->children[run->nchildren++] = &writer;
 	blocker = run_probe_blocker(why, sizeof(why));
 	if (blocker) {
 		log_warnx("not starting croft-probe: %s; rows will leave out " RUN_PROBE_FIELDS,
 			blocker);
 	} else {
-		ret = run_base_args(&probe, opts, user);
-		if (ret < 0)
-			return ret;
+		run_base_args(&probe, opts, user);
 		run->children[run->nchildren++] = &probe;
 	}
 	run->children[run->nchildren++] = &sampler;
-	return 0;
 }
 
 static struct event *ready_timer;
@@ -642,14 +598,11 @@ int cmd_run(int argc, char **argv)
 	run.base = event_base_new();
 	if (!run.base || !(lock_event = run_lock_serve(run.base, lock_fd)))
 		return 1;
-	ret = run_setup_children(&run, &opts, user);
-	if (ret == 0) {
-		log_info("data in %s, sockets in %s%s%s; `croftctl --runtime-dir %s status` shows "
-			 "them",
-			opts.data_dir, opts.runtime_dir, user ? ", daemons run as " : "",
-			user ? user->name : "", opts.runtime_dir);
-		ret = run_loop(&run);
-	}
+	run_setup_children(&run, &opts, user);
+	log_info("data in %s, sockets in %s%s%s; `croftctl --runtime-dir %s status` shows them",
+		opts.data_dir, opts.runtime_dir, user ? ", daemons run as " : "",
+		user ? user->name : "", opts.runtime_dir);
+	ret = run_loop(&run);
 	for (size_t i = 0; i < run.nchildren; i++)
 		child_free(run.children[i]);
 	event_free(lock_event);

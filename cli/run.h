@@ -49,6 +49,7 @@ struct child {
 	char path[PATH_MAX]; /* the binary */
 	char *argv[RUN_ARGV_MAX];
 	int argc;
+	int args_error; /* 0, or what child_arg met: child_start returns it */
 	struct run *run;
 
 	enum child_state state;
@@ -99,7 +100,8 @@ struct event *run_lock_serve(struct event_base *base, int fd);
 /* run_child.c */
 int child_init(struct child *child, struct run *run, const char *name, const char *tag);
 void child_free(struct child *child);
-int child_arg(struct child *child, const char *arg);
+/* Appends arg, and value unless NULL. */
+void child_arg(struct child *child, const char *arg, const char *value);
 int child_start(struct child *child);
 void child_stop(struct child *child);
 /* Reaps every exited child; calls run->child_exited for each. */

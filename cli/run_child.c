@@ -69,16 +69,18 @@ void child_free(struct child *child)
 	child->argc = 0;
 }
 
-int child_arg(struct child *child, const char *arg)
+void child_arg(struct child *child, const char *arg, const char *value)
 {
-	if (child->argc + 1 >= RUN_ARGV_MAX)
-		return -E2BIG;
-	child->argv[child->argc] = strdup(arg);
-	if (!child->argv[child->argc])
-		return -ENOMEM;
-	child->argc++;
-	child->argv[child->argc] = NULL;
-	return 0;
+	const char *args[] = { arg, value };
+
+	for (size_t i = 0; i < 2 && args[i] && !child->args_error; i++) {
+		if (child->argc + 1 >= RUN_ARGV_MAX)
+			child->args_error = -E2BIG;
+		else if (!(child->argv[child->argc] = strdup(args[i])))
+			child->args_error = -ENOMEM;
+		else
+			child->argv[++child->argc] = NULL;
+	}
 }
 
 static void child_relay_lines(struct child *child, struct evbuffer *in, bool eof)
@@ -205,6 +207,8 @@ int child_start(struct child *child)
 	int pipe_fds[2], ret;
 	pid_t pid;
 
+	if (child->args_error)
+		return child->args_error;
 	child_close_io(child);
 	ret = child_notify_open(child);
 	if (ret < 0)

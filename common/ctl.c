@@ -66,27 +66,22 @@ static void ctl_refuse(struct conn *c, int status, const char *why)
 	ctl_reply(c, status, why, strlen(why));
 }
 
-/* Who may send a request: SO_PEERCRED's uid and groups against the rule. */
-enum ctl_senders {
-	CTL_SENDERS_CROFT, /* root, the daemon's own user, the croft group */
-	CTL_SENDERS_ROOT,
-};
-
 /*
- * The control policy: which request, who may send it, how long its payload
- * may be (0: empty; the handler parses what it takes) and what everyone else
- * is told.  A new request is a row here, its handler and croftctl's command.
+ * The control policy: which request, who may send it (root alone, or also
+ * the daemon's own user and the croft group), how long its payload may be
+ * (0: empty; the handler parses what it takes) and what everyone else is told.  A new request is a
+ * row here, its handler and croftctl's command.
  */
 static const struct ctl_rule {
 	uint32_t type;
-	enum ctl_senders senders;
+	bool root_only;
 	uint32_t payload_max; /* bytes */
 	const char *refusal;
 } ctl_rules[] = {
-	{ MT_CTL_STATUS, CTL_SENDERS_CROFT, 0,
+	{ MT_CTL_STATUS, false, 0,
 		"permission denied: status needs root, the daemon's user or the croft group" },
-	{ MT_CTL_RELOAD, CTL_SENDERS_ROOT, 0, "permission denied: reload needs root" },
-	{ MT_CTL_LABEL, CTL_SENDERS_ROOT, CTL_ID_MAX + 1 + CTL_LABEL_MAX + 1,
+	{ MT_CTL_RELOAD, true, 0, "permission denied: reload needs root" },
+	{ MT_CTL_LABEL, true, CTL_ID_MAX + 1 + CTL_LABEL_MAX + 1,
 		"permission denied: label needs root" },
 };
 
@@ -99,9 +94,9 @@ static const struct ctl_rule *ctl_rule_of(uint32_t type)
 }
 
 static bool ctl_may_send(
-	const struct ctl_server *server, const struct sock_peer *peer, enum ctl_senders senders)
+	const struct ctl_server *server, const struct sock_peer *peer, const struct ctl_rule *rule)
 {
-	if (senders == CTL_SENDERS_ROOT)
+	if (rule->root_only)
 		return peer->uid == 0;
 	return sock_peer_is(peer, geteuid()) ||
 	       (server->croft_gid != (gid_t)-1 && sock_peer_in_group(peer, server->croft_gid));
@@ -119,7 +114,7 @@ static void ctl_dispatch(struct conn *c, const struct msg_hdr *hdr, uint8_t *pay
 		ctl_refuse(c, EPROTO, "bad request: not a control request");
 		return;
 	}
-	if (!ctl_may_send(server, &c->cred, rule->senders)) {
+	if (!ctl_may_send(server, &c->cred, rule)) {
 		ctl_refuse(c, EACCES, rule->refusal);
 		return;
 	}

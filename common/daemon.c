@@ -25,20 +25,17 @@
 #include "daemon.h"
 #include "fileio.h"
 #include "log.h"
+#include "sandbox.h"
 
 #define DAEMON_SIGNALS 3 /* SIGTERM, SIGINT, SIGHUP */
 
-struct daemon_notify {
-	struct event *watchdog;
-	struct event *supervisor; /* croft run's pipe, when it started us */
-};
-
-struct daemon_signals {
-	struct event *events[DAEMON_SIGNALS];
+/* What daemon_run keeps while the loop runs. */
+struct daemon_loop {
+	struct event_base *base;
 	daemon_stop_fn stop;
 	daemon_reload_fn reload;
 	void *ctx;
-	struct event_base *base;
+	struct event *events[DAEMON_SIGNALS + 2]; /* the signals, the watchdog, croft run's pipe */
 };
 
 /* One daemon a process: its name and start, for the status envelope. */
@@ -114,6 +111,49 @@ bool daemon_option(struct daemon_opts *opts, int opt, const char *arg)
 	}
 }
 
+void daemon_args_done(const struct daemon_opts *opts, int argc)
+{
+	if (optind != argc)
+		daemon_usage(opts, 2);
+	log_init(opts->name, opts->verbose);
+}
+
+void daemon_checked(const struct daemon_opts *opts, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!opts->check_only)
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	exit(0);
+}
+
+void daemon_user(const struct daemon_opts *opts, struct priv_user *ret_user)
+{
+	if (geteuid() != 0) {
+		ret_user->uid = getuid();
+		ret_user->gid = getgid();
+		snprintf(ret_user->name, sizeof(ret_user->name), "uid %u", (unsigned)ret_user->uid);
+	} else if (priv_lookup_user(opts->user, ret_user) < 0) {
+		fatalx("no user %s to drop to",
+			opts->user ? opts->user : CROFT_USER " (nor " CROFT_FALLBACK_USER ")");
+	}
+}
+
+void daemon_drop(const struct priv_user *user, const cap_value_t *caps, size_t ncaps,
+	const char *const *denied)
+{
+	int r = priv_drop(user, caps, ncaps);
+
+	if (r < 0)
+		fatalx("dropping privileges to %s: %s", user->name, strerror(-r));
+	if ((r = sandbox_apply(denied)) < 0)
+		fatalx("seccomp: %s", strerror(-r));
+}
+
 void daemon_load_config(const struct daemon_opts *opts, struct croft_config *ret_cfg)
 {
 	char *errors = NULL;
@@ -150,57 +190,23 @@ int daemon_reload_config(const char *path, struct croft_config *ret_cfg, char **
 
 static void daemon_signal_cb(evutil_socket_t sig, short what, void *arg)
 {
-	struct daemon_signals *signals = arg;
+	struct daemon_loop *loop = arg;
 	char *errors = NULL;
 	int r;
 
 	if (sig != SIGHUP) {
 		log_info("signal %d: stopping", (int)sig);
-		if (signals->stop)
-			signals->stop(signals->ctx);
+		if (loop->stop)
+			loop->stop(loop->ctx);
 		else
-			event_base_loopexit(signals->base, NULL);
+			event_base_loopexit(loop->base, NULL);
 		return;
 	}
-	r = signals->reload(signals->ctx, &errors);
+	r = loop->reload(loop->ctx, &errors);
 	if (r < 0)
 		log_warnx("SIGHUP: reload refused, the running configuration kept:\n%s",
 			errors ? errors : strerror(-r));
 	free(errors);
-}
-
-int daemon_signals_new(struct event_base *base, daemon_stop_fn stop, daemon_reload_fn reload,
-	void *ctx, struct daemon_signals **ret_signals)
-{
-	static const int signums[DAEMON_SIGNALS] = { SIGTERM, SIGINT, SIGHUP };
-	struct daemon_signals *signals = calloc(1, sizeof(*signals));
-
-	if (!signals)
-		return -ENOMEM;
-	signal(SIGPIPE, SIG_IGN);
-	signals->stop = stop;
-	signals->reload = reload;
-	signals->ctx = ctx;
-	signals->base = base;
-	for (int i = 0; i < DAEMON_SIGNALS; i++) {
-		signals->events[i] = evsignal_new(base, signums[i], daemon_signal_cb, signals);
-		if (!signals->events[i] || evsignal_add(signals->events[i], NULL) < 0) {
-			daemon_signals_free(signals);
-			return -ENOMEM;
-		}
-	}
-	*ret_signals = signals;
-	return 0;
-}
-
-void daemon_signals_free(struct daemon_signals *signals)
-{
-	if (!signals)
-		return;
-	for (int i = 0; i < DAEMON_SIGNALS; i++)
-		if (signals->events[i])
-			event_free(signals->events[i]);
-	free(signals);
 }
 
 int daemon_control_new(struct event_base *base, const char *runtime_dir, const char *name,
@@ -227,6 +233,38 @@ int daemon_ctl_reload(daemon_reload_fn reload, void *ctx, const char *done, stru
 	}
 	free(errors);
 	return r;
+}
+
+/* Sets one figure in root, in the object its key's prefix names; its value
+ * is taken either way.  -1 on ENOMEM (or with root NULL). */
+static int figure_set(json_t *root, const struct daemon_figure *figure)
+{
+	const char *dot = strchr(figure->key, '.');
+	json_t *value = figure->value, *parent = root;
+	char name[64];
+
+	if (dot) {
+		snprintf(name, sizeof(name), "%.*s", (int)(dot - figure->key), figure->key);
+		parent = json_object_get(root, name);
+		if (!parent && json_object_set_new(root, name, (parent = json_object())) < 0) {
+			json_decref(value);
+			return -1;
+		}
+	}
+	return json_object_set_new(parent, dot ? dot + 1 : figure->key, value);
+}
+
+void *daemon_figures_new(const struct daemon_figure *figures, size_t count)
+{
+	json_t *root = json_object();
+	bool failed = !root;
+
+	for (size_t i = 0; i < count; i++)
+		failed |= figure_set(root, &figures[i]) < 0;
+	if (!failed)
+		return root;
+	json_decref(root);
+	return NULL;
 }
 
 int daemon_status(const char *state, const char *why, void *figures, struct evbuffer *reply)
@@ -259,8 +297,7 @@ void daemon_keep_file(const char *path)
 			strerror(-ret));
 }
 
-/* mkdir -p with mode for what it makes; *ret_st: dir's. */
-static int mkdir_p(const char *dir, mode_t mode, struct stat *ret_st)
+int daemon_mkdir_p(const char *dir, mode_t mode, mode_t parents_mode, struct stat *ret_st)
 {
 	char path[4096];
 	size_t len = strlen(dir);
@@ -273,7 +310,7 @@ static int mkdir_p(const char *dir, mode_t mode, struct stat *ret_st)
 			continue;
 		char saved = *p;
 		*p = '\0';
-		if (mkdir(path, mode) < 0 && errno != EEXIST)
+		if (mkdir(path, saved ? parents_mode : mode) < 0 && errno != EEXIST)
 			return -errno;
 		*p = saved;
 		if (!saved)
@@ -287,7 +324,7 @@ static int mkdir_p(const char *dir, mode_t mode, struct stat *ret_st)
 int daemon_state_dir(const char *dir, uid_t uid, gid_t gid)
 {
 	struct stat st;
-	int r = mkdir_p(dir, 0700, &st);
+	int r = daemon_mkdir_p(dir, 0700, 0700, &st);
 
 	if (r < 0 || uid == (uid_t)-1)
 		return r;
@@ -299,7 +336,7 @@ int daemon_state_dir(const char *dir, uid_t uid, gid_t gid)
 int daemon_runtime_dir(const char *dir, gid_t gid)
 {
 	struct stat st;
-	int r = mkdir_p(dir, 0750, &st);
+	int r = daemon_mkdir_p(dir, 0750, 0750, &st);
 
 	if (r < 0)
 		return r;
@@ -325,12 +362,11 @@ static void daemon_watchdog_cb(evutil_socket_t fd, short what, void *arg)
 /* Readable: EOF (croft run is gone) or bytes it never writes. */
 static void daemon_supervisor_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct daemon_notify *notify = arg;
 	char byte;
 	ssize_t n = read(fd, &byte, 1);
 
 	if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN))) {
-		event_add(notify->supervisor, NULL);
+		event_add(arg, NULL); /* arg: the event itself */
 		return;
 	}
 	log_warnx("croft run is gone (its pipe closed): stopping as on SIGTERM");
@@ -342,64 +378,68 @@ static void daemon_supervisor_cb(evutil_socket_t fd, short what, void *arg)
  * reads EOF once croft run is gone, even SIGKILLed.  (PR_SET_PDEATHSIG
  * would not survive the privilege drop, which clears it.)
  */
-static void daemon_watch_supervisor(struct daemon_notify *notify, struct event_base *base)
+static struct event *daemon_watch_supervisor(struct event_base *base)
 {
 	const char *env = getenv(DAEMON_SUPERVISOR_FD_ENV);
+	struct event *ev;
 	char *end;
 	long fd;
 
 	if (!env)
-		return;
+		return NULL;
 	errno = 0;
 	fd = strtol(env, &end, 10);
 	if (errno || end == env || *end || fd < 3 || fd > INT_MAX ||
 		fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0) {
 		log_warnx("%s=%s: not an open descriptor; croft run not watched",
 			DAEMON_SUPERVISOR_FD_ENV, env);
-		return;
+		return NULL;
 	}
 	unsetenv(DAEMON_SUPERVISOR_FD_ENV);
-	notify->supervisor = event_new(base, (int)fd, EV_READ, daemon_supervisor_cb, notify);
-	if (!notify->supervisor || event_add(notify->supervisor, NULL) < 0)
+	ev = event_new(base, (int)fd, EV_READ, daemon_supervisor_cb, event_self_cbarg());
+	if (!ev || event_add(ev, NULL) < 0)
 		log_warnx("croft run's pipe: cannot watch it");
+	return ev;
 }
 
-struct daemon_notify *daemon_notify_new(struct event_base *base)
+/* Signals (SIGPIPE ignored), the watchdog at half WATCHDOG_USEC, croft run's pipe. */
+static int daemon_loop_arm(struct daemon_loop *loop)
 {
-	struct daemon_notify *notify = calloc(1, sizeof(*notify));
+	static const int signums[DAEMON_SIGNALS] = { SIGTERM, SIGINT, SIGHUP };
+	struct event **ev = loop->events;
 	uint64_t usec = 0;
 
-	if (!notify)
-		return NULL;
+	signal(SIGPIPE, SIG_IGN);
+	for (int i = 0; i < DAEMON_SIGNALS; i++)
+		if (!(ev[i] = evsignal_new(loop->base, signums[i], daemon_signal_cb, loop)) ||
+			evsignal_add(ev[i], NULL) < 0)
+			return -ENOMEM;
 	if (sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {
 		struct timeval half = { (time_t)(usec / 2 / 1000000),
 			(suseconds_t)(usec / 2 % 1000000) };
 
-		notify->watchdog = event_new(base, -1, EV_PERSIST, daemon_watchdog_cb, NULL);
-		if (notify->watchdog)
-			event_add(notify->watchdog, &half);
+		ev[DAEMON_SIGNALS] =
+			event_new(loop->base, -1, EV_PERSIST, daemon_watchdog_cb, NULL);
+		if (!ev[DAEMON_SIGNALS] || event_add(ev[DAEMON_SIGNALS], &half) < 0)
+			return -ENOMEM;
 	}
-	daemon_watch_supervisor(notify, base);
-	return notify;
+	ev[DAEMON_SIGNALS + 1] = daemon_watch_supervisor(loop->base);
+	return 0;
 }
 
-void daemon_notify_free(struct daemon_notify *notify)
+void daemon_run(struct event_base *base, daemon_stop_fn stop, daemon_reload_fn reload, void *ctx,
+	const char *ready_status)
 {
-	if (!notify)
-		return;
-	if (notify->watchdog)
-		event_free(notify->watchdog);
-	if (notify->supervisor)
-		event_free(notify->supervisor);
-	free(notify);
-}
+	struct daemon_loop loop = { .base = base, .stop = stop, .reload = reload, .ctx = ctx };
 
-void daemon_notify_ready(const char *status)
-{
-	if (status)
-		sd_notifyf(0, "READY=1\nSTATUS=%s", status);
-	else
-		sd_notify(0, "READY=1");
+	if (daemon_loop_arm(&loop) < 0)
+		fatalx("cannot set up signals and timers");
+	sd_notifyf(0, "READY=1\nSTATUS=%s", ready_status);
+	event_base_dispatch(base);
+	daemon_notify_stopping();
+	for (size_t i = 0; i < sizeof(loop.events) / sizeof(loop.events[0]); i++)
+		if (loop.events[i])
+			event_free(loop.events[i]);
 }
 
 void daemon_notify_status(const char *fmt, ...)

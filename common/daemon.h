@@ -13,12 +13,12 @@
 #include <sys/types.h>
 
 #include "ctl.h"
+#include "priv.h"
 
 struct event_base;
 struct evbuffer;
-struct daemon_notify;
-struct daemon_signals;
 struct croft_config;
+struct stat;
 
 struct daemon_opts {
 	const char *name;        /* "croft-writer" */
@@ -50,6 +50,22 @@ void daemon_opts_init(struct daemon_opts *opts, const char *name, const char *ex
  */
 bool daemon_option(struct daemon_opts *opts, int opt, const char *arg);
 void daemon_usage(const struct daemon_opts *opts, int status) __attribute__((noreturn));
+/* After the getopt_long loop: no operands (else usage, exit 2), then logging. */
+void daemon_args_done(const struct daemon_opts *opts, int argc);
+/* -n: says on stdout what was checked and exits 0; otherwise returns. */
+void daemon_checked(const struct daemon_opts *opts, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * The user to drop to: as root, --user or croft, else nobody (none: fatal);
+ * started unprivileged, the caller itself ("uid N"), whose privileges
+ * priv_drop then only narrows.
+ */
+void daemon_user(const struct daemon_opts *opts, struct priv_user *ret_user);
+/* The drop: priv_drop to user keeping caps alone, then the seccomp sandbox
+ * (denying the syscalls of denied as well); any failure is fatal. */
+void daemon_drop(const struct priv_user *user, const cap_value_t *caps, size_t ncaps,
+	const char *const *denied);
 
 /*
  * Before the privilege drop: keeps path's directory open (file_keep_dir) so
@@ -83,15 +99,6 @@ typedef int (*daemon_reload_fn)(void *ctx, char **ret_errors);
 typedef void (*daemon_stop_fn)(void *ctx);
 
 /*
- * SIGPIPE ignored; SIGTERM and SIGINT call stop (NULL: the loop exits),
- * SIGHUP calls reload and logs a refusal: all in the loop, never in the
- * handler.  Returns 0 or -errno.
- */
-int daemon_signals_new(struct event_base *base, daemon_stop_fn stop, daemon_reload_fn reload,
-	void *ctx, struct daemon_signals **ret_signals);
-void daemon_signals_free(struct daemon_signals *signals);
-
-/*
  * The control socket: <runtime_dir>/<name>, status for the croft group gid.
  * Returns 0 or -errno; *ret_path (PATH_MAX bytes) names it for messages.
  */
@@ -104,6 +111,22 @@ int daemon_control_new(struct event_base *base, const char *runtime_dir, const c
 int daemon_ctl_reload(daemon_reload_fn reload, void *ctx, const char *done, struct evbuffer *reply);
 
 /*
+ * One status figure: its key ("live.bytes" goes into the object "live",
+ * made where its first figure is) and its value, of the kind its jansson
+ * constructor gives (NULL: out of memory).  A daemon's figures are a table
+ * of these, written one per row in order.
+ */
+struct json_t;
+struct daemon_figure {
+	const char *key;
+	struct json_t *value; /* taken */
+};
+#define FIGURES_COUNT(table) (sizeof(table) / sizeof((table)[0]))
+
+/* The table's figures as a new jansson object; NULL (all taken values freed) on ENOMEM. */
+void *daemon_figures_new(const struct daemon_figure *figures, size_t count);
+
+/*
  * MT_CTL_STATUS's answer, the one envelope croftctl reads:
  * {daemon, version, pid, uptime_s, state, why, figures}.  state is "up" or
  * "degraded"; why says what is wrong (NULL: nothing).  Takes figures (a
@@ -111,6 +134,8 @@ int daemon_ctl_reload(daemon_reload_fn reload, void *ctx, const char *done, stru
  */
 int daemon_status(const char *state, const char *why, void *figures, struct evbuffer *reply);
 
+/* mkdir -p: dir with mode, what it makes above with parents_mode; *ret_st is dir's. */
+int daemon_mkdir_p(const char *dir, mode_t mode, mode_t parents_mode, struct stat *ret_st);
 /* mkdir -p dir, mode 0750; when root, owner root and group gid ((gid_t)-1: keep),
  * changing only what differs (chown may be denied where nothing needs it). */
 int daemon_runtime_dir(const char *dir, gid_t gid);
@@ -125,11 +150,15 @@ int daemon_state_dir(const char *dir, uid_t uid, gid_t gid);
  */
 #define DAEMON_SUPERVISOR_FD_ENV "CROFT_SUPERVISOR_FD"
 
-/* Starts the watchdog timer at half WATCHDOG_USEC when systemd asks for one,
- * and watches croft run's pipe when DAEMON_SUPERVISOR_FD_ENV names one. */
-struct daemon_notify *daemon_notify_new(struct event_base *base);
-void daemon_notify_free(struct daemon_notify *notify);
-void daemon_notify_ready(const char *status);
+/*
+ * The loop, the same for every daemon: SIGPIPE ignored, SIGTERM and SIGINT
+ * call stop (NULL: the loop exits), SIGHUP calls reload and logs a refusal
+ * (all in the loop, never in the handler); the watchdog timer at half WATCHDOG_USEC when systemd
+ * asks for one and croft run's pipe when DAEMON_SUPERVISOR_FD_ENV names one, READY=1 with status,
+ * the loop until it exits, STOPPING=1.  Failing to set it up is fatal.
+ */
+void daemon_run(struct event_base *base, daemon_stop_fn stop, daemon_reload_fn reload, void *ctx,
+	const char *ready_status);
 void daemon_notify_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void daemon_notify_stopping(void);
 

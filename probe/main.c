@@ -24,7 +24,6 @@
 #include "log.h"
 #include "priv.h"
 #include "probed.h"
-#include "sandbox.h"
 
 #define DRAIN_INTERVAL_MS   100  /* ring buffer reads between answers */
 #define DEVICES_CHECK_MS    1000 /* /proc/devices read again (~60 us of kernel time each) */
@@ -50,8 +49,6 @@ struct probe_main {
 	struct probe_objs objs;
 	struct probe_state st;
 	struct ctl_server *ctl;
-	struct daemon_notify *notify;
-	struct daemon_signals *signals;
 	struct event *ev_drain, *ev_devices;
 };
 
@@ -76,8 +73,7 @@ static void parse_args(struct probe_main *pm, int argc, char **argv)
 		if (errno || *end || pm->map_entries < 1 || pm->map_entries > (1u << 24))
 			fatalx("--map-entries: expected 1..16777216, got '%s'", optarg);
 	}
-	if (optind != argc)
-		daemon_usage(&pm->opts, 2);
+	daemon_args_done(&pm->opts, argc);
 }
 
 static void load_config(struct probe_main *pm)
@@ -88,6 +84,8 @@ static void load_config(struct probe_main *pm)
 	if (gpudev_watch_init(
 		    &pm->st.gpus, pm->cfg.gpu_devices, "/proc/devices", err, sizeof(err)) < 0)
 		fatalx("%s: gpu_devices: %s", pm->opts.config_path, err);
+	daemon_checked(&pm->opts, "%s: configuration ok", pm->opts.config_path);
+	pm->st.config_path = pm->opts.config_path;
 }
 
 /*
@@ -136,9 +134,9 @@ static void acquire(struct probe_main *pm)
 
 	if (geteuid() != 0)
 		fatalx("must start as root to load its eBPF programs");
-	if (priv_lookup_user(pm->opts.user, &pm->user) < 0)
-		fatalx("no user %s (nor nobody) to drop to",
-			pm->opts.user ? pm->opts.user : CROFT_USER);
+	daemon_user(&pm->opts, &pm->user);
+	if (!(pm->st.base = event_base_new()))
+		fatalx("event_base_new failed");
 	/* kernels before 5.11 charge maps to memlock; without CAP_SYS_RESOURCE this
 	 * cannot pass the unit's LimitMEMLOCK=, and loader.c says so if it is short */
 	setrlimit(RLIMIT_MEMLOCK, &unlimited);
@@ -168,10 +166,7 @@ static void drop(struct probe_main *pm)
 
 	if ((r = caps_needed(pm, caps, &ncaps)) < 0)
 		fatalx("probing what bpf() needs after the drop: %s", strerror(-r));
-	if ((r = priv_drop(&pm->user, caps, ncaps)) < 0)
-		fatalx("dropping privileges to %s: %s", pm->user.name, strerror(-r));
-	if ((r = sandbox_apply(denied_after_drop)) < 0)
-		fatalx("seccomp: %s", strerror(-r));
+	daemon_drop(&pm->user, caps, ncaps, denied_after_drop);
 	pm->st.user_uid = pm->user.uid;
 }
 
@@ -198,27 +193,27 @@ static void on_devices(evutil_socket_t fd, short what, void *arg)
 	status_follow_devices(arg);
 }
 
-static void events_new(struct probe_main *pm)
+/* The drain and devices timers. */
+static void set_up(struct probe_main *pm)
 {
 	struct timeval drain = { 0, DRAIN_INTERVAL_MS * 1000 };
 	struct timeval devices = { DEVICES_CHECK_MS / 1000, DEVICES_CHECK_MS % 1000 * 1000 };
 
+	pm->st.objs = &pm->objs;
 	pm->ev_drain = event_new(pm->st.base, -1, EV_PERSIST, on_drain, &pm->st);
 	pm->ev_devices = event_new(pm->st.base, -1, EV_PERSIST, on_devices, &pm->st);
-	if (daemon_signals_new(pm->st.base, NULL, probe_reload, &pm->st, &pm->signals) < 0 ||
-		!pm->ev_drain || !pm->ev_devices || event_add(pm->ev_drain, &drain) < 0 ||
+	if (!pm->ev_drain || !pm->ev_devices || event_add(pm->ev_drain, &drain) < 0 ||
 		event_add(pm->ev_devices, &devices) < 0)
-		fatalx("cannot set up signals and timers");
-	pm->notify = daemon_notify_new(pm->st.base);
+		fatalx("cannot set up the timers");
+	log_info("attached (%s), %zu GPU device rules, socket bytes from %s; serving as %s",
+		loader_variant(&pm->objs), pm->st.gpus.set.rules_count,
+		pm->objs.net ? features_net_source(pm->objs.plan.net) : "nowhere", pm->user.name);
 }
 
-static void teardown(struct probe_main *pm)
+static void tear_down(struct probe_main *pm)
 {
-	daemon_notify_stopping();
-	daemon_signals_free(pm->signals);
 	event_free(pm->ev_drain);
 	event_free(pm->ev_devices);
-	daemon_notify_free(pm->notify);
 	ctl_server_free(pm->ctl);
 	server_free(pm->st.srv);
 	collector_free(pm->st.col);
@@ -231,24 +226,11 @@ int main(int argc, char **argv)
 	static struct probe_main pm;
 
 	parse_args(&pm, argc, argv);
-	log_init(PROBE_NAME, pm.opts.verbose);
 	load_config(&pm);
-	if (pm.opts.check_only) {
-		printf("%s: configuration ok\n", pm.opts.config_path);
-		return 0;
-	}
-	pm.st.config_path = pm.opts.config_path;
-	if (!(pm.st.base = event_base_new()))
-		fatalx("event_base_new failed");
 	acquire(&pm);
 	drop(&pm);
-	pm.st.objs = &pm.objs;
-	events_new(&pm);
-	log_info("attached (%s), %zu GPU device rules, socket bytes from %s; serving as %s",
-		loader_variant(&pm.objs), pm.st.gpus.set.rules_count,
-		pm.objs.net ? features_net_source(pm.objs.plan.net) : "nowhere", pm.user.name);
-	daemon_notify_ready("attached");
-	event_base_dispatch(pm.st.base);
-	teardown(&pm);
+	set_up(&pm);
+	daemon_run(pm.st.base, NULL, probe_reload, &pm.st, "attached");
+	tear_down(&pm);
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "config.h"
+#include "daemon.h"
 #include "log.h"
 #include "msg.h"
 #include "probed.h"
@@ -158,26 +159,28 @@ static json_t *events_json(const struct collector_stats *cs)
 void *status_figures(struct probe_state *st)
 {
 	const struct collector_stats *cs = collector_stats(st->col);
-	json_t *root = json_object();
+	const struct daemon_figure figures[] = {
+		{ "programs", programs_json(st->objs) },
+		{ "fallbacks", fallbacks_json(&st->objs->plan) },
+		{ "failed", failed_json(st->objs) },
+		{ "left_out", left_out_json(st->objs) },
+		{ "verified_insns", verified_json(st->objs) },
+		{ "net", net_json(&st->objs->plan) },
+		{ "capabilities", json_string(st->caps_kept[0] ? st->caps_kept : "none") },
+		{ "maps", maps_json(st, cs) },
+		{ "drops", drops_json(st, cs) },
+		{ "answers", json_integer(cs->answers) },
+		{ "exits_seen", json_integer(cs->exits_seen) },
+		{ "events", events_json(cs) },
+		{ "procs_last_answer", json_integer(cs->procs_last) },
+		{ "collect_ms_last", json_real((double)cs->collect_ns_last / 1e6) },
+		{ "gpu_rules", json_integer(st->gpus.set.rules_count) },
+		{ "gpu_devices_waiting", json_string(st->gpus.waiting) },
+	};
+	json_t *root = daemon_figures_new(figures, FIGURES_COUNT(figures));
 
-	json_object_set_new(root, "programs", programs_json(st->objs));
-	json_object_set_new(root, "fallbacks", fallbacks_json(&st->objs->plan));
-	json_object_set_new(root, "failed", failed_json(st->objs));
-	json_object_set_new(root, "left_out", left_out_json(st->objs));
-	json_object_set_new(root, "verified_insns", verified_json(st->objs));
-	json_object_set_new(root, "net", net_json(&st->objs->plan));
-	json_object_set_new(
-		root, "capabilities", json_string(st->caps_kept[0] ? st->caps_kept : "none"));
-	json_object_set_new(root, "maps", maps_json(st, cs));
-	json_object_set_new(root, "drops", drops_json(st, cs));
-	json_object_set_new(root, "answers", json_integer((json_int_t)cs->answers));
-	json_object_set_new(root, "exits_seen", json_integer((json_int_t)cs->exits_seen));
-	json_object_set_new(root, "events", events_json(cs));
-	json_object_set_new(root, "procs_last_answer", json_integer((json_int_t)cs->procs_last));
-	json_object_set_new(root, "collect_ms_last", json_real((double)cs->collect_ns_last / 1e6));
-	json_object_set_new(root, "gpu_rules", json_integer((json_int_t)st->gpus.set.rules_count));
-	json_object_set_new(root, "gpu_devices_waiting", json_string(st->gpus.waiting));
-	server_status(st->srv, root);
+	if (root)
+		server_status(st->srv, root);
 	return root;
 }
 

@@ -18,95 +18,94 @@
 #include "probe_link.h"
 #include "sampler.h"
 
-/* The probe link's figures. */
-static void probe_status(const struct sampler *s, json_t *o)
-{
-	struct probe_link_stats ps;
-
-	probe_link_get_stats(s->probe, &ps);
-	json_object_set_new(o, "probe_link",
-		json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "answers", (json_int_t)ps.answers,
-			"records_last", (json_int_t)ps.records_last, "exits_seen",
-			(json_int_t)ps.exits_seen, "gpu_exits_between_polls",
-			(json_int_t)ps.gpu_exits_between_polls, "gpu_records_unmatched",
-			(json_int_t)ps.gpu_records_unmatched, "probe_drops_total",
-			(json_int_t)ps.probe_drops_total));
-}
-
-/* What names a GPU here: the device set's rules, the majors with NVIDIA's
- * numbering and the devices behind render and accel nodes, in index order
- * (bench/gpu-host.sh prints them); the UUIDs and MIG instances the driver
- * names, and the GPU allocations of the kubelet's checkpoint (null: none read). */
-static void gpu_status(const struct sampler *s, json_t *o)
-{
-	json_t *nv = json_array(), *devs = json_array();
-	char rules[1024];
-
-	gpudev_set_format(&s->gpu.set, rules, sizeof(rules));
-	for (size_t i = 0; i < s->gpu_index.nvidia_count; i++)
-		json_array_append_new(nv, json_integer(s->gpu_index.nvidia_majors[i]));
-	for (size_t i = 0; i < s->gpu_index.devices_count; i++)
-		json_array_append_new(devs, json_string(s->gpu_index.devices[i]));
-	json_object_set_new(o, "gpu_device_rules", json_string(rules));
-	json_object_set_new(o, "gpu_devices_waiting", json_string(s->gpu.waiting));
-	json_object_set_new(o, "gpu_nvidia_majors", nv);
-	json_object_set_new(o, "gpu_index_devices", devs);
-	json_object_set_new(
-		o, "gpu_driver_uuids", json_integer((json_int_t)s->gpu_index.nv.gpus_count));
-	json_object_set_new(
-		o, "mig_instances", json_integer((json_int_t)s->gpu_index.nv.mig_count));
-	json_object_set_new(o, "kubelet_gpu_allocations",
-		s->kubelet.loaded ? json_integer((json_int_t)s->kubelet.devices_count)
-				  : json_null());
-}
-
 /* The fields this host's rows leave out, and why: {"gpus_allocated": "...", ...}. */
-static void left_out_status(const struct sampler *s, json_t *o)
+static json_t *left_out_json(const struct sampler *s)
 {
 	struct left_out left_out[LEFT_OUT_MAX];
 	size_t n = sampler_left_out(s, left_out);
 	json_t *fields = json_object();
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; fields && i < n; i++)
 		json_object_set_new(fields, left_out[i].field, json_string(left_out[i].why));
-	json_object_set_new(o, "left_out", fields);
+	return fields;
 }
 
+/* The names of GPUs here: the majors with NVIDIA's numbering and the
+ * devices behind render and accel nodes, in index order (bench/gpu-host.sh
+ * prints them). */
+static json_t *gpu_index_json(const struct sampler *s, bool majors)
+{
+	json_t *a = json_array();
+	size_t n = majors ? s->gpu_index.nvidia_count : s->gpu_index.devices_count;
+
+	for (size_t i = 0; a && i < n; i++)
+		json_array_append_new(a, majors ? json_integer(s->gpu_index.nvidia_majors[i])
+						: json_string(s->gpu_index.devices[i]));
+	return a;
+}
+
+/* The figures: one row each, in the order croftctl shows them; the device
+ * set's rules, the UUIDs and MIG instances the driver names, and the GPU
+ * allocations of the kubelet's checkpoint (null: none read) last. */
 static json_t *status_json(struct sampler *s)
 {
+	struct probe_link_stats ps;
 	struct spool_stats sp;
 	size_t containers = 0;
-	json_t *o;
+	char rules[1024];
 
 	spool_stats(s->spool, &sp);
 	if (cgroup_table_containers(s->cgroups, &containers) < 0)
 		return NULL;
-	o = json_pack("{s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:b,"
-		      " s:s, s:s, s:s, s:I, s:I, s:I, s:b}",
-		"processes_tracked", (json_int_t)s->procs.count, "processes_untracked",
-		(json_int_t)s->procs.untracked, "containers", (json_int_t)containers, "polls",
-		(json_int_t)s->stats.polls, "last_poll_ms", (double)s->stats.duration_us / 1000.0,
-		"last_poll_cpu_ms", (double)s->stats.cpu_us / 1000.0, "rows_last_poll",
-		(json_int_t)s->stats.rows, "rows_total", (json_int_t)s->stats.rows_total,
-		"rows_failed", (json_int_t)s->stats.rows_failed, "spool_bytes",
-		(json_int_t)sp.bytes, "batches_unacked", (json_int_t)sp.batches, "dropped_batches",
-		(json_int_t)sp.dropped_batches, "dropped_rows", (json_int_t)sp.dropped_rows,
-		"spool_dropping", sp.dropping, "spool_persistent", sp.persistent, "writer",
-		writer_link_state(s->writer), "probe", probe_link_state(s->probe), "catalog",
-		s->catalog->source, "poll_interval_ms", (json_int_t)s->cfg.poll_interval_ms,
-		"idle_every", (json_int_t)s->cfg.idle_every, "fds_open",
-		(json_int_t)s->procs.fds_open, "gpu_devices_present", s->gpu.registered);
-	if (!o)
-		return NULL;
-	/* answered between the slices of a poll too */
-	json_object_set_new(o, "poll_running", json_boolean(s->poll.running));
-	json_object_set_new(o, "polls_late", json_integer((json_int_t)s->stats.polls_late));
-	json_object_set_new(o, "textfile",
-		json_string(s->textfile_dir.state[0] ? s->textfile_dir.state : "not written yet"));
-	probe_status(s, o);
-	gpu_status(s, o);
-	left_out_status(s, o);
-	return o;
+	probe_link_get_stats(s->probe, &ps);
+	gpudev_set_format(&s->gpu.set, rules, sizeof(rules));
+	const struct daemon_figure figures[] = {
+		{ "processes_tracked", json_integer(s->procs.count) },
+		{ "processes_untracked", json_integer(s->procs.untracked) },
+		{ "containers", json_integer(containers) },
+		{ "polls", json_integer(s->stats.polls) },
+		{ "last_poll_ms", json_real((double)s->stats.duration_us / 1000.0) },
+		{ "last_poll_cpu_ms", json_real((double)s->stats.cpu_us / 1000.0) },
+		{ "rows_last_poll", json_integer(s->stats.rows) },
+		{ "rows_total", json_integer(s->stats.rows_total) },
+		{ "rows_failed", json_integer(s->stats.rows_failed) },
+		{ "spool_bytes", json_integer(sp.bytes) },
+		{ "batches_unacked", json_integer(sp.batches) },
+		{ "dropped_batches", json_integer(sp.dropped_batches) },
+		{ "dropped_rows", json_integer(sp.dropped_rows) },
+		{ "spool_dropping", json_boolean(sp.dropping) },
+		{ "spool_persistent", json_boolean(sp.persistent) },
+		{ "writer", json_string(writer_link_state(s->writer)) },
+		{ "probe", json_string(probe_link_state(s->probe)) },
+		{ "catalog", json_string(s->catalog->source) },
+		{ "poll_interval_ms", json_integer(s->cfg.poll_interval_ms) },
+		{ "idle_every", json_integer(s->cfg.idle_every) },
+		{ "fds_open", json_integer(s->procs.fds_open) },
+		{ "gpu_devices_present", json_boolean(s->gpu.registered) },
+		{ "poll_running",
+			json_boolean(s->poll.running) }, /* answered between a poll's slices too */
+		{ "polls_late", json_integer(s->stats.polls_late) },
+		{ "textfile", json_string(s->textfile_dir.state[0] ? s->textfile_dir.state
+								   : "not written yet") },
+		{ "probe_link.answers", json_integer(ps.answers) },
+		{ "probe_link.records_last", json_integer(ps.records_last) },
+		{ "probe_link.exits_seen", json_integer(ps.exits_seen) },
+		{ "probe_link.gpu_exits_between_polls", json_integer(ps.gpu_exits_between_polls) },
+		{ "probe_link.gpu_records_unmatched", json_integer(ps.gpu_records_unmatched) },
+		{ "probe_link.probe_drops_total", json_integer(ps.probe_drops_total) },
+		{ "gpu_device_rules", json_string(rules) },
+		{ "gpu_devices_waiting", json_string(s->gpu.waiting) },
+		{ "gpu_nvidia_majors", gpu_index_json(s, true) },
+		{ "gpu_index_devices", gpu_index_json(s, false) },
+		{ "gpu_driver_uuids", json_integer(s->gpu_index.nv.gpus_count) },
+		{ "mig_instances", json_integer(s->gpu_index.nv.mig_count) },
+		{ "kubelet_gpu_allocations",
+			s->kubelet.loaded ? json_integer((json_int_t)s->kubelet.devices_count)
+					  : json_null() },
+		{ "left_out", left_out_json(s) },
+	};
+
+	return daemon_figures_new(figures, FIGURES_COUNT(figures));
 }
 
 /* Degraded while rows cannot reach the writer: they wait in the spool. */

@@ -25,7 +25,6 @@
 #include "priv.h"
 #include "probe_link.h"
 #include "sampler.h"
-#include "sandbox.h"
 
 #define STOP_FLUSH_MS 3000 /* at stop, wait this long for the writer to ack */
 
@@ -68,24 +67,9 @@ static void parse_args(int argc, char **argv, struct options *o)
 		else
 			daemon_usage(&o->d, 2);
 	}
-	if (optind != argc)
-		daemon_usage(&o->d, 2);
+	daemon_args_done(&o->d, argc);
 	if (!o->frameworks && getenv(CATALOG_ENV) && *getenv(CATALOG_ENV))
 		o->frameworks = getenv(CATALOG_ENV);
-}
-
-/* Config, catalog and GPU set; every error is fatal at start. */
-static void load_config(struct sampler *s, const struct options *o)
-{
-	char err[CATALOG_ERR_MAX];
-	const char *catalog_path;
-
-	daemon_load_config(&o->d, &s->cfg);
-	catalog_path = o->frameworks ? o->frameworks : s->cfg.frameworks;
-	if (catalog_load(catalog_path, &s->catalog, err, sizeof(err)))
-		fatalx("framework catalog refused: %s", err);
-	if (gpudev_watch_init(&s->gpu, s->cfg.gpu_devices, "/proc/devices", err, sizeof(err)))
-		fatalx("gpu_devices: %s", err);
 }
 
 static void socket_path(
@@ -95,6 +79,26 @@ static void socket_path(
 		snprintf(dst, size, "%s", given);
 	else
 		snprintf(dst, size, "%s/%s", dir, name);
+}
+
+/* Config, catalog and GPU set; every error is fatal at start. */
+static void load_config(struct sampler *s, const struct options *o)
+{
+	char err[CATALOG_ERR_MAX];
+	const char *catalog_path;
+
+	s->config_path = o->d.config_path;
+	s->frameworks_path = o->frameworks;
+	s->runtime_dir = o->d.runtime_dir;
+	socket_path(s->state_dir, sizeof(s->state_dir), o->state_dir, s->runtime_dir, "state");
+	daemon_load_config(&o->d, &s->cfg);
+	catalog_path = o->frameworks ? o->frameworks : s->cfg.frameworks;
+	if (catalog_load(catalog_path, &s->catalog, err, sizeof(err)))
+		fatalx("framework catalog refused: %s", err);
+	if (gpudev_watch_init(&s->gpu, s->cfg.gpu_devices, "/proc/devices", err, sizeof(err)))
+		fatalx("gpu_devices: %s", err);
+	daemon_checked(&o->d, "%s: configuration and catalog (%s, %zu frameworks) OK", o->d.name,
+		s->catalog->source, s->catalog->entries_count);
 }
 
 /* One fd per process for stat and one for io: raise the soft limit. */
@@ -136,11 +140,16 @@ static void open_state_dir(struct sampler *s, const struct priv_user *user)
 
 /* Everything that may need root: runtime and state dirs, config and catalog
  * directories, /proc, spool file, control socket. */
-static void acquire(struct sampler *s, const struct options *o, const struct priv_user *user)
+static void acquire(struct sampler *s, const struct options *o, struct priv_user *user)
 {
 	char path[PATH_MAX];
 	int r;
 
+	daemon_user(&o->d, user);
+	socket_path(s->writer_socket, sizeof(s->writer_socket), o->writer_socket, s->runtime_dir,
+		"writer.sock");
+	socket_path(s->probe_socket, sizeof(s->probe_socket), o->probe_socket, s->runtime_dir,
+		"probe.sock");
 	r = daemon_runtime_dir(s->runtime_dir, geteuid() == 0 ? user->gid : (gid_t)-1);
 	if (r)
 		fatalx("runtime dir %s: %s", s->runtime_dir, strerror(-r));
@@ -168,20 +177,6 @@ static void acquire(struct sampler *s, const struct options *o, const struct pri
 		geteuid() == 0 ? user->gid : getegid(), sampler_ctl, s, &s->ctl, path);
 	if (r < 0)
 		fatalx("control socket %s: cannot listen: %s", path, strerror(-r));
-	(void)o;
-}
-
-static void drop_privileges(const struct priv_user *user)
-{
-	static const cap_value_t caps[] = { CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH };
-	int r;
-
-	r = priv_drop(user, caps, sizeof(caps) / sizeof(caps[0]));
-	if (r)
-		fatalx("dropping privileges to %s: %s", user->name, strerror(-r));
-	r = sandbox_apply(NULL);
-	if (r)
-		fatalx("seccomp sandbox: %s", strerror(-r));
 }
 
 /* What every row says of its host: its name, and its boot for start_ms. */
@@ -196,6 +191,7 @@ static void host_and_boot(struct sampler *s)
 }
 
 static bool stopping;
+static struct event *flush_check; /* while stopping: every batch acked ends the loop */
 
 static void stop_now_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -236,112 +232,99 @@ static void flush_check_cb(evutil_socket_t fd, short what, void *arg)
 		event_base_loopexit(s->base, NULL);
 }
 
-int main(int argc, char **argv)
+/* After the drop: the host, the tables, the links, the timers and the first poll. */
+static void set_up(struct sampler *s, const struct priv_user *user)
 {
-	struct sampler s = { .procfd = -1, .state_dirfd = -1, .textfile_dir = { .fd = -1 } };
-	struct options o = { 0 };
-	struct priv_user user;
-	struct cgroup_mounts mounts;
-	struct daemon_signals *signals;
-	struct event *flush_check;
 	struct timeval tick = { 0, 100000 };
+	struct cgroup_mounts mounts;
+	struct spool_stats sp;
 
-	parse_args(argc, argv, &o);
-	log_init(o.d.name, o.d.verbose);
-	s.config_path = o.d.config_path;
-	s.frameworks_path = o.frameworks;
-	s.runtime_dir = o.d.runtime_dir;
-	socket_path(s.state_dir, sizeof(s.state_dir), o.state_dir, s.runtime_dir, "state");
-	load_config(&s, &o);
-	if (o.d.check_only) {
-		printf("%s: configuration and catalog (%s, %zu frameworks) OK\n", o.d.name,
-			s.catalog->source, s.catalog->entries_count);
-		return 0;
-	}
-	if (priv_lookup_user(o.d.user, &user))
-		fatalx("user %s not found", o.d.user ? o.d.user : CROFT_USER);
-	socket_path(s.writer_socket, sizeof(s.writer_socket), o.writer_socket, s.runtime_dir,
-		"writer.sock");
-	socket_path(s.probe_socket, sizeof(s.probe_socket), o.probe_socket, s.runtime_dir,
-		"probe.sock");
-	acquire(&s, &o, &user);
-	drop_privileges(&user);
-
-	s.tick_ns = 1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
-	s.page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+	s->tick_ns = 1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
+	s->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	if (cgroup_mounts_read(&mounts))
 		memset(&mounts, 0, sizeof(mounts));
-	proc_table_init(&s.procs);
-	host_and_boot(&s);
-	{
-		struct spool_stats sp;
-
-		spool_stats(s.spool, &sp);
-		s.polls_before =
-			carry_load(s.carry, spool_epoch(s.spool), sp.next_seq - 1, s.boot_unix_ms);
-	}
-	s.cpu_clock = procfs_pidns_ours(s.procfd);
-	if (!s.cpu_clock)
+	proc_table_init(&s->procs);
+	host_and_boot(s);
+	spool_stats(s->spool, &sp);
+	s->polls_before =
+		carry_load(s->carry, spool_epoch(s->spool), sp.next_seq - 1, s->boot_unix_ms);
+	s->cpu_clock = procfs_pidns_ours(s->procfd);
+	if (!s->cpu_clock)
 		log_warnx("/proc is not this pid namespace's: cpu_cores from whole clock ticks");
-	s.cgroups = cgroup_table_new(&mounts);
-	s.writer = writer_link_new(s.base, s.writer_socket, s.spool);
-	s.probe = probe_link_new(s.base, s.probe_socket);
-	if (!s.cgroups || !s.writer || !s.probe || textfile_new(&s.textfile))
+	s->cgroups = cgroup_table_new(&mounts);
+	s->writer = writer_link_new(s->base, s->writer_socket, s->spool);
+	s->probe = probe_link_new(s->base, s->probe_socket);
+	if (!s->cgroups || !s->writer || !s->probe || textfile_new(&s->textfile))
 		fatalx("out of memory");
-	if (daemon_signals_new(s.base, sampler_stop, sampler_reload, &s, &signals) < 0)
-		fatalx("signal setup failed");
-	flush_check = event_new(s.base, -1, EV_PERSIST, flush_check_cb, &s);
-	if (!flush_check || evtimer_add(flush_check, &tick) || sampler_poll_init(&s) ||
-		sampler_arm_timer(&s))
+	flush_check = event_new(s->base, -1, EV_PERSIST, flush_check_cb, s);
+	if (!flush_check || evtimer_add(flush_check, &tick) || sampler_poll_init(s) ||
+		sampler_arm_timer(s))
 		fatalx("timer setup failed");
-	struct daemon_notify *notify = daemon_notify_new(s.base);
-
 	log_info("polling every %llu ms as %s; catalog %s (%zu frameworks); writer %s",
-		(unsigned long long)s.cfg.poll_interval_ms, user.name, s.catalog->source,
-		s.catalog->entries_count, s.writer_socket);
-	sampler_poll_start(&s);
-	daemon_notify_ready("polling");
-	event_base_dispatch(s.base);
-	{
-		struct spool_stats sp;
+		(unsigned long long)s->cfg.poll_interval_ms, user->name, s->catalog->source,
+		s->catalog->entries_count, s->writer_socket);
+	sampler_poll_start(s);
+}
 
-		spool_stats(s.spool, &sp);
-		log_info("stopped after %llu polls: %llu rows made; %llu batches (%llu bytes) left "
-			 "unacked%s, %llu batches dropped",
-			(unsigned long long)s.stats.polls, (unsigned long long)s.stats.rows_total,
-			(unsigned long long)sp.batches, (unsigned long long)sp.bytes,
-			sp.persistent ? ", kept in the spool for the next start" : "",
-			(unsigned long long)sp.dropped_batches);
-		if (sp.batches && !sp.persistent) /* a loss is never said at info */
-			log_warnx("%llu unacked batches (%llu bytes) lost: the spool file could "
-				  "not be written",
-				(unsigned long long)sp.batches, (unsigned long long)sp.bytes);
-	}
+/* What is left unacked stays in the spool for the next start; a loss is never said at info. */
+static void say_stopped(const struct sampler *s)
+{
+	struct spool_stats sp;
 
-	daemon_notify_free(notify);
-	daemon_signals_free(signals);
+	spool_stats(s->spool, &sp);
+	log_info("stopped after %llu polls: %llu rows made; %llu batches (%llu bytes) left "
+		 "unacked%s, %llu batches dropped",
+		(unsigned long long)s->stats.polls, (unsigned long long)s->stats.rows_total,
+		(unsigned long long)sp.batches, (unsigned long long)sp.bytes,
+		sp.persistent ? ", kept in the spool for the next start" : "",
+		(unsigned long long)sp.dropped_batches);
+	if (sp.batches && !sp.persistent)
+		log_warnx("%llu unacked batches (%llu bytes) lost: the spool file could "
+			  "not be written",
+			(unsigned long long)sp.batches, (unsigned long long)sp.bytes);
+}
+
+static void tear_down(struct sampler *s)
+{
+	say_stopped(s);
 	event_free(flush_check);
-	if (s.poll_timer)
-		event_free(s.poll_timer);
-	sampler_poll_free(&s);
-	if (s.reload_pending)
-		catalog_free(s.reload_pending->catalog);
-	free(s.reload_pending);
-	ctl_server_free(s.ctl);
-	writer_link_free(s.writer);
-	probe_link_free(s.probe);
-	proc_table_clear(&s.procs, s.cgroups);
-	cgroup_table_free(s.cgroups);
-	textfile_free(s.textfile);
-	textfile_dir_close(&s.textfile_dir);
-	spool_free(s.spool);
-	carry_free(s.carry);
-	catalog_free(s.catalog);
-	kubelet_free(&s.kubelet);
-	jbuf_free(&s.rows);
-	for (size_t i = 0; i < s.labels_count; i++)
-		free(s.labels[i].label);
-	free(s.labels);
-	event_base_free(s.base);
+	if (s->poll_timer)
+		event_free(s->poll_timer);
+	sampler_poll_free(s);
+	if (s->reload_pending)
+		catalog_free(s->reload_pending->catalog);
+	free(s->reload_pending);
+	ctl_server_free(s->ctl);
+	writer_link_free(s->writer);
+	probe_link_free(s->probe);
+	proc_table_clear(&s->procs, s->cgroups);
+	cgroup_table_free(s->cgroups);
+	textfile_free(s->textfile);
+	textfile_dir_close(&s->textfile_dir);
+	spool_free(s->spool);
+	carry_free(s->carry);
+	catalog_free(s->catalog);
+	kubelet_free(&s->kubelet);
+	jbuf_free(&s->rows);
+	for (size_t i = 0; i < s->labels_count; i++)
+		free(s->labels[i].label);
+	free(s->labels);
+	event_base_free(s->base);
+}
+
+int main(int argc, char **argv)
+{
+	static struct sampler s = { .procfd = -1, .state_dirfd = -1, .textfile_dir = { .fd = -1 } };
+	static const cap_value_t caps[] = { CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH };
+	static struct options o;
+	struct priv_user user;
+
+	parse_args(argc, argv, &o);
+	load_config(&s, &o);
+	acquire(&s, &o, &user);
+	daemon_drop(&user, caps, sizeof(caps) / sizeof(caps[0]), NULL);
+	set_up(&s, &user);
+	daemon_run(s.base, sampler_stop, sampler_reload, &s, "polling");
+	tear_down(&s);
 	return 0;
 }

@@ -41,32 +41,18 @@ uint32_t crc32_ieee(const void *data, size_t len)
 	return crc ^ 0xffffffffu;
 }
 
-static void put_u32(uint8_t *p, uint32_t v)
+/* bytes of v at p, little-endian */
+static void put_le(uint8_t *p, uint64_t v, int bytes)
 {
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < bytes; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static void put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-	uint32_t v = 0;
-
-	for (int i = 3; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint64_t get_u64(const uint8_t *p)
+static uint64_t get_le(const uint8_t *p, int bytes)
 {
 	uint64_t v = 0;
 
-	for (int i = 7; i >= 0; i--)
+	for (int i = bytes - 1; i >= 0; i--)
 		v = v << 8 | p[i];
 	return v;
 }
@@ -76,29 +62,29 @@ static uint64_t get_u64(const uint8_t *p)
 void commit_encode(const struct commit_rec *rec, uint8_t slot[COMMIT_SLOT_BYTES])
 {
 	memset(slot, 0, COMMIT_SLOT_BYTES);
-	put_u32(slot, COMMIT_MAGIC);
-	put_u32(slot + 4, COMMIT_VERSION);
-	put_u64(slot + 8, rec->generation);
-	put_u64(slot + 16, rec->epoch);
-	put_u64(slot + 24, rec->seq);
-	put_u64(slot + 32, rec->live_inode);
-	put_u64(slot + 40, rec->live_offset);
-	put_u64(slot + 48, rec->live_start_ms);
-	put_u32(slot + 60, crc32_ieee(slot, 60));
+	put_le(slot, COMMIT_MAGIC, 4);
+	put_le(slot + 4, COMMIT_VERSION, 4);
+	put_le(slot + 8, rec->generation, 8);
+	put_le(slot + 16, rec->epoch, 8);
+	put_le(slot + 24, rec->seq, 8);
+	put_le(slot + 32, rec->live_inode, 8);
+	put_le(slot + 40, rec->live_offset, 8);
+	put_le(slot + 48, rec->live_start_ms, 8);
+	put_le(slot + 60, crc32_ieee(slot, 60), 4);
 }
 
 int commit_decode(const uint8_t slot[COMMIT_SLOT_BYTES], struct commit_rec *ret_rec)
 {
-	if (get_u32(slot) != COMMIT_MAGIC || get_u32(slot + 4) != COMMIT_VERSION)
+	if (get_le(slot, 4) != COMMIT_MAGIC || get_le(slot + 4, 4) != COMMIT_VERSION)
 		return -EBADMSG;
-	if (get_u32(slot + 60) != crc32_ieee(slot, 60) || get_u64(slot + 8) == 0)
+	if (get_le(slot + 60, 4) != crc32_ieee(slot, 60) || get_le(slot + 8, 8) == 0)
 		return -EBADMSG;
-	ret_rec->generation = get_u64(slot + 8);
-	ret_rec->epoch = get_u64(slot + 16);
-	ret_rec->seq = get_u64(slot + 24);
-	ret_rec->live_inode = get_u64(slot + 32);
-	ret_rec->live_offset = get_u64(slot + 40);
-	ret_rec->live_start_ms = get_u64(slot + 48);
+	ret_rec->generation = get_le(slot + 8, 8);
+	ret_rec->epoch = get_le(slot + 16, 8);
+	ret_rec->seq = get_le(slot + 24, 8);
+	ret_rec->live_inode = get_le(slot + 32, 8);
+	ret_rec->live_offset = get_le(slot + 40, 8);
+	ret_rec->live_start_ms = get_le(slot + 48, 8);
 	return 0;
 }
 

@@ -28,55 +28,56 @@ static const char *const disk_state_names[] = {
 	[DISK_ERROR] = "error",
 };
 
-static json_t *status_segments(const struct writer *w)
-{
-	struct seg_info *segs = NULL;
-	uint64_t bytes = 0;
-	size_t n = 0;
-	json_t *o;
-
-	if (segments_list(w->ds->dirfd, &segs, &n) < 0)
-		n = 0;
-	for (size_t i = 0; i < n; i++)
-		bytes += segs[i].bytes;
-	o = json_pack("{s:I, s:I, s:s?, s:s?}", "count", (json_int_t)n, "bytes", (json_int_t)bytes,
-		"oldest", n ? segs[0].name : NULL, "newest", n ? segs[n - 1].name : NULL);
-	free(segs);
-	return o;
-}
-
-static json_t *status_disk(const struct writer *w)
-{
-	struct statvfs vfs;
-	json_int_t free_bytes = -1;
-
-	if (fstatvfs(w->ds->dirfd, &vfs) == 0)
-		free_bytes = (json_int_t)((uint64_t)vfs.f_bavail * vfs.f_frsize);
-	return json_pack(
-		"{s:s, s:I}", "state", disk_state_names[w->ds->disk], "free_bytes", free_bytes);
-}
-
+/* The figures: one row each, in the order croftctl shows them. */
 static json_t *status_json(const struct writer *w)
 {
 	const struct dataset *ds = w->ds;
 	const struct dataset_stats *st = &ds->stats;
 	struct compress_figures cf;
+	struct seg_info *segs = NULL;
+	uint64_t seg_bytes = 0;
+	size_t nsegs = 0;
+	struct statvfs vfs;
+	long long free_bytes = -1;
 
 	compress_get_figures(w->comp, &cf);
+	if (segments_list(ds->dirfd, &segs, &nsegs) < 0)
+		nsegs = 0;
+	for (size_t i = 0; i < nsegs; i++)
+		seg_bytes += segs[i].bytes;
+	if (fstatvfs(ds->dirfd, &vfs) == 0)
+		free_bytes = (long long)((uint64_t)vfs.f_bavail * vfs.f_frsize);
+	const struct daemon_figure figures[] = {
+		{ "data_dir", json_string(w->cfg.data_dir) },
+		{ "live.name", json_string(LIVE_NAME) },
+		{ "live.bytes", json_integer(ds->live_bytes) },
+		{ "live.start_unix_ms", json_integer(ds->rec.live_start_ms) },
+		{ "segments.count", json_integer(nsegs) },
+		{ "segments.bytes", json_integer(seg_bytes) },
+		{ "segments.oldest", nsegs ? json_string(segs[0].name) : json_null() },
+		{ "segments.newest", nsegs ? json_string(segs[nsegs - 1].name) : json_null() },
+		{ "compression.queue", json_integer(cf.queued) },
+		{ "compression.level", json_integer(w->cfg.zstd_level) },
+		{ "compression.last_ratio", json_real(cf.last_ratio) },
+		{ "compression.last_mb_s", json_real(cf.last_mb_s) },
+		{ "compression.done", json_integer(cf.done) },
+		{ "compression.failed", json_integer(cf.failed) },
+		{ "written.batches", json_integer(st->batches_written) },
+		{ "written.rows", json_integer(st->rows_written) },
+		{ "written.bytes", json_integer(st->bytes_written) },
+		{ "written.duplicates", json_integer(st->batches_duplicate) },
+		{ "committed.epoch", json_integer(ds->rec.epoch) },
+		{ "committed.seq", json_integer(ds->rec.seq) },
+		{ "disk.state", json_string(disk_state_names[ds->disk]) },
+		{ "disk.free_bytes", json_integer(free_bytes) },
+		{ "last_error", w->last_error[0] ? json_string(w->last_error) : json_null() },
+		{ "peers", json_integer(conn_server_count(w->peers)) },
+		{ "segments_deleted", json_integer(w->segments_deleted) },
+	};
+	json_t *o = daemon_figures_new(figures, FIGURES_COUNT(figures));
 
-	return json_pack("{s:s, s:{s:s, s:I, s:I}, s:o, s:{s:I, s:i, s:f, s:f, s:I, s:I}, "
-			 "s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I}, s:o, s:s?, s:I, s:I}",
-		"data_dir", w->cfg.data_dir, "live", "name", LIVE_NAME, "bytes",
-		(json_int_t)ds->live_bytes, "start_unix_ms", (json_int_t)ds->rec.live_start_ms,
-		"segments", status_segments(w), "compression", "queue", (json_int_t)cf.queued,
-		"level", w->cfg.zstd_level, "last_ratio", cf.last_ratio, "last_mb_s", cf.last_mb_s,
-		"done", (json_int_t)cf.done, "failed", (json_int_t)cf.failed, "written", "batches",
-		(json_int_t)st->batches_written, "rows", (json_int_t)st->rows_written, "bytes",
-		(json_int_t)st->bytes_written, "duplicates", (json_int_t)st->batches_duplicate,
-		"committed", "epoch", (json_int_t)ds->rec.epoch, "seq", (json_int_t)ds->rec.seq,
-		"disk", status_disk(w), "last_error", w->last_error[0] ? w->last_error : NULL,
-		"peers", (json_int_t)conn_server_count(w->peers), "segments_deleted",
-		(json_int_t)w->segments_deleted);
+	free(segs);
+	return o;
 }
 
 /* Only the writer's limits change at reload; data_dir needs a restart. */

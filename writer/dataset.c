@@ -228,13 +228,6 @@ static int pending_jsonl(int dirfd, char (**ret_leftovers)[SEG_NAME_MAX], size_t
 	return 0;
 }
 
-static void dataset_init(struct dataset *ds, int dirfd)
-{
-	memset(ds, 0, sizeof(*ds));
-	ds->dirfd = dirfd;
-	ds->live_fd = -1;
-}
-
 static int dataset_recover(struct dataset *ds, uint64_t interval_ms)
 {
 	struct commit_rec rec;
@@ -273,12 +266,13 @@ static int dataset_recover(struct dataset *ds, uint64_t interval_ms)
 int dataset_open(int dirfd, uint64_t interval_ms, struct dataset **ret_ds,
 	char (**ret_leftovers)[SEG_NAME_MAX], size_t *ret_nleftovers)
 {
-	struct dataset *ds = malloc(sizeof(*ds));
+	struct dataset *ds = calloc(1, sizeof(*ds));
 	int ret;
 
 	if (!ds)
 		return -ENOMEM;
-	dataset_init(ds, dirfd);
+	ds->dirfd = dirfd;
+	ds->live_fd = -1;
 	ret = dataset_recover(ds, interval_ms);
 	if (ret == 0)
 		ret = pending_jsonl(dirfd, ret_leftovers, ret_nleftovers);

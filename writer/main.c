@@ -23,7 +23,6 @@
 #include "daemon.h"
 #include "log.h"
 #include "priv.h"
-#include "sandbox.h"
 #include "sock.h"
 #include "writer.h"
 
@@ -50,8 +49,7 @@ static void parse_args(int argc, char **argv, struct daemon_opts *opts, const ch
 		else
 			daemon_usage(opts, 2);
 	}
-	if (optind != argc)
-		daemon_usage(opts, 2);
+	daemon_args_done(opts, argc);
 }
 
 static void load_config(struct writer *w, const struct daemon_opts *opts, const char *data_dir)
@@ -60,6 +58,7 @@ static void load_config(struct writer *w, const struct daemon_opts *opts, const 
 	if (data_dir)
 		snprintf(w->cfg.data_dir, sizeof(w->cfg.data_dir), "%s", data_dir);
 	w->config_path = opts->config_path;
+	daemon_checked(opts, "%s: configuration OK", opts->config_path);
 }
 
 /* As root: the files an earlier run left may be root's; the croft user must own them. */
@@ -118,33 +117,41 @@ static int open_data_dir(const struct writer *w, const struct priv_user *user, b
 	return dirfd;
 }
 
-static void bind_sockets(struct writer *w, const char *runtime_dir, gid_t gid)
+/*
+ * As root: the data dir made, locked and handed to the croft user, the
+ * sockets bound (the croft group may read the status, also when the unit
+ * starts us as croft: then user.gid is our own, nothing to chown), and
+ * croft.conf's directory kept for reloads.  Returns the data dir's fd.
+ */
+static int acquire(struct writer *w, const struct daemon_opts *opts, struct priv_user *user)
 {
 	char path[PATH_MAX];
-	int ret;
+	int dirfd, ret;
 
-	ret = daemon_runtime_dir(runtime_dir, gid);
-	if (ret < 0)
-		fatalx("%s: %s", runtime_dir, strerror(-ret));
-	snprintf(path, sizeof(path), "%s/writer.sock", runtime_dir);
-	ret = peers_listen(w, path, gid);
-	if (ret < 0)
+	daemon_user(opts, user);
+	w->peer_uid = user->uid;
+	if (!(w->base = event_base_new()))
+		fatalx("event_base_new");
+	dirfd = open_data_dir(w, user, geteuid() == 0);
+	if ((ret = daemon_runtime_dir(opts->runtime_dir, user->gid)) < 0)
+		fatalx("%s: %s", opts->runtime_dir, strerror(-ret));
+	snprintf(path, sizeof(path), "%s/writer.sock", opts->runtime_dir);
+	if ((ret = peers_listen(w, path, user->gid)) < 0)
 		fatalx("%s: cannot listen: %s", path, strerror(-ret));
 	ret = daemon_control_new(
-		w->base, runtime_dir, "writer.ctl", gid, writer_ctl, w, &w->ctl, path);
+		w->base, opts->runtime_dir, "writer.ctl", user->gid, writer_ctl, w, &w->ctl, path);
 	if (ret < 0)
 		fatalx("%s: cannot listen: %s", path, strerror(-ret));
+	daemon_keep_file(opts->config_path); /* reload reads it as the croft user */
+	return dirfd;
 }
 
-static void drop_privileges(struct priv_user *user, bool root)
+/* No capabilities at all; said when it was a drop from root. */
+static void drop(const struct priv_user *user)
 {
-	int ret = priv_drop(user, NULL, 0);
+	bool root = geteuid() == 0;
 
-	if (ret < 0)
-		fatalx("privilege drop to %s: %s", user->name, strerror(-ret));
-	ret = sandbox_apply(NULL);
-	if (ret < 0)
-		fatalx("sandbox: %s", strerror(-ret));
+	daemon_drop(user, NULL, 0, NULL);
 	if (root)
 		log_info("running as %s (uid %u) with no capabilities", user->name,
 			(unsigned)user->uid);
@@ -159,9 +166,6 @@ static void open_dataset(struct writer *w, int dirfd)
 	ret = dataset_open(dirfd, w->cfg.rotate_interval_ms, &w->ds, &leftovers, &nleftovers);
 	if (ret < 0)
 		fatalx("%s: recovery: %s", w->cfg.data_dir, strerror(-ret));
-	ret = compress_start(w->base, dirfd, w->cfg.zstd_level, writer_compressed, w, &w->comp);
-	if (ret < 0)
-		fatalx("compression thread: %s", strerror(-ret));
 	ret = writer_start(w, leftovers, nleftovers);
 	free(leftovers);
 	if (ret < 0)
@@ -171,58 +175,30 @@ static void open_dataset(struct writer *w, int dirfd)
 		(unsigned long long)w->ds->live_bytes);
 }
 
+static void tear_down(struct writer *w, int dirfd)
+{
+	peers_free(w);
+	compress_stop(w->comp);
+	ctl_server_free(w->ctl);
+	dataset_close(w->ds);
+	close(dirfd);
+	event_base_free(w->base);
+}
+
 int main(int argc, char **argv)
 {
-	struct writer w = { 0 };
+	static struct writer w;
 	struct daemon_opts opts;
 	struct priv_user user;
-	struct daemon_signals *signals;
-	struct daemon_notify *notify;
 	const char *data_dir;
-	bool root = geteuid() == 0;
 	int dirfd;
 
 	parse_args(argc, argv, &opts, &data_dir);
-	log_init(opts.name, opts.verbose);
 	load_config(&w, &opts, data_dir);
-	if (opts.check_only) {
-		printf("%s: configuration OK\n", opts.config_path);
-		return 0;
-	}
-	if (root && priv_lookup_user(opts.user, &user) < 0)
-		fatalx("user %s: not found",
-			opts.user ? opts.user : CROFT_USER " or " CROFT_FALLBACK_USER);
-	if (!root) {
-		user.uid = getuid();
-		user.gid = getgid();
-		snprintf(user.name, sizeof(user.name), "uid %u", (unsigned)user.uid);
-	}
-	w.peer_uid = user.uid;
-	w.base = event_base_new();
-	if (!w.base)
-		fatalx("event_base_new");
-	dirfd = open_data_dir(&w, &user, root);
-	/* The croft group may read the status, also when the unit starts us as
-	 * croft (then user.gid is our own: nothing to chown). */
-	bind_sockets(&w, opts.runtime_dir, user.gid);
-	daemon_keep_file(opts.config_path); /* reload reads it as the croft user */
-	drop_privileges(&user, root);
-
+	dirfd = acquire(&w, &opts, &user);
+	drop(&user);
 	open_dataset(&w, dirfd);
-	if (daemon_signals_new(w.base, NULL, writer_reload, &w, &signals) < 0)
-		fatalx("cannot set up signals");
-	notify = daemon_notify_new(w.base);
-	daemon_notify_ready("writing");
-	event_base_dispatch(w.base);
-
-	daemon_notify_stopping();
-	peers_free(&w);
-	compress_stop(w.comp);
-	ctl_server_free(w.ctl);
-	daemon_notify_free(notify);
-	daemon_signals_free(signals);
-	dataset_close(w.ds);
-	close(dirfd);
-	event_base_free(w.base);
+	daemon_run(w.base, NULL, writer_reload, &w, "writing");
+	tear_down(&w, dirfd);
 	return 0;
 }

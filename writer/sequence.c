@@ -20,7 +20,8 @@
 #include "log.h"
 #include "writer.h"
 
-void writer_error(struct writer *w, const char *fmt, const char *what, int err)
+/* The last error status reports: fmt takes what and strerror(-err). */
+static void writer_error(struct writer *w, const char *fmt, const char *what, int err)
 {
 	snprintf(w->last_error, sizeof(w->last_error), fmt, what, strerror(-err));
 }
@@ -43,7 +44,8 @@ static void expire(struct writer *w, uint64_t size_bytes)
 	free(segs);
 }
 
-void writer_compressed(void *ctx, const char *name, int err)
+/* A finished compression: a failure is the last error, a success expires. */
+static void compressed(void *ctx, const char *name, int err)
 {
 	struct writer *w = ctx;
 
@@ -186,8 +188,11 @@ static void queue_leftovers(struct writer *w, char (*leftovers)[SEG_NAME_MAX], s
 
 int writer_start(struct writer *w, char (*leftovers)[SEG_NAME_MAX], size_t nleftovers)
 {
-	w->ds->tick_ev = evtimer_new(w->base, tick_cb, w);
-	if (!w->ds->tick_ev)
+	int ret = compress_start(w->base, w->ds->dirfd, w->cfg.zstd_level, compressed, w, &w->comp);
+
+	if (ret < 0)
+		return ret;
+	if (!(w->ds->tick_ev = evtimer_new(w->base, tick_cb, w)))
 		return -ENOMEM;
 	queue_leftovers(w, leftovers, nleftovers);
 	w->ds->boundary_ms =

@@ -178,14 +178,10 @@ struct writer {
 /* Appends a group: rotates at the boundary, appends, counts, rotates at
  * rotate_size.  0 when the group may be acked; -errno: nothing of it counts. */
 int writer_write(struct writer *w, const struct dataset_group *g);
-/* With compression started: the tick, retention and the leftovers queued. */
+/* The compression thread, the tick, retention and the leftovers queued. */
 int writer_start(struct writer *w, char (*leftovers)[SEG_NAME_MAX], size_t nleftovers);
 /* After a reload: rotate_interval and the retention limits may have changed. */
 void writer_reloaded(struct writer *w);
-/* compress_start's callback: a failure is the last error, a success expires. */
-void writer_compressed(void *ctx, const char *name, int err);
-/* The last error status reports: fmt takes what and strerror(-err). */
-void writer_error(struct writer *w, const char *fmt, const char *what, int err);
 
 /* peer.c: sampler connections on writer.sock. */
 /* Listens at path (mode 0660, group gid); returns 0 or -errno. */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <jansson.h>
 
 #include "config.h"
 #include "daemon.h"
@@ -175,21 +176,44 @@ START_TEST(test_runtime_dir_chown_denied)
 }
 END_TEST
 
-START_TEST(test_notify_outside_systemd)
+/* Outside systemd: the loop runs until it is told to exit, no notify call fails. */
+START_TEST(test_run_outside_systemd)
 {
 	struct event_base *base = event_base_new();
-	struct daemon_notify *notify;
+	struct timeval soon = { 0, 1000 };
 
 	unsetenv("NOTIFY_SOCKET");
 	unsetenv("WATCHDOG_USEC");
-	notify = daemon_notify_new(base);
-	ck_assert_ptr_nonnull(notify);
-	daemon_notify_ready("ready");
+	ck_assert_int_eq(event_base_loopexit(base, &soon), 0);
+	daemon_run(base, NULL, NULL, NULL, "ready");
+	ck_assert(event_base_got_exit(base));
 	daemon_notify_status("%d rows", 3);
-	daemon_notify_stopping();
-	daemon_notify_free(notify);
-	daemon_notify_free(NULL);
 	event_base_free(base);
+}
+END_TEST
+
+/* A table of figures: in order, dotted keys nested where they first appear. */
+START_TEST(test_figures)
+{
+	uint64_t epoch = UINT64_MAX; /* as json_pack's (json_int_t) casts wrote it */
+	const struct daemon_figure figures[] = {
+		{ "name", json_string("x") },
+		{ "live.bytes", json_integer(5) },
+		{ "ratio", json_real(2.5) },
+		{ "live.open", json_boolean(true) },
+		{ "error", json_null() },
+		{ "list", json_array() },
+		{ "big", json_integer((json_int_t)epoch) },
+	};
+	json_t *o = daemon_figures_new(figures, FIGURES_COUNT(figures));
+	const struct daemon_figure unmade[] = { { "a", json_integer(1) }, { "b", NULL } };
+	char *text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+	ck_assert_str_eq(text, "{\"name\":\"x\",\"live\":{\"bytes\":5,\"open\":true},\"ratio\":2.5,"
+			       "\"error\":null,\"list\":[],\"big\":-1}");
+	free(text);
+	json_decref(o);
+	ck_assert_ptr_null(daemon_figures_new(unmade, FIGURES_COUNT(unmade))); /* NULL: ENOMEM */
 }
 END_TEST
 
@@ -205,7 +229,8 @@ static Suite *daemon_suite(void)
 	tcase_add_exit_test(tc, test_missing_argument_exits_2, 2);
 	tcase_add_test(tc, test_runtime_dir);
 	tcase_add_test(tc, test_runtime_dir_chown_denied);
-	tcase_add_test(tc, test_notify_outside_systemd);
+	tcase_add_test(tc, test_run_outside_systemd);
+	tcase_add_test(tc, test_figures);
 	suite_add_tcase(s, tc);
 	return s;
 }
