@@ -5,6 +5,7 @@
 # counted with tiny maps, and nothing of croft left attached after SIGKILL
 # or SIGTERM (checked with bpftool), then a restart that serves again.
 # Root, real eBPF.
+import glob
 import json
 import os
 import signal
@@ -28,12 +29,18 @@ CROFT_PROGS = {'sys_enter_btf', 'sys_enter_raw', 'ioctl_btf', 'ioctl_raw', 'swit
 CAP_BPF = 39
 
 
-def croft_prog_ids(before):
-    """croft's program ids loaded since `before` (bpftool shows no pids without
-    its pid iterator, so: the programs with croft's names that are new)."""
-    out = subprocess.run(['bpftool', '-j', 'prog', 'show'], capture_output=True, text=True)
-    progs = json.loads(out.stdout or '[]')
-    return {p['id'] for p in progs if p.get('name') in CROFT_PROGS and p['id'] not in before}
+def probe_prog_ids(pid):
+    """The programs croft-probe `pid` holds: the kernel's prog_id of each of its
+    program and link fds (/proc/<pid>/fdinfo), so no other checkout's probe
+    running its tests on this machine at the same time counts."""
+    ids = set()
+    for path in glob.glob('/proc/%d/fdinfo/*' % pid):
+        try:
+            with open(path) as f:
+                ids |= {int(line.split()[1]) for line in f if line.startswith('prog_id:')}
+        except OSError:
+            continue
+    return ids
 
 
 def expected_cap_eff():
@@ -62,9 +69,20 @@ def test_caps(tap, probe):
            'status says which capability is kept and why', kept)
 
 
-def live_prog_ids():
+def live_progs():
+    """bpftool's view: every loaded program's id and name."""
     out = subprocess.run(['bpftool', '-j', 'prog', 'show'], capture_output=True, text=True)
-    return {p['id'] for p in json.loads(out.stdout or '[]')}
+    return {p['id']: p.get('name') for p in json.loads(out.stdout or '[]')}
+
+
+def live_prog_ids():
+    return set(live_progs())
+
+
+def croft_named(ids):
+    """Every id loaded, by a name of croft's programs."""
+    live = live_progs()
+    return all(live.get(i) in CROFT_PROGS for i in ids)
 
 
 def stranger_connect(path):
@@ -137,9 +155,10 @@ def test_peers(tap, probe):
     tap.ok(c.poll()['end']['seq'] >= 1, 'the first sampler still gets answers')
 
 
-def test_kill(tap, probe, work, before):
-    ids = croft_prog_ids(before)
-    tap.ok(len(ids) >= 8, 'bpftool shows croft-probe\'s programs', '%d programs' % len(ids))
+def test_kill(tap, probe, work):
+    ids = probe_prog_ids(probe.proc.pid)
+    tap.ok(len(ids) >= 8 and croft_named(ids), 'bpftool shows croft-probe\'s programs',
+           '%d programs' % len(ids))
     probe.kill(signal.SIGKILL)
     try:
         wait_for(lambda: not (ids & live_prog_ids()), 10, 'programs to go')
@@ -147,15 +166,15 @@ def test_kill(tap, probe, work, before):
     except TimeoutError:
         gone = False
     tap.ok(gone, 'SIGKILL: nothing of croft stays attached', str(ids & live_prog_ids()))
-    before = live_prog_ids()
     probe.start()
     c = probe.client()
     w = subprocess.Popen([work, 'getppid', '1000', '0'])
     totals, _, _ = drain(c, {w.pid}, {w.pid})
     tap.ok(sum(totals.get(w.pid, {}).get('syscalls', {}).values()) >= 1000,
            'restarted croft-probe serves again')
-    ids = croft_prog_ids(before)
-    tap.ok(len(ids) >= 8, 'the restarted croft-probe attached again', '%d programs' % len(ids))
+    ids = probe_prog_ids(probe.proc.pid)
+    tap.ok(len(ids) >= 8 and croft_named(ids), 'the restarted croft-probe attached again',
+           '%d programs' % len(ids))
     probe.kill(signal.SIGTERM)
     wait_for(lambda: not (ids & live_prog_ids()), 10, 'programs to go')
     tap.ok(not (ids & live_prog_ids()), 'SIGTERM: nothing of croft stays attached')
@@ -195,13 +214,12 @@ def main():
     require_bpf()
     probe_bin, work = sys.argv[1], sys.argv[2]
     tap = Tap()
-    before = live_prog_ids()
     probe = Probe(probe_bin)
     try:
         test_peers(tap, probe)
         test_names(tap, probe)
         test_caps(tap, probe)
-        test_kill(tap, probe, work, before)
+        test_kill(tap, probe, work)
     finally:
         probe.close()
     test_drops(tap, probe_bin, work)

@@ -9,6 +9,7 @@
 # process burning ~1 ms per poll reads ~0.002 cores in every row (0.5 s
 # polls).  Root, real eBPF.
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -16,7 +17,12 @@ import time
 from probetest import Tap, require_bpf, wait_for
 from rowtest import POLL_MS, Stack, syscall_rate
 
-PORT = 47316
+
+def free_port():
+    """A loopback port free now: a fixed one collides with another checkout's run of this test."""
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
 
 
 def did(line):
@@ -61,9 +67,10 @@ def main():
                  'cpu': (['0', '0', '100', '80', '200'], 0)}          # 0.2 ms CPU every 100 ms
         start_ms = time.time() * 1000
         procs = {n: st.spawn([work, 'paced', '1500'] + a, **pipes) for n, (a, _) in specs.items()}
-        recv = st.spawn([work, 'recv', str(PORT)], **pipes)
+        port = free_port()
+        recv = st.spawn([work, 'recv', str(port)], **pipes)
         recv.stdout.readline()
-        send = st.spawn([work, 'sendpaced', str(PORT), '100', '100', '80'], **pipes)
+        send = st.spawn([work, 'sendpaced', str(port), '100', '100', '80'], **pipes)
         done = {n: did(p.stdout.readline()) for n, p in list(procs.items()) + [('send', send)]}
         done_ms = time.time() * 1000
         every = list(procs.values()) + [send, recv]
