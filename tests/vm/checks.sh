@@ -499,13 +499,17 @@ t_probe_caps() {
 	esac
 }
 
-# probe_json KEY: croft-probe's KEY (state, figures) of croftctl status --json.
-probe_json() {
+# daemon_json DAEMON KEY: DAEMON's KEY (state, status: its figures) of croftctl status --json.
+daemon_json() {
 	croftctl status --json | python3 -c 'import json, sys
 for d in json.load(sys.stdin)["daemons"]:
-    if d.get("daemon") == "croft-probe":
-        v = d.get(sys.argv[1])
-        print(v if isinstance(v, str) else json.dumps(v))' "$1"
+    if d.get("daemon") == sys.argv[1]:
+        v = d.get(sys.argv[2])
+        print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2"
+}
+
+probe_json() {
+	daemon_json croft-probe "$1"
 }
 
 # t_programs: croft-probe is up (not degraded: every concern loaded) with
@@ -527,10 +531,11 @@ EOF
 	[ $? = 0 ] && [ "$state" = up ]
 }
 
-# t_left_out: what the probe's status leaves out is what the README's
-# column for this kernel and croft-probe(8) say (leftout.py).
+# t_left_out DAEMON: what DAEMON's status leaves out is what the README's
+# column for this kernel and its man page say (leftout.py).
 t_left_out() {
-	python3 "$here/leftout.py" /tmp/probe-status.json "$here/README.md" "$here/croft-probe.8.scd" \
+	daemon_json "$1" status >"/tmp/$1-status.json" || return 1
+	python3 "$here/leftout.py" "/tmp/$1-status.json" "$here/README.md" "$here/$1.8.scd" \
 		"$readme_column"
 }
 
@@ -650,7 +655,7 @@ check "croft-probe keeps CapEff $caps after its drop, as croftctl status and its
 check "croft-probe up, every concern loaded: syscalls/ioctl/proc $variant, sched $sched_variant, net $net_source" \
 	t_programs
 check "left out: croftctl status, the README's '$readme_column' column and croft-probe(8) agree" \
-	t_left_out
+	t_left_out croft-probe
 check "verified instructions of every program under tests/vm/verifier-ceilings" t_verifier
 check "croftctl status: croft-probe counts socket bytes by $net_source" t_net_source $net_source
 check "rows of a 1 MiB/s loopback TCP sender: network_tx_bytes_s 1 MiB/s +-10%" t_net_rows
@@ -681,6 +686,9 @@ check "croftctl reload with a broken croft.conf: non-zero, names file and line" 
 printf '%s\n' "$good_conf" >"$conf"
 check "croftctl reload: exit 0, all three reloaded" t_croftctl_reload 0 reloaded
 check "croftctl label: the container's rows carry the label" t_label
+# with gpu_devices = 1:7 (good_conf): a GPU device, as the README's table has
+check "left out: croftctl status, the README's '$readme_column' column and croft-sampler(8) agree" \
+	t_left_out croft-sampler
 check "a croft group member reads croftctl status, may not reload" t_group_member
 
 for u in "${units[@]}"; do
