@@ -252,6 +252,28 @@ static void json_pod_figures(json_t *e, const struct pod_figures *f)
 		e, "held_not_allocated_hours", json_round(hours(f->held_not_allocated_ms), 6));
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A pod's container ids, sorted: the order they were met in is the order
+ * the workers happened to read the files in. */
+static json_t *json_pod_containers(const struct stats_result *s, const struct pod_acc *pod)
+{
+	json_t *arr = json_array();
+	const char **names = calloc(pod->containers_count + 1, sizeof(*names));
+
+	for (size_t k = 0; names && k < pod->containers_count; k++)
+		names[k] = strtab_str(&s->containers_tab, pod->containers[k], NULL);
+	if (names)
+		qsort(names, pod->containers_count, sizeof(*names), cmp_name);
+	for (size_t k = 0; names && k < pod->containers_count; k++)
+		json_array_append_new(arr, json_string(names[k]));
+	free(names);
+	return arr;
+}
+
 static json_t *json_pods(const struct stats_result *s, bool by_gpu)
 {
 	json_t *arr = json_array();
@@ -261,19 +283,14 @@ static json_t *json_pods(const struct stats_result *s, bool by_gpu)
 	for (size_t i = 0; v && i < n && i < TOP_JSON; i++) {
 		const struct pod_acc *pod = &s->pods.pods[v[i].id];
 		struct pod_figures f = pod_figures_of(pod, by_gpu ? rank_pod_gpu(s, &v[i]) : NULL);
-		json_t *e = json_object(), *containers;
+		json_t *e = json_object();
 
 		json_object_set_new(e, "pod_uid", json_string(v[i].name));
 		if (by_gpu) {
 			json_object_set_new(e, "gpu", json_integer(v[i].gpu));
 		} else {
 			json_object_set_new(e, "pod_qos", json_str_or_null(pod_qos_text(pod->qos)));
-			containers = json_array();
-			for (size_t k = 0; k < pod->containers_count; k++)
-				json_array_append_new(
-					containers, json_string(strtab_str(&s->containers_tab,
-							    pod->containers[k], NULL)));
-			json_object_set_new(e, "containers", containers);
+			json_object_set_new(e, "containers", json_pod_containers(s, pod));
 		}
 		json_pod_figures(e, &f);
 		json_array_append_new(arr, e);

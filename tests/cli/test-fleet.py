@@ -202,6 +202,32 @@ def profile_host_filter_gives_one_hosts_process():
     assert REUSED, "the generator reused no tgid"
 
 
+def pods_with_containers(folder, *extra):
+    return [p for p in stats(*extra, folder).get("gpu_by_pod", []) if len(p["containers"]) > 1]
+
+
+@test
+def a_pods_containers_are_sorted_whatever_the_read_order():
+    # met in file order with one thread, in whichever order the workers
+    # happen to read the files with more: listed sorted, so runs agree.
+    # The same rows again with a pod's two container ids swapped: in one of
+    # the two the first met is not the first sorted.
+    lines = subprocess.run([GEN, "--processes", "400", "--polls", "40", "--seed", "3"],
+                           stdout=subprocess.PIPE, check=True, text=True).stdout.splitlines()
+    for i in range(4):
+        write(path("pods", "a", "croft-dataset-%d.jsonl" % i), lines[i::4], False)
+    several = pods_with_containers(os.path.join(TMP, "pods", "a"))
+    assert several, "no pod with two containers: nothing to check"
+    x, y = several[0]["containers"][:2]
+    swapped = [l.replace(x, "\0").replace(y, x).replace("\0", y) for l in lines]
+    for i in range(4):
+        write(path("pods", "b", "croft-dataset-%d.jsonl" % i), swapped[i::4], False)
+    for folder in ("a", "b"):
+        for extra in ([], ["--threads", "1"]):
+            for p in pods_with_containers(os.path.join(TMP, "pods", folder), *extra):
+                assert p["containers"] == sorted(p["containers"]), (folder, extra, p)
+
+
 def build():
     global CONF, REF, LAYOUTS, REUSED
     CONF = path("empty.conf")
