@@ -288,8 +288,6 @@ static void tear_down(struct sampler *s)
 {
 	say_stopped(s);
 	event_free(flush_check);
-	if (s->poll_timer)
-		event_free(s->poll_timer);
 	sampler_poll_free(s);
 	if (s->reload_pending)
 		catalog_free(s->reload_pending->catalog);

@@ -348,7 +348,10 @@ void sampler_poll_free(struct sampler *s)
 	proc_read_end(&s->poll.scan);
 	if (s->poll.slice)
 		event_free(s->poll.slice);
+	if (s->poll_timer)
+		event_free(s->poll_timer);
 	s->poll.slice = NULL;
+	s->poll_timer = NULL;
 	s->poll.running = false;
 }
 

@@ -489,7 +489,6 @@ struct row_context {
 	const struct catalog *catalog;
 	const char *label; /* container label from sampler.ctl, or NULL */
 	size_t label_len;
-	bool gpu_fields;                   /* the probe answered and the host has GPU devices */
 	const struct gpu_index *gpu_index; /* the NVIDIA capability files: mig */
 	const struct kubelet *kubelet;     /* gpus_allocated */
 };
