@@ -30,7 +30,8 @@
 #define UNPOLLED_DISCARD_NS (10ull * 1000000000ull) /* no sampler: empty the maps this often */
 
 static const char extra_usage[] =
-	"      --map-entries N     entries of every counting map: tgids, tgid x syscall (default: built-in sizes)\n"
+	"      --map-entries N     entries of every counting map: tgids, tgid x syscall\n"
+	"                          (default: built-in sizes)\n"
 	"test knobs (environment): CROFT_PROBE_RAW_TP=1 loads the raw_tp programs even where\n"
 	"tp_btf works; CROFT_PROBE_NET=fexit|kretprobe counts socket bytes there even where\n"
 	"the tracepoints exist; CROFT_PROBE_FAIL=CONCERN[,CONCERN...] makes those concerns'\n"
