@@ -212,9 +212,7 @@ static void sampler_stop(void *ctx)
 		return;
 	stopping = true;
 	daemon_notify_stopping();
-	if (s->poll_timer)
-		evtimer_del(s->poll_timer);
-	s->poll.again = false;
+	sampler_poll_stop(s);
 	spool_stats(s->spool, &sp);
 	if (!sp.batches && !s->poll.running)
 		event_base_loopexit(s->base, NULL);

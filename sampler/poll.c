@@ -343,6 +343,14 @@ int sampler_arm_timer(struct sampler *s)
 	return evtimer_add(s->poll_timer, &tv) ? -EINVAL : 0;
 }
 
+/* No poll begins after this one; a poll running ends as it would. */
+void sampler_poll_stop(struct sampler *s)
+{
+	if (s->poll_timer)
+		evtimer_del(s->poll_timer);
+	s->poll.again = false;
+}
+
 void sampler_poll_free(struct sampler *s)
 {
 	proc_read_end(&s->poll.scan);

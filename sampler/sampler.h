@@ -781,6 +781,7 @@ int sampler_poll_init(struct sampler *s);
 int sampler_arm_timer(struct sampler *s);
 /* The timer's tick: a poll begins, or the one running is followed by another. */
 void sampler_poll_start(struct sampler *s);
+void sampler_poll_stop(struct sampler *s);
 void sampler_poll_free(struct sampler *s);
 /* Labels (labels.c), sorted by container id, saved in the state dir at each
  * change (written, fsynced and renamed over the old file) and loaded at

@@ -34,12 +34,13 @@ def imports(objs):
 
 
 def reach(edges, start):
-    seen, todo = set(), [start]
-    while todo:
-        for w in edges[todo.pop()]:
+    """Every file start imports, directly or through others."""
+    seen, frontier = set(), [start]
+    while frontier:
+        for w in edges[frontier.pop()]:
             if w not in seen:
                 seen.add(w)
-                todo.append(w)
+                frontier.append(w)
     return seen
 
 
