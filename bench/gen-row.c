@@ -150,6 +150,68 @@ static void gen_rss(struct gen *g, struct gen_row *r)
 		p->rss_bytes = next;
 }
 
+/*
+ * The GPU evidence and verdict, drawn from what the row already holds (no
+ * draw of their own, so the rest of a seed's rows stay what they were): an
+ * idle holder is idle, by NVML where its container's GPUs have it (even
+ * first GPU), else by the kernel; a busy one is busy, and one that made no
+ * ioctl while not idle is unknown.
+ */
+static bool gpu_value(const struct gen_row *r, enum row_field f, struct row_value *v)
+{
+	bool nvml = r->p->gpu_first % 2 == 0;
+	enum gpu_activity a = r->idle_now ? GA_IDLE : r->ioctls ? GA_BUSY : GA_UNKNOWN;
+
+	if (!r->gpu)
+		return false;
+	switch (f) {
+	case RF_GPU_WAIT_COUNT:
+		v->u = r->ioctls / 16;
+		return true;
+	case RF_GPU_MMAP_COUNT:
+		v->u = r->ioctls % 3;
+		return true;
+	case RF_GPU_BLOCKED_THREADS:
+		v->u = r->idle_now ? 0 : r->ioctls % 2;
+		return true;
+	case RF_GPU_ACTIVITY:
+		return str_value(v, gpu_activity_name(a));
+	case RF_GPU_ACTIVITY_SOURCE:
+		return str_value(v, gpu_activity_source_name(a == GA_UNKNOWN ? GAS_NONE
+							     : nvml          ? GAS_NVML_PROCESS
+									     : GAS_KERNEL));
+	case RF_GPU_MEMORY_BYTES:
+		v->u = (uint64_t)r->p->gpu_count << 33;
+		return nvml;
+	default: /* RF_GPU_SM_PERCENT */
+		v->f = r->idle_now ? 0.0 : fmin(100.0, 40.0 + 60.0 * r->p->cpu_mean);
+		return nvml;
+	}
+}
+
+/* A last row's exit: most exit 0, some 1, a few are killed (no code then). */
+static bool exit_value(const struct gen_row *r, enum row_field f, struct row_value *v)
+{
+	const struct proc *p = r->p;
+	bool killed = p->tgid % 3 == 0;
+
+	if (!p->exit_ms)
+		return false;
+	switch (f) {
+	case RF_EXIT_MS:
+		v->u = p->exit_ms;
+		return true;
+	case RF_EXIT_CODE:
+		v->u = p->tgid % 5 == 0;
+		return !killed;
+	case RF_EXIT_SIGNAL:
+		v->u = 9;
+		return killed;
+	default: /* RF_EXITED */
+		return str_value(v, exit_kind_name(EXIT_PROBE));
+	}
+}
+
 static bool top_value(struct gen *g, struct gen_row *r, enum row_field f, struct row_value *v)
 {
 	switch (f) {
@@ -172,6 +234,14 @@ static bool top_value(struct gen *g, struct gen_row *r, enum row_field f, struct
 	case RF_SINCE_LAST_GPU_IOCTL_MS:
 		v->u = r->p->since_last_ioctl_ms;
 		return r->gpu;
+	case RF_GPU_WAIT_COUNT:
+	case RF_GPU_MMAP_COUNT:
+	case RF_GPU_BLOCKED_THREADS:
+	case RF_GPU_ACTIVITY:
+	case RF_GPU_ACTIVITY_SOURCE:
+	case RF_GPU_MEMORY_BYTES:
+	case RF_GPU_SM_PERCENT:
+		return gpu_value(r, f, v);
 	case RF_GPUS:
 		v->bits = &r->gpu_bits;
 		v->bits_count = 64;
@@ -197,6 +267,15 @@ static bool top_value(struct gen *g, struct gen_row *r, enum row_field f, struct
 		return true;
 	case RF_LABEL:
 		return r->c && r->c->label[0] && str_value(v, r->c->label);
+	case RF_LABEL_SOURCE: /* the pods' labels by croftctl, the others' by CROFT_LABEL */
+		return r->c && r->c->label[0] &&
+		       str_value(
+			       v, label_source_name(r->c->pod_uid[0] ? LABEL_CROFTCTL : LABEL_ENV));
+	case RF_EXIT_MS:
+	case RF_EXIT_CODE:
+	case RF_EXIT_SIGNAL:
+	case RF_EXITED:
+		return exit_value(r, f, v);
 	case RF_PROCESS:
 	case RF_CGROUP_USAGE:
 		return true;
@@ -212,6 +291,9 @@ static bool process_value(const struct gen_row *r, enum row_field f, struct row_
 	switch (f) {
 	case RF_START_MS:
 		v->u = p->start_ms;
+		return true;
+	case RF_UID: /* containers' as root, the host's users' by tgid */
+		v->u = r->c ? 0 : 1000 + p->tgid % 7;
 		return true;
 	case RF_COMM:
 		return str_value(v, p->comm);
@@ -352,9 +434,23 @@ void emit_row(struct gen *g, struct proc *p, int poll, uint64_t unix_ms)
 	/* since its previous row (a first: one poll), by a boot clock a few ms
 	 * off the polls' wall clock, as the sampler's is */
 	r->span_ms =
-		(p->last_row_ms ? unix_ms - p->last_row_ms : POLL_MS) - 4 + rng_below(&g->rng, 9);
+		(p->last_row_ms ? (p->exit_ms ? p->exit_ms : unix_ms) - p->last_row_ms : POLL_MS) -
+		4 + rng_below(&g->rng, 9);
 	r->elapsed_s = (double)r->span_ms / 1000.0;
 	r->unix_ms = unix_ms;
 	p->last_row_ms = unix_ms;
 	row_write(&sink);
+}
+
+/* Drawn from exit_rng, so that the rows of a seed without them stay as they were. */
+void emit_exit_row(struct gen *g, struct proc *p, int poll, uint64_t unix_ms)
+{
+	struct rng rows_rng = g->rng;
+
+	g->rng = g->exit_rng;
+	p->exit_ms = unix_ms - 1 - p->tgid % (POLL_MS / 2); /* after its previous poll */
+	emit_row(g, p, poll, unix_ms);
+	p->exit_ms = 0;
+	g->exit_rng = g->rng;
+	g->rng = rows_rng;
 }

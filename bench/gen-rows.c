@@ -335,6 +335,9 @@ static bool emit_poll(struct gen *g, int poll, uint64_t unix_ms, int polls, uint
 			uint32_t old_tgid = p->tgid;
 			bool reused = rng_chance(&g->rng, 0.1);
 
+			if (p->last_row_ms) /* its last row, to its exit mid-poll */
+				emit_exit_row(g, p, poll, unix_ms);
+
 			make_proc(g, p, polls, unix_ms - rng_below(&g->rng, POLL_MS));
 			if (reused) /* pid wrap: the same tgid, another process */
 				p->tgid = old_tgid;
@@ -462,6 +465,7 @@ int main(int argc, char **argv)
 	if (max_bytes)
 		polls = 1L << 30;
 	g.rng.s = seed;
+	g.exit_rng.s = seed ^ 0x9e3779b97f4a7c15ull;
 	/* identical nodes (one seed, two hosts) run the same processes, but
 	 * their runtimes name containers and pods each their own way */
 	g.id_rng.s = seed;

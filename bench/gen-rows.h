@@ -79,6 +79,7 @@ struct proc {
 	uint32_t tgid;
 	uint64_t start_ms;    /* process.start_ms */
 	uint64_t last_row_ms; /* unix_ms of its previous row; 0: none yet */
+	uint64_t exit_ms;     /* its last row's exit time; 0: it lives */
 	int container;        /* -1: host process */
 	const char *comm, *exe, *cwd, *framework;
 	char host_cgroup[96];
@@ -125,7 +126,8 @@ struct gen_row {
 struct gen {
 	const char *host; /* every row's "host" */
 	struct rng rng;
-	struct rng id_rng; /* container ids and pod UIDs: the seed and the host's */
+	struct rng id_rng;   /* container ids and pod UIDs: the seed and the host's */
+	struct rng exit_rng; /* last rows' draws, apart: the other rows stay a seed's */
 	uint32_t next_tgid;
 	size_t ncontainers, nprocs;
 	struct container containers[CONTAINERS_MAX];
@@ -139,5 +141,7 @@ struct gen {
 void out_flush(struct gen *g);
 /* One row of process p at this poll, into g's output. */
 void emit_row(struct gen *g, struct proc *p, int poll, uint64_t unix_ms);
+/* Its last row at this poll: it exited since the previous one. */
+void emit_exit_row(struct gen *g, struct proc *p, int poll, uint64_t unix_ms);
 
 #endif

@@ -318,26 +318,93 @@ void row_write(const struct row_sink *sink)
 const enum workload_state workload_report_order[WL_COUNT] = { WL_GPU_ONSET, WL_GPU_HELD,
 	WL_NO_GPU };
 
-static const struct {
-	char name[12];
-	uint8_t len;
-} workloads[WL_COUNT] = {
-	[WL_NO_GPU] = { "no-gpu", 6 },
-	[WL_GPU_ONSET] = { "gpu-onset", 9 },
-	[WL_GPU_HELD] = { "gpu-held", 8 },
+/* The names of one enum's values, by value; parse finds a value by its name. */
+static const char *enum_name(const char *const *names, int count, int v)
+{
+	return v >= 0 && v < count && names[v] ? names[v] : "?";
+}
+
+/* The value named s (len bytes), or -EINVAL. */
+static int enum_parse(const char *const *names, int count, const char *s, size_t len)
+{
+	for (int v = 0; v < count; v++)
+		if (names[v] && strlen(names[v]) == len && !memcmp(names[v], s, len))
+			return v;
+	return -EINVAL;
+}
+
+static const char *const workloads[WL_COUNT] = {
+	[WL_NO_GPU] = "no-gpu",
+	[WL_GPU_ONSET] = "gpu-onset",
+	[WL_GPU_HELD] = "gpu-held",
+};
+static const char *const activities[GA_COUNT] = {
+	[GA_UNKNOWN] = "unknown",
+	[GA_BUSY] = "busy",
+	[GA_IDLE] = "idle",
+};
+static const char *const activity_sources[GAS_COUNT] = {
+	[GAS_NONE] = "none",
+	[GAS_NVML_PROCESS] = "nvml_process",
+	[GAS_NVML_DEVICE] = "nvml_device",
+	[GAS_KERNEL] = "kernel",
+};
+static const char *const exit_kinds[EXIT_COUNT] = {
+	[EXIT_PROBE] = "probe",
+	[EXIT_BETWEEN_POLLS] = "between_polls",
+	[EXIT_VANISHED] = "vanished",
+};
+static const char *const label_sources[LABEL_SOURCE_COUNT] = {
+	[LABEL_ENV] = "env",
+	[LABEL_CROFTCTL] = "croftctl",
 };
 
 const char *workload_name(enum workload_state w)
 {
-	return w < WL_COUNT ? workloads[w].name : "?";
+	return enum_name(workloads, WL_COUNT, w);
 }
 
 int workload_parse(const char *s, size_t len, enum workload_state *ret)
 {
-	for (int w = 0; w < WL_COUNT; w++)
-		if (workloads[w].len == len && !memcmp(workloads[w].name, s, len)) {
-			*ret = w;
-			return 0;
-		}
-	return -EINVAL;
+	int v = enum_parse(workloads, WL_COUNT, s, len);
+
+	if (v < 0)
+		return v;
+	*ret = v;
+	return 0;
+}
+
+const char *gpu_activity_name(enum gpu_activity a)
+{
+	return enum_name(activities, GA_COUNT, a);
+}
+
+int gpu_activity_parse(const char *s, size_t len)
+{
+	return enum_parse(activities, GA_COUNT, s, len);
+}
+
+const char *gpu_activity_source_name(enum gpu_activity_source src)
+{
+	return enum_name(activity_sources, GAS_COUNT, src);
+}
+
+int gpu_activity_source_parse(const char *s, size_t len)
+{
+	return enum_parse(activity_sources, GAS_COUNT, s, len);
+}
+
+const char *exit_kind_name(enum exit_kind k)
+{
+	return k == EXIT_LIVES ? NULL : enum_name(exit_kinds, EXIT_COUNT, k);
+}
+
+int exit_kind_parse(const char *s, size_t len)
+{
+	return enum_parse(exit_kinds, EXIT_COUNT, s, len);
+}
+
+const char *label_source_name(enum label_source src)
+{
+	return src == LABEL_NONE ? NULL : enum_name(label_sources, LABEL_SOURCE_COUNT, src);
 }

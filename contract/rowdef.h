@@ -49,15 +49,28 @@ enum row_omit {
 	X(ROOT, WORKLOAD, "workload", RT_STRING, RO_NEVER)                                         \
 	X(ROOT, IOCTL_COUNT, "ioctl_count", RT_INT, RO_NO_GPU)                                     \
 	X(ROOT, SINCE_LAST_GPU_IOCTL_MS, "since_last_gpu_ioctl_ms", RT_INT, RO_NONE)               \
+	X(ROOT, GPU_WAIT_COUNT, "gpu_wait_count", RT_INT, RO_NO_GPU)                               \
+	X(ROOT, GPU_MMAP_COUNT, "gpu_mmap_count", RT_INT, RO_NO_GPU)                               \
+	X(ROOT, GPU_BLOCKED_THREADS, "gpu_blocked_threads", RT_INT, RO_NO_GPU)                     \
+	X(ROOT, GPU_ACTIVITY, "gpu_activity", RT_STRING, RO_NO_GPU)                                \
+	X(ROOT, GPU_ACTIVITY_SOURCE, "gpu_activity_source", RT_STRING, RO_NO_GPU)                  \
+	X(ROOT, GPU_MEMORY_BYTES, "gpu_memory_bytes", RT_INT, RO_UNREADABLE)                       \
+	X(ROOT, GPU_SM_PERCENT, "gpu_sm_percent", RT_FLOAT, RO_UNREADABLE)                         \
 	X(ROOT, GPUS, "gpus", RT_INT_ARRAY, RO_NO_GPU)                                             \
 	X(ROOT, GPUS_ALLOCATED, "gpus_allocated", RT_INT_ARRAY, RO_UNREADABLE)                     \
 	X(ROOT, MIG, "mig", RT_STRING_ARRAY, RO_NONE)                                              \
 	X(ROOT, USAGE, "usage", RT_OBJECT, RO_NEVER)                                               \
 	X(ROOT, CGROUP_USAGE, "cgroup_usage", RT_OBJECT, RO_UNREADABLE)                            \
 	X(ROOT, SYSCALLS, "syscalls", RT_OBJECT_ARRAY, RO_NO_PROBE)                                \
-	X(ROOT, LABEL, "label", RT_STRING, RO_NONE)
+	X(ROOT, LABEL, "label", RT_STRING, RO_NONE)                                                \
+	X(ROOT, LABEL_SOURCE, "label_source", RT_STRING, RO_NONE)                                  \
+	X(ROOT, EXIT_MS, "exit_ms", RT_INT, RO_NONE)                                               \
+	X(ROOT, EXIT_CODE, "exit_code", RT_INT, RO_NONE)                                           \
+	X(ROOT, EXIT_SIGNAL, "exit_signal", RT_INT, RO_NONE)                                       \
+	X(ROOT, EXITED, "exited", RT_STRING, RO_NONE)
 #define ROW_FIELDS_PROCESS(X)                                                                      \
 	X(PROCESS, START_MS, "start_ms", RT_INT, RO_OLDER)                                         \
+	X(PROCESS, UID, "uid", RT_INT, RO_UNREADABLE)                                              \
 	X(PROCESS, COMM, "comm", RT_STRING, RO_NEVER)                                              \
 	X(PROCESS, EXE, "exe", RT_STRING, RO_UNREADABLE)                                           \
 	X(PROCESS, CGROUP, "cgroup", RT_STRING, RO_UNREADABLE)                                     \
@@ -160,5 +173,31 @@ extern const enum workload_state workload_report_order[WL_COUNT];
 /* "no-gpu", "gpu-onset", "gpu-held"; "?" for another value */
 const char *workload_name(enum workload_state w);
 int workload_parse(const char *s, size_t len, enum workload_state *ret);
+
+/*
+ * ---- the GPU activity verdict: "gpu_activity" and "gpu_activity_source" ----
+ * Idle only on evidence (croft-dataset(5)); unknown is the absence of a
+ * verdict, so rows of older datasets, which have none, read as unknown.
+ */
+enum gpu_activity { GA_UNKNOWN = 0, GA_BUSY, GA_IDLE, GA_COUNT };
+enum gpu_activity_source { GAS_NONE = 0, GAS_NVML_PROCESS, GAS_NVML_DEVICE, GAS_KERNEL, GAS_COUNT };
+/* "unknown", "busy", "idle"; "?" for another value */
+const char *gpu_activity_name(enum gpu_activity a);
+/* The value named s (len bytes), or -EINVAL; so the others. */
+int gpu_activity_parse(const char *s, size_t len);
+/* "none", "nvml_process", "nvml_device", "kernel"; "?" for another value */
+const char *gpu_activity_source_name(enum gpu_activity_source s);
+int gpu_activity_source_parse(const char *s, size_t len);
+
+/* ---- how a process's last row was seen: "exited" (absent: it lives) ---- */
+enum exit_kind { EXIT_LIVES = 0, EXIT_PROBE, EXIT_BETWEEN_POLLS, EXIT_VANISHED, EXIT_COUNT };
+/* "probe", "between_polls", "vanished"; NULL for EXIT_LIVES, "?" for another value */
+const char *exit_kind_name(enum exit_kind k);
+int exit_kind_parse(const char *s, size_t len);
+
+/* ---- where a row's label came from: "label_source" ---- */
+enum label_source { LABEL_NONE = 0, LABEL_ENV, LABEL_CROFTCTL, LABEL_SOURCE_COUNT };
+/* "env", "croftctl"; NULL for LABEL_NONE, "?" for another value */
+const char *label_source_name(enum label_source s);
 
 #endif

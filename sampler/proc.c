@@ -260,7 +260,7 @@ static void proc_sample(struct proc *p, const struct proc_stat *st, const struct
 	cad->idle = dcpu == 0 && dr == 0 && dw == 0;
 }
 
-/* comm, exe, cwd, cgroup and label: read once per process. */
+/* comm, exe, cwd, label, uid and cgroup: read once per process. */
 static void proc_identity(struct proc *p, const struct proc_stat *st, const struct poll_env *env)
 {
 	char path[64], *buf;
@@ -275,6 +275,7 @@ static void proc_identity(struct proc *p, const struct proc_stat *st, const stru
 	procfs_readlink(env->procfd, p->tgid, "exe", &p->ident.exe, &p->ident.exe_len);
 	procfs_readlink(env->procfd, p->tgid, "cwd", &p->ident.cwd, &p->ident.cwd_len);
 	procfs_label(env->procfd, p->tgid, &p->ident.label, &p->ident.label_len);
+	p->ident.uid_known = procfs_uid(env->procfd, p->tgid, &p->ident.uid) == 0;
 	buf = malloc(PROC_CGROUP_TEXT_MAX);
 	if (!buf)
 		return;

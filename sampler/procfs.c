@@ -191,6 +191,30 @@ int procfs_parse_io(const char *buf, size_t len, uint64_t *ret_read, uint64_t *r
 	return 0;
 }
 
+int procfs_parse_uid(const char *buf, size_t len, uint32_t *ret_uid)
+{
+	uint64_t uid;
+
+	(void)len;
+	/* "Uid:\treal\teffective\tsaved\tfs": the first is the real uid */
+	if (io_value(buf, "Uid:\t", &uid) || uid > UINT32_MAX)
+		return -EINVAL;
+	*ret_uid = (uint32_t)uid;
+	return 0;
+}
+
+int procfs_uid(int procfd, pid_t tgid, uint32_t *ret_uid)
+{
+	char path[64], buf[PROC_STATUS_HEAD];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%d/status", (int)tgid);
+	n = procfs_read_at(procfd, path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	return procfs_parse_uid(buf, (size_t)n, ret_uid);
+}
+
 int procfs_readlink(int procfd, pid_t tgid, const char *name, char **ret, size_t *ret_len)
 {
 	char path[64], *buf = malloc(PROC_LINK_MAX), *copy;

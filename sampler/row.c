@@ -129,6 +129,68 @@ static bool allocated(struct row_source *src, struct row_value *v)
 	return true;
 }
 
+static bool name_value(struct row_value *v, const char *name)
+{
+	return str_value(v, name, name ? strlen(name) : 0);
+}
+
+/* croftctl's label for the container comes first: it names the run. */
+static enum label_source label_source(const struct proc *p, const struct row_context *ctx)
+{
+	if (ctx->label)
+		return LABEL_CROFTCTL;
+	return p->ident.label ? LABEL_ENV : LABEL_NONE;
+}
+
+/* The GPU evidence and verdict beside the ioctls, while in a GPU state. */
+static bool gpu_value(const struct proc *p, enum row_field f, struct row_value *v)
+{
+	const struct proc_probe_rates *pr = &p->counters.probe;
+	const struct proc_nvml *nv = &p->gpu.nvml;
+
+	if (p->gpu.wl.state == WL_NO_GPU)
+		return false;
+	switch (f) {
+	case RF_GPU_WAIT_COUNT:
+		v->u = pr->gpu_waits;
+		return pr->gpu_evidence_valid;
+	case RF_GPU_MMAP_COUNT:
+		v->u = pr->gpu_mmaps;
+		return pr->gpu_evidence_valid;
+	case RF_GPU_BLOCKED_THREADS:
+		v->u = pr->gpu_blocked_threads;
+		return pr->gpu_evidence_valid;
+	case RF_GPU_ACTIVITY:
+		return name_value(v, gpu_activity_name(p->gpu.activity));
+	case RF_GPU_ACTIVITY_SOURCE:
+		return name_value(v, gpu_activity_source_name(p->gpu.activity_source));
+	case RF_GPU_MEMORY_BYTES:
+		v->u = nv->memory_bytes;
+		return nv->memory_known;
+	default: /* RF_GPU_SM_PERCENT */
+		v->f = nv->sm_percent;
+		return nv->sm_known;
+	}
+}
+
+/* exit_ms, exit_code, exit_signal, exited: a last row's. */
+static bool exit_value(const struct proc_exit *e, enum row_field f, struct row_value *v)
+{
+	switch (f) {
+	case RF_EXIT_MS:
+		v->u = e->unix_ms;
+		return e->kind != EXIT_LIVES && e->unix_ms;
+	case RF_EXIT_CODE:
+		v->u = (uint64_t)e->code;
+		return e->kind != EXIT_LIVES && e->code_known;
+	case RF_EXIT_SIGNAL:
+		v->u = (uint64_t)e->signal;
+		return e->kind != EXIT_LIVES && e->signal_known;
+	default: /* RF_EXITED */
+		return name_value(v, exit_kind_name(e->kind));
+	}
+}
+
 static bool top_value(struct row_source *src, enum row_field f, struct row_value *v)
 {
 	const struct proc *p = src->p;
@@ -157,6 +219,14 @@ static bool top_value(struct row_source *src, enum row_field f, struct row_value
 	case RF_SINCE_LAST_GPU_IOCTL_MS:
 		v->u = (ctx->now_boot_ns - last_ns) / 1000000;
 		return gpu && last_ns && ctx->now_boot_ns >= last_ns;
+	case RF_GPU_WAIT_COUNT:
+	case RF_GPU_MMAP_COUNT:
+	case RF_GPU_BLOCKED_THREADS:
+	case RF_GPU_ACTIVITY:
+	case RF_GPU_ACTIVITY_SOURCE:
+	case RF_GPU_MEMORY_BYTES:
+	case RF_GPU_SM_PERCENT:
+		return gpu_value(p, f, v);
 	case RF_GPUS: /* [] when the GPU files held name none (nvidiactl, kfd) */
 		v->bits = p->gpu.wl.gpus.bits;
 		v->bits_count = GPU_INDEX_MAX;
@@ -176,6 +246,13 @@ static bool top_value(struct row_source *src, enum row_field f, struct row_value
 		if (ctx->label)
 			return str_value(v, ctx->label, ctx->label_len);
 		return str_value(v, p->ident.label, p->ident.label_len);
+	case RF_LABEL_SOURCE:
+		return name_value(v, label_source_name(label_source(p, ctx)));
+	case RF_EXIT_MS:
+	case RF_EXIT_CODE:
+	case RF_EXIT_SIGNAL:
+	case RF_EXITED:
+		return exit_value(&p->exit, f, v);
 	case RF_PROCESS:
 	case RF_USAGE:
 		return true;
@@ -194,6 +271,9 @@ static bool process_value(const struct row_source *src, enum row_field f, struct
 	case RF_START_MS:
 		v->u = src->ctx->boot_unix_ms + p->ident.start_boot_ns / 1000000;
 		return true;
+	case RF_UID:
+		v->u = p->ident.uid;
+		return p->ident.uid_known;
 	case RF_COMM:
 		return str_value(v, p->ident.comm ? p->ident.comm : "", p->ident.comm_len);
 	case RF_EXE:

@@ -56,6 +56,11 @@ struct proc_probe_rates {
 	/* CLOCK_BOOTTIME of the last GPU ioctl ever seen; 0 = none */
 	uint64_t last_gpu_ioctl_boot_ns;
 	double ctx_voluntary_s, ctx_involuntary_s, runqueue_s, net_rx_bytes_s, net_tx_bytes_s;
+	/* GPU evidence beside the ioctls (gpu_wait_count, gpu_mmap_count,
+	 * gpu_blocked_threads): false where the probe counts none of it */
+	bool gpu_evidence_valid;
+	uint64_t gpu_waits, gpu_mmaps; /* begun this span */
+	uint32_t gpu_blocked_threads;  /* in a GPU ioctl or wait at the answer */
 	size_t syscalls_count;
 	struct syscall_rate *syscalls; /* highest rate first */
 };
@@ -358,6 +363,8 @@ struct proc_identity {
 	bool kthread;           /* kernel thread: tracked for reuse, never a row */
 	char *comm, *exe, *cwd, *label;
 	size_t comm_len, exe_len, cwd_len, label_len;
+	bool uid_known;
+	uint32_t uid; /* the real uid */
 	struct cgroup *cg;
 	size_t framework;         /* catalog index; >= entries: none; SIZE_MAX: not read yet */
 	uint64_t framework_vsize; /* vsize at the last detection */
@@ -395,12 +402,31 @@ struct proc_look {
 	struct gpu_mask gpus;
 };
 
+/* What NVML said of the process over its row's span; unknown without NVML. */
+struct proc_nvml {
+	bool memory_known, sm_known;
+	uint64_t memory_bytes;
+	double sm_percent; /* 0-100 */
+};
+
 struct proc_gpu {
 	struct workload wl;
+	struct proc_nvml nvml;
+	/* the verdict of this poll (gpu_activity, gpu_activity_source) */
+	enum gpu_activity activity;
+	enum gpu_activity_source activity_source;
 	struct gpu_fds *fds; /* the last fd scan's GPU files; NULL: none */
 	bool at_sampler_start;
 	bool fds_looked; /* its fds were read once: then at its idle slot */
 	struct proc_look look;
+};
+
+/* How the process ended, for its last row; EXIT_LIVES while it lives. */
+struct proc_exit {
+	enum exit_kind kind;
+	uint64_t unix_ms; /* the exit's wall clock; 0: unknown */
+	bool code_known, signal_known;
+	int code, signal; /* WEXITSTATUS; WTERMSIG */
 };
 
 struct proc {
@@ -414,6 +440,7 @@ struct proc {
 	struct proc_counters counters;
 	struct proc_cadence cadence;
 	struct proc_gpu gpu;
+	struct proc_exit exit;
 };
 
 /*
@@ -441,6 +468,11 @@ struct proc_stat {
 };
 int procfs_parse_stat(const char *buf, size_t len, struct proc_stat *ret_stat);
 int procfs_parse_io(const char *buf, size_t len, uint64_t *ret_read, uint64_t *ret_write);
+/* The real uid from /proc/<pid>/status (its Uid: line is within the first
+ * PROC_STATUS_HEAD bytes). */
+#define PROC_STATUS_HEAD 1024
+int procfs_parse_uid(const char *buf, size_t len, uint32_t *ret_uid);
+int procfs_uid(int procfd, pid_t tgid, uint32_t *ret_uid);
 /* Reads a whole small file into buf (NUL-terminated); returns bytes or -errno. */
 ssize_t procfs_read_at(int dirfd, const char *path, char *buf, size_t size);
 ssize_t procfs_pread(int fd, char *buf, size_t size);

@@ -1,10 +1,13 @@
 /*
- * test_procfs.c: /proc/<pid>/stat and io parsing (hostile comm with ')' and
- * spaces), and the readers against this very process.  Test process,
+ * test_procfs.c: /proc/<pid>/stat, io and status (uid) parsing (hostile comm
+ * with ')' and spaces), and the readers against this very process.  Test process,
  * any user.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "sampler.h"
 #include "testlib.h"
@@ -38,6 +41,53 @@ START_TEST(io_parse)
 	ck_assert_uint_eq(r, 4096);
 	ck_assert_uint_eq(w, 8192);
 	ck_assert_int_eq(procfs_parse_io("rchar: 1\n", 9, &r, &w), -EINVAL);
+}
+END_TEST
+
+START_TEST(uid_parse)
+{
+	static const char status[] = "Name:\tpython3\nUmask:\t0022\nState:\tS (sleeping)\n"
+				     "Uid:\t1000\t0\t0\t0\nGid:\t100\t100\t100\t100\n";
+	uint32_t uid;
+
+	ck_assert_int_eq(procfs_parse_uid(status, strlen(status), &uid), 0);
+	ck_assert_uint_eq(uid, 1000); /* the real uid, not the effective 0 */
+	ck_assert_int_eq(procfs_parse_uid("Name:\tx\n", 8, &uid), -EINVAL);
+	ck_assert_int_eq(procfs_parse_uid("Uid:\t4294967296\t0\n", 19, &uid), -EINVAL);
+}
+END_TEST
+
+/* A process whose real uid is not its effective one: the row's is the real. */
+START_TEST(uid_of_a_setuid_process)
+{
+	int procfd = open("/proc", O_RDONLY | O_DIRECTORY), ready[2], status;
+	uint32_t uid = 0;
+	pid_t child;
+	char c;
+
+	ck_assert_int_ge(procfd, 0);
+	ck_assert_int_eq(procfs_uid(procfd, getpid(), &uid), 0);
+	ck_assert_uint_eq(uid, getuid());
+	if (geteuid() != 0)
+		return; /* only root may give a child another real uid */
+	ck_assert_int_eq(pipe(ready), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		close(ready[0]);
+		if (setresuid(65534, 0, 0) != 0 || write(ready[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	ck_assert_int_eq(procfs_uid(procfd, child, &uid), 0);
+	ck_assert_uint_eq(uid, 65534);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	close(ready[0]);
+	close(procfd);
 }
 END_TEST
 
@@ -76,6 +126,8 @@ int main(void)
 
 	tcase_add_test(tc, stat_parse);
 	tcase_add_test(tc, io_parse);
+	tcase_add_test(tc, uid_parse);
+	tcase_add_test(tc, uid_of_a_setuid_process);
 	tcase_add_test(tc, self);
 	suite_add_tcase(s, tc);
 	return tl_run(s);

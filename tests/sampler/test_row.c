@@ -155,6 +155,7 @@ START_TEST(key_order)
 		"\"exe\":\"/usr/bin/python3\",\"cgroup\":\"/system.slice/docker-x.scope\","
 		"\"container_id\":\"33813f5d\",\"cwd\":\"/work\",\"framework\":\"pytorch\"},"
 		"\"workload\":\"gpu-held\",\"ioctl_count\":0,\"since_last_gpu_ioctl_ms\":4000,"
+		"\"gpu_activity\":\"unknown\",\"gpu_activity_source\":\"none\","
 		"\"usage\":{\"cpu_cores\":1.0,\"rss_bytes\":1234,\"threads\":3,"
 		"\"ctx_voluntary_s\":0.0,\"ctx_involuntary_s\":0.0,\"read_bytes_s\":0.0,"
 		"\"write_bytes_s\":20971520.0,\"network_rx_bytes_s\":237.2,"
@@ -186,9 +187,10 @@ START_TEST(key_order)
 		"{\"unix_ms\":1792505950473,\"span_ms\":2000,\"tgid\":42,\"host\":\"node-a\","
 		"\"process\":{\"start_ms\":1792505001230,\"comm\":\"python\","
 		"\"exe\":\"/usr/bin/python3\",\"cwd\":\"/work\",\"framework\":\"pytorch\"},"
-		"\"workload\":\"gpu-held\",\"usage\":{\"cpu_cores\":1.0,\"rss_bytes\":1234,"
+		"\"workload\":\"gpu-held\",\"gpu_activity\":\"unknown\","
+		"\"gpu_activity_source\":\"none\",\"usage\":{\"cpu_cores\":1.0,\"rss_bytes\":1234,"
 		"\"threads\":3,\"read_bytes_s\":0.0,\"write_bytes_s\":20971520.0},"
-		"\"label\":\"run-7\"}\n");
+		"\"label\":\"run-7\",\"label_source\":\"env\"}\n");
 	free(text);
 	free(p->ident.label);
 	p->ident.label = NULL;
@@ -201,7 +203,8 @@ START_TEST(key_order)
 	gpu_mask_set(&p->gpu.wl.gpus, 255);
 	row = format_parse(p, &ctx, &text);
 	ck_assert_ptr_nonnull(
-		strstr(text, "\"workload\":\"gpu-held\",\"gpus\":[0,7,255],\"usage\""));
+		strstr(text, "\"workload\":\"gpu-held\",\"gpu_activity\":\"unknown\",\"gpu_"
+			     "activity_source\":\"none\",\"gpus\":[0,7,255],\"usage\""));
 	free(text);
 	json_decref(row);
 	memset(&p->gpu.wl.gpus, 0, sizeof(p->gpu.wl.gpus));
@@ -273,8 +276,20 @@ START_TEST(every_field_in_a_full_row)
 		.net_valid = true,
 		.gpu_ioctls = 12,
 		.last_gpu_ioctl_boot_ns = 4000000000ull,
+		.gpu_evidence_valid = true,
+		.gpu_waits = 3,
+		.gpu_mmaps = 1,
+		.gpu_blocked_threads = 1,
 		.syscalls_count = 1,
 		.syscalls = &futex };
+	p->ident.uid = 1000;
+	p->ident.uid_known = true;
+	p->gpu.nvml = (struct proc_nvml){ .memory_known = true,
+		.sm_known = true,
+		.memory_bytes = 8ull << 30,
+		.sm_percent = 91.5 };
+	p->gpu.activity = GA_BUSY;
+	p->gpu.activity_source = GAS_NVML_PROCESS;
 	p->gpu.wl.state = WL_GPU_HELD;
 	p->gpu.wl.gpus_known = true;
 	gpu_mask_set(&p->gpu.wl.gpus, 3);
@@ -287,6 +302,19 @@ START_TEST(every_field_in_a_full_row)
 	gi.caps_major = 237;
 	fds.rdev[0] = makedev(237, 21);
 	p->gpu.fds = &fds;
+	row = format_parse(p, &ctx, NULL);
+	rowfields_in(row, has);
+	json_decref(row);
+	/* a last row: an exit code in one, a signal in another */
+	p->exit = (struct proc_exit){
+		.kind = EXIT_PROBE, .unix_ms = 1792505949000ull, .code_known = true, .code = 3
+	};
+	row = format_parse(p, &ctx, NULL);
+	rowfields_in(row, has);
+	json_decref(row);
+	p->exit = (struct proc_exit){
+		.kind = EXIT_PROBE, .unix_ms = 1792505949000ull, .signal_known = true, .signal = 9
+	};
 	row = format_parse(p, &ctx, NULL);
 	rowfields_in(row, has);
 	rowfields_require(has, false, "a sampler row with every figure");
