@@ -92,6 +92,10 @@ nobody_run() { # UNITS_DIR: croft run as nobody for a moment; sets out
 	out=$(cd "$N" && as_nobody env -u XDG_RUNTIME_DIR timeout -s INT 5 ./cli/croft run \
 		--data-dir ./data --config ./croft.conf --units-runtime-dir "$1" 2>&1 </dev/null)
 }
+# the stand-in writer left its directory to the user it dropped to (nobody
+# where no croft user exists, whose group nogroup our nobody is in): give it
+# an owner and group nobody is not, as the units' croft:croft 0750 is
+chown root:root "$U/writer"
 chmod 711 "$TEST_TMP" && chmod 750 "$U/writer"
 nobody_run "$U"
 check "as nobody, a unit's 0750 directory closed to it: refused" \
