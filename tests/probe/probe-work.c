@@ -266,20 +266,26 @@ static int do_send_paced(int port, unsigned long bytes, unsigned long every_ms, 
 	return 0;
 }
 
-/* Accepts one connection on 127.0.0.1:port and reads until it closes. */
+/*
+ * Accepts one connection on 127.0.0.1:port (0: a port free now, so that two
+ * checkouts' tests on one machine never meet) and reads until it closes;
+ * says "listening PORT" first.
+ */
 static int do_recv(int port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	socklen_t alen = sizeof(a);
 	static char buf[1 << 16];
 	int one = 1, fd = socket(AF_INET, SOCK_STREAM, 0), c;
 
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 1) < 0) {
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 1) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &alen) < 0) {
 		perror("bind");
 		return 1;
 	}
-	printf("listening\n");
+	printf("listening %u\n", ntohs(a.sin_port));
 	fflush(stdout);
 	if ((c = accept(fd, NULL, NULL)) < 0)
 		return 1;

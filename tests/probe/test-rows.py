@@ -119,9 +119,9 @@ def t_sched_net(tap, st, work):
                  env=dict(os.environ, PROBE_WORK_REPORT='1'))
     a = st.spawn([work, 'spin', '0', '5'])
     b = st.spawn([work, 'spin', '0', '5'])
-    r = st.spawn([work, 'recv', '47312'], stdout=subprocess.PIPE, text=True)
-    r.stdout.readline()
-    w = st.spawn([work, 'send', '47312', '1000000', '5'])
+    r = st.spawn([work, 'recv', '0'], stdout=subprocess.PIPE, text=True)
+    port = r.stdout.readline().split()[1]
+    w = st.spawn([work, 'send', port, '1000000', '5'])
     s.wait()
     s_lived = time.monotonic() - s_born
     for p in (a, b, w, r):

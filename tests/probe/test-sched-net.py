@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # test-sched-net.py: croft-probe's scheduler and socket figures against
-# workloads that know their own: 1 000 sleeps a second are 1 000 voluntary
-# switches a second, also summed over threads that end one by one; two busy loops pinned to one CPU each wait about half
-# the time; a 1 MB/s loopback TCP stream is 1 MB/s sent and received.
+# workloads that know their own: short sleeps' voluntary switches as the
+# kernel counts them (getrusage), also summed over threads that end one by
+# one; two busy loops pinned to one CPU each wait about half the time, as
+# schedstat says; every byte of a loopback TCP stream sent and received once.
 # Root, real eBPF.
 import os
 import subprocess
@@ -33,20 +34,22 @@ def main():
     require_bpf()
     probe_bin, work = sys.argv[1], sys.argv[2]
     tap = Tap()
-    # TEST_SCHED_PACED=0 (the VM suite: under TCG a sleep takes longer than
-    # asked): the workloads' switches and bytes are judged against the
-    # kernel's own counts (getrusage, schedstat) and the bytes they wrote,
-    # not against the pace they asked for
-    paced = os.environ.get('TEST_SCHED_PACED') != '0'
+    # The switches and bytes are judged against the kernel's own counts
+    # (getrusage, schedstat) and the bytes the workloads wrote.  The pace they
+    # asked for is the host's to give (a deadline already past costs no
+    # switch: CI's VM gave 3765 of 4000 once), so it is only a floor showing
+    # the workload ran: half of it; none under TEST_SCHED_PACED=0 (the VM
+    # suite: under TCG a sleep takes far longer than asked)
+    floor = 0.5 if os.environ.get('TEST_SCHED_PACED') != '0' else 0.0
     probe = Probe(probe_bin)
     try:
         c = probe.client()
         s = start([work, 'sleeps', '1000', str(SECS)])
         totals, exits, _ = drain(c, {s.pid}, {s.pid})
         n, k = totals[s.pid]['ctx_voluntary'], kernel_figures(s)
-        if paced:
-            tap.ok(abs(n - 1000 * SECS) <= 50 * SECS,
-                   '1000 sleeps/s for %gs -> ~%d voluntary (5%%)' % (SECS, 1000 * SECS), '%d' % n)
+        tap.ok(n >= floor * 1000 * SECS,
+               '1000 sleeps/s for %gs -> at least %d voluntary' % (SECS, floor * 1000 * SECS),
+               '%d' % n)
         tap.ok(abs(n - k['nvcsw']) <= 3, 'voluntary switches agree with the kernel (getrusage)',
                'probe %d kernel %d' % (n, k['nvcsw']))
 
@@ -54,7 +57,7 @@ def main():
         t = start([work, 'threads', '4', '500', str(SECS)])
         totals, exits, _ = drain(c, {t.pid}, {t.pid})
         n, k = totals[t.pid]['ctx_voluntary'], kernel_figures(t)
-        tap.ok(abs(n - k['nvcsw']) <= 3 + 4 and (not paced or n >= 500 * SECS * 2.5 * 0.95),
+        tap.ok(abs(n - k['nvcsw']) <= 3 + 4 and n >= floor * 500 * SECS * 2.5,
                '4 threads ending in turn: voluntary switches agree with the kernel',
                'probe %d kernel %d' % (n, k['nvcsw']))
 
@@ -73,17 +76,14 @@ def main():
         if not (c.poll()['end']['flags'] & PROBE_END_NET):
             tap.ok(probe.status()['net']['why'] != '', 'net off: status says why')
         else:
-            r = subprocess.Popen([work, 'recv', '47311'], stdout=subprocess.PIPE, text=True)
-            r.stdout.readline()
-            w = subprocess.Popen([work, 'send', '47311', '1000000', str(SECS)])
+            r = subprocess.Popen([work, 'recv', '0'], stdout=subprocess.PIPE, text=True)
+            port = r.stdout.readline().split()[1]
+            w = subprocess.Popen([work, 'send', port, '1000000', str(SECS)])
             totals, exits, _ = drain(c, {r.pid, w.pid}, {r.pid, w.pid})
             tx = totals[w.pid]['net_tx_bytes']
             rx = totals[r.pid]['net_rx_bytes']
             tap.ok(tx == 1000000 * SECS, 'sender: every byte counted once', '%d' % tx)
             tap.ok(rx == 1000000 * SECS, 'receiver: every byte counted once', '%d' % rx)
-            rate = tx / elapsed_s(exits[w.pid])
-            if paced:
-                tap.ok(abs(rate - 1e6) <= 5e4, 'sender ~ 1 MB/s (5%)', '%.0f B/s' % rate)
     finally:
         probe.close()
     tap.done()
