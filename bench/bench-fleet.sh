@@ -2,7 +2,7 @@
 # bench-fleet.sh: reading a fleet.  N generated hosts x H hours of hourly
 # .jsonl.zst segments (a folder per host, the writer's zstd level); for each
 # N: croft stats (1 and 2 threads) against zstd -dc of the same files in the
-# same run, the README's DuckDB fleet query, croft-dask.py on a scheduler
+# same run, docs/engines.md's DuckDB fleet query, croft-dask.py on a scheduler
 # and two workers on 127.0.0.1 (started and stopped here, by pid), and the
 # peak RSS of croft stats, which must not grow with N.  Then the cost of the
 # fleet keys: the same rows with and without host, span_ms and
@@ -111,7 +111,7 @@ for n in $NS; do
 	[ "$hosts" = "$n" ] || { echo "bench-fleet: $hosts hosts read, not $n"; exit 1; }
 	duck="-"
 	if $have_duck; then
-		CROFT_GLOB="$DIR/fleet/*/*.jsonl.zst" tests/cli/readme-sql.sh README.md fleet-view fleet-query > "$DIR/fleet.sql"
+		CROFT_GLOB="$DIR/fleet/*/*.jsonl.zst" tests/cli/docs-sql.sh docs/engines.md fleet-view fleet-query > "$DIR/fleet.sql"
 		d=$(DUCKDB_THREADS=1 measure sh -c "node tests/cli/duckdb-check.mjs < '$DIR/fleet.sql'")
 		duck="$(gbs "$bytes" "$(f1 "$d")") GB/s"
 	fi
@@ -131,7 +131,7 @@ for n in $NS; do
 done
 echo "  GB rows: JSON bytes (1 GB = 1e9 B); zstd -dc and /thr: per CPU-second; croft and the"
 echo "  engines: elapsed; ratio: croft 1 thread over zstd -dc per CPU-second; RSS: croft stats"
-echo "  --threads 1 peak; DuckDB: the README fleet query, SET threads = 1; Dask: croft-dask.py"
+echo "  --threads 1 peak; DuckDB: docs/engines.md's fleet query, SET threads = 1; Dask: croft-dask.py"
 stop_dask
 
 # --- the cost of the fleet keys on the 300-process bench host (an hour of polls)

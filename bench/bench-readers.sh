@@ -72,8 +72,8 @@ cj_t=$(RUNS=1 best "$CROFT" stats --config "$DIR/empty.conf" --threads 1 --janss
 jq_t=$(RUNS=1 best sh -c "zstd -dc '$FIRST' | jq -c 'select(.workload==\"gpu-held\")' | wc -l")
 d1_t= d2_t=
 if command -v node >/dev/null 2>&1 && [ -d tests/cli/node_modules/@duckdb/node-api ]; then
-	# the README's fleet query: the figures croft stats gives
-	CROFT_GLOB="$DIR/host/*.jsonl.zst" tests/cli/readme-sql.sh README.md fleet-view fleet-query > "$DIR/fleet.sql"
+	# docs/engines.md's fleet query: the figures croft stats gives
+	CROFT_GLOB="$DIR/host/*.jsonl.zst" tests/cli/docs-sql.sh docs/engines.md fleet-view fleet-query > "$DIR/fleet.sql"
 	d1_t=$(RUNS=1 DUCKDB_THREADS=1 best sh -c "node tests/cli/duckdb-check.mjs < '$DIR/fleet.sql'")
 	d2_t=$(RUNS=1 DUCKDB_THREADS=2 best sh -c "node tests/cli/duckdb-check.mjs < '$DIR/fleet.sql'")
 fi

@@ -1,6 +1,6 @@
 /*
- * profile_out.c: croft profile's table, its --json (shape: README "Reading
- * it") and the --svg chart's data.  Invoking user, no privilege.
+ * profile_out.c: croft profile's table, its --json (shape: croft(1) JSON
+ * OUTPUT) and the --svg chart's data.  Invoking user, no privilege.
  */
 #include <errno.h>
 #include <inttypes.h>

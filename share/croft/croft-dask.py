@@ -1,6 +1,6 @@
 # croft-dask.py: the figures croft stats gives, computed by a Dask cluster
-# over a fleet's croft datasets (how to go past one machine: README "Many
-# hosts").  Each task reads whole segments (.jsonl.zst, every zstd frame, or
+# over a fleet's croft datasets (how to go past one machine:
+# docs/engines.md).  Each task reads whole segments (.jsonl.zst, every zstd frame, or
 # plain .jsonl) with the zstandard module and sums them; the partial sums
 # are merged as croft stats merges its threads'.  Runs as any user; needs
 # python3-dask, python3-distributed and python3-zstandard (Debian 12).
@@ -8,7 +8,7 @@
 # usage: python3 croft-dask.py [--scheduler ADDRESS | --scheduler-file FILE]
 #                      [--wait-workers N] [--holders NAMES] PATH...
 # Without a scheduler, a local cluster.  Prints one JSON array of
-# {"figure", "key", "value"}: the README's DuckDB query's rows.
+# {"figure", "key", "value"}: docs/engines.md's DuckDB query's rows.
 import argparse
 import functools
 import io

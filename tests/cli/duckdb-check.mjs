@@ -1,6 +1,6 @@
 // duckdb-check.mjs: runs the SQL on stdin in DuckDB (an engine no one here
 // wrote) and prints the rows of its last statement as one JSON array: the
-// README's "Many hosts" blocks (tests/cli/readme-sql.sh cuts them out),
+// blocks of docs/engines.md DuckDB blocks (tests/cli/docs-sql.sh cuts them out),
 // which test-duckdb.sh checks against croft stats and the benches time.
 // DUCKDB_THREADS=N limits DuckDB's threads (bench).  Test process.
 import { DuckDBInstance } from '@duckdb/node-api';

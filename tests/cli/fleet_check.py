@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # fleet_check.py CROFT_JSON FIGURES_JSON FIRST: an engine's fleet figures
-# (rows of {figure, key, value}: the README's DuckDB query, croft-dask.py)
+# (rows of {figure, key, value}: docs/engines.md's DuckDB query, croft-dask.py)
 # against croft stats --json of the same folder: process-hours and processes
 # per workload state and per host, GPU-held and idle GPU-held hours per
 # container and per GPU, processes and CPU-hours per framework, calls of

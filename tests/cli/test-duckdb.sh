@@ -1,12 +1,12 @@
 #!/bin/sh
-# test-duckdb.sh CROFT GEN_ROWS: the README's "Many hosts" SQL, run by DuckDB
+# test-duckdb.sh CROFT GEN_ROWS: docs/engines.md's DuckDB SQL, run by DuckDB
 # (from npm, installed into tests/cli/node_modules by `make deps`), against
 # croft stats on a generated three-host fleet (two identical nodes with the
 # same tgids, one other; each host's rows cut into .jsonl.zst segments in a
 # folder of its own): process-hours and processes per workload state and per
 # host, GPU-held and idle GPU-held hours per container and per GPU, processes
 # and CPU-hours per framework, calls per syscall; then the same after the
-# README's Parquet recipe.  Prints TAP.  Without node or DuckDB it skips,
+# Parquet recipe there.  Prints TAP.  Without node or DuckDB it skips,
 # saying why; under CI=true that fails.
 set -eu
 CROFT=$1
@@ -34,9 +34,9 @@ done
 "$CROFT" stats --json --config "$tmp/empty.conf" "$tmp/fleet" > "$tmp/croft.json"
 export CROFT_GLOB="$tmp/fleet/**/*.jsonl.zst" CROFT_PARQUET="$tmp/parquet"
 mkdir -p "$tmp/parquet"
-"$HERE/readme-sql.sh" "$HERE/../../README.md" fleet-view fleet-query > "$tmp/json.sql"
-"$HERE/readme-sql.sh" "$HERE/../../README.md" fleet-view fleet-parquet fleet-query > "$tmp/parquet.sql"
-grep -q "GROUP BY" "$tmp/json.sql" || fail "no fleet-query block in the README"
+"$HERE/docs-sql.sh" "$HERE/../../docs/engines.md" fleet-view fleet-query > "$tmp/json.sql"
+"$HERE/docs-sql.sh" "$HERE/../../docs/engines.md" fleet-view fleet-parquet fleet-query > "$tmp/parquet.sql"
+grep -q "GROUP BY" "$tmp/json.sql" || fail "no fleet-query block in docs/engines.md"
 (cd "$HERE" && node duckdb-check.mjs < "$tmp/json.sql") > "$tmp/duck.json"
 (cd "$HERE" && node duckdb-check.mjs < "$tmp/parquet.sql") > "$tmp/parquet.json"
 ls "$tmp/parquet"/*.parquet >/dev/null || fail "the Parquet recipe wrote no file"

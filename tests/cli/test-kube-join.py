@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# test-kube-join.py CROFT GEN_ROWS: the README's DuckDB query that joins rows
+# test-kube-join.py CROFT GEN_ROWS: docs/kubernetes.md's DuckDB query that joins rows
 # to a `kubectl get pods -A -o json` dump by pod UID ("On a Kubernetes GPU
 # node"), run on a generated node's dataset (.jsonl.zst) and a dump of its
 # pods written as kubectl writes one (plus a pod of another node, with no
@@ -16,7 +16,7 @@ import tempfile
 
 CROFT, GEN = sys.argv[1:3]
 HERE = os.path.dirname(os.path.abspath(__file__))
-README = os.path.join(HERE, "..", "..", "README.md")
+KUBERNETES_MD = os.path.join(HERE, "..", "..", "docs", "kubernetes.md")
 MARKER = "<!-- tested: tests/cli/test-kube-join.py runs the sql block below -->"
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'probe'))
 from probetest import Tap, skip  # noqa: E402 (TAP lines, skips)
@@ -79,9 +79,9 @@ def main():
         with open(dump, "w") as f:
             json.dump({"apiVersion": "v1", "items": items, "kind": "List",
                        "metadata": {"resourceVersion": ""}}, f, indent=4)
-        text = open(README).read()
+        text = open(KUBERNETES_MD).read()
         m = re.search(re.escape(MARKER) + r"\s*```sql\n(.*?)```", text, re.S)
-        ok(m is not None, "the README's query is found")
+        ok(m is not None, "docs/kubernetes.md's query is found")
         if not m:
             return
         sql = m.group(1).replace("/srv/croft/*/*.jsonl.zst", os.path.join(tmp, "*", "*.jsonl.zst")) \

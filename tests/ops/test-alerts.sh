@@ -2,7 +2,7 @@
 # test-alerts.sh: share/croft/croft-alerts.yml, the alerting rules croft
 # ships, through promtool: check rules, then test rules with
 # croft-alerts.test.yml (each alert firing on series that should fire it,
-# silent on series that should not), and the README's PromQL for idle
+# silent on series that should not), and docs/prometheus.md's PromQL for idle
 # GPU-hours per namespace being the query that test evaluates.  Any user.
 # TAP on stdout.
 # usage: test-alerts.sh SOURCE_ROOT PROMTOOL
@@ -30,12 +30,12 @@ tap "promtool check rules: croft-alerts.yml" "$promtool" check rules "$rules"
 # rule_files in the test file is relative to it
 tap "promtool test rules: each alert fires where it should and only there" \
 	bash -c 'cd "$1" && "$2" test rules croft-alerts.test.yml' _ "$src/tests/ops" "$promtool"
-# the README's query, and the one the test file evaluates, blanks aside
+# docs/prometheus.md's query, and the one the test file evaluates, blanks aside
 readme_query() {
 	awk '/<!-- tested: tests\/ops\/test-alerts.sh/ { marked = 1; next }
 		marked && /^```promql/ { inside = 1; next }
 		inside && /^```/ { exit }
-		inside { print }' "$src/README.md" | tr -d ' \n'
+		inside { print }' "$src/docs/prometheus.md" | tr -d ' \n'
 }
 test_query() {
 	awk '/promql_expr_test:/ { found = 1 }
@@ -46,8 +46,8 @@ test_query() {
 same_query() {
 	local want got
 	want=$(test_query) got=$(readme_query)
-	[ -n "$want" ] && [ "$want" = "$got" ] || { echo "test file: $want"; echo "README: $got"; return 1; }
+	[ -n "$want" ] && [ "$want" = "$got" ] || { echo "test file: $want"; echo "docs/prometheus.md: $got"; return 1; }
 }
-tap "README's PromQL for idle GPU-hours per namespace is the one tested" same_query
+tap "docs/prometheus.md's PromQL for idle GPU-hours per namespace is the one tested" same_query
 echo "1..$n"
 [ "$fails" = 0 ]

@@ -154,7 +154,7 @@ rl_cpu_ms() {
 	awk -v hz="$(getconf CLK_TCK)" '{ print int(($14 + $15) * 1000 / hz) }' "/proc/$1/stat"
 }
 
-# rl_figure NAME VALUE: one measured figure, the form README's table copies.
+# rl_figure NAME VALUE: one measured figure, the form docs/testing.md's table copies.
 rl_figure() {
 	echo "figure: $1=$2"
 }

@@ -28,9 +28,9 @@ WRITER = os.path.abspath(sys.argv[5]) if len(sys.argv) > 5 else None  # croft-wr
 POLL_MS = 250
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
 LEFTOUT = os.path.join(SRC, 'tests', 'vm', 'guest', 'leftout.py')
-README = os.path.join(SRC, 'README.md')
+KERNELS_MD = os.path.join(SRC, 'docs', 'kernels.md')
 MAN = os.path.join(SRC, 'man', 'croft-sampler.8.scd')
-HOST_COLUMN = '6.18'  # the README table's column of the development host
+HOST_COLUMN = '6.18'  # docs/kernels.md's column of the development host
 CI = os.environ.get('CI') == 'true'
 SLOW = 1.0  # waits scale with how late the sampler's polls run on this machine
 
@@ -1223,7 +1223,7 @@ def t_probe_no_hello(h):
     return '; '.join(problems) or None
 
 
-def leftout(left_out, readme=README, man=MAN):
+def leftout(left_out, readme=KERNELS_MD, man=MAN):
     """tests/vm/guest/leftout.py on the sampler's left_out: (exit status, its output)."""
     with tempfile.NamedTemporaryFile('w', suffix='.json') as f:
         json.dump({'left_out': left_out}, f)
@@ -1246,14 +1246,14 @@ def broken_copy(path, old, new):
 def t_left_out(h):
     """The fields this host's rows leave out for the host's own reasons (its
     cgroup layout, no kubelet checkpoint, no NVIDIA driver files) are listed
-    in status with why, each said in the log once, and status, the README's
+    in status with why, each said in the log once, and status, docs/kernels.md's
     column of this host and croft-sampler(8)'s FIELDS LEFT OUT agree
     (leftout.py; a broken copy of either file is caught).  /dev/full stands
-    in for a GPU device, as in the README's table; a process of the test's
+    in for a GPU device, as in docs/kernels.md's table; a process of the test's
     own in a v1 memory cgroup alone stands for the host's containers."""
     v1, _ = cgroup_mounts()
     if not v1.get('memory'):
-        return 'no v1 memory controller: this host is not the README\'s %s' % HOST_COLUMN
+        return 'no v1 memory controller: this host is not docs/kernels.md\'s %s' % HOST_COLUMN
     d = make_cgroup(h, v1['memory'], '/croft-test-memory-only-%d' % os.getpid())
     alone = h.spawn(['sleep', 'croft-memory-only'], cgroups=[d])
     h.write_conf('[probe]\ngpu_devices = 1:7\n')
@@ -1270,7 +1270,7 @@ def t_left_out(h):
             return 'status has no left_out: %s' % left_out
         r, out = leftout(left_out)
         if r:
-            problems.append('status, README and man page differ: %s' % out.replace('\n', '; '))
+            problems.append('status, docs/kernels.md and man page differ: %s' % out.replace('\n', '; '))
         for field in ('cgroup_usage.cpu_cores', 'cgroup_usage.cpu_pressure_avg10', 'gpus_allocated',
                       'mig'):
             if field not in left_out:
@@ -1281,7 +1281,7 @@ def t_left_out(h):
             problems.append('rows in a memory cgroup alone have %s' % lacks)
         if 'cgroup2' not in left_out.get('cgroup_usage.cpu_pressure_avg10', 'cgroup2'):
             problems.append('PSI left out without saying why')
-        readme = broken_copy(README, '| left out: none here (tests/sampler fakes both) |',
+        readme = broken_copy(KERNELS_MD, '| left out: none here (tests/sampler fakes both) |',
                              '| from the kubelet (a broken copy) |')
         man = broken_copy(MAN, '\n*gpus_allocated*\n', '\n')
         try:
@@ -1291,7 +1291,7 @@ def t_left_out(h):
             os.unlink(readme)
             os.unlink(man)
         if r1 != 1 or 'gpus_allocated' not in out1:
-            problems.append('a README column that differs from status is not caught: %s' % out1)
+            problems.append('a kernels.md column that differs from status is not caught: %s' % out1)
         if r2 != 1 or 'not in the man page' not in out2:
             problems.append('a man page that lacks a field is not caught: %s' % out2)
         # said once: a line each with status's why, none again while nothing changes
@@ -1417,7 +1417,7 @@ def main():
              ('reload: poll interval and idle_every change', t_reload_cadence),
              ('sampler.ctl: status, reload (bad catalog kept old), label (kept across a restart)', t_control),
              ('sampler.ctl answers while a poll waits for the probe', t_status_mid_poll),
-             ('left out on this host: status, README and croft-sampler(8) agree', t_left_out),
+             ('left out on this host: status, docs/kernels.md and croft-sampler(8) agree', t_left_out),
              ('a probe.sock that never says HELLO: polls on time, status answers', t_probe_no_hello),
              ('GPU device files without the probe: gpu-held, late opener found', t_gpu_fd),
              ('last GPU file closed: no-gpu within two polls, idle or busy', t_gpu_close),

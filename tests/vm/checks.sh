@@ -133,7 +133,7 @@ t_rows() {
 	echo "$(wc -l <"$dataset") rows so far"
 }
 
-# --- what this kernel takes (croft-probe(8) KERNELS, the README's table) ---
+# --- what this kernel takes (croft-probe(8) KERNELS, docs/kernels.md's table) ---
 # variant: syscalls, ioctl, proc; sched_variant: the thread walk (tp_btf)
 # or sched_switch (raw_tp); caps: CapEff after the drop
 case $CROFT_VM_KERNEL in
@@ -141,7 +141,7 @@ case $CROFT_VM_KERNEL in
 6.1 | 6.1-v1) variant=tp_btf sched_variant=tp_btf net_source=fexit caps=0000000000000000 ;;
 *) variant=tp_btf sched_variant=tp_btf net_source=tracepoint caps=0000000000000000 ;;
 esac
-# the README table's column of this boot (leftout.py)
+# docs/kernels.md's column of this boot (leftout.py)
 case $CROFT_VM_KERNEL in
 6.1-v1) readme_column="6.1 cgroup v1" ;;
 sid) readme_column=7.2 ;;
@@ -531,11 +531,11 @@ EOF
 	[ $? = 0 ] && [ "$state" = up ]
 }
 
-# t_left_out DAEMON: what DAEMON's status leaves out is what the README's
+# t_left_out DAEMON: what DAEMON's status leaves out is what docs/kernels.md's
 # column for this kernel and its man page say (leftout.py).
 t_left_out() {
 	daemon_json "$1" status >"/tmp/$1-status.json" || return 1
-	python3 "$here/leftout.py" "/tmp/$1-status.json" "$here/README.md" "$here/$1.8.scd" \
+	python3 "$here/leftout.py" "/tmp/$1-status.json" "$here/kernels.md" "$here/$1.8.scd" \
 		"$readme_column"
 }
 
@@ -654,7 +654,7 @@ check "croft-probe keeps CapEff $caps after its drop, as croftctl status and its
 	t_probe_caps $caps
 check "croft-probe up, every concern loaded: syscalls/ioctl/proc $variant, sched $sched_variant, net $net_source" \
 	t_programs
-check "left out: croftctl status, the README's '$readme_column' column and croft-probe(8) agree" \
+check "left out: croftctl status, docs/kernels.md's '$readme_column' column and croft-probe(8) agree" \
 	t_left_out croft-probe
 check "verified instructions of every program under tests/vm/verifier-ceilings" t_verifier
 check "croftctl status: croft-probe counts socket bytes by $net_source" t_net_source $net_source
@@ -686,8 +686,8 @@ check "croftctl reload with a broken croft.conf: non-zero, names file and line" 
 printf '%s\n' "$good_conf" >"$conf"
 check "croftctl reload: exit 0, all three reloaded" t_croftctl_reload 0 reloaded
 check "croftctl label: the container's rows carry the label" t_label
-# with gpu_devices = 1:7 (good_conf): a GPU device, as the README's table has
-check "left out: croftctl status, the README's '$readme_column' column and croft-sampler(8) agree" \
+# with gpu_devices = 1:7 (good_conf): a GPU device, as docs/kernels.md's table has
+check "left out: croftctl status, docs/kernels.md's '$readme_column' column and croft-sampler(8) agree" \
 	t_left_out croft-sampler
 check "a croft group member reads croftctl status, may not reload" t_group_member
 

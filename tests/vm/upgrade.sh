@@ -181,7 +181,7 @@ t_label_kept() {
 	python3 "$here/continuity.py" labelled "$up_cg" exp-reboot "$since"
 }
 
-# The README's steps to move the dataset: first without daemon-reload (the
+# croft.conf(5)'s steps to move the dataset (data_dir): first without daemon-reload (the
 # unit's sandbox refuses, and the writer says so in one line), then with it.
 moved=/srv/croft
 t_move_refused() {

@@ -1,14 +1,14 @@
 #!/usr/bin/python3
 """leftout.py: the three places that say which row fields a daemon
 (croft-probe, croft-sampler) leaves out must agree: its status (left_out),
-its man page (FIELDS LEFT OUT) and the README's table by kernel.  Run in the
+its man page (FIELDS LEFT OUT) and docs/kernels.md's table by kernel.  Run in the
 VM by checks.sh for the booted kernel and on the host by tests/probe and
 tests/sampler (root or not; reads files only).
 
-  leftout.py STATUS_JSON README MAN COLUMN
+  leftout.py STATUS_JSON KERNELS_MD MAN COLUMN
       STATUS_JSON: the daemon's status figures (a file, "-" for stdin);
       MAN: its man page's source (man/croft-probe.8.scd, croft-sampler.8.scd);
-      COLUMN: the README table's column of this kernel, by its header's
+      COLUMN: docs/kernels.md's column of this kernel, by its header's
       start ("5.10", "6.1", "6.1 cgroup v1", "6.12", "7.2", "6.18").
       Fails, naming the difference, when the fields status leaves out are
       not exactly the probe's fields (the man page's list) the column
@@ -20,7 +20,7 @@ import json
 import re
 import sys
 
-TABLE_TITLE = "### Where each figure comes from, by kernel"
+TABLE_TITLE = "## Where each figure comes from, by kernel"
 MAN_SECTION = "# FIELDS LEFT OUT"
 
 
@@ -43,7 +43,7 @@ def column_left_out(readme, column):
     headers, rows = readme_table(readme)
     matches = [i for i, h in enumerate(headers) if h.startswith(column + " (") or h == column]
     if len(matches) != 1:
-        raise SystemExit(f"README: no single column for {column!r} in {headers}")
+        raise SystemExit(f"kernels.md: no single column for {column!r} in {headers}")
     col = matches[0]
     out = set()
     for row in rows:
@@ -69,17 +69,17 @@ def main(argv):
     readme_out, readme_all = column_left_out(argv[2], argv[4])
     man = man_fields(argv[3])
     print(f"status left_out: {sorted(status) or 'none'}")
-    print(f"README column {argv[4]!r} left out: {sorted(readme_out) or 'none'}")
+    print(f"kernels.md column {argv[4]!r} left out: {sorted(readme_out) or 'none'}")
     print(f"{argv[3]} FIELDS LEFT OUT: {sorted(man)}")
     # the table's other "left out" cells are the other daemon's
     readme_out &= man
     bad = []
     if status != readme_out:
-        bad.append(f"status and README differ: {sorted(status ^ readme_out)}")
+        bad.append(f"status and kernels.md differ: {sorted(status ^ readme_out)}")
     if not status <= man:
         bad.append(f"not in the man page: {sorted(status - man)}")
     if not man <= readme_all:
-        bad.append(f"man page fields the README table lacks: {sorted(man - readme_all)}")
+        bad.append(f"man page fields the kernels.md table lacks: {sorted(man - readme_all)}")
     for b in bad:
         print(b)
     return 1 if bad else 0
