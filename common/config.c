@@ -1,11 +1,11 @@
 /*
- * config.c: reads croft.conf with inih over the defaults.  The file is read
- * whole (bounded) and fed to inih line by line through our own reader, so
- * every error carries file and line and all of them are reported at once.
- * Any process, any privilege.
+ * config.c: reads croft.conf, an INI file, over the defaults.  The file is
+ * read whole (bounded) and parsed line by line here (not by libinih, whose
+ * line buffer is whatever the system built it with: 200 bytes on Debian),
+ * so a line holds a whole path and every error carries file and line, all
+ * of them reported at once.  Any process, any privilege.
  */
 #include <errno.h>
-#include <ini.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -18,7 +18,7 @@
 #include "fileio.h"
 
 #define CONFIG_FILE_MAX (1u << 20) /* bytes; a real croft.conf is < 2 KiB */
-#define CONFIG_LINE_MAX 1024       /* bytes of one line we hand to inih */
+#define CONFIG_LINE_MAX 8192       /* bytes of one line: a PATH_MAX path and its key */
 
 #define MS_S   1000ull
 #define MS_MIN (60 * MS_S)
@@ -82,7 +82,7 @@ struct config_parse {
 	char *errors; /* "file:line: key: reason\n"... */
 	size_t errors_len;
 	int errors_count;
-	char line[CONFIG_LINE_MAX + 2];
+	char line[CONFIG_LINE_MAX + 1];
 };
 
 void config_defaults(struct croft_config *cfg)
@@ -192,7 +192,7 @@ static const char *skip_space(const char *s)
 	return s;
 }
 
-/* A "[name]" line: checked here because inih does not tell the handler. */
+/* A "[name]" line. */
 static void config_section_line(struct config_parse *p, const char *line)
 {
 	const char *end = strchr(line, ']');
@@ -222,50 +222,6 @@ static void config_section_line(struct config_parse *p, const char *line)
 		"unknown section [%.*s] (known: [sampler], [probe], [writer])",
 		(int)(len > 64 ? 64 : len), line + 1);
 	p->section = -2;
-}
-
-/*
- * inih's reader: hands over one line at a time so p->lineno is the line the
- * handler is called for.  Leading blanks are dropped (no multi-line values);
- * lines we already refused are handed over as empty lines.
- */
-static char *config_reader(char *str, int num, void *stream)
-{
-	struct config_parse *p = stream;
-	const char *start, *nl, *line;
-	size_t len;
-
-	if (p->pos >= p->len)
-		return NULL;
-	start = p->buf + p->pos;
-	nl = memchr(start, '\n', p->len - p->pos);
-	len = nl ? (size_t)(nl - start) : p->len - p->pos;
-	p->pos += len + (nl ? 1 : 0);
-	p->lineno++;
-	if (len > 0 && start[len - 1] == '\r')
-		len--;
-
-	p->line[0] = '\0';
-	if (len > CONFIG_LINE_MAX || (int)len + 3 > num)
-		config_error(p, p->lineno, NULL, "line longer than %d bytes",
-			num - 3 < CONFIG_LINE_MAX ? num - 3 : CONFIG_LINE_MAX);
-	else if (!utf8_valid((const unsigned char *)start, len))
-		config_error(p, p->lineno, NULL, "not valid UTF-8 (or a NUL byte)");
-	else {
-		memcpy(p->line, start, len);
-		p->line[len] = '\0';
-	}
-	line = skip_space(p->line);
-	if (*line == '[')
-		config_section_line(p, line);
-	else if (*line && *line != ';' && *line != '#' && !strpbrk(line, "=:")) {
-		config_error(p, p->lineno, NULL, "expected 'key = value'");
-		line = "";
-	}
-	if (*line == '[')
-		line = ""; /* handled above; inih need not see it */
-	snprintf(str, (size_t)num, "%s\n", line);
-	return str;
 }
 
 static int parse_number(const char **s, uint64_t *ret)
@@ -514,16 +470,32 @@ static void config_set(
 	config_store(k, &p->cfg, v);
 }
 
-static int config_handler(void *user, const char *section, const char *name, const char *value)
+const char *config_key_at(size_t i, const char **ret_section)
 {
-	struct config_parse *p = user;
+	if (i >= KEYS_COUNT)
+		return NULL;
+	*ret_section = config_sections[config_keys[i].section];
+	return config_keys[i].name;
+}
 
-	(void)section; /* p->section, kept by the reader, also knows unknown and duplicate ones */
+/* The section a key belongs in, when it is not the one it was given in: -1 if none. */
+static int config_key_home(const char *name)
+{
+	for (size_t i = 0; i < KEYS_COUNT; i++)
+		if (!strcmp(config_keys[i].name, name))
+			return config_keys[i].section;
+	return -1;
+}
+
+static void config_key(struct config_parse *p, const char *name, const char *value)
+{
+	int home;
+
 	if (p->section == -2)
-		return 1; /* already reported at the header */
+		return; /* already reported at the header */
 	if (p->section == -1) {
 		config_error(p, p->lineno, name, "outside of a section");
-		return 1;
+		return;
 	}
 	for (size_t i = 0; i < KEYS_COUNT; i++) {
 		const struct key_spec *k = &config_keys[i];
@@ -535,14 +507,90 @@ static int config_handler(void *user, const char *section, const char *name, con
 		if (again && k->kind != KEY_NAMES) {
 			config_error(
 				p, p->lineno, name, "set twice (first at line %d)", p->key_line[i]);
-			return 1;
+			return;
 		}
 		p->key_line[i] = p->lineno;
 		config_set(p, k, value, again);
-		return 1;
+		return;
 	}
-	config_error(p, p->lineno, name, "unknown key in [%s]", config_sections[p->section]);
-	return 1;
+	home = config_key_home(name);
+	if (home >= 0)
+		config_error(p, p->lineno, name, "belongs in [%s], not [%s]", config_sections[home],
+			config_sections[p->section]);
+	else
+		config_error(
+			p, p->lineno, name, "unknown key in [%s]", config_sections[p->section]);
+}
+
+/* s without the blanks at its end (it is writable). */
+static char *trim_end(char *s)
+{
+	size_t len = strlen(s);
+
+	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+		s[--len] = '\0';
+	return s;
+}
+
+/*
+ * One line, copied into p->line: a comment (';' or '#' first), a
+ * "[section]", or "key = value" (or "key: value"), where a ';' after a
+ * blank starts a comment.
+ */
+static void config_line(struct config_parse *p, const char *start, size_t len)
+{
+	char *line, *sep, *value;
+
+	if (len > CONFIG_LINE_MAX) {
+		config_error(p, p->lineno, NULL, "line longer than %d bytes", CONFIG_LINE_MAX);
+		return;
+	}
+	if (!utf8_valid((const unsigned char *)start, len)) {
+		config_error(p, p->lineno, NULL, "not valid UTF-8 (or a NUL byte)");
+		return;
+	}
+	memcpy(p->line, start, len);
+	p->line[len] = '\0';
+	line = trim_end((char *)skip_space(p->line));
+	if (*line == '\0' || *line == ';' || *line == '#')
+		return;
+	if (*line == '[') {
+		config_section_line(p, line);
+		return;
+	}
+	sep = strpbrk(line, "=:");
+	if (!sep) {
+		config_error(p, p->lineno, NULL, "expected 'key = value'");
+		return;
+	}
+	*sep = '\0';
+	value = (char *)skip_space(sep + 1);
+	for (char *c = value; (c = strchr(c, ';')); c++) {
+		if (c > value && (c[-1] == ' ' || c[-1] == '\t')) {
+			*c = '\0';
+			break;
+		}
+	}
+	if (!*trim_end(line)) {
+		config_error(p, p->lineno, NULL, "a value without a key");
+		return;
+	}
+	config_key(p, line, trim_end(value));
+}
+
+static void config_parse_lines(struct config_parse *p)
+{
+	while (p->pos < p->len) {
+		const char *start = p->buf + p->pos;
+		const char *nl = memchr(start, '\n', p->len - p->pos);
+		size_t len = nl ? (size_t)(nl - start) : p->len - p->pos;
+
+		p->pos += len + (nl ? 1 : 0);
+		p->lineno++;
+		if (len > 0 && start[len - 1] == '\r')
+			len--;
+		config_line(p, start, len);
+	}
 }
 
 int config_load(const char *path, enum config_missing missing, struct croft_config *ret_cfg,
@@ -579,9 +627,7 @@ int config_load(const char *path, enum config_missing missing, struct croft_conf
 	} else {
 		p->buf = buf;
 		p->len = len;
-		r = ini_parse_stream(config_reader, p, config_handler, p);
-		if (r > 0 && p->errors_count == 0)
-			config_error(p, r, NULL, "syntax error");
+		config_parse_lines(p);
 	}
 	if (p->errors_count == 0)
 		*ret_cfg = p->cfg;

@@ -20,10 +20,12 @@
 #define CROFT_DRIVER_DIR   "/proc/driver" /* NVIDIA's nvidia/gpus and nvidia-caps */
 #define CROFT_TEXTFILE_DIR "/var/lib/prometheus/node-exporter" /* Debian's node_exporter */
 
-#define CONFIG_GPU_DEVICES_MAX 512  /* bytes of the gpu_devices value */
-#define CONFIG_NAMES_MAX       1024 /* bytes of a list of names (gpu_system_holders) */
-#define CONFIG_NAME_MAX        63   /* bytes of one name in it */
-#define CONFIG_HOST_MAX        255  /* bytes of host (a DNS name is at most 253) */
+#define CONFIG_GPU_DEVICES_MAX                                                                     \
+	4096                  /* bytes of the gpu_devices value (gpudev.h GPUDEV_SPEC_MAX)         \
+			       */
+#define CONFIG_NAMES_MAX 1024 /* bytes of a list of names (gpu_system_holders) */
+#define CONFIG_NAME_MAX  63   /* bytes of one name in it */
+#define CONFIG_HOST_MAX  255  /* bytes of host (a DNS name is at most 253) */
 
 /*
  * The driver daemons and monitors that hold GPU files open all day: exe
@@ -87,6 +89,9 @@ enum config_missing {
  */
 int config_load(const char *path, enum config_missing missing, struct croft_config *ret_cfg,
 	char **ret_errors);
+
+/* The i-th key croft.conf takes and its section ("sampler"...); NULL past the last. */
+const char *config_key_at(size_t i, const char **ret_section);
 
 /* "2s", "500ms", "1h", "30d" -> ms; "1GiB", "512MiB", "100kB", "123" -> bytes. */
 int config_parse_duration_ms(const char *text, uint64_t *ret_ms);

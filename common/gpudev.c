@@ -11,8 +11,12 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
+#include "config.h"
 #include "fileio.h"
 #include "gpudev.h"
+
+_Static_assert(GPUDEV_SPEC_MAX >= CONFIG_GPU_DEVICES_MAX,
+	"every gpu_devices value croft.conf takes is a spec");
 
 #define GPUDEV_DEFAULT_SPEC "nvidia*, kfd, accel, 226:128-255"
 #define GPUDEV_FILE_MAX     (64u << 10) /* bytes of /proc/devices we read */

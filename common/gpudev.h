@@ -14,7 +14,7 @@
 #include <sys/types.h>
 
 #define GPUDEV_RULES_MAX 64
-#define GPUDEV_SPEC_MAX  1024             /* bytes of a spec */
+#define GPUDEV_SPEC_MAX  4096             /* bytes of a spec: config.h CONFIG_GPU_DEVICES_MAX */
 #define GPUDEV_MINOR_MAX ((1u << 20) - 1) /* minor_last of a "MAJOR:*" rule */
 
 struct gpudev_rule {

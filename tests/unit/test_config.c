@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,7 +264,7 @@ END_TEST
 START_TEST(test_huge_and_binary)
 {
 	struct croft_config cfg;
-	char *big = malloc((2u << 20) + 1), *errors, line[400];
+	char *big = malloc((2u << 20) + 1), *errors, line[9000];
 
 	memset(big, '#', 2u << 20);
 	big[2u << 20] = '\0';
@@ -272,11 +273,14 @@ START_TEST(test_huge_and_binary)
 	free(errors);
 	free(big);
 
+	/* one line over the limit: refused, the lines after it still read */
 	memset(line, 'a', sizeof(line) - 1);
 	line[sizeof(line) - 1] = '\0';
 	memcpy(line, "[writer]\ndata_dir=/", 19);
+	memcpy(line + sizeof(line) - 20, "\nzstd_level = 99\n", 18);
 	errors = load(line, &cfg);
-	assert_has(errors, ":2: line longer than");
+	assert_has(errors, ":2: line longer than 8192 bytes");
+	assert_has(errors, ":3: zstd_level: '99' is out of range 1..19");
 	free(errors);
 
 	errors = load("[writer]\ndata_dir = /srv/\xff\xfe\n[sampler]\nidle_every = 1\n", &cfg);
@@ -288,6 +292,119 @@ START_TEST(test_huge_and_binary)
 	errors = load("[writer]\ndata_dir = /srv/\x01x\n", &cfg);
 	assert_has(errors, "control character");
 	free(errors);
+}
+END_TEST
+
+/*
+ * A line as long as a path needs, whatever line buffer the system's libinih
+ * has (Debian's: 200 bytes): a data_dir of PATH_MAX - 1 bytes, a gpu_devices
+ * list of 3998 bytes, each on one line.
+ */
+START_TEST(test_long_lines)
+{
+	static char text[2 * PATH_MAX + 64], path[PATH_MAX], devices[4001];
+	struct croft_config cfg;
+	char *errors;
+
+	path[0] = '/';
+	memset(path + 1, 'p', sizeof(path) - 2);
+	path[sizeof(path) - 1] = '\0';
+	for (size_t i = 0; i + 5 < sizeof(devices); i += 5)
+		memcpy(devices + i, "1:7, ", 5);
+	devices[sizeof(devices) - 3] = '\0'; /* 3998 bytes, ending "1:7" */
+	snprintf(text, sizeof(text), "[probe]\ngpu_devices = %s\n[writer]\ndata_dir = %s\n",
+		devices, path);
+	errors = load(text, &cfg);
+	ck_assert_msg(!errors, "%s", errors);
+	ck_assert_uint_eq(strlen(cfg.data_dir), PATH_MAX - 1);
+	/* strcmp: Check's messages cannot carry strings this long */
+	ck_assert(strcmp(cfg.data_dir, path) == 0);
+	ck_assert(strcmp(cfg.gpu_devices, devices) == 0);
+	/* one byte more than the field holds: refused by the key, not the line */
+	snprintf(text, sizeof(text), "[writer]\ndata_dir = %sq\n", path);
+	errors = load(text, &cfg);
+	assert_has(errors, ":2: data_dir: longer than 4095 bytes");
+	free(errors);
+}
+END_TEST
+
+/* A key in a section it does not belong to says where it belongs. */
+START_TEST(test_wrong_section)
+{
+	struct croft_config cfg;
+	char *errors = load("[writer]\ntextfile_dir = /x\n[sampler]\nzstd_level = 3\n"
+			    "[probe]\nnot_a_key = 1\n",
+		&cfg);
+
+	assert_has(errors, ":2: textfile_dir: belongs in [sampler], not [writer]");
+	assert_has(errors, ":4: zstd_level: belongs in [writer], not [sampler]");
+	assert_has(errors, ":6: not_a_key: unknown key in [probe]");
+	free(errors);
+}
+END_TEST
+
+/* The file systemd/ ships and croft.conf(5) name every key: the shipped one,
+ * with each "#key = value" line taken in, in its section, is the defaults. */
+static char *source_file(const char *relative)
+{
+	const char *root = getenv("CROFT_SOURCE_ROOT");
+	char path[PATH_MAX], *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert_msg(root, "CROFT_SOURCE_ROOT is not set (meson sets it)");
+	snprintf(path, sizeof(path), "%s/%s", root, relative);
+	f = fopen(path, "r");
+	ck_assert_msg(f, "%s: cannot open", path);
+	text = calloc(1, 1u << 16);
+	len = fread(text, 1, (1u << 16) - 1, f);
+	fclose(f);
+	text[len] = '\0';
+	return text;
+}
+
+START_TEST(test_shipped_file_names_every_key)
+{
+	char *shipped = source_file("systemd/croft.conf"),
+	     *man = source_file("man/croft.conf.5.scd");
+	char *taken = calloc(1, 1u << 16), *errors, want[128];
+	struct croft_config cfg, defaults;
+	const char *section, *name, *in;
+	size_t n = 0;
+
+	/* "#key = value" lines become "key = value"; other comments stay */
+	for (const char *line = shipped; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
+
+		if (line[0] == '#' && line[1] >= 'a' && line[1] <= 'z' && memchr(line, '=', len))
+			line++, len--;
+		memcpy(taken + n, line, len);
+		n += len;
+		line += len;
+	}
+	errors = load(taken, &cfg);
+	ck_assert_msg(!errors, "the shipped croft.conf, uncommented: %s", errors);
+	config_defaults(&defaults);
+	ck_assert_msg(!memcmp(&cfg, &defaults, sizeof(cfg)),
+		"a value the shipped croft.conf shows is not the default");
+	for (size_t i = 0; (name = config_key_at(i, &section)); i++) {
+		const char *next;
+
+		snprintf(want, sizeof(want), "\n[%s]", section);
+		in = strstr(shipped, want);
+		ck_assert_msg(in, "systemd/croft.conf has no [%s]", section);
+		next = strstr(in + 1, "\n[");
+		snprintf(want, sizeof(want), "\n#%s =", name);
+		in = strstr(in, want);
+		ck_assert_msg(in && (!next || in < next),
+			"systemd/croft.conf does not show %s in [%s]", name, section);
+		snprintf(want, sizeof(want), "\n*%s* = ", name);
+		ck_assert_msg(strstr(man, want), "croft.conf(5) does not describe %s", name);
+	}
+	free(taken);
+	free(shipped);
+	free(man);
 }
 END_TEST
 
@@ -361,6 +478,9 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_syntax_errors);
 	tcase_add_test(tc, test_special_files);
 	tcase_add_test(tc, test_huge_and_binary);
+	tcase_add_test(tc, test_long_lines);
+	tcase_add_test(tc, test_wrong_section);
+	tcase_add_test(tc, test_shipped_file_names_every_key);
 	tcase_add_test(tc, test_too_many_errors);
 	tcase_add_test(tc, test_units);
 	suite_add_tcase(s, tc);
