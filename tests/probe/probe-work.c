@@ -281,7 +281,7 @@ static int do_recv(int port)
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 1) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&a, &alen) < 0) {
+		getsockname(fd, (struct sockaddr *)&a, &alen) < 0) {
 		perror("bind");
 		return 1;
 	}
