@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,6 +16,11 @@
 #include <string.h>
 
 #include "gen-rows.h"
+#include "usage.h"
+
+#define PROGRAM       "croft-gen-rows"
+#define PROCESSES_MAX 1000000
+#define POLLS_MAX     (1 << 30)
 
 /* The built-in catalog's names, in catalog order. */
 static const char *const frameworks[] = {
@@ -411,39 +417,52 @@ int main(int argc, char **argv)
 	uint64_t seed = 1, start_ms = 1792504800000ull, max_bytes = 0;
 	long processes = 300, polls = 15;
 	bool polls_given = false;
+	long long number;
 	int horizon;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	opterr = 0; /* said by usage_getopt */
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			processes = strtol(optarg, NULL, 10);
+			if (usage_number(optarg, 1, PROCESSES_MAX, &number) < 0)
+				return usage_error(PROGRAM, "--processes '%.64s': expected 1..%d",
+					optarg, PROCESSES_MAX);
+			processes = number;
 			break;
 		case 'n':
-			polls = strtol(optarg, NULL, 10);
+			if (usage_number(optarg, 1, POLLS_MAX, &number) < 0)
+				return usage_error(PROGRAM, "--polls '%.64s': expected 1..%d",
+					optarg, POLLS_MAX);
+			polls = number;
 			polls_given = true;
 			break;
 		case 'b':
-			if (parse_size(optarg, &max_bytes) < 0 || !max_bytes) {
-				fprintf(stderr, "croft-gen-rows: bad size '%s'\n", optarg);
-				return 2;
-			}
+			if (parse_size(optarg, &max_bytes) < 0 || !max_bytes)
+				return usage_error(PROGRAM,
+					"--bytes '%.64s': expected a size above 0 (k, M, G, KiB, "
+					"MiB, GiB)",
+					optarg);
 			break;
 		case 's':
-			seed = strtoull(optarg, NULL, 0);
+			if (usage_number(optarg, 0, LLONG_MAX, &number) < 0)
+				return usage_error(
+					PROGRAM, "--seed '%.64s': expected a number", optarg);
+			seed = (uint64_t)number;
 			break;
 		case 't':
-			start_ms = strtoull(optarg, NULL, 10);
+			if (usage_number(optarg, 0, LLONG_MAX, &number) < 0)
+				return usage_error(
+					PROGRAM, "--start-ms '%.64s': expected unix ms", optarg);
+			start_ms = (uint64_t)number;
 			break;
 		case 'H': /* written as it is: plain names only */
 			if (!*optarg || optarg[strspn(optarg, "abcdefghijklmnopqrstuvwxyz"
 							      "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 							      "0123456789.-_")]) {
-				fprintf(stderr,
-					"croft-gen-rows: host '%s': letters, digits, "
-					"'.', '-' and '_' only\n",
+				return usage_error(PROGRAM,
+					"--host '%.64s': letters, digits, '.', '-' and '_' only",
 					optarg);
-				return 2;
 			}
 			g.host = optarg;
 			break;
@@ -451,15 +470,13 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			return usage_getopt(PROGRAM, argv, c);
 		}
 	}
-	if (optind != argc || processes < 1 || processes > 1000000 || polls < 1 ||
-		(polls_given && max_bytes)) {
-		usage(stderr);
-		return 2;
-	}
+	if (optind != argc)
+		return usage_error(PROGRAM, "unexpected argument '%s'", argv[optind]);
+	if (polls_given && max_bytes)
+		return usage_error(PROGRAM, "give --polls or --bytes, not both");
 	/* GPU onsets spread over the run, or over an hour when sized in bytes. */
 	horizon = max_bytes || polls > 1800 ? 1800 : (int)polls;
 	if (max_bytes)

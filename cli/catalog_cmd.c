@@ -8,6 +8,7 @@
 
 #include "catalog.h"
 #include "cli.h"
+#include "usage.h"
 
 static int catalog_usage(FILE *out, int status)
 {
@@ -27,7 +28,8 @@ static int catalog_check(const char *path)
 		fprintf(stderr, "croft catalog: %s\n", err);
 		return 1;
 	}
-	printf("%s: OK, %zu frameworks:", path, cat->entries_count);
+	printf("%s: OK, %zu framework%s:", path, cat->entries_count,
+		cat->entries_count == 1 ? "" : "s");
 	for (size_t i = 0; i < cat->entries_count; i++)
 		printf(" %s", cat->entries[i].name);
 	printf("\n");
@@ -37,13 +39,27 @@ static int catalog_check(const char *path)
 
 int cmd_catalog(int argc, char **argv)
 {
-	if (argc == 2 && !strcmp(argv[1], "show")) {
+	const char *program = "croft catalog";
+
+	if (argc < 2)
+		return usage_error(program, "give show or check FILE");
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return catalog_usage(stdout, 0);
+	if (!strcmp(argv[1], "show")) {
+		if (argc > 2)
+			return usage_error(program, "show takes no argument (got '%s')", argv[2]);
 		fwrite(catalog_builtin_json, 1, catalog_builtin_json_len, stdout);
 		return fflush(stdout) ? 1 : 0;
 	}
-	if (argc == 3 && !strcmp(argv[1], "check"))
+	if (!strcmp(argv[1], "check")) {
+		if (argc != 3)
+			return usage_error(program,
+				argc < 3 ? "check needs a FILE"
+					 : "check takes one FILE (got '%s' too)",
+				argv[argc - 1]);
 		return catalog_check(argv[2]);
-	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
-		return catalog_usage(stdout, 0);
-	return catalog_usage(stderr, 2);
+	}
+	if (argv[1][0] == '-')
+		return usage_error(program, "unrecognized option '%s'", argv[1]);
+	return usage_error(program, "unknown action '%s' (show or check FILE)", argv[1]);
 }

@@ -17,6 +17,7 @@
 #include "config.h"
 #include "ctl.h"
 #include "msg.h"
+#include "usage.h"
 
 static const char *const daemons[] = { "croft-writer", "croft-sampler", "croft-probe" };
 #define NDAEMONS (sizeof(daemons) / sizeof(daemons[0]))
@@ -38,6 +39,7 @@ static void usage(FILE *out)
 		"       croftctl [--runtime-dir DIR] reload\n"
 		"       croftctl [--runtime-dir DIR] label CONTAINER-ID TEXT\n"
 		"       croftctl [--runtime-dir DIR] label --clear CONTAINER-ID\n"
+		"       croftctl --help | --version\n"
 		"The runtime dir defaults to $CROFT_RUNTIME_DIR, else %s; a daemon's\n"
 		"control socket is RUNTIME/<daemon>/<daemon>.ctl, else RUNTIME/<daemon>.ctl.\n",
 		CROFT_RUNTIME_DIR);
@@ -227,9 +229,10 @@ static int cmd_status(int argc, char **argv)
 	bool all_up = true, any_refused = false;
 
 	if (argc > 2 || (argc == 2 && !as_json)) {
-		usage(stderr);
 		json_decref(rows);
-		return 2;
+		return usage_error("croftctl status",
+			argv[1][0] == '-' ? "unrecognized option '%s'" : "unexpected argument '%s'",
+			argv[1]);
 	}
 	if (!as_json)
 		printf("%-14s %-8s %-8s %-9s %-8s %s\n", "DAEMON", "STATE", "PID", "UPTIME",
@@ -262,10 +265,8 @@ static int cmd_reload(int argc, char **argv)
 	char reason[PATH_MAX + 128];
 	int answered = 0, failed = 0;
 
-	if (argc != 1) {
-		usage(stderr);
-		return 2;
-	}
+	if (argc != 1)
+		return usage_error("croftctl reload", "unexpected argument '%s'", argv[1]);
 	for (size_t i = 0; i < NDAEMONS; i++) {
 		struct answer a;
 		ask(&a, daemons[i], MT_CTL_RELOAD, NULL, 0);
@@ -318,14 +319,16 @@ static int cmd_label(int argc, char **argv)
 		id = argv[1];
 		text = argv[2];
 	} else {
-		usage(stderr);
-		return 2;
+		return usage_error(
+			"croftctl label", "give CONTAINER-ID TEXT, or --clear CONTAINER-ID");
 	}
-	if (!*id || strlen(id) > CTL_ID_MAX || strlen(text) > CTL_LABEL_MAX) {
-		fprintf(stderr, "croftctl: a container id is 1-%d bytes, a label at most %d\n",
-			CTL_ID_MAX, CTL_LABEL_MAX);
-		return 2;
-	}
+	if (strlen(id) != CTL_LABEL_ID_LEN || strspn(id, "0123456789abcdef") != CTL_LABEL_ID_LEN)
+		return usage_error("croftctl label",
+			"container id '%.*s%s': expected %d lowercase hex digits", 70, id,
+			strlen(id) > 70 ? "..." : "", CTL_LABEL_ID_LEN);
+	if (strlen(text) > CTL_LABEL_MAX)
+		return usage_error("croftctl label", "a label is at most %d bytes (got %zu)",
+			CTL_LABEL_MAX, strlen(text));
 	len = snprintf(payload, sizeof(payload), "%s%c%s", id, '\0', text);
 	ask(&a, "croft-sampler", MT_CTL_LABEL, payload, (size_t)len + 1);
 	if (a.ret < 0) {
@@ -357,7 +360,8 @@ int main(int argc, char **argv)
 	if (env && *env)
 		runtime_dir = env;
 	/* "+": stop at the subcommand, whose own flags follow it */
-	while ((c = getopt_long(argc, argv, "+r:hV", longopts, NULL)) != -1) {
+	opterr = 0; /* said by usage_getopt */
+	while ((c = getopt_long(argc, argv, "+:r:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			runtime_dir = optarg;
@@ -369,15 +373,18 @@ int main(int argc, char **argv)
 			printf("croftctl %s\n", CROFT_VERSION);
 			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			return usage_getopt("croftctl", argv, c);
 		}
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc < 1) {
-		usage(stderr);
-		return 2;
+	if (argc < 1)
+		return usage_error("croftctl", "give a command: status, reload or label");
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout); /* one text covers every command */
+			return 0;
+		}
 	}
 	if (!strcmp(argv[0], "status"))
 		return cmd_status(argc, argv);
@@ -385,7 +392,5 @@ int main(int argc, char **argv)
 		return cmd_reload(argc, argv);
 	if (!strcmp(argv[0], "label"))
 		return cmd_label(argc, argv);
-	fprintf(stderr, "croftctl: unknown command '%s'\n", argv[0]);
-	usage(stderr);
-	return 2;
+	return usage_error("croftctl", "unknown command '%s' (status, reload or label)", argv[0]);
 }

@@ -31,6 +31,7 @@
 #include "msg.h"
 #include "priv.h"
 #include "run.h"
+#include "usage.h"
 
 /* What rows leave out when the probe does not run (DESIGN: field sources). */
 #define RUN_PROBE_FIELDS                                                                           \
@@ -75,7 +76,8 @@ static int run_parse(int argc, char **argv, struct run_opts *opts)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "d:r:c:f:vh", longopts, NULL)) != -1) {
+	opterr = 0; /* said by usage_getopt, naming "croft run" */
+	while ((c = getopt_long(argc, argv, ":d:r:c:f:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			opts->data_dir = optarg;
@@ -102,12 +104,12 @@ static int run_parse(int argc, char **argv, struct run_opts *opts)
 			run_usage(stdout);
 			exit(0);
 		default:
-			run_usage(stderr);
+			usage_getopt("croft run", argv, c);
 			return -EINVAL;
 		}
 	}
 	if (optind != argc) {
-		run_usage(stderr);
+		usage_error("croft run", "unexpected argument '%s'", argv[optind]);
 		return -EINVAL;
 	}
 	if (!opts->config && getenv(CONFIG_PATH_ENV) && *getenv(CONFIG_PATH_ENV))
@@ -444,8 +446,8 @@ static int run_resolve_dirs(
 	ret = config_load(opts->config ? opts->config : CROFT_CONF_PATH,
 		opts->config ? CONFIG_MISSING_REFUSED : CONFIG_MISSING_DEFAULTS, &cfg, &errors);
 	if (ret < 0) {
-		fprintf(stderr, "%s",
-			errors ? errors : "croft run: cannot read the configuration\n");
+		fprintf(stderr, "croft run: %s",
+			errors ? errors : "cannot read the configuration\n");
 		free(errors);
 		return ret;
 	}

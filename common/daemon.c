@@ -26,6 +26,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "sandbox.h"
+#include "usage.h"
 
 #define DAEMON_SIGNALS 3 /* SIGTERM, SIGINT, SIGHUP */
 
@@ -52,6 +53,7 @@ void daemon_opts_init(struct daemon_opts *opts, const char *name, const char *ex
 	memset(opts, 0, sizeof(*opts));
 	opts->name = name;
 	opts->extra_usage = extra_usage;
+	opterr = 0; /* bad options are said by daemon_bad_option, naming the daemon */
 	opts->config_path = CROFT_CONF_PATH;
 	opts->runtime_dir = CROFT_RUNTIME_DIR;
 	const char *env = getenv(CONFIG_PATH_ENV);
@@ -67,7 +69,8 @@ void daemon_usage(const struct daemon_opts *opts, int status)
 
 	fprintf(out,
 		"usage: %s [options]\n"
-		"  -c, --config FILE       configuration (default %s; missing = defaults)\n"
+		"  -c, --config FILE       configuration (default %s, where missing means\n"
+		"                          the defaults; a FILE named here must be readable)\n"
 		"  -r, --runtime-dir DIR   sockets (default %s)\n"
 		"  -u, --user NAME         user to drop to (default %s, else %s)\n"
 		"  -n                      check the configuration and exit\n"
@@ -104,17 +107,33 @@ bool daemon_option(struct daemon_opts *opts, int opt, const char *arg)
 	case 'V':
 		printf("%s %s\n", opts->name, CROFT_VERSION);
 		exit(0);
-	case '?':
-		daemon_usage(opts, 2);
 	default:
-		return false;
+		return false; /* the daemon's own, or daemon_bad_option's */
 	}
 }
 
-void daemon_args_done(const struct daemon_opts *opts, int argc)
+void daemon_bad_option(const struct daemon_opts *opts, char *const *argv, int opt)
+{
+	if (opt == '?' || opt == ':')
+		exit(usage_getopt(opts->name, argv, opt));
+	exit(usage_error(opts->name, "option '%s' is not handled", argv[optind - 1]));
+}
+
+void daemon_usage_error(const struct daemon_opts *opts, const char *fmt, ...)
+{
+	char message[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	exit(usage_error(opts->name, "%s", message));
+}
+
+void daemon_args_done(const struct daemon_opts *opts, int argc, char *const *argv)
 {
 	if (optind != argc)
-		daemon_usage(opts, 2);
+		daemon_usage_error(opts, "unexpected argument '%s'", argv[optind]);
 	log_init(opts->name, opts->verbose);
 }
 

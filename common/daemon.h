@@ -32,7 +32,7 @@ struct daemon_opts {
 };
 
 /* Short and long options to put in front of a daemon's own. */
-#define DAEMON_SHORT_OPTIONS "c:r:u:nvhV"
+#define DAEMON_SHORT_OPTIONS ":c:r:u:nvhV" /* ":": a missing argument is told apart */
 #define DAEMON_LONG_OPTIONS                                                                        \
 	{ "config", required_argument, NULL, 'c' },                                                \
 		{ "runtime-dir", required_argument, NULL, 'r' },                                   \
@@ -44,14 +44,20 @@ struct daemon_opts {
 /* Also notes the daemon's name and start for daemon_status. */
 void daemon_opts_init(struct daemon_opts *opts, const char *name, const char *extra_usage);
 /*
- * Inside the getopt_long loop: handles a common option (--help and
- * --version print and exit 0; '?' prints usage and exits 2).  Returns true
- * when opt was one of them, false when the daemon must handle it.
+ * Inside the getopt_long loop (DAEMON_SHORT_OPTIONS first: getopt says
+ * nothing itself): handles a common option (--help and --version print and
+ * exit 0).  Returns true when opt was one of them, false when the daemon
+ * must handle it; what it does not know goes to daemon_bad_option.
  */
 bool daemon_option(struct daemon_opts *opts, int opt, const char *arg);
 void daemon_usage(const struct daemon_opts *opts, int status) __attribute__((noreturn));
-/* After the getopt_long loop: no operands (else usage, exit 2), then logging. */
-void daemon_args_done(const struct daemon_opts *opts, int argc);
+/* A usage error: "NAME: MESSAGE", "Try 'NAME --help'...", exit 2 (usage.h). */
+void daemon_bad_option(const struct daemon_opts *opts, char *const *argv, int opt)
+	__attribute__((noreturn));
+void daemon_usage_error(const struct daemon_opts *opts, const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 2, 3)));
+/* After the getopt_long loop: no operands (else a usage error), then logging. */
+void daemon_args_done(const struct daemon_opts *opts, int argc, char *const *argv);
 /* -n: says on stdout what was checked and exits 0; otherwise returns. */
 void daemon_checked(const struct daemon_opts *opts, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -91,8 +91,9 @@ struct msg_ack {
 _Static_assert(sizeof(struct msg_ack) == 16, "msg_ack is 16 bytes");
 
 /* MT_CTL_LABEL's limits: croftctl's checks, the sampler's, and CROFT_LABEL's too. */
-#define CTL_LABEL_MAX 1024 /* bytes of a label */
-#define CTL_ID_MAX    128  /* bytes of a container id croftctl sends */
+#define CTL_LABEL_MAX    1024 /* bytes of a label */
+#define CTL_ID_MAX       128  /* bytes of a container id croftctl sends */
+#define CTL_LABEL_ID_LEN 64   /* a label's container id: this many lowercase hex digits */
 
 /* CTL_REPLY: status 0 ok, else a positive errno; text is JSON for STATUS. */
 struct msg_ctl_reply {

@@ -24,10 +24,12 @@
 #include "log.h"
 #include "priv.h"
 #include "probed.h"
+#include "usage.h"
 
-#define DRAIN_INTERVAL_MS   100  /* ring buffer reads between answers */
-#define DEVICES_CHECK_MS    1000 /* /proc/devices read again (~60 us of kernel time each) */
-#define UNPOLLED_DISCARD_NS (10ull * 1000000000ull) /* no sampler: empty the maps this often */
+#define DRAIN_INTERVAL_MS     100  /* ring buffer reads between answers */
+#define DEVICES_CHECK_MS      1000 /* /proc/devices read again (~60 us of kernel time each) */
+#define UNPOLLED_DISCARD_NS   (10ull * 1000000000ull) /* no sampler: empty the maps this often */
+#define PROBE_MAP_ENTRIES_MAX (1 << 24)               /* --map-entries */
 
 static const char extra_usage[] =
 	"      --map-entries N     entries of every counting map: tgids, tgid x syscall\n"
@@ -60,7 +62,7 @@ static void parse_args(struct probe_main *pm, int argc, char **argv)
 		{ "map-entries", required_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
+	long long entries;
 	int opt;
 
 	daemon_opts_init(&pm->opts, PROBE_NAME, extra_usage);
@@ -68,13 +70,13 @@ static void parse_args(struct probe_main *pm, int argc, char **argv)
 		if (daemon_option(&pm->opts, opt, optarg))
 			continue;
 		if (opt != 'M')
-			daemon_usage(&pm->opts, 2);
-		errno = 0;
-		pm->map_entries = (uint32_t)strtoul(optarg, &end, 10);
-		if (errno || *end || pm->map_entries < 1 || pm->map_entries > (1u << 24))
-			fatalx("--map-entries: expected 1..16777216, got '%s'", optarg);
+			daemon_bad_option(&pm->opts, argv, opt);
+		if (usage_number(optarg, 1, PROBE_MAP_ENTRIES_MAX, &entries) < 0)
+			daemon_usage_error(&pm->opts, "--map-entries '%.64s': expected 1..%d",
+				optarg, PROBE_MAP_ENTRIES_MAX);
+		pm->map_entries = (uint32_t)entries;
 	}
-	daemon_args_done(&pm->opts, argc);
+	daemon_args_done(&pm->opts, argc, argv);
 }
 
 static void load_config(struct probe_main *pm)

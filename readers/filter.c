@@ -14,30 +14,26 @@
 
 #include "config.h"
 #include "readers.h"
+#include "usage.h"
 
 static void usage(FILE *out, bool profile)
 {
 	if (profile)
-		fprintf(out, "usage: croft profile (--tgid N | --container ID | --pod UID | "
-			     "--label L | --framework F)\n"
-			     "                     [--since T] [--until T] [--host NAME] [--json] "
-			     "[--svg FILE] [PATH...]\n"
-			     "One process (tgid), container, label or framework over time: "
-			     "duration, CPU\n"
-			     "and RSS (mean, p50, p95, max), threads, GPU phases, network and disk "
-			     "rates,\n"
-			     "syscall mix; --svg draws CPU, RSS and GPU ioctls against time.\n");
+		fprintf(out,
+			"usage: croft profile SELECTOR... [--since T] [--until T] [--host NAME]\n"
+			"                     [--json] [--svg FILE] [PATH...]\n"
+			"One process, container, pod, label or framework over time (SELECTOR:\n"
+			"--tgid N, --container ID, --pod UID, --label L, --framework F; several\n"
+			"select the rows that match them all); --svg draws CPU, RSS and GPU\n"
+			"ioctls against time.\n");
 	else
 		fprintf(out,
 			"usage: croft stats [--since T] [--until T] [--container ID] [--pod UID]\n"
 			"                   [--label L] [--framework F] [--tgid N] [--host NAME]\n"
 			"                   [--json] [PATH...]\n"
-			"Time span, rows, processes, containers; rows, processes and process-hours "
-			"per\n"
-			"workload state; GPU-held and idle GPU-held hours per container and cwd,\n"
-			"and per pod beside what the kubelet allocated; per host (rows that name\n"
-			"one); processes and CPU-hours per framework; top syscalls; what was "
-			"skipped.\n");
+			"Figures over the dataset: processes, GPU-held and idle hours, "
+			"frameworks,\n"
+			"syscalls (the list: croft(1)).\n");
 	fprintf(out, "\nPATH: .jsonl and .jsonl.zst files and directories of them (default: the\n"
 		     "data_dir of the configuration; while that is not set, ./croft-data where it\n"
 		     "exists).  T: ISO 8601 UTC (2026-10-20T14:00:00Z), unix seconds (10\n"
@@ -46,9 +42,8 @@ static void usage(FILE *out, bool profile)
 		     "--container and --pod take an id (a pod's UID) or a prefix of one; --host\n"
 		     "a row's host, exactly.  Other options: --config FILE, --threads N (default:\n"
 		     "one per CPU), --jansson (the reference parser only).\n"
-		     "Exit status: 0 healthy (an empty live file, or its last line being\n"
-		     "written, is healthy), 3 figures printed but damage skipped (a corrupt\n"
-		     "frame, a bad or torn line, an unreadable file), 1 error, 2 usage.\n");
+		     "Exit status: 0 healthy, 3 figures printed but damage skipped, 1 error,\n"
+		     "2 usage (croft(1)).\n");
 }
 
 #define UNIX_S_DIGITS  10 /* 2001-09-09 .. 2286-11-20 */
@@ -183,18 +178,18 @@ static int parse_time_opt(struct read_opts *o, const char *opt, const char *text
 {
 	if (parse_time_ms(text, ret_ms) == 0)
 		return 0;
-	fprintf(stderr,
-		"croft %s: %s '%.64s': not a time (ISO 8601 like 2026-10-20T14:00:00Z, unix "
-		"seconds of 10 digits or milliseconds of 13, or a time before now like -2h or "
-		"30m)\n",
-		o->cmd, opt, text);
-	return -ERANGE; /* said: no second message */
+	return -usage_error(o->program,
+		"%s '%.64s': not a time (ISO 8601 like 2026-10-20T14:00:00Z, "
+		"unix seconds of 10 digits or milliseconds of 13, or a time before now like -2h "
+		"or 30m)",
+		opt, text);
 }
 
-static int parse_opt(struct read_opts *o, int c, const char **config)
+/* One option; a bad one is said here (usage_error) and gives -USAGE_EXIT. */
+static int parse_opt(struct read_opts *o, int c, char *const *argv, const char **config)
 {
 	struct filter *f = &o->filter;
-	char *end;
+	long long number;
 
 	switch (c) {
 	case OPT_SINCE:
@@ -222,19 +217,26 @@ static int parse_opt(struct read_opts *o, int c, const char **config)
 		return 0;
 	case OPT_TGID:
 		f->has_tgid = true;
-		errno = 0;
-		f->tgid = strtoll(optarg, &end, 10);
-		return errno || *end || f->tgid < 0 ? -EINVAL : 0;
+		if (usage_number(optarg, 0, INT32_MAX, &number) < 0)
+			return -usage_error(o->program, "--tgid '%.64s': not a process id (0..%d)",
+				optarg, INT32_MAX);
+		f->tgid = number;
+		return 0;
 	case OPT_JSON:
 		o->json = true;
 		return 0;
 	case OPT_THREADS:
-		o->threads = atoi(optarg);
-		return o->threads >= 1 && o->threads <= DS_THREADS_MAX ? 0 : -EINVAL;
+		if (usage_number(optarg, 1, DS_THREADS_MAX, &number) < 0)
+			return -usage_error(o->program, "--threads '%.64s': expected 1..%d", optarg,
+				DS_THREADS_MAX);
+		o->threads = (int)number;
+		return 0;
 	case OPT_CONFIG:
 		*config = optarg;
 		return 0;
 	case OPT_SVG:
+		if (strcmp(o->cmd, "profile"))
+			return -usage_error(o->program, "--svg is an option of croft profile");
 		o->svg_path = optarg;
 		return 0;
 	case OPT_JANSSON:
@@ -244,7 +246,7 @@ static int parse_opt(struct read_opts *o, int c, const char **config)
 		o->verbose = true;
 		return 0;
 	default:
-		return -EINVAL;
+		return -usage_getopt(o->program, argv, c);
 	}
 }
 
@@ -301,27 +303,21 @@ int read_opts_parse(int argc, char **argv, bool profile, struct read_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->cmd = profile ? "profile" : "stats";
+	o->program = profile ? "croft profile" : "croft stats";
 	o->threads = ds_default_threads();
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "vh", long_options, NULL)) != -1) {
+	opterr = 0; /* said by usage_getopt, naming the subcommand */
+	while ((c = getopt_long(argc, argv, ":vh", long_options, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout, profile);
 			return 1;
 		}
-		int r = c == OPT_SVG && !profile ? -EINVAL : parse_opt(o, c, &config);
-		if (r < 0) {
-			if (c != '?' && r != -ERANGE)
-				fprintf(stderr, "croft %s: bad value for %s\n", o->cmd,
-					argv[optind - 1]);
-			usage(stderr, profile);
+		if (parse_opt(o, c, argv, &config) < 0)
 			return -EINVAL;
-		}
 	}
 	if (profile && !o->filter.has_tgid && !o->filter.container && !o->filter.label &&
 		!o->filter.framework && !o->filter.pod) {
-		fprintf(stderr, "croft profile: give --tgid, --container, --pod, --label or "
-				"--framework\n");
-		usage(stderr, profile);
+		usage_error(o->program, "give --tgid, --container, --pod, --label or --framework");
 		return -EINVAL;
 	}
 	if (!config && getenv(CONFIG_PATH_ENV) && *getenv(CONFIG_PATH_ENV))

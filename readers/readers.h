@@ -46,7 +46,8 @@ struct filter {
 #define READ_LOCAL_DATA_DIR "croft-data" /* read when no PATH is given and no data_dir is set */
 
 struct read_opts {
-	const char *cmd; /* "stats" or "profile" */
+	const char *cmd;     /* "stats" or "profile" */
+	const char *program; /* "croft stats" or "croft profile": what messages name */
 	struct filter filter;
 	bool json, jansson_only, verbose;
 	int threads;

@@ -204,6 +204,8 @@ int sampler_reload(void *ctx, char **ret_errors)
 	return 0;
 }
 
+_Static_assert(CTL_LABEL_ID_LEN == CONTAINER_ID_LEN, "croftctl checks the ids the sampler takes");
+
 static int label_request(struct sampler *s, struct msg_cursor *payload, struct evbuffer *reply)
 {
 	const char *id, *label;

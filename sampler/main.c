@@ -65,9 +65,9 @@ static void parse_args(int argc, char **argv, struct options *o)
 		else if (opt == 'S')
 			o->state_dir = optarg;
 		else
-			daemon_usage(&o->d, 2);
+			daemon_bad_option(&o->d, argv, opt);
 	}
-	daemon_args_done(&o->d, argc);
+	daemon_args_done(&o->d, argc, argv);
 	if (!o->frameworks && getenv(CATALOG_ENV) && *getenv(CATALOG_ENV))
 		o->frameworks = getenv(CATALOG_ENV);
 }

@@ -12,6 +12,9 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "usage.h"
+
+#define PROGRAM "croft-generator"
 
 #define DROPIN_DIR  "croft-writer.service.d"
 #define DROPIN_NAME "croft-data-dir.conf"
@@ -55,10 +58,23 @@ int main(int argc, char **argv)
 	char *errors = NULL;
 	int ret;
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: croft-generator NORMAL_DIR [EARLY_DIR LATE_DIR]\n");
-		return 2;
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("usage: croft-generator NORMAL_DIR [EARLY_DIR LATE_DIR]\n"
+		       "A systemd generator: systemd runs it at boot and at each daemon-reload.\n"
+		       "Where croft.conf sets data_dir elsewhere, it writes NORMAL_DIR/%s/, a\n"
+		       "drop-in that lets croft-writer.service write there.\n",
+			DROPIN_DIR);
+		return 0;
 	}
+	/* systemd gives one or three absolute directories; nothing else is one */
+	if (argc != 2 && argc != 4)
+		return usage_error(PROGRAM,
+			"expected NORMAL_DIR [EARLY_DIR LATE_DIR], got %d "
+			"arguments",
+			argc - 1);
+	for (int i = 1; i < argc; i++)
+		if (argv[i][0] != '/')
+			return usage_error(PROGRAM, "'%s' is not an absolute directory", argv[i]);
 	/* Errors in croft.conf: no drop-in; croft-writer refuses to start and says why. */
 	if (config_load(conf, CONFIG_MISSING_DEFAULTS, &cfg, &errors) < 0) {
 		fprintf(stderr,

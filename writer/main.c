@@ -47,9 +47,9 @@ static void parse_args(int argc, char **argv, struct daemon_opts *opts, const ch
 		if (opt == 'd')
 			*ret_data_dir = optarg;
 		else
-			daemon_usage(opts, 2);
+			daemon_bad_option(opts, argv, opt);
 	}
-	daemon_args_done(opts, argc);
+	daemon_args_done(opts, argc, argv);
 }
 
 static void load_config(struct writer *w, const struct daemon_opts *opts, const char *data_dir)
