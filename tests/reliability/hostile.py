@@ -142,7 +142,7 @@ def raw_of(row, key):
 
 def schema_check(rows, schema_path):
     """Every row croft wrote, hostile ones and their *_b64 keys among them,
-    is one the schema (contract/croft-dataset.schema.json) accepts."""
+    is one the schema (build/contract/croft-dataset.schema.json) accepts."""
     import json
     import jsonschema
     with open(schema_path) as f:

@@ -1,6 +1,6 @@
 /*
  * test_rowdef.c: the row's table (contract/rowdef.h) is well formed, and the
- * JSON Schema (contract/croft-dataset.schema.json) and the man page
+ * JSON Schema (generated into build/contract by gen-schema) and the man page
  * (man/croft-dataset.5.scd) list exactly its fields with its types, and
  * the schema requires exactly those never left out; croft-gen-rows writes
  * every field.  Test process, any user; the three files' paths are its
