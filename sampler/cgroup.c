@@ -2,6 +2,8 @@
  * cgroup.c: a process's cgroup (v2, v1 or hybrid), its container id, its
  * pod (kubepods.c) and the cgroup's figures, read once per cgroup per
  * poll.  A figure the host cannot give is left out, never zero-filled.
+ * An id counts only where a runtime puts containers, in directories root
+ * made: a look-alike name elsewhere is a host process.
  * croft-sampler (croft user; cgroup files are world-readable).
  */
 #include <errno.h>
@@ -9,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -84,6 +87,8 @@ static void mounts_line(const char *line, size_t len, struct cgroup_mounts *m)
 			set_mount(m->cpu, sizeof(m->cpu), f[4], flen[4]);
 		if (has_option(super, slen, "cpuacct"))
 			set_mount(m->cpuacct, sizeof(m->cpuacct), f[4], flen[4]);
+		if (has_option(super, slen, "name=systemd"))
+			set_mount(m->systemd, sizeof(m->systemd), f[4], flen[4]);
 	}
 }
 
@@ -201,34 +206,43 @@ static const char *prefixed_id(const char *c, size_t n)
 	return NULL;
 }
 
-/* The innermost container id a path names; false for host processes. */
-bool cgroup_container_id(const char *path, size_t len, char ret_id[CONTAINER_ID_LEN + 1])
+static bool part_is(struct path_part c, const char *word)
 {
-	const char *p = path, *end = path + len, *found = NULL, *prev = NULL;
-	size_t prev_len = 0;
-	bool kube = false;
+	return c.len == strlen(word) && memcmp(c.at, word, c.len) == 0;
+}
 
-	while (p < end) {
-		const char *slash = memchr(p, '/', (size_t)(end - p));
-		size_t n = slash ? (size_t)(slash - p) : (size_t)(end - p);
-		const char *id = prefixed_id(p, n);
+/* The parents runtimes put a container's "<runtime>-<id>.scope" or "<id>" in, from the root. */
+static const char *container_id_at(const struct path_part *parts, size_t n)
+{
+	if (n < 2)
+		return NULL;
+	if (part_is(parts[0], "system.slice") || part_is(parts[0], "machine.slice") ||
+		part_is(parts[0], "libpod_parent"))
+		return prefixed_id(parts[1].at, parts[1].len);
+	if (part_is(parts[0], "docker") && is_hex64(parts[1].at, parts[1].len))
+		return parts[1].at;
+	return NULL;
+}
 
-		if (!id && is_hex64(p, n) &&
-			(kube || (prev && prev_len == 6 && memcmp(prev, "docker", 6) == 0)))
-			id = p;
-		if (id)
-			found = id;
-		if (n >= 8 && memcmp(p, "kubepods", 8) == 0)
-			kube = true;
-		prev = p;
-		prev_len = n;
-		p += n + 1;
+size_t cgroup_container_id(const char *path, size_t len, char ret_id[CONTAINER_ID_LEN + 1])
+{
+	struct path_part parts[POD_DEPTH_MAX + 1];
+	size_t n = cgroup_path_split(path, len, parts, POD_DEPTH_MAX + 1), depth = 2;
+	struct pod_identity pod;
+	const char *id = container_id_at(parts, n);
+
+	if (!id && (depth = cgroup_pod(path, len, &pod)) && depth < n) {
+		/* a pod's container, right in the pod's cgroup */
+		id = prefixed_id(parts[depth].at, parts[depth].len);
+		if (!id && is_hex64(parts[depth].at, parts[depth].len))
+			id = parts[depth].at;
+		depth++;
 	}
-	if (!found)
-		return false;
-	memcpy(ret_id, found, CONTAINER_ID_LEN);
+	if (!id)
+		return 0;
+	memcpy(ret_id, id, CONTAINER_ID_LEN);
 	ret_id[CONTAINER_ID_LEN] = '\0';
-	return true;
+	return depth;
 }
 
 /* "key value" lines (cpu.stat, memory.events, memory.oom_control). */
@@ -511,30 +525,87 @@ static char *figure_dir(const char *mount, const char *path, size_t len, const s
 	return dir;
 }
 
-/* The path shown: the one naming a container, else v2 on a v2 host, else memory, cpu... */
-static void choose_path(const struct cgroup_paths *ps, const char **ret, size_t *ret_len)
+/* One hierarchy's path for a process, and where that hierarchy is mounted. */
+struct hier_path {
+	const char *path;
+	size_t len;
+	const char *mount;
+};
+
+/*
+ * Whether the directories of the path's first `depth` components are all
+ * root's: runtimes and the kubelet make them as root, whereas a delegated
+ * subtree (systemd's user@.service, a chowned v1 cgroup) belongs to its
+ * user, whose names prove nothing.  Read once per cgroup.
+ */
+static bool made_by_root(const struct hier_path *h, size_t depth)
 {
-	const char *order[] = { ps->memory, ps->cpu, ps->cpuacct, ps->v2, ps->systemd };
-	size_t lens[] = { ps->memory_len, ps->cpu_len, ps->cpuacct_len, ps->v2_len,
-		ps->systemd_len };
-	char id[CONTAINER_ID_LEN + 1];
+	struct path_part parts[POD_DEPTH_MAX + 1];
+	size_t n = cgroup_path_split(h->path, h->len, parts, depth);
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (!h->mount[0] || n < depth || memchr(h->path, '\0', h->len))
+		return false;
+	for (size_t i = 0; i < depth; i++) {
+		int upto = (int)(parts[i].at + parts[i].len - h->path);
+
+		if (snprintf(dir, sizeof(dir), "%s%.*s", h->mount, upto, h->path) >=
+				(int)sizeof(dir) ||
+			lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != 0)
+			return false;
+	}
+	return true;
+}
+
+/* The container and pod h names where runtimes put them, made by root; false for none. */
+static bool path_identity(
+	const struct hier_path *h, char ret_id[CONTAINER_ID_LEN + 1], struct pod_identity *ret_pod)
+{
+	size_t id_depth, pod_depth, depth;
+
+	if (!h->path)
+		return false;
+	id_depth = cgroup_container_id(h->path, h->len, ret_id);
+	pod_depth = cgroup_pod(h->path, h->len, ret_pod);
+	depth = id_depth > pod_depth ? id_depth : pod_depth;
+	if (!depth || !made_by_root(h, depth))
+		return false;
+	if (!id_depth)
+		ret_id[0] = '\0';
+	if (!pod_depth)
+		ret_pod->uid[0] = '\0';
+	return true;
+}
+
+/*
+ * The path shown: the first naming a container or pod where root put it
+ * (which gives cg its identity), else v2 on a v2 host, else memory, cpu...
+ */
+static void choose_path(const struct cgroup_paths *ps, const struct cgroup_mounts *m,
+	struct cgroup *cg, struct hier_path *ret)
+{
+	const struct hier_path order[] = {
+		{ ps->memory, ps->memory_len, m->memory },
+		{ ps->cpu, ps->cpu_len, m->cpu },
+		{ ps->cpuacct, ps->cpuacct_len, m->cpuacct },
+		{ ps->v2, ps->v2_len, m->v2 },
+		{ ps->systemd, ps->systemd_len, m->systemd },
+	};
+	size_t count = sizeof(order) / sizeof(order[0]);
 	bool v1 = ps->memory || ps->cpu || ps->cpuacct || ps->systemd;
 
-	for (size_t i = 0; i < 5; i++)
-		if (order[i] && cgroup_container_id(order[i], lens[i], id)) {
+	for (size_t i = 0; i < count; i++)
+		if (path_identity(&order[i], cg->container_id, &cg->pod)) {
 			*ret = order[i];
-			*ret_len = lens[i];
 			return;
 		}
-	if (!v1) {
-		*ret = ps->v2;
-		*ret_len = ps->v2_len;
-		return;
-	}
-	for (size_t i = 0; i < 5; i++)
-		if (order[i]) {
+	cg->container_id[0] = '\0';
+	cg->pod.uid[0] = '\0';
+	*ret = order[3];
+	for (size_t i = 0; v1 && i < count; i++)
+		if (order[i].path) {
 			*ret = order[i];
-			*ret_len = lens[i];
 			return;
 		}
 }
@@ -542,30 +613,26 @@ static void choose_path(const struct cgroup_paths *ps, const char **ret, size_t 
 static struct cgroup *cgroup_create(struct cgroup_table *table, const char *text, size_t len)
 {
 	struct cgroup_paths ps;
+	struct hier_path shown;
 	struct cgroup *cg;
-	const char *path = NULL;
-	size_t plen = 0;
 
 	if (cgroup_parse_proc(text, len, &ps))
 		return NULL;
-	choose_path(&ps, &path, &plen);
 	cg = calloc(1, sizeof(*cg));
 	if (!cg)
 		return NULL;
+	choose_path(&ps, &table->mounts, cg, &shown);
 	cg->key = malloc(len + 1);
-	cg->path = malloc(plen + 1);
+	cg->path = malloc(shown.len + 1);
 	if (!cg->key || !cg->path) {
 		cgroup_free(cg);
 		return NULL;
 	}
 	memcpy(cg->key, text, len);
 	cg->key_len = len;
-	memcpy(cg->path, path, plen);
-	cg->path[plen] = '\0';
-	cg->path_len = plen;
-	cgroup_container_id(path, plen, cg->container_id);
-	if (!cgroup_pod(path, plen, &cg->pod))
-		cg->pod.uid[0] = '\0';
+	memcpy(cg->path, shown.path, shown.len);
+	cg->path[shown.len] = '\0';
+	cg->path_len = shown.len;
 	cg->dir_v2 = figure_dir(table->mounts.v2, ps.v2, ps.v2_len, cg);
 	cg->dir_memory = figure_dir(table->mounts.memory, ps.memory, ps.memory_len, cg);
 	cg->dir_cpu = figure_dir(table->mounts.cpu, ps.cpu, ps.cpu_len, cg);

@@ -4,8 +4,8 @@
  * device number names a GPU: NVIDIA's /dev/nvidiaN by its minor, a DRM or
  * accel node by the place of the device behind it among the host's GPUs
  * (sysfs); a MIG capability file (nvidia-caps) the compute instance its
- * minor opens (nvdriver.c).  croft-sampler, croft user (fd/ of others:
- * CAP_DAC_READ_SEARCH).
+ * minor opens (nvdriver.c).  Nothing here waits on a file's server.
+ * croft-sampler, croft user (fd/ of others: CAP_DAC_READ_SEARCH).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -201,6 +201,24 @@ bool gpu_mask_has(const struct gpu_mask *m, int index)
 	return index >= 0 && index < GPU_INDEX_MAX && (m->bits[index / 64] >> (index % 64)) & 1;
 }
 
+/*
+ * Whether an fd of another process (name, in its /proc/<pid>/fd) is a
+ * character device, and which: from what the kernel already knows of the
+ * file (AT_STATX_DONT_SYNC).  A plain stat asks a FUSE, NFS or CIFS file's
+ * server; a FUSE server that never answers would hold the sampler in
+ * uninterruptible sleep, where no signal reaches it, and stop every poll.
+ */
+static bool fd_char_device(int dirfd, const char *name, dev_t *ret_rdev)
+{
+	struct statx stx;
+
+	if (statx(dirfd, name, AT_STATX_DONT_SYNC, STATX_TYPE, &stx) ||
+		!(stx.stx_mask & STATX_TYPE) || !S_ISCHR(stx.stx_mode))
+		return false;
+	*ret_rdev = makedev(stx.stx_rdev_major, stx.stx_rdev_minor);
+	return true;
+}
+
 /* One fd per GPU device held: closing the device's last fd closes that one
  * or leaves another the next full scan keeps. */
 static void keep_fd(struct gpu_fds *k, const char *name, dev_t rdev)
@@ -244,11 +262,13 @@ static int full_scan(int procfd, pid_t tgid, const struct gpudev_set *gpu, struc
 	if (scan->pos)
 		seekdir(dir, scan->pos);
 	while (scan->seen < PROC_FDS_MAX && (de = readdir(dir))) {
+		dev_t rdev;
+
 		scan->seen++;
-		if (de->d_name[0] != '.' && fstatat(fd, de->d_name, &st, 0) == 0 &&
-			S_ISCHR(st.st_mode) && gpudev_match(gpu, st.st_rdev)) {
-			gpu_mask_set(&scan->found.gpus, gpu_index_of(gi, st.st_rdev));
-			keep_fd(&scan->found, de->d_name, st.st_rdev);
+		if (de->d_name[0] != '.' && fd_char_device(fd, de->d_name, &rdev) &&
+			gpudev_match(gpu, rdev)) {
+			gpu_mask_set(&scan->found.gpus, gpu_index_of(gi, rdev));
+			keep_fd(&scan->found, de->d_name, rdev);
 		}
 		if (clock_mono_ns() >= until_ns) {
 			scan->pos = telldir(dir);
@@ -262,7 +282,7 @@ static int full_scan(int procfd, pid_t tgid, const struct gpudev_set *gpu, struc
 
 /*
  * Whether the last scan still stands: each device's kept fd still open on
- * it, and as many fds open where the kernel says.  A fstatat a GPU device
+ * it, and as many fds open where the kernel says.  A statx a GPU device
  * held, where a full scan costs two microseconds a fd.
  */
 static bool still_held(int procfd, pid_t tgid, const struct gpu_fds *k)
@@ -276,9 +296,11 @@ static bool still_held(int procfd, pid_t tgid, const struct gpu_fds *k)
 	if (fstatat(procfd, path, &st, 0) || (st.st_size && (uint64_t)st.st_size != k->fds_open))
 		return false;
 	for (size_t i = 0; i < k->kept_count; i++) {
+		dev_t rdev;
+
+		/* the number may name another file now: a FUSE one, say */
 		snprintf(path, sizeof(path), "%d/fd/%d", (int)tgid, k->fd[i]);
-		if (fstatat(procfd, path, &st, 0) || !S_ISCHR(st.st_mode) ||
-			st.st_rdev != k->rdev[i])
+		if (!fd_char_device(procfd, path, &rdev) || rdev != k->rdev[i])
 			return false;
 	}
 	return true;

@@ -64,19 +64,42 @@ static bool is(const char *s, size_t n, const char *word)
 	return n == strlen(word) && memcmp(s, word, n) == 0;
 }
 
+size_t cgroup_path_split(const char *path, size_t len, struct path_part *ret, size_t max)
+{
+	const char *p = path, *end = path + len;
+	size_t n = 0;
+
+	while (p < end && n < max) {
+		const char *slash = memchr(p, '/', (size_t)(end - p));
+		size_t w = slash ? (size_t)(slash - p) : (size_t)(end - p);
+
+		if (w)
+			ret[n++] = (struct path_part){ p, w };
+		p += w + 1;
+	}
+	return n;
+}
+
+static bool ends(struct path_part c, const char *suffix)
+{
+	size_t sl = strlen(suffix);
+
+	return c.len >= sl && memcmp(c.at + c.len - sl, suffix, sl) == 0;
+}
+
 /*
  * The systemd driver's pod slice: "kubepods-<qos>-pod<uid>.slice", or
  * "kubepods-pod<uid>.slice" for a guaranteed pod (a kubelet run in a
  * container prefixes its own unit's name: "kubelet-kubepods-...").
  */
-static bool systemd_pod(const char *c, size_t n, struct pod_identity *ret)
+static bool systemd_pod(struct path_part part, struct pod_identity *ret)
 {
-	const char *at = memmem(c, n, "kubepods-", 9), *end, *uid;
+	const char *c = part.at, *at = memmem(c, part.len, "kubepods-", 9), *end, *uid;
 	enum pod_qos qos = POD_QOS_GUARANTEED;
 
-	if (!at || (at != c && at[-1] != '-') || n < 6 || memcmp(c + n - 6, ".slice", 6))
+	if (!at || (at != c && at[-1] != '-') || !ends(part, ".slice"))
 		return false;
-	end = c + n - 6;
+	end = c + part.len - 6;
 	at += 9;
 	if (starts(at, (size_t)(end - at), "burstable-"))
 		qos = POD_QOS_BURSTABLE, at += 10;
@@ -92,50 +115,69 @@ static bool systemd_pod(const char *c, size_t n, struct pod_identity *ret)
 }
 
 /*
- * The cgroupfs driver's pod directory: "pod<uid>" under "kubepods" (a
- * guaranteed pod) or under "kubepods/<qos>".
+ * Whether parts[0..last] are the chain of slices systemd makes for a
+ * nested slice ("a.slice/a-b.slice/a-b-c.slice"), from the root, under the
+ * kubelet's kubepods.slice (or a containerised kubelet's kubelet.slice).
  */
-static bool cgroupfs_pod(const char *c, size_t n, const char *parent, size_t parent_len,
-	bool grandparent_kubepods, struct pod_identity *ret)
+static bool slice_chain(const struct path_part *parts, size_t last)
 {
+	if (!is(parts[0].at, parts[0].len, "kubepods.slice") &&
+		!is(parts[0].at, parts[0].len, "kubelet.slice"))
+		return false;
+	for (size_t i = 1; i <= last; i++) {
+		size_t stem = parts[i - 1].len - 6; /* the parent's name less ".slice" */
+
+		if (!ends(parts[i], ".slice") || parts[i].len <= stem + 1 ||
+			memcmp(parts[i].at, parts[i - 1].at, stem) || parts[i].at[stem] != '-')
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The cgroupfs driver's pod directory: "pod<uid>" right under the root's
+ * "kubepods" (a guaranteed pod) or under "kubepods/<qos>"; "kubelet/" may
+ * come first (a kubelet whose --cgroup-root is /kubelet).
+ */
+static bool cgroupfs_pod(const struct path_part *parts, size_t k, struct pod_identity *ret)
+{
+	size_t base = is(parts[0].at, parts[0].len, "kubelet") ? 1 : 0;
 	enum pod_qos qos;
 
-	if (!starts(c, n, "pod") || !parent)
+	if (k <= base || !is(parts[base].at, parts[base].len, "kubepods") ||
+		!starts(parts[k].at, parts[k].len, "pod"))
 		return false;
-	if (is(parent, parent_len, "kubepods"))
+	if (k == base + 1)
 		qos = POD_QOS_GUARANTEED;
-	else if (grandparent_kubepods && is(parent, parent_len, "burstable"))
+	else if (k == base + 2 && is(parts[k - 1].at, parts[k - 1].len, "burstable"))
 		qos = POD_QOS_BURSTABLE;
-	else if (grandparent_kubepods && is(parent, parent_len, "besteffort"))
+	else if (k == base + 2 && is(parts[k - 1].at, parts[k - 1].len, "besteffort"))
 		qos = POD_QOS_BESTEFFORT;
 	else
 		return false;
-	if (!parse_uid(c + 3, n - 3, '-', ret->uid))
+	if (!parse_uid(parts[k].at + 3, parts[k].len - 3, '-', ret->uid))
 		return false;
 	ret->qos = qos;
 	return true;
 }
 
-bool cgroup_pod(const char *path, size_t len, struct pod_identity *ret)
+/*
+ * Only where the kubelet makes pods: a look-alike name anywhere else (a
+ * user's delegated cgroup, a container's own subtree) names no pod.
+ */
+size_t cgroup_pod(const char *path, size_t len, struct pod_identity *ret)
 {
-	const char *p = path, *end = path + len, *parent = NULL;
-	size_t parent_len = 0;
-	bool grandparent_kubepods = false, found = false;
+	struct path_part parts[POD_DEPTH_MAX];
+	size_t n = cgroup_path_split(path, len, parts, POD_DEPTH_MAX);
 
-	while (p < end) {
-		const char *slash = memchr(p, '/', (size_t)(end - p));
-		size_t n = slash ? (size_t)(slash - p) : (size_t)(end - p);
+	for (size_t k = 0; k < n; k++) {
 		struct pod_identity pod;
 
-		if (systemd_pod(p, n, &pod) ||
-			cgroupfs_pod(p, n, parent, parent_len, grandparent_kubepods, &pod)) {
+		if ((systemd_pod(parts[k], &pod) && slice_chain(parts, k)) ||
+			cgroupfs_pod(parts, k, &pod)) {
 			*ret = pod;
-			found = true;
+			return k + 1;
 		}
-		grandparent_kubepods = parent && is(parent, parent_len, "kubepods");
-		parent = p;
-		parent_len = n;
-		p += n + 1;
 	}
-	return found;
+	return 0;
 }

@@ -277,6 +277,18 @@ static void format_begin(struct sampler *s)
 }
 
 /* One slice of the poll: until POLL_SLICE_NS have passed, the probe is awaited or it ends. */
+/* The processes over the limit, said when they begin and when they end. */
+static void log_untracked(struct proc_table *procs)
+{
+	if (procs->untracked && !procs->untracked_said)
+		log_warnx("poll: %zu processes over the %d tracked get no rows (counted in status "
+			  "as processes_untracked and in croft.prom as croft_untracked_processes)",
+			procs->untracked, SAMPLER_PROCS_MAX);
+	else if (!procs->untracked && procs->untracked_said)
+		log_info("poll: every process tracked again");
+	procs->untracked_said = procs->untracked > 0;
+}
+
 static void poll_slice_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct sampler *s = arg;
@@ -291,6 +303,7 @@ static void poll_slice_cb(evutil_socket_t fd, short what, void *arg)
 			break;
 		if (r < 0)
 			log_warnx("poll: reading /proc: %s", strerror(-r));
+		log_untracked(&s->procs);
 		ask_probe(s);
 		return;
 	case POLL_PROBE:

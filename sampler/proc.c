@@ -266,6 +266,7 @@ static void proc_identity(struct proc *p, const struct proc_stat *st, const stru
 	char path[64], *buf;
 	ssize_t n;
 
+	p->ident.image = st->image;
 	p->ident.comm = malloc(st->comm_len + 1);
 	if (p->ident.comm) {
 		memcpy(p->ident.comm, st->comm, st->comm_len);
@@ -287,13 +288,53 @@ static void proc_identity(struct proc *p, const struct proc_stat *st, const stru
 }
 
 /*
- * comm changes at exec (and PR_SET_NAME): what was read between fork and
- * exec named the parent's program, so the identity is read again.
+ * An exec since the identity was read (or PR_SET_NAME): comm changes at
+ * most execs, and the program's place in memory at every one (an exec of
+ * a binary with the same name, or of the same binary with another
+ * CROFT_LABEL, keeps the comm).  What was read before named the old
+ * program, so the identity is read again.
  */
+static bool proc_exec_seen(const struct proc *p, const struct proc_stat *st)
+{
+	const struct proc_image *was = &p->ident.image, *now = &st->image;
+
+	if (st->comm_len != p->ident.comm_len || memcmp(st->comm, p->ident.comm, st->comm_len))
+		return true;
+	/* no address space (exiting: its identity stays) or none shown to us */
+	if (!now->start_stack || !was->start_stack)
+		return false;
+	return was->start_code != now->start_code || was->end_code != now->end_code ||
+	       was->start_stack != now->start_stack;
+}
+
 static void proc_reidentify(struct proc *p, const struct proc_stat *st, const struct poll_env *env)
 {
 	identity_drop(&p->ident, env->cgroups);
 	proc_identity(p, st, env);
+}
+
+/*
+ * A process moved to another cgroup (systemd, a runtime, cgclassify) is in
+ * that one's container and pod from the next read in full: each poll for a
+ * process that ran, at its idle slot for one that did not, which is when
+ * its rows are written.
+ */
+static void proc_cgroup_follow(struct proc *p, const struct poll_env *env)
+{
+	char path[64], buf[PROC_CGROUP_TEXT_MAX];
+	struct cgroup *moved;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%d/cgroup", (int)p->tgid);
+	n = procfs_read_at(env->procfd, path, buf, sizeof(buf));
+	if (n <= 0 || (p->ident.cg && p->ident.cg->key_len == (size_t)n &&
+			      memcmp(p->ident.cg->key, buf, (size_t)n) == 0))
+		return;
+	moved = cgroup_get(env->cgroups, buf, (size_t)n);
+	if (!moved)
+		return;
+	cgroup_put(env->cgroups, p->ident.cg);
+	p->ident.cg = moved;
 }
 
 /*
@@ -448,9 +489,10 @@ static bool proc_reread(struct proc *p, const struct poll_env *env)
 		if (n <= 0 || procfs_parse_stat(buf, (size_t)n, &st) ||
 			st.start_ticks != p->ident.start_ticks)
 			return false;
-		if (!p->ident.kthread && (st.comm_len != p->ident.comm_len ||
-						 memcmp(st.comm, p->ident.comm, st.comm_len)))
+		if (!p->ident.kthread && proc_exec_seen(p, &st))
 			proc_reidentify(p, &st, env);
+		else if (!p->ident.kthread)
+			proc_cgroup_follow(p, env);
 		proc_sample(p, &st, env, now);
 	}
 	p->cadence.seen_gen = env->gen;

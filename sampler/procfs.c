@@ -61,7 +61,7 @@ ssize_t procfs_read_at(int dirfd, const char *path, char *buf, size_t size)
 int procfs_parse_stat(const char *buf, size_t len, struct proc_stat *ret_stat)
 {
 	const char *open = memchr(buf, '(', len), *close = NULL, *p;
-	unsigned long long f[25] = { 0 };
+	unsigned long long f[29] = { 0 };
 	int field = 3;
 
 	for (const char *q = buf + len; q > buf; q--)
@@ -88,6 +88,17 @@ int procfs_parse_stat(const char *buf, size_t len, struct proc_stat *ret_stat)
 	}
 	if (field <= 24)
 		return -EINVAL;
+	/* rsslim, startcode, endcode, startstack: 0 where the reader may not
+	 * ptrace the process (the sampler's CAP_SYS_PTRACE may) */
+	while (field <= 28 && p < buf + len) {
+		char *endp;
+
+		f[field] = strtoull(p, &endp, 10);
+		if (endp == p)
+			break;
+		p = endp + (*endp == ' ');
+		field++;
+	}
 	ret_stat->comm = open + 1;
 	ret_stat->comm_len = (size_t)(close - open - 1);
 	ret_stat->flags = (unsigned)f[9];
@@ -96,6 +107,7 @@ int procfs_parse_stat(const char *buf, size_t len, struct proc_stat *ret_stat)
 	ret_stat->start_ticks = f[22];
 	ret_stat->vsize = f[23];
 	ret_stat->rss_pages = f[24];
+	ret_stat->image = (struct proc_image){ f[26], f[27], f[28] };
 	return 0;
 }
 

@@ -213,8 +213,21 @@ struct pod_identity {
 	char uid[POD_UID_LEN + 1]; /* with dashes, as the API shows .metadata.uid; "" = no pod */
 	enum pod_qos qos;
 };
-/* The pod a cgroup path is in (the kubelet's systemd or cgroupfs layout). */
-bool cgroup_pod(const char *path, size_t len, struct pod_identity *ret);
+#define POD_DEPTH_MAX 4 /* kubelet/kubepods/<qos>/pod<uid>: the deepest a pod sits */
+
+/* One component of a cgroup path (not NUL-terminated). */
+struct path_part {
+	const char *at;
+	size_t len;
+};
+/* The path's non-empty components, up to max of them. */
+size_t cgroup_path_split(const char *path, size_t len, struct path_part *ret, size_t max);
+/*
+ * The pod a cgroup path is in, where the kubelet's systemd or cgroupfs
+ * layout puts pods (from the root): the number of components up to the
+ * pod's, 0 for none.
+ */
+size_t cgroup_pod(const char *path, size_t len, struct pod_identity *ret);
 const char *pod_qos_name(enum pod_qos qos);
 
 /* ---- kubelet.c: the GPUs the kubelet allocated, from its device-plugin checkpoint ---- */
@@ -282,7 +295,7 @@ struct cgroup_figures {
 
 /* Where each hierarchy is mounted ("" = not mounted). */
 struct cgroup_mounts {
-	char v2[256], memory[256], cpu[256], cpuacct[256];
+	char v2[256], memory[256], cpu[256], cpuacct[256], systemd[256]; /* systemd: name=systemd */
 };
 
 /* The paths one /proc/<pid>/cgroup names (NULL = not listed). */
@@ -327,7 +340,12 @@ struct left_out {
 int cgroup_mounts_parse(const char *mountinfo, size_t len, struct cgroup_mounts *ret_mounts);
 int cgroup_mounts_read(struct cgroup_mounts *ret_mounts);
 int cgroup_parse_proc(const char *text, size_t len, struct cgroup_paths *ret_paths);
-bool cgroup_container_id(const char *path, size_t len, char ret_id[CONTAINER_ID_LEN + 1]);
+/*
+ * The container id a cgroup path names where a runtime puts containers
+ * (system.slice, machine.slice, docker/, a pod's cgroup): the number of
+ * components up to the id's, 0 for none (a host process).
+ */
+size_t cgroup_container_id(const char *path, size_t len, char ret_id[CONTAINER_ID_LEN + 1]);
 int cgroup_parse_keyed(const char *text, const char *key, uint64_t *ret_value);
 int cgroup_parse_pressure(const char *text, double *ret_avg10);
 struct cgroup_table *cgroup_table_new(const struct cgroup_mounts *mounts);
@@ -356,6 +374,16 @@ struct poll_clock {
 	uint64_t boot_ns; /* CLOCK_BOOTTIME */
 };
 
+/*
+ * Where an exec put the program (stat's startcode, endcode, startstack):
+ * every exec makes a new address space, and with ASLR (the kernel's
+ * default) a new stack top, so a change shows an exec that kept the comm.
+ * All 0 where the process may not be ptraced.
+ */
+struct proc_image {
+	uint64_t start_code, end_code, start_stack;
+};
+
 /* What a process is: read when it is found, again at exec; raw bytes. */
 struct proc_identity {
 	uint64_t start_ticks;   /* /proc/<pid>/stat field 22 */
@@ -363,6 +391,7 @@ struct proc_identity {
 	bool kthread;           /* kernel thread: tracked for reuse, never a row */
 	char *comm, *exe, *cwd, *label;
 	size_t comm_len, exe_len, cwd_len, label_len;
+	struct proc_image image; /* at the read: another one is another exec */
 	bool uid_known;
 	uint32_t uid; /* the real uid */
 	struct cgroup *cg;
@@ -452,7 +481,8 @@ struct proc_table {
 	struct proc *buckets[PROC_HASH_BUCKETS];
 	struct proc *list_head, *list_tail; /* discovery order */
 	size_t count;
-	size_t untracked; /* processes over SAMPLER_PROCS_MAX this poll */
+	size_t untracked;    /* processes over SAMPLER_PROCS_MAX this poll */
+	bool untracked_said; /* logged, until all are tracked again */
 	size_t fds_open;
 };
 
@@ -460,6 +490,7 @@ struct proc *proc_table_find(struct proc_table *table, pid_t tgid);
 
 /* procfs.c: readers of /proc/<pid>/ files, relative to an open /proc. */
 struct proc_stat {
+	struct proc_image image;
 	uint64_t cpu_ticks, start_ticks, vsize, rss_pages;
 	uint32_t threads;
 	unsigned flags;

@@ -11,9 +11,13 @@
 #include <unistd.h>
 
 #include "sampler.h"
+#include "scratch.h"
 #include "testlib.h"
 
-#define ID "33813f5d2c0e7b1a9f8e6d5c4b3a29180716253443526170819a0b1c2d3e4f50"
+#define ID    "33813f5d2c0e7b1a9f8e6d5c4b3a29180716253443526170819a0b1c2d3e4f50"
+#define OTHER "caffeeaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define UID   "1b2c3d4e-0000-1111-2222-333344445555"
+#define UIDU  "1b2c3d4e_0000_1111_2222_333344445555"
 
 static const char *cid(const char *path)
 {
@@ -31,14 +35,19 @@ START_TEST(container_ids)
 			     "cri-containerd:" ID),
 		"");
 	ck_assert_str_eq(cid("/kubepods.slice/kubepods-burstable.slice/"
-			     "kubepods-burstable-pod12.slice/cri-containerd-" ID ".scope"),
+			     "kubepods-burstable-pod" UIDU ".slice/cri-containerd-" ID ".scope"),
 		ID);
-	ck_assert_str_eq(cid("/kubepods.slice/kubepods-pod3.slice/crio-" ID ".scope"), ID);
+	ck_assert_str_eq(cid("/kubepods.slice/kubepods-pod" UIDU ".slice/crio-" ID ".scope"), ID);
 	ck_assert_str_eq(cid("/machine.slice/libpod-" ID ".scope"), ID);
 	ck_assert_str_eq(cid("/machine.slice/libpod-" ID ".scope/container"), ID);
+	ck_assert_str_eq(cid("/libpod_parent/libpod-" ID), ID);
 	ck_assert_str_eq(cid("/docker/" ID), ID);
-	ck_assert_str_eq(cid("/kubepods/burstable/pod5a2f/" ID), ID);
-	ck_assert_str_eq(cid("/kubepods/besteffort/podx/" ID "/sub"), ID);
+	ck_assert_str_eq(cid("/kubepods/burstable/pod" UID "/" ID), ID);
+	ck_assert_str_eq(cid("/kubepods/besteffort/pod" UID "/" ID "/sub"), ID);
+	/* a name inside a container is the container's: the runtime made the outer one */
+	ck_assert_str_eq(cid("/system.slice/docker-" ID ".scope/docker-" OTHER ".scope"), ID);
+	ck_assert_str_eq(cid("/docker/" ID "/docker/" OTHER), ID);
+	ck_assert_str_eq(cid("/kubepods/pod" UID "/" ID "/kubepods/pod" UID "/" OTHER), ID);
 	/* not containers */
 	ck_assert_str_eq(cid("/"), "");
 	ck_assert_str_eq(cid("/user.slice/user-1000.slice/session-2.scope"), "");
@@ -47,11 +56,20 @@ START_TEST(container_ids)
 	ck_assert_str_eq(cid("/system.slice/docker-33813f5d.scope"), ""); /* short id */
 	ck_assert_str_eq(cid("/system.slice/docker-" ID "0.scope"), "");  /* 65 hex */
 	ck_assert_str_eq(cid("/system.slice/docker-" ID ".scopex"), "");
+	/* look-alikes where a user or a container makes cgroups: host processes */
+	ck_assert_str_eq(
+		cid("/user.slice/user-1000.slice/user@1000.service/docker-" ID ".scope"), "");
+	ck_assert_str_eq(cid("/deleg/docker-" ID ".scope"), "");
+	ck_assert_str_eq(cid("/deleg/docker/" ID), "");
+	ck_assert_str_eq(
+		cid("/user.slice/user-1000.slice/user@1000.service/kubepods/pod" UID "/" ID), "");
+	ck_assert_str_eq(cid("/user.slice/kubepods.slice/kubepods-pod" UIDU
+			     ".slice/cri-containerd-" ID ".scope"),
+		"");
+	ck_assert_str_eq(cid("/system.slice/x.service/docker-" ID ".scope"), "");
+	ck_assert_str_eq(cid("/kubepods/burstable/podx/" ID), ""); /* no pod: no pod's container */
 }
 END_TEST
-
-#define UID  "1b2c3d4e-0000-1111-2222-333344445555"
-#define UIDU "1b2c3d4e_0000_1111_2222_333344445555"
 
 /* "uid qos" of the pod a path is in, "" outside pods. */
 static const char *pod(const char *path)
@@ -106,8 +124,52 @@ START_TEST(pods)
 	ck_assert_str_eq(pod("/kubepods.slice/kubepods-pod" UIDU ".slicex"), "");
 	ck_assert_str_eq(pod("/kubepods.slice/kubepods-guaranteed-pod" UIDU ".slice"), "");
 	ck_assert_str_eq(pod(""), "");
+	/* look-alikes away from where the kubelet puts pods */
+	ck_assert_str_eq(pod("/user.slice/user-1000.slice/user@1000.service/"
+			     "kubepods-besteffort-pod" UIDU ".slice/cri-containerd-" ID ".scope"),
+		"");
+	ck_assert_str_eq(pod("/deleg/kubepods/besteffort/pod" UID "/" ID), "");
+	ck_assert_str_eq(pod("/system.slice/docker-" ID ".scope/kubepods/pod" UID "/" OTHER), "");
+	ck_assert_str_eq(pod("/kubepods.slice/x-kubepods-pod" UIDU ".slice"), ""); /* no chain */
+	ck_assert_str_eq(
+		pod("/kubepods.slice/kubepods-besteffort.slice/kubepods-pod" UIDU ".slice"),
+		""); /* a slice that is not its parent's child */
 }
 END_TEST
+
+static void scratch_setup(void)
+{
+	tl_scratch_new("cgroup");
+}
+
+/*
+ * A fake cgroupfs in the scratch directory, a folder per hierarchy, with
+ * rel made in each: as root (CI), root's own directories, as a runtime
+ * makes them; as anyone else, a user's, which name no container.
+ */
+static struct cgroup_mounts fake_cgroupfs(const char *rel)
+{
+	static const char *const hier[] = { "v2", "memory", "cpu", "systemd" };
+	struct cgroup_mounts m;
+	char path[512];
+
+	for (size_t i = 0; rel && i < sizeof(hier) / sizeof(hier[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", hier[i], rel);
+		tl_scratch_mkdirs(path);
+	}
+	snprintf(m.v2, sizeof(m.v2), "%s/v2", tl_scratch());
+	snprintf(m.memory, sizeof(m.memory), "%s/memory", tl_scratch());
+	snprintf(m.cpu, sizeof(m.cpu), "%s/cpu", tl_scratch());
+	snprintf(m.cpuacct, sizeof(m.cpuacct), "%s/cpu", tl_scratch());
+	snprintf(m.systemd, sizeof(m.systemd), "%s/systemd", tl_scratch());
+	return m;
+}
+
+/* What a runtime's cgroup is expected to name: the id as root, nothing otherwise. */
+static const char *made_by_root(const char *id)
+{
+	return geteuid() == 0 ? id : "";
+}
 
 /* The pod reaches the cgroup of a v1 hybrid host's /proc/<pid>/cgroup, and a v2 one's. */
 START_TEST(table_pods)
@@ -118,20 +180,71 @@ START_TEST(table_pods)
 	static const char v2[] =
 		"0::/kubepods.slice/kubepods-pod" UIDU ".slice/cri-containerd-" ID ".scope\n";
 	static const char host[] = "0::/system.slice/sshd.service\n";
-	struct cgroup_mounts m = { .v2 = "/sys/fs/cgroup" };
-	struct cgroup_table *t = cgroup_table_new(&m);
-	struct cgroup *a = cgroup_get(t, v1, strlen(v1)), *b = cgroup_get(t, v2, strlen(v2));
-	struct cgroup *c = cgroup_get(t, host, strlen(host));
+	struct cgroup_mounts m;
+	struct cgroup_table *t;
+	struct cgroup *a, *b, *c;
 
-	ck_assert_str_eq(a->pod.uid, UID);
+	fake_cgroupfs("/kubepods/burstable/pod" UID "/" ID);
+	fake_cgroupfs("/kubepods.slice/kubepods-pod" UIDU ".slice/cri-containerd-" ID ".scope");
+	m = fake_cgroupfs("/system.slice/sshd.service");
+	t = cgroup_table_new(&m);
+	a = cgroup_get(t, v1, strlen(v1));
+	b = cgroup_get(t, v2, strlen(v2));
+	c = cgroup_get(t, host, strlen(host));
+	ck_assert_str_eq(a->pod.uid, made_by_root(UID));
 	ck_assert_int_eq(a->pod.qos, POD_QOS_BURSTABLE);
-	ck_assert_str_eq(a->container_id, ID);
-	ck_assert_str_eq(b->pod.uid, UID);
+	ck_assert_str_eq(a->container_id, made_by_root(ID));
+	ck_assert_str_eq(b->pod.uid, made_by_root(UID));
 	ck_assert_int_eq(b->pod.qos, POD_QOS_GUARANTEED);
 	ck_assert_str_eq(c->pod.uid, "");
 	cgroup_put(t, a);
 	cgroup_put(t, b);
 	cgroup_put(t, c);
+	cgroup_table_free(t);
+}
+END_TEST
+
+/*
+ * A runtime's names in a directory root did not make (a delegated subtree,
+ * chowned to its user) name nothing, wherever they sit; nor do they in a
+ * hierarchy croft cannot look at; the one named by root's directories wins.
+ */
+START_TEST(table_lookalikes)
+{
+	static const char deleg[] = "4:memory:/system.slice/docker-" OTHER ".scope\n"
+				    "1:name=systemd:/kubepods/pod" UID "/" OTHER "\n"
+				    "0::/system.slice/docker-" ID ".scope\n";
+	static const char unknown[] = "9:name=elogind:/system.slice/docker-" ID ".scope\n"
+				      "4:memory:/user.slice\n";
+	struct cgroup_mounts m;
+	struct cgroup_table *t;
+	struct cgroup *a, *b;
+	char path[512];
+
+	if (geteuid() != 0)
+		return; /* only root makes the directories a runtime would */
+	fake_cgroupfs("/system.slice/docker-" OTHER ".scope");
+	fake_cgroupfs("/kubepods/pod" UID "/" OTHER);
+	fake_cgroupfs("/user.slice");
+	m = fake_cgroupfs("/system.slice/docker-" ID ".scope");
+	/* the user's: memory's container scope, systemd's pod */
+	ck_assert_int_eq(chown(tl_scratch_path("memory/system.slice/docker-" OTHER ".scope", path,
+				       sizeof(path)),
+				 4242, 4242),
+		0);
+	ck_assert_int_eq(
+		chown(tl_scratch_path("systemd/kubepods/pod" UID, path, sizeof(path)), 4242, 4242),
+		0);
+	t = cgroup_table_new(&m);
+	a = cgroup_get(t, deleg, strlen(deleg));
+	ck_assert_str_eq(a->container_id, ID);
+	ck_assert_str_eq(a->path, "/system.slice/docker-" ID ".scope");
+	ck_assert_str_eq(a->pod.uid, "");
+	b = cgroup_get(t, unknown, strlen(unknown));
+	ck_assert_str_eq(b->container_id, "");
+	ck_assert_str_eq(b->path, "/user.slice");
+	cgroup_put(t, a);
+	cgroup_put(t, b);
 	cgroup_table_free(t);
 }
 END_TEST
@@ -170,13 +283,15 @@ START_TEST(table_paths)
 		"rw,memory\n"
 		"36 30 0:32 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
 		"37 30 0:33 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw,nsdelegate\n"
-		"38 30 0:34 /sub /mnt/sub rw - cgroup2 cgroup2 rw\n";
+		"38 30 0:34 /sub /mnt/sub rw - cgroup2 cgroup2 rw\n"
+		"39 30 0:35 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,xattr,name=systemd\n";
 	static const char docker[] = "4:memory:/system.slice/docker-" ID ".scope\n"
 				     "2:cpu,cpuacct:/\n0::/system.slice/docker-" ID ".scope\n";
 	static const char host[] = "4:memory:/user.slice\n2:cpu,cpuacct:/\n0::/\n";
 	struct cgroup_mounts m;
 	struct cgroup_table *t;
 	struct cgroup *a, *b, *c;
+	char want[512];
 	size_t n;
 
 	ck_assert_int_eq(cgroup_mounts_parse(mountinfo, strlen(mountinfo), &m), 0);
@@ -184,12 +299,17 @@ START_TEST(table_paths)
 	ck_assert_str_eq(m.cpu, "/sys/fs/cgroup/cpu,cpuacct");
 	ck_assert_str_eq(m.cpuacct, "/sys/fs/cgroup/cpu,cpuacct");
 	ck_assert_str_eq(m.v2, "/sys/fs/cgroup/unified"); /* the /sub mount is not a root */
+	ck_assert_str_eq(m.systemd, "/sys/fs/cgroup/systemd");
+	fake_cgroupfs("/user.slice");
+	m = fake_cgroupfs("/system.slice/docker-" ID ".scope");
 	t = cgroup_table_new(&m);
 	a = cgroup_get(t, docker, strlen(docker));
+	ck_assert_str_eq(a->container_id, made_by_root(ID));
 	ck_assert_str_eq(a->path, "/system.slice/docker-" ID ".scope");
-	ck_assert_str_eq(a->container_id, ID);
-	ck_assert_str_eq(a->dir_memory, "/sys/fs/cgroup/memory/system.slice/docker-" ID ".scope");
-	ck_assert_str_eq(a->dir_v2, "/sys/fs/cgroup/unified/system.slice/docker-" ID ".scope");
+	snprintf(want, sizeof(want), "%s/memory/system.slice/docker-" ID ".scope", tl_scratch());
+	ck_assert_str_eq(a->dir_memory, want);
+	snprintf(want, sizeof(want), "%s/v2/system.slice/docker-" ID ".scope", tl_scratch());
+	ck_assert_str_eq(a->dir_v2, want);
 	ck_assert_ptr_null(a->dir_cpu); /* "/" is another cgroup: its figures would lie */
 	b = cgroup_get(t, docker, strlen(docker));
 	ck_assert_ptr_eq(a, b);
@@ -197,7 +317,7 @@ START_TEST(table_paths)
 	ck_assert_str_eq(c->path, "/user.slice");
 	ck_assert_str_eq(c->container_id, "");
 	ck_assert_int_eq(cgroup_table_containers(t, &n), 0);
-	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(n, geteuid() == 0 ? 1 : 0);
 	cgroup_put(t, a);
 	cgroup_put(t, b);
 	cgroup_put(t, c);
@@ -210,14 +330,19 @@ END_TEST
 /* Containers are counted by id: two cgroups of one container are one. */
 START_TEST(containers_count)
 {
-	enum { CONTAINERS = 3000 };
-	struct cgroup_mounts m = { 0 };
-	struct cgroup_table *t = cgroup_table_new(&m);
+	enum { CONTAINERS = 1000 };
+	struct cgroup_mounts m = fake_cgroupfs(NULL);
+	struct cgroup_table *t;
 	struct cgroup **cgs = calloc(2 * CONTAINERS, sizeof(*cgs));
 	char text[256];
 	size_t n;
 
 	ck_assert_ptr_nonnull(cgs);
+	for (int i = 0; i < CONTAINERS; i++) {
+		snprintf(text, sizeof(text), "v2/system.slice/docker-%064x.scope", i);
+		tl_scratch_mkdirs(text);
+	}
+	t = cgroup_table_new(&m);
 	for (int i = 0; i < 2 * CONTAINERS; i++) {
 		/* the container's scope, and a cgroup below it (one process in each) */
 		int len = snprintf(text, sizeof(text), "0::/system.slice/docker-%064x.scope%s\n",
@@ -227,7 +352,7 @@ START_TEST(containers_count)
 		ck_assert_ptr_nonnull(cgs[i]);
 	}
 	ck_assert_int_eq(cgroup_table_containers(t, &n), 0);
-	ck_assert_uint_eq(n, CONTAINERS);
+	ck_assert_uint_eq(n, geteuid() == 0 ? CONTAINERS : 0);
 	for (int i = 0; i < 2 * CONTAINERS; i++)
 		cgroup_put(t, cgs[i]);
 	free(cgs);
@@ -332,9 +457,12 @@ int main(void)
 	Suite *s = suite_create("cgroup");
 	TCase *tc = tcase_create("cgroup");
 
+	tcase_add_checked_fixture(tc, scratch_setup, tl_scratch_free);
+	tcase_set_timeout(tc, 60); /* containers_count makes a thousand directories */
 	tcase_add_test(tc, container_ids);
 	tcase_add_test(tc, pods);
 	tcase_add_test(tc, table_pods);
+	tcase_add_test(tc, table_lookalikes);
 	tcase_add_test(tc, proc_cgroup_v1_hybrid_v2);
 	tcase_add_test(tc, table_paths);
 	tcase_add_test(tc, containers_count);

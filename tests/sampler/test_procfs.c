@@ -27,7 +27,15 @@ START_TEST(stat_parse)
 	ck_assert_uint_eq(st.vsize, 1052672);
 	ck_assert_uint_eq(st.rss_pages, 300);
 	ck_assert_uint_eq(st.flags, 4194560);
+	ck_assert_uint_eq(st.image.start_stack, 0); /* a line that ends before them */
 	ck_assert_int_eq(procfs_parse_stat("1 (x) S 1 2", 11, &st), -EINVAL);
+	static const char more[] = "9 (x) S 1 9 9 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 7 0 98765 "
+				   "1052672 300 18446744073709551615 94000 95000 140730000\n";
+	ck_assert_int_eq(procfs_parse_stat(more, strlen(more), &st), 0);
+	ck_assert_uint_eq(st.image.start_code, 94000);
+	ck_assert_uint_eq(st.image.end_code, 95000);
+	ck_assert_uint_eq(st.image.start_stack, 140730000);
+	ck_assert_uint_eq(st.rss_pages, 300);
 }
 END_TEST
 

@@ -147,13 +147,17 @@ class Test:
         return p
 
     def container(self):
-        """A docker-named cgroup in each hierarchy: its id, and its directories."""
+        """A docker-named cgroup in each hierarchy, where Docker puts them (a name anywhere
+        else is a host process's): its id, and its directories."""
         cid = os.urandom(32).hex()
-        rel = 'croft-prom-test/docker-%s.scope' % cid
+        rel = 'system.slice/docker-%s.scope' % cid
         dirs = []
         for m in v1_or_v2_mounts():
             d = os.path.join(m, rel)
-            os.makedirs(d)
+            if not os.path.isdir(os.path.dirname(d)):
+                os.mkdir(os.path.dirname(d))
+                self.cgroups.append(os.path.dirname(d))
+            os.mkdir(d)
             dirs.append(d)
         self.cgroups += dirs
         return cid, dirs
@@ -231,11 +235,6 @@ class Test:
     def cleanup(self):
         for d in reversed(self.cgroups):
             wait(lambda: not rmdir_busy(d), 10)
-        for m in v1_or_v2_mounts():
-            try:
-                os.rmdir(os.path.join(m, 'croft-prom-test'))
-            except OSError:
-                pass
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 

@@ -20,6 +20,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 from fakewriter import FakeWriter  # noqa: E402
+from fuseserver import FuseServer  # noqa: E402
 from wire import (HDR, MT_CTL_LABEL, MT_CTL_RELOAD, MT_CTL_STATUS, MT_HELLO,  # noqa: E402
                   MT_PROBE_POLL, ROLE_PROBE, ctl_request, hello)
 
@@ -253,6 +254,154 @@ def t_docker_cgroup(h):
             problems.append('memory_bytes %s vs %s in %s' % (got, truth, mem_file))
         print('# %s: %s (file: %s)' % (want_rel[:40], json.dumps(r.get('cgroup_usage')), truth))
     h.docker = (p, cid)
+    return '; '.join(problems) or None
+
+
+def make_cgroup_tree(h, mount, rel, owner=None):
+    """rel and every directory above it under mount, removed at cleanup; the last chowned to
+    owner (a delegated cgroup: systemd's user@.service, or a v1 cgroup handed to a user)."""
+    d = mount
+    for part in rel.strip('/').split('/'):
+        d = os.path.join(d, part)
+        if not os.path.isdir(d):
+            os.mkdir(d)
+            h.cgroup_dirs.append(d)
+    if owner is not None:
+        for name in ('', 'cgroup.procs', 'tasks'):
+            if os.path.exists(os.path.join(d, name)):
+                os.chown(os.path.join(d, name), owner, owner)
+    return d
+
+
+def t_lookalike_cgroup(h):
+    """Security review finding 2: a runtime's names where no runtime put them, or in a
+    directory root did not make, are a host process's: no container, pod or label."""
+    v1, _ = cgroup_mounts()
+    mount = v1.get('memory')
+    if not mount or not hasattr(h, 'docker'):
+        return 'no v1 memory hierarchy, or no docker-named container to borrow from'
+    victim, cid = h.docker
+    uid = '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0'
+    other = os.urandom(32).hex()
+    tag = os.getpid()
+    cases = [  # (cgroup path, who owns its last directory)
+        ('/croft-test-deleg-%d/docker-%s.scope' % (tag, cid), 4242),
+        ('/croft-test-deleg-%d/kubepods/besteffort/pod%s/%s' % (tag, uid, cid), 4242),
+        ('/user.slice/user-4242.slice/user@4242.service/croft-%d/docker-%s.scope' % (tag, cid),
+         4242),
+        ('/system.slice/docker-%s.scope' % other, 4242),  # a runtime's place, a user's directory
+        ('/kubepods/besteffort/pod%s/%s' % (uid, other), 4242),
+    ]
+    procs = []
+    for rel, owner in cases:
+        d = make_cgroup_tree(h, mount, rel, owner)
+        procs.append((h.spawn(['sleep', 'croft-lookalike'], cgroups=[d]), rel))
+    st, text = h.ctl(MT_CTL_LABEL, cid.encode() + b'\0exp-42\0')
+    if st:
+        return 'label: %d %s' % (st, text)
+    st, text = h.ctl(MT_CTL_LABEL, other.encode() + b'\0exp-43\0')
+    t = int(time.time() * 1000)
+    problems = []
+    try:
+        for p, rel in procs:
+            rows = h.rows.wait(lambda: [r for r in h.rows.of(p) if r['unix_ms'] > t])
+            if not rows:
+                problems.append('no row of the process in %s' % rel)
+                continue
+            r = rows[-1]
+            pr = r['process']
+            if pr.get('cgroup') != rel:
+                problems.append('%s: cgroup %r' % (rel, pr.get('cgroup')))
+            for key in ('container_id', 'pod_uid', 'pod_qos'):
+                if key in pr:
+                    problems.append('%s: %s %s' % (rel, key, pr[key]))
+            if 'label' in r:
+                problems.append('%s: label %s (%s)' % (rel, r['label'], r.get('label_source')))
+            if pr.get('uid') != 0:
+                problems.append('%s: uid %r' % (rel, pr.get('uid')))
+        # the container they copied keeps its id and gets root's label
+        rows = h.rows.wait(lambda: [r for r in h.rows.of(victim) if r['unix_ms'] > t and
+                                    r.get('label') == 'exp-42'], 40)
+        if not rows or rows[-1]['process'].get('container_id') != cid:
+            problems.append('the real container: %s' % (rows and rows[-1]))
+        elif rows[-1].get('label_source') != 'croftctl':
+            problems.append('label_source %r' % rows[-1].get('label_source'))
+    finally:
+        h.ctl(MT_CTL_LABEL, cid.encode() + b'\0\0')
+        h.ctl(MT_CTL_LABEL, other.encode() + b'\0\0')
+        for p, _ in procs:
+            h.kill(p)
+    return '; '.join(problems) or None
+
+
+def t_exec_keeps_comm(h):
+    """Security review finding 16: an exec that keeps the comm (a program of the same name
+    elsewhere, with another CROFT_LABEL) is seen at the next poll: the first row after it
+    has the new program's exe and label."""
+    d = os.path.join(h.tmp, 'exec')
+    progs = []
+    for sub in ('a', 'b'):
+        os.makedirs(os.path.join(d, sub))
+        progs.append(os.path.join(d, sub, 'croft-x'))
+        shutil.copy('/bin/sh', progs[-1])
+    a, b = progs
+    p = subprocess.Popen([a, '-c', 'read l; export CROFT_LABEL=after; exec %s -c "read l"' % b],
+                         stdin=subprocess.PIPE, env=dict(os.environ, CROFT_LABEL='before'))
+    p.t0_ms = int(time.time() * 1000)
+    h.children.append(p)
+    problems = []
+    try:
+        if not h.rows.wait(lambda: [r for r in h.rows.of(p) if r['process'].get('exe') == a and
+                                    r.get('label') == 'before']):
+            return 'no row of %s labelled before: %s' % (a, h.rows.of(p)[-1:])
+        p.stdin.write(b'go\n')
+        p.stdin.flush()
+        h.rows.wait(lambda: os.readlink('/proc/%d/exe' % p.pid) == b, 10)
+        t = int(time.time() * 1000)
+        rows = h.rows.wait(lambda: [r for r in h.rows.of(p) if r['unix_ms'] > t])
+        if not rows:
+            return 'no row after the exec'
+        first = rows[0]
+        if first['process'].get('comm') != 'croft-x':
+            problems.append('comm %r: the exec did not keep it' % first['process'].get('comm'))
+        if first['process'].get('exe') != b or first.get('label') != 'after':
+            problems.append('the first row after the exec: exe %s label %s' % (
+                first['process'].get('exe'), first.get('label')))
+    finally:
+        h.kill(p)
+    return '; '.join(problems) or None
+
+
+def t_cgroup_move(h):
+    """Security review finding 16: a process moved to another cgroup (as systemd, a runtime or
+    cgclassify do) is in that container from its first row after the move, idle or busy."""
+    v1, v2 = cgroup_mounts()
+    mount = v1.get('memory') or v2
+    if not mount:
+        return 'no cgroup hierarchy mounted'
+    ids = [os.urandom(32).hex() for _ in range(2)]
+    dirs = [make_cgroup_tree(h, mount, '/system.slice/docker-%s.scope' % c) for c in ids]
+    procs = [h.spawn(['sleep', 'croft-moved'], cgroups=[dirs[0]]),
+             h.spawn(['busy', 'croft-moved-b'], cgroups=[dirs[0]])]
+    problems = []
+    try:
+        for p in procs:
+            if not h.rows.wait(lambda: [r for r in h.rows.of(p)
+                                        if r['process'].get('container_id') == ids[0]]):
+                problems.append('pid %d: no row in the first container' % p.pid)
+        for p in procs:
+            with open(os.path.join(dirs[1], 'cgroup.procs'), 'w') as f:
+                f.write(str(p.pid))
+        t = int(time.time() * 1000)
+        for p in procs:
+            rows = h.rows.wait(lambda: [r for r in h.rows.of(p) if r['unix_ms'] > t], 40)
+            got = rows and rows[0]['process'].get('container_id')
+            if got != ids[1]:
+                problems.append('pid %d: the first row after the move: container %s' % (
+                    p.pid, got and got[:12]))
+    finally:
+        for p in procs:
+            h.kill(p)
     return '; '.join(problems) or None
 
 
@@ -1018,6 +1167,51 @@ def t_gpus(h):
     return '; '.join(problems) or None
 
 
+def t_fuse_fd(h):
+    """Security review finding 3: a process holding open a file of a FUSE server that never
+    answers GETATTR (allow_other, as user_allow_other permits) costs the fd scan nothing: the
+    sampler asks the server nothing, polls on and writes the holder's rows; a plain stat
+    would hold it in uninterruptible sleep until the server died."""
+    h.write_conf('[probe]\ngpu_devices = 1:7\n')  # /dev/full stands in: the fd scan runs
+    st, text = h.ctl(MT_CTL_RELOAD)
+    if st:
+        return 'reload with gpu_devices = 1:7: %s' % text
+    mnt = os.path.join(h.tmp, 'fuse')
+    os.mkdir(mnt)
+    try:
+        server = FuseServer(mnt, {h.sampler.pid})
+    except OSError as e:
+        return 'no FUSE here: %s' % e
+    holder, problems = None, []
+    try:
+        with open(server.path(), 'rb') as f:  # the test's own stat is answered
+            holder = h.spawn(['sleep', 'croft-fuse'], stdin=f)
+        t = int(time.time() * 1000)
+        rows = h.rows.wait(lambda: [r for r in h.rows.of(holder) if r['unix_ms'] > t], 20)
+        if not rows:
+            problems.append('no row of the FUSE file holder')
+        try:  # the polls after it go on: five more
+            polls0 = h.figures().get('polls', 0)
+            polls = h.rows.wait(lambda: max(0, h.figures().get('polls', 0) - polls0) >= 5 and
+                                h.figures()['polls'] - polls0, 20)
+        except OSError as e:
+            polls = 'no answer (%s)' % e
+        if not polls:
+            problems.append('polls after the holder\'s row: %s' % polls)
+        if server.held:
+            problems.append('requests held by the FUSE server: %s' % server.held[:4])
+        print('# FUSE holder: %d rows, %s polls; the server held %d requests' %
+              (len(rows or []), polls, len(server.held)))
+    finally:
+        if holder:
+            h.kill(holder)
+        server.stop()  # fails what it held: an old sampler goes on
+        os.rmdir(mnt)
+        h.write_conf()
+        h.ctl(MT_CTL_RELOAD)
+    return '; '.join(problems) or None
+
+
 def t_privileges(h):
     """Started as root: the croft (here nobody) user, exactly CAP_SYS_PTRACE and
     CAP_DAC_READ_SEARCH, no_new_privs and a seccomp filter."""
@@ -1399,6 +1593,12 @@ def main():
     tests = [('bad catalog files are refused with file, entry and reason', t_bad_catalogs),
              ('late dlopen: started', t_framework_late_start),
              ('docker-named cgroups: cgroup, container id, memory_bytes', t_docker_cgroup),
+             ('look-alike container and pod cgroups: host processes, no label (review 2)',
+              t_lookalike_cgroup),
+             ('an exec that keeps the comm: new exe and label at the next row (review 16)',
+              t_exec_keeps_comm),
+             ('a process moved to another cgroup: its new container from the next row (review 16)',
+              t_cgroup_move),
              ('busy loop: cpu_cores 1.0 +- 0.1', t_busy),
              ('20 MB/s fsync writer: write_bytes_s within 10%', t_writer_20mb),
              ('50 threads', t_threads),
@@ -1422,6 +1622,7 @@ def main():
              ('GPU device files without the probe: gpu-held, late opener found', t_gpu_fd),
              ('last GPU file closed: no-gpu within two polls, idle or busy', t_gpu_close),
              ('gpus: NVIDIA minors, DRM nodes by PCI order, kept current', t_gpus),
+             ('a FUSE file held open: the fd scan asks its server nothing (review 3)', t_fuse_fd),
              ('privileges: nobody, CAP_SYS_PTRACE + CAP_DAC_READ_SEARCH, seccomp', t_privileges),
              ('an unprivileged start works', t_unprivileged),
              ('in a child pid namespace: CPU from clock ticks, logged once', t_foreign_pidns),
