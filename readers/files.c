@@ -5,6 +5,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,8 @@ struct collect {
 	} * seen;
 	char *err;
 	size_t err_size;
+	int depth;            /* of the directory being walked, below its root */
+	size_t links_skipped; /* symbolic links met below the roots, not followed */
 };
 
 static bool has_suffix(const char *s, const char *suffix)
@@ -34,7 +37,7 @@ static bool has_suffix(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
-static int collect_add(struct collect *c, const char *path, const struct stat *st)
+static int collect_add(struct collect *c, const char *path, const struct stat *st, bool named)
 {
 	for (size_t i = 0; i < c->files.n; i++)
 		if (c->seen[i].dev == st->st_dev && c->seen[i].ino == st->st_ino)
@@ -59,48 +62,85 @@ static int collect_add(struct collect *c, const char *path, const struct stat *s
 	char *copy = strdup(path);
 	if (!copy)
 		return -ENOMEM;
-	c->files.v[c->files.n] =
-		(struct ds_file){ copy, (uint64_t)st->st_size, has_suffix(path, ".zst") };
+	c->files.v[c->files.n] = (struct ds_file){ .path = copy,
+		.size_bytes = (uint64_t)st->st_size,
+		.zst = has_suffix(path, ".zst"),
+		.named = named,
+		.dev = st->st_dev,
+		.ino = st->st_ino };
 	c->seen[c->files.n].dev = st->st_dev;
 	c->seen[c->files.n].ino = st->st_ino;
 	c->files.n++;
 	return 0;
 }
 
-static int collect_dir(struct collect *c, const char *dir, int depth)
+/* The directories from a root down to one being walked: a bind mount can make a loop. */
+struct walk_chain {
+	const struct walk_chain *up;
+	dev_t dev;
+	ino_t ino;
+};
+
+static bool in_chain(const struct walk_chain *chain, const struct stat *st)
 {
-	DIR *d;
+	for (; chain; chain = chain->up)
+		if (chain->dev == st->st_dev && chain->ino == st->st_ino)
+			return true;
+	return false;
+}
+
+/*
+ * Below the paths given, entries are taken as they are: a symbolic link is
+ * not followed (a link to ".", or to a file the reader was not asked to
+ * read, in a directory someone else writes), only counted.
+ */
+static int collect_dir(struct collect *c, const char *dir, int dirfd, const struct walk_chain *up)
+{
+	struct walk_chain here = { .up = up };
+	struct stat st;
 	struct dirent *de;
+	DIR *d;
 	int r = 0;
 
-	if (depth > WALK_DEPTH_MAX)
-		return 0;
-	d = opendir(dir);
-	if (!d && depth > 0) {
-		/* e.g. a runtime dir inside the data dir: not ours to read */
-		fprintf(stderr, "croft: %s: %s (not read)\n", dir, strerror(errno));
+	if (fstat(dirfd, &st) < 0 || in_chain(up, &st)) {
+		close(dirfd);
 		return 0;
 	}
+	here.dev = st.st_dev;
+	here.ino = st.st_ino;
+	d = fdopendir(dirfd);
 	if (!d) {
-		r = -errno;
-		snprintf(c->err, c->err_size, "%s: %s", dir, strerror(errno));
-		return r;
+		close(dirfd);
+		return -ENOMEM;
 	}
 	while (r == 0 && (de = readdir(d)) != NULL) {
 		char path[PATH_MAX];
-		struct stat st;
+		int sub;
 
 		if (de->d_name[0] == '.')
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path))
 			continue;
-		if (stat(path, &st) < 0)
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		if (S_ISDIR(st.st_mode))
-			r = collect_dir(c, path, depth + 1);
-		else if (S_ISREG(st.st_mode) &&
-			 (has_suffix(de->d_name, ".jsonl") || has_suffix(de->d_name, ".jsonl.zst")))
-			r = collect_add(c, path, &st);
+		if (S_ISLNK(st.st_mode)) {
+			c->links_skipped++;
+		} else if (S_ISDIR(st.st_mode) && c->depth < WALK_DEPTH_MAX) {
+			sub = openat(dirfd, de->d_name,
+				O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+			if (sub < 0) {
+				/* e.g. a runtime dir inside the data dir: not ours to read */
+				fprintf(stderr, "croft: %s: %s (not read)\n", path,
+					strerror(errno));
+				continue;
+			}
+			c->depth++;
+			r = collect_dir(c, path, sub, &here);
+			c->depth--;
+		} else if (S_ISREG(st.st_mode) && (has_suffix(de->d_name, ".jsonl") ||
+							  has_suffix(de->d_name, ".jsonl.zst"))) {
+			r = collect_add(c, path, &st, false);
+		}
 	}
 	closedir(d);
 	return r;
@@ -142,15 +182,24 @@ int ds_collect(
 	for (int i = 0; r == 0 && i < count; i++) {
 		struct stat st;
 
+		int fd;
+
+		/* a path given is the reader's choice: followed where it is a link */
 		if (stat(paths[i], &st) < 0) {
 			r = -errno;
 			snprintf(err, err_size, "%s: %s", paths[i], strerror(errno));
-		} else if (S_ISDIR(st.st_mode)) {
-			r = collect_dir(&c, paths[i], 0);
+		} else if (!S_ISDIR(st.st_mode)) {
+			r = collect_add(&c, paths[i], &st, true);
+		} else if ((fd = open(paths[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+			r = -errno;
+			snprintf(err, err_size, "%s: %s", paths[i], strerror(errno));
 		} else {
-			r = collect_add(&c, paths[i], &st);
+			r = collect_dir(&c, paths[i], fd, NULL);
 		}
 	}
+	if (c.links_skipped)
+		fprintf(stderr, "croft: %zu symbolic link%s below the paths given not followed\n",
+			c.links_skipped, c.links_skipped == 1 ? "" : "s");
 	free(c.seen);
 	if (r < 0) {
 		ds_files_free(&c.files);

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "rowscan.h"
 
@@ -25,6 +26,9 @@ struct ds_file {
 	char *path;
 	uint64_t size_bytes;
 	bool zst;
+	bool named; /* given as a path (followed if a link), not found in a walk */
+	dev_t dev;  /* what was listed: the file read must be it */
+	ino_t ino;
 };
 
 struct ds_files {
@@ -70,9 +74,9 @@ struct ds_sink {
 
 /*
  * Walks paths (files are taken whatever their name; directories are walked
- * for *.jsonl and *.jsonl.zst, dot files left out); sorted by path, each
- * file once.  A path that does not exist is an error: -errno and a message
- * in err.
+ * for *.jsonl and *.jsonl.zst, dot files left out, symbolic links below
+ * them not followed, WALK_DEPTH_MAX deep); sorted by path, each file once.  A path that does not
+ * exist is an error: -errno and a message in err.
  */
 int ds_collect(
 	char *const *paths, int count, struct ds_files *ret_files, char *err, size_t err_size);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "priv.h"
 #include "readers.h"
 #include "usage.h"
 
@@ -36,9 +37,10 @@ static void usage(FILE *out, bool profile)
 			"syscalls (the list: croft(1)).\n");
 	fprintf(out, "\nPATH: .jsonl and .jsonl.zst files and directories of them (default: the\n"
 		     "data_dir of the configuration; while that is not set, ./croft-data where it\n"
-		     "exists).  T: ISO 8601 UTC (2026-10-20T14:00:00Z), unix seconds (10\n"
-		     "digits) or milliseconds (13 digits), or a time that long before now (-2h\n"
-		     "and 2h alike, 30m, 1d12h); --since is inclusive, --until exclusive.\n"
+		     "exists and is yours; links below a PATH are not followed).  T: ISO 8601\n"
+		     "UTC (2026-10-20T14:00:00Z), unix seconds (10 digits) or milliseconds (13\n"
+		     "digits), or a time that long before now (-2h and 2h alike, 30m, 1d12h);\n"
+		     "--since is inclusive, --until exclusive.\n"
 		     "--container and --pod take an id (a pod's UID) or a prefix of one; --host\n"
 		     "a row's host, exactly.  Other options: --config FILE, --threads N (default:\n"
 		     "one per CPU), --jansson (the reference parser only).\n"
@@ -276,19 +278,44 @@ static int load_config(struct read_opts *o, const char *path, bool explicit_path
 }
 
 /*
+ * Whether ./croft-data may stand in for the default data_dir: a directory
+ * no one but its owner may write, owned by whoever runs the reader or, for
+ * root, by the user croft run drops to (croft, else nobody): a directory
+ * anyone else made in the working directory (/tmp, a shared project) would
+ * decide what root's report says.
+ */
+static bool local_dir_trusted(const struct stat *st)
+{
+	struct priv_user daemon_user;
+
+	if (!S_ISDIR(st->st_mode) || (st->st_mode & (S_IWGRP | S_IWOTH)))
+		return false;
+	if (st->st_uid == geteuid())
+		return true;
+	return geteuid() == 0 && priv_lookup_user(NULL, &daemon_user) == 0 &&
+	       st->st_uid == daemon_user.uid;
+}
+
+/*
  * No PATH given: the configured data_dir.  While that is the default one
  * and the working directory holds croft-data/ (where `make run` and the
  * README's `croft run --data-dir ./croft-data` write), that one, said on
- * stderr.
+ * stderr; one someone else could have made is said and not read.
  */
 static void default_path(struct read_opts *o)
 {
 	static char local[] = READ_LOCAL_DATA_DIR;
 	struct stat st;
 
-	if (strcmp(o->default_path[0], CROFT_DATA_DIR) || stat(local, &st) < 0 ||
-		!S_ISDIR(st.st_mode))
+	if (strcmp(o->default_path[0], CROFT_DATA_DIR) || lstat(local, &st) < 0)
 		return;
+	if (!local_dir_trusted(&st)) {
+		fprintf(stderr,
+			"croft %s: ./%s is here but not read: owned by uid %u, mode %o (not yours, "
+			"nor croft's); give it as PATH to read it\n",
+			o->cmd, local, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+		return;
+	}
 	fprintf(stderr,
 		"croft %s: reading ./%s, found here (data_dir is the default, " CROFT_DATA_DIR
 		"); give a PATH for another\n",

@@ -293,26 +293,32 @@ static void read_zstd(struct file_reader *fr)
 
 /*
  * Opens the file.  A .jsonl the writer compressed since the listing is
- * gone: read its .jsonl.zst instead.  Returns the fd or -errno.
+ * gone: read its .jsonl.zst instead.  Returns the fd, -ESTALE for a file
+ * that is not the regular file listed, or -errno.
  */
 static int open_file(struct file_reader *fr, const struct ds_file *f, bool *ret_zst)
 {
+	/* what was listed, not what a name says now: never a link found in a
+	 * walk, and never waiting on a FIFO put in a file's place */
+	int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (f->named ? 0 : O_NOFOLLOW);
 	char twin[PATH_MAX];
 	struct stat st;
-	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	int fd = open(f->path, flags);
+	bool listed = true;
 
 	*ret_zst = f->zst;
 	if (fd < 0 && errno == ENOENT && !f->zst &&
 		snprintf(twin, sizeof(twin), "%s.zst", f->path) < (int)sizeof(twin)) {
-		fd = open(twin, O_RDONLY | O_CLOEXEC);
+		fd = open(twin, flags | O_NOFOLLOW);
 		*ret_zst = true;
+		listed = false;
 	}
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		int r = -errno;
+		return errno == ELOOP ? -ESTALE : -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+		(listed && (st.st_dev != f->dev || st.st_ino != f->ino))) {
 		close(fd);
-		return r;
+		return -ESTALE;
 	}
 	fr->size_bytes = (uint64_t)st.st_size;
 	return fd;
@@ -340,7 +346,10 @@ void file_reader_read(struct file_reader *fr, const struct ds_file *f, uint32_t 
 	fr->fd = open_file(fr, f, &zst);
 	fr->live = !zst && is_live_file(f->path);
 	if (fr->fd < 0) {
-		SKIP(fr, SKIP_UNREADABLE, 0, 0, "%s", strerror(-fr->fd));
+		SKIP(fr, SKIP_UNREADABLE, 0, 0, "%s",
+			fr->fd == -ESTALE
+				? "not the regular file listed (a link, or replaced since)"
+				: strerror(-fr->fd));
 	} else if (fr->size_bytes == 0 && zst) {
 		SKIP(fr, SKIP_TRUNCATED, 0, 0, "empty file: a segment holds at least one frame");
 	} else if (fr->size_bytes == 0) {

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <jansson.h>
 
@@ -134,7 +135,13 @@ int rowscan_jansson(const char *line, size_t len, struct row *row, struct json_t
 
 	*ret_tree = NULL;
 	if (!root) {
-		snprintf(err, err_size, "not JSON: %s (column %d)", jerr.text, jerr.column);
+		/* jansson quotes the token it stopped at ("... near 'root'"): a
+		 * file the reader did not mean to read must not reach a report */
+		const char *near = strstr(jerr.text, " near '");
+		int text_len = near ? (int)(near - jerr.text) : (int)strlen(jerr.text);
+
+		snprintf(err, err_size, "not JSON: %.*s (column %d)", text_len, jerr.text,
+			jerr.column);
 		return -EINVAL;
 	}
 	if (row_from_json(root, row, err, err_size) < 0) {
