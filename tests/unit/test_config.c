@@ -402,6 +402,11 @@ START_TEST(test_shipped_file_names_every_key)
 		snprintf(want, sizeof(want), "\n*%s* = ", name);
 		ck_assert_msg(strstr(man, want), "croft.conf(5) does not describe %s", name);
 	}
+	/* the default system holders, each named in croft.conf(5) */
+	char holders[] = CONFIG_GPU_SYSTEM_HOLDERS;
+	for (char *save, *name = strtok_r(holders, ", ", &save); name;
+		name = strtok_r(NULL, ", ", &save))
+		ck_assert_msg(strstr(man, name), "croft.conf(5) does not name the holder %s", name);
 	free(taken);
 	free(shipped);
 	free(man);
