@@ -43,47 +43,6 @@ static int open_live(struct dataset *ds, uint64_t *ret_inode, uint64_t *ret_size
 	return 0;
 }
 
-/* The unix_ms of the first row, when the file starts like a croft row. */
-static uint64_t first_row_ms(int fd)
-{
-	static const char key[] = "{\"unix_ms\":";
-	char buf[64];
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-	uint64_t ms = 0;
-
-	if (n <= (ssize_t)strlen(key) || strncmp(buf, key, strlen(key)))
-		return 0;
-	buf[n] = '\0';
-	for (const char *p = buf + strlen(key); *p >= '0' && *p <= '9'; p++)
-		ms = ms * 10 + (uint64_t)(*p - '0');
-	return ms;
-}
-
-/* Offset just after the last '\n' at or before size (0 when none). */
-static int last_newline_end(int fd, uint64_t size, uint64_t *ret_end)
-{
-	char buf[65536];
-	uint64_t end = size;
-
-	while (end > 0) {
-		size_t chunk = end < sizeof(buf) ? (size_t)end : sizeof(buf);
-		ssize_t n = pread(fd, buf, chunk, (off_t)(end - chunk));
-
-		if (n < 0)
-			return -errno;
-		if ((size_t)n != chunk)
-			return -EIO;
-		for (size_t i = chunk; i > 0; i--)
-			if (buf[i - 1] == '\n') {
-				*ret_end = end - chunk + i;
-				return 0;
-			}
-		end -= chunk;
-	}
-	*ret_end = 0;
-	return 0;
-}
-
 /* A name after every existing segment: a clock that jumped back or two
  * rotations within one second still give unique names in time order. */
 static uint64_t unique_start_s(struct dataset *ds, uint64_t start_s)
@@ -132,27 +91,54 @@ static int close_live(
 	return 0;
 }
 
+/*
+ * A live file no commit record names (an older collector's, a restored
+ * copy, one shorter than its commit): every value it holds, one compact
+ * line each, the file reopened; it began with its first row.
+ */
+static int recover_foreign(
+	struct dataset *ds, uint64_t *inode, uint64_t *size, uint64_t *ret_start_ms)
+{
+	struct adopt_result got;
+	uint64_t was = *size;
+	int ret = adopt_live(ds->dirfd, ds->live_fd, &got);
+
+	if (ret < 0)
+		return ret;
+	close(ds->live_fd);
+	ds->live_fd = -1;
+	ret = open_live(ds, inode, size);
+	if (ret < 0)
+		return ret;
+	log_notice("%s: no commit record for it (an older collector's?): %" PRIu64
+		   " bytes, %" PRIu64 " rows kept as %" PRIu64 " bytes of compact lines%s",
+		LIVE_NAME, was, got.rows, *size,
+		got.dropped_bytes ? ", the value it ends inside dropped" : "");
+	*ret_start_ms = got.first_ms;
+	return 0;
+}
+
 /* What recovery keeps of an existing live file, and when it began. */
-static int recover_cut(struct dataset *ds, const struct commit_rec *rec, bool found, uint64_t inode,
-	uint64_t size, uint64_t *ret_keep, uint64_t *ret_start_ms)
+static int recover_cut(struct dataset *ds, const struct commit_rec *rec, bool found,
+	uint64_t *inode, uint64_t *size, uint64_t *ret_keep, uint64_t *ret_start_ms)
 {
 	uint64_t keep;
 	int ret;
 
-	if (found && rec->live_inode == inode && rec->live_offset <= size) {
+	if (found && rec->live_inode == *inode && rec->live_offset <= *size) {
 		keep = rec->live_offset;
 		*ret_start_ms = rec->live_start_ms;
+	} else if (*size == 0) {
+		keep = 0;
+		*ret_start_ms = 0;
 	} else {
-		/* no record for this file (an older collector's, a restored copy):
-		 * keep its whole lines */
-		ret = last_newline_end(ds->live_fd, size, &keep);
+		if (found && rec->live_inode == *inode)
+			log_warnx("%s: %" PRIu64 " bytes, shorter than its commit at %" PRIu64,
+				LIVE_NAME, *size, rec->live_offset);
+		ret = recover_foreign(ds, inode, size, ret_start_ms);
 		if (ret < 0)
 			return ret;
-		if (found && rec->live_inode == inode)
-			log_warnx("%s: %" PRIu64 " bytes, shorter than its commit at %" PRIu64
-				  "; keeping its whole lines",
-				LIVE_NAME, size, rec->live_offset);
-		*ret_start_ms = first_row_ms(ds->live_fd);
+		keep = *size;
 	}
 	if (!*ret_start_ms) {
 		struct stat st;
@@ -160,10 +146,10 @@ static int recover_cut(struct dataset *ds, const struct commit_rec *rec, bool fo
 		*ret_start_ms = fstat(ds->live_fd, &st) == 0 ? (uint64_t)st.st_mtime * 1000
 							     : clock_real_ms();
 	}
-	if (keep < size) {
+	if (keep < *size) {
 		log_notice("%s: cut back from %" PRIu64 " to %" PRIu64
 			   " bytes (a crash left a tail)",
-			LIVE_NAME, size, keep);
+			LIVE_NAME, *size, keep);
 		if (ftruncate(ds->live_fd, (off_t)keep) < 0 || fdatasync(ds->live_fd) < 0)
 			return -errno;
 	}
@@ -244,7 +230,7 @@ static int dataset_recover(struct dataset *ds, uint64_t interval_ms)
 	if (ret < 0)
 		return ret;
 	ds->rec = rec;
-	ret = recover_cut(ds, &rec, found, inode, size, &keep, &start_ms);
+	ret = recover_cut(ds, &rec, found, &inode, &size, &keep, &start_ms);
 	if (ret < 0)
 		return ret;
 	ds->rec.live_inode = inode;

@@ -110,6 +110,19 @@ int segments_list(int dirfd, struct seg_info **ret_segs, size_t *ret_n);
 size_t retention_delete(int dirfd, struct seg_info *segs, size_t n, uint64_t now_ms,
 	uint64_t age_ms, uint64_t size_bytes);
 
+/* adopt.c: a live file without a commit record made compact JSON lines. */
+#define ADOPT_TMP_NAME      "croft-dataset.adopt.tmp"
+#define ADOPT_FIRST_ROW_MAX 4096 /* bytes of the first row looked at for its unix_ms */
+struct adopt_result {
+	uint64_t rows;          /* lines now in the live file */
+	uint64_t first_ms;      /* the first row's unix_ms; 0 when it has none */
+	uint64_t dropped_bytes; /* of a value the file ended inside */
+};
+/* Rewrites LIVE_NAME (open as live_fd) in dirfd: one compact line per value. */
+int adopt_live(int dirfd, int live_fd, struct adopt_result *ret);
+/* A compact row's top-level unix_ms, 0 when it has none. */
+uint64_t adopt_row_unix_ms(const char *row, size_t len);
+
 /* dataset.c: the live file, its commits, rotation, start-up recovery and
  * the leftovers it finds. */
 enum disk_state { DISK_OK, DISK_FULL, DISK_READ_ONLY, DISK_ERROR };

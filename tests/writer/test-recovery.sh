@@ -3,7 +3,10 @@
 # older collector left: a torn tail is cut back to the last commit, an old
 # live file (no commit record) becomes a segment named for its first row,
 # leftover .jsonl segments are compressed, stray .zst.tmp files removed, a
-# .zst cut mid-frame beside its .jsonl is redone, a lone .zst is kept.
+# .zst cut mid-frame beside its .jsonl is redone, a lone .zst is kept; a
+# live file as other writers leave it (the seed's pretty-printed example
+# row without its newline, rows spaced as Python writes them) keeps every
+# row, as compact lines, named for its first row's time.
 . "$(dirname "$0")/wlib.sh"
 require_cmd zstd
 wl_setup
@@ -93,3 +96,30 @@ zstd -q -dc "$DATA/$seg" | grep -c '"epoch":"0000000000000077"' | grep -qx 4 ||
 	fail "expected batches 1-2 (4 rows) of epoch 0x77 in $seg"
 wl_stop
 echo "ok torn commit slot: the older slot wins"
+
+# --- 4: live files as other writers leave them (no commit record): every row kept
+for case in seed spaced; do
+	[ -z "$WPID" ] || wl_stop
+	rm -rf "$DATA" && mkdir -p "$DATA"
+	printf '[writer]\nretention_age = 10y\n' > "$CONF" # rows of October 2026
+	if [ $case = seed ]; then
+		cp "$(dirname "$0")/data/seed-example-row.json" "$DATA/croft-dataset.jsonl"
+		seg=croft-dataset-20261020T141910Z.jsonl.zst want='1792505950473 234758'
+	else
+		printf '{"unix_ms": 1792504800123, "tgid": 7}\n{"unix_ms": 1792504802123, "tgid": 8}' \
+			> "$DATA/croft-dataset.jsonl"
+		seg=croft-dataset-20261020T140000Z.jsonl.zst want='1792504800123 7
+1792504802123 8'
+	fi
+	wl_start
+	wait_for wl_no_jsonl_segments 20 || fail "$case: not compressed: $(ls "$DATA")"
+	[ -e "$DATA/$seg" ] || fail "$case: no $seg: $(ls "$DATA"; tail -3 "$WLOG")"
+	got=$(zstd -q -dc "$DATA/$seg" | python3 -c '
+import json, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    print(r["unix_ms"], r["tgid"])') || fail "$case: a line of $seg is not JSON"
+	[ "$got" = "$want" ] || fail "$case: rows of $seg: $got"
+done
+wl_stop
+echo "ok live files as other writers leave them: every row, named for the first"

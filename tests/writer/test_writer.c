@@ -322,6 +322,74 @@ START_TEST(test_dataset_foreign_live_file)
 }
 END_TEST
 
+/* What adopting a live file without a commit record left as its one segment. */
+static char *adopted(const char *live, size_t len, const char *want_name, size_t *ret_len)
+{
+	struct dataset *ds;
+	char(*todo)[SEG_NAME_MAX] = NULL;
+	size_t ntodo = 0;
+	char *text;
+
+	unlinkat(dirfd_tmp, LIVE_NAME, 0); /* a data dir an older collector wrote */
+	unlinkat(dirfd_tmp, COMMIT_NAME, 0);
+	put_file(LIVE_NAME, live, len);
+	ck_assert_int_eq(dataset_open(dirfd_tmp, 3600000, &ds, &todo, &ntodo), 0);
+	ck_assert_uint_eq(ntodo, 1);
+	ck_assert_str_eq(todo[0], want_name);
+	text = get_file(todo[0], ret_len);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_int_eq(unlinkat(dirfd_tmp, todo[0], 0), 0);
+	ck_assert_int_lt(faccessat(dirfd_tmp, ADOPT_TMP_NAME, F_OK, 0), 0);
+	free(todo);
+	dataset_close(ds);
+	return text;
+}
+
+/*
+ * Files as other writers leave them keep every row they hold: the seed's
+ * example row (pretty-printed, no final newline: one row, not cut to
+ * nothing), rows spaced as Python's json.dumps writes them with the last
+ * one unterminated, a row whose unix_ms comes after other keys; each is
+ * named by its first row's time, and becomes compact lines.
+ */
+START_TEST(test_dataset_foreign_spacing)
+{
+	static const char spaced[] = "{\"unix_ms\": 1792504800123, \"x\": \"a b\"}\n"
+				     "  {\"unix_ms\": 1792504802123, \"x\": [1, {\"y\": 2}]}";
+	static const char later_key[] =
+		"{\"tgid\":1,\"process\":{\"unix_ms\":5},\"unix_ms\":1792508400000}";
+	const char *seed_path = getenv("SEED_ROW");
+	char *seed, *text;
+	size_t seed_len, len;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(seed_path);
+	f = fopen(seed_path, "r");
+	ck_assert_ptr_nonnull(f);
+	seed = malloc(1 << 16);
+	seed_len = fread(seed, 1, 1 << 16, f);
+	fclose(f);
+	ck_assert_int_eq(seed[seed_len - 1], '}'); /* as the seed shows it: no newline */
+	text = adopted(seed, seed_len, "croft-dataset-20261020T141910Z.jsonl", &len);
+	ck_assert_uint_eq(adopt_row_unix_ms(text, len), 1792505950473ull);
+	ck_assert_ptr_null(memchr(text, '\n', len - 1)); /* one line */
+	ck_assert_int_eq(text[len - 1], '\n');
+	ck_assert_ptr_nonnull(strstr(text, "\"exe\":\"/usr/local/bin/python3.12\""));
+	ck_assert_ptr_nonnull(
+		strstr(text, "\"syscalls\":[{\"name\":\"futex\",\"rate_per_sec\":282.0}]}"));
+	free(text);
+	free(seed);
+	text = adopted(spaced, sizeof(spaced) - 1, "croft-dataset-20261020T140000Z.jsonl", &len);
+	ck_assert_str_eq(text, "{\"unix_ms\":1792504800123,\"x\":\"a b\"}\n"
+			       "{\"unix_ms\":1792504802123,\"x\":[1,{\"y\":2}]}\n");
+	free(text);
+	text = adopted(
+		later_key, sizeof(later_key) - 1, "croft-dataset-20261020T150000Z.jsonl", &len);
+	ck_assert_uint_eq(len, sizeof(later_key));
+	free(text);
+}
+END_TEST
+
 START_TEST(test_rotate_names_unique_ordered)
 {
 	struct dataset *ds;
@@ -364,6 +432,7 @@ static Suite *writer_suite(void)
 	tcase_add_test(files, test_commit_newest_valid_slot);
 	tcase_add_test(files, test_compress_file);
 	tcase_add_test(files, test_dataset_recovery);
+	tcase_add_test(files, test_dataset_foreign_spacing);
 	tcase_add_test(files, test_dataset_foreign_live_file);
 	tcase_add_test(files, test_rotate_names_unique_ordered);
 	suite_add_tcase(s, pure);
