@@ -31,7 +31,8 @@
 #define TIB    (1024 * GIB)
 #define PIB    (1024 * TIB)
 
-enum key_kind { KEY_DURATION, KEY_SIZE, KEY_U32, KEY_INT, KEY_STRING, KEY_NAMES };
+/* KEY_CHOICE: one of the words of range ("auto|off"), stored as its place (uint32_t) */
+enum key_kind { KEY_DURATION, KEY_SIZE, KEY_U32, KEY_INT, KEY_STRING, KEY_NAMES, KEY_CHOICE };
 
 struct key_spec {
 	int section; /* index into config_sections */
@@ -59,6 +60,7 @@ static const struct key_spec config_keys[] = {
 	{ 0, "host", KEY_STRING, F(host), 0, 0, NULL },
 	{ 0, "textfile_dir", KEY_STRING, F(textfile_dir), 0, 0, NULL },
 	{ 0, "textfile_top", KEY_U32, F(textfile_top), 0, 500, "0..500" },
+	{ 0, "nvml", KEY_CHOICE, F(nvml), 0, 0, "auto|off" },
 	{ 1, "gpu_devices", KEY_STRING, F(gpu_devices), 0, 0, NULL },
 	{ 2, "data_dir", KEY_STRING, F(data_dir), 1, 0, NULL },
 	{ 2, "rotate_interval", KEY_DURATION, F(rotate_interval_ms), MS_S, 30 * MS_D, "1s..30d" },
@@ -362,7 +364,7 @@ static void config_store(const struct key_spec *k, struct croft_config *cfg, uin
 {
 	char *field = (char *)cfg + k->offset;
 
-	if (k->kind == KEY_U32) {
+	if (k->kind == KEY_U32 || k->kind == KEY_CHOICE) {
 		uint32_t u = (uint32_t)v;
 		memcpy(field, &u, sizeof(u));
 	} else if (k->kind == KEY_INT) {
@@ -433,6 +435,24 @@ static void config_set_names(
 	config_set_string(p, k, value);
 }
 
+/* The place of value among the words of k->range ("auto|off": auto 0, off 1). */
+static void config_set_choice(struct config_parse *p, const struct key_spec *k, const char *value)
+{
+	size_t len = strlen(value);
+	uint64_t place = 0;
+
+	for (const char *w = k->range; *w; place++) {
+		size_t wlen = strcspn(w, "|");
+
+		if (wlen == len && !strncmp(w, value, len)) {
+			config_store(k, &p->cfg, place);
+			return;
+		}
+		w += wlen + (w[wlen] == '|');
+	}
+	config_error(p, p->lineno, k->name, "'%.64s' is not one of %s", value, k->range);
+}
+
 static void config_set(
 	struct config_parse *p, const struct key_spec *k, const char *value, bool again)
 {
@@ -445,6 +465,9 @@ static void config_set(
 		return;
 	case KEY_NAMES:
 		config_set_names(p, k, value, again);
+		return;
+	case KEY_CHOICE:
+		config_set_choice(p, k, value);
 		return;
 	case KEY_DURATION:
 		r = config_parse_duration_ms(value, &v);

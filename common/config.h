@@ -42,6 +42,9 @@
 	"amd-metrics-exporter, gpuagent, k8s-device-plugin"
 #define CONFIG_ERRORS_MAX 64 /* errors reported per file */
 
+/* [sampler] nvml: the places of the words of its range ("auto|off") */
+enum config_nvml { CONFIG_NVML_AUTO = 0, CONFIG_NVML_OFF = 1 };
+
 struct croft_config {
 	/* [sampler] */
 	uint64_t poll_interval_ms; /* default 2 s */
@@ -55,6 +58,7 @@ struct croft_config {
 	char host[CONFIG_HOST_MAX + 1];            /* rows' "host"; "" = the kernel's node name */
 	char textfile_dir[PATH_MAX]; /* croft.prom for node_exporter; "" = none written */
 	uint32_t textfile_top;       /* containers and pods with series of their own */
+	uint32_t nvml;               /* enum config_nvml: NVML loaded at run time, or not at all */
 	/* [probe] */
 	char gpu_devices[CONFIG_GPU_DEVICES_MAX]; /* "" = default set (gpudev.h) */
 	/* [writer] */

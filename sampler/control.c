@@ -44,6 +44,18 @@ static json_t *gpu_index_json(const struct sampler *s, bool majors)
 	return a;
 }
 
+/* "read" while NVML answers, else why its figures are left out. */
+static const char *nvml_state(struct sampler *s, char *buf, size_t size)
+{
+	struct left_out lo[2];
+
+	if (sampler_nvml_left_out(s, lo, 2) == 2 && !strcmp(lo[0].field, "gpu_memory_bytes"))
+		snprintf(buf, size, "%s", lo[0].why);
+	else
+		snprintf(buf, size, "read");
+	return buf;
+}
+
 /* The figures: one row each, in the order croftctl shows them; the device
  * set's rules, the UUIDs and MIG instances the driver names, and the GPU
  * allocations of the kubelet's checkpoint (null: none read) last. */
@@ -52,13 +64,16 @@ static json_t *status_json(struct sampler *s)
 	struct probe_link_stats ps;
 	struct spool_stats sp;
 	size_t containers = 0;
-	char rules[1024];
+	char rules[1024], nvml[LEFT_OUT_WHY_MAX];
+	uint64_t rounds = 0, hangs = 0;
 
 	spool_stats(s->spool, &sp);
 	if (cgroup_table_containers(s->cgroups, &containers) < 0)
 		return NULL;
 	probe_link_get_stats(s->probe, &ps);
 	gpudev_set_format(&s->gpu.set, rules, sizeof(rules));
+	if (s->nvml)
+		nvml_counts(s->nvml, &rounds, &hangs);
 	const struct daemon_figure figures[] = {
 		{ "processes_tracked", json_integer(s->procs.count) },
 		{ "processes_untracked", json_integer(s->procs.untracked) },
@@ -102,6 +117,11 @@ static json_t *status_json(struct sampler *s)
 		{ "kubelet_gpu_allocations",
 			s->kubelet.loaded ? json_integer((json_int_t)s->kubelet.devices_count)
 					  : json_null() },
+		{ "nvml", json_string(nvml_state(s, nvml, sizeof(nvml))) },
+		{ "nvml_gpus", json_integer((json_int_t)s->nvml_last.gpus_count) },
+		{ "nvml_rounds", json_integer((json_int_t)rounds) },
+		{ "nvml_hangs", json_integer((json_int_t)hangs) },
+		{ "nvml_samples_clamped", json_integer((json_int_t)s->nvml_last.samples_clamped) },
 		{ "left_out", left_out_json(s) },
 	};
 
@@ -156,6 +176,10 @@ static int settings_apply(struct sampler *s, struct sampler_settings *set)
 	proc_table_rescan_fds(&s->procs);
 	s->gpu_index.next_load_gen = 0; /* names of GPUs read again at the next poll */
 	s->cfg = set->cfg;
+	if (s->cfg.nvml == CONFIG_NVML_OFF) /* no library, handle or thread left */
+		sampler_nvml_stop(s);
+	else
+		sampler_nvml_start(s);
 	spool_set_max(s->spool, s->cfg.spool_size_bytes);
 	/* catalog indices changed meaning: detect again (once for old processes) */
 	proc_table_redetect(&s->procs);

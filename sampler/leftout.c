@@ -38,9 +38,10 @@ static void gpu_left_out(const struct sampler *s, struct left_out *ret, size_t *
 
 size_t sampler_left_out(const struct sampler *s, struct left_out ret[LEFT_OUT_MAX])
 {
-	size_t n = cgroup_table_left_out(s->cgroups, ret, LEFT_OUT_MAX - GPU_FIELDS - 1);
+	size_t n = cgroup_table_left_out(s->cgroups, ret, LEFT_OUT_MAX - GPU_FIELDS - 1 - 2);
 
 	gpu_left_out(s, ret, &n);
+	n += sampler_nvml_left_out(s, ret + n, 2);
 	if (!s->kubelet.loaded) {
 		ret[n].field = "gpus_allocated";
 		snprintf(ret[n++].why, LEFT_OUT_WHY_MAX, "%s",

@@ -261,6 +261,7 @@ static void set_up(struct sampler *s, const struct priv_user *user)
 	log_info("polling every %llu ms as %s; catalog %s (%zu frameworks); writer %s",
 		(unsigned long long)s->cfg.poll_interval_ms, user->name, s->catalog->source,
 		s->catalog->entries_count, s->writer_socket);
+	sampler_nvml_start(s); /* after the sandbox: its thread is under the filter */
 	sampler_poll_start(s);
 }
 
@@ -287,6 +288,8 @@ static void tear_down(struct sampler *s)
 	say_stopped(s);
 	event_free(flush_check);
 	sampler_poll_free(s);
+	sampler_nvml_stop(s);
+	nvml_result_free(&s->nvml_last);
 	if (s->reload_pending)
 		catalog_free(s->reload_pending->catalog);
 	free(s->reload_pending);

@@ -101,12 +101,15 @@ static bool format_rows(struct sampler *s, uint64_t until_ns)
 
 		run->cur.next = p->list_next;
 		proc_settle(p, onset_window_ns, run->now_boot_ns);
+		activity_settle(p, &run->activity);
 		if (proc_row_due(p, &run->env))
 			written = format_row(s, p, &ctx);
 		if (s->textfile_on && !p->ident.kthread)
 			row_textfile(s->textfile, p, &ctx, written);
-		if (written) /* the next row's rates start here: after row_textfile's look */
+		if (written) { /* the next row's rates start here: after row_textfile's look */
 			proc_row_written(p, &run->env);
+			activity_span_end(p);
+		}
 		if (clock_mono_ns() >= until_ns)
 			return false;
 	}
@@ -274,6 +277,9 @@ static void format_begin(struct sampler *s)
 	s->poll.batch_rows = 0;
 	s->poll.rows = 0;
 	jbuf_reset(&s->rows);
+	s->poll.activity.nvml = sampler_nvml_fresh(s);
+	s->poll.activity.system_holders = s->cfg.gpu_system_holders;
+	activity_count_holders(&s->poll.activity, &s->procs);
 }
 
 /* One slice of the poll: until POLL_SLICE_NS have passed, the probe is awaited or it ends. */
@@ -387,6 +393,7 @@ void sampler_poll_start(struct sampler *s)
 	}
 	follow_gpu_devices(s);
 	follow_kubelet(s);
+	sampler_nvml_poll(s);
 	run->env = (struct poll_env){
 		.now = { clock_real_ms(), clock_boot_ns() },
 		.prev = s->last_poll,

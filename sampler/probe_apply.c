@@ -69,6 +69,15 @@ static void apply_tgid(struct proc *p, const struct probe_tgid *t)
 	apply_syscalls(pr, t->syscalls, rec->syscalls_count, dt);
 }
 
+/* The sampler's own GPU ioctls (NVML's, on its thread) and waits are no workload's. */
+static void forget_gpu(struct proc_probe_rates *pr)
+{
+	pr->gpu_ioctls = 0;
+	pr->last_gpu_ioctl_boot_ns = 0;
+	pr->gpu_waits = pr->gpu_mmaps = 0;
+	pr->gpu_blocked_threads = 0;
+}
+
 /* The tracked process a record is about: same tgid and same start (in clock ticks). */
 static struct proc *probe_match(
 	struct proc_table *table, const struct probe_proc *rec, uint64_t tick_ns)
@@ -92,5 +101,7 @@ void proc_table_apply_probe(
 		t->matched = p != NULL;
 		if (p)
 			apply_tgid(p, t);
+		if (p && p->tgid == env->self_tgid) /* NVML's own ioctls: croft holds no GPU */
+			forget_gpu(&p->counters.probe);
 	}
 }

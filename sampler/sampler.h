@@ -18,7 +18,9 @@
 
 #include "config.h"
 #include "gpudev.h"
+#include "nvml.h"
 #include "rowdef.h"
+#include "verdict.h"
 #include "wire.h"
 
 struct catalog;
@@ -330,7 +332,7 @@ struct cgroup {
 struct cgroup_table;
 
 /* A row field the sampler leaves out on this host, for one of the host's reasons. */
-#define LEFT_OUT_MAX     16 /* fields it may leave out so */
+#define LEFT_OUT_MAX     20 /* fields it may leave out so */
 #define LEFT_OUT_WHY_MAX 384
 struct left_out {
 	const char *field; /* as croft-dataset(5) names it: "cgroup_usage.cpu_pressure_avg10" */
@@ -435,7 +437,8 @@ struct proc_look {
 struct proc_nvml {
 	bool memory_known, sm_known;
 	uint64_t memory_bytes;
-	double sm_percent; /* 0-100 */
+	double sm_percent;  /* 0-100, the mean over the span's polls NVML gave it for */
+	double sm_weight_s; /* the seconds that mean stands for */
 };
 
 struct proc_gpu {
@@ -444,6 +447,7 @@ struct proc_gpu {
 	/* the verdict of this poll (gpu_activity, gpu_activity_source) */
 	enum gpu_activity activity;
 	enum gpu_activity_source activity_source;
+	bool activity_open;  /* a poll of the row's span has been judged (verdict_fold) */
 	struct gpu_fds *fds; /* the last fd scan's GPU files; NULL: none */
 	bool at_sampler_start;
 	bool fds_looked; /* its fds were read once: then at its idle slot */
@@ -788,9 +792,10 @@ struct poll_run {
 	struct proc_cursor cur; /* the next process to look at, or to settle and format */
 	uint64_t now_boot_ns;   /* the boot clock once /proc was read */
 	uint64_t start_mono_ns, start_cpu_us;
-	uint32_t batch_rows; /* rows in sampler.rows, not spooled yet */
-	uint64_t rows;       /* formatted so far in this poll */
-	struct event *slice; /* runs the next slice */
+	uint32_t batch_rows;          /* rows in sampler.rows, not spooled yet */
+	uint64_t rows;                /* formatted so far in this poll */
+	struct event *slice;          /* runs the next slice */
+	struct activity_env activity; /* NVML's round and the GPUs' holders, for the verdicts */
 	/* run once as this poll ends (control.c: a reload checked while it ran) */
 	void (*at_end)(struct sampler *s);
 };
@@ -836,6 +841,12 @@ struct sampler {
 	bool textfile_on; /* this poll feeds croft.prom: textfile_dir is set */
 	struct left_out left_out_said[LEFT_OUT_MAX]; /* as last logged */
 	size_t left_out_said_count;
+	struct nvml *nvml; /* NULL: nvml = off, or its thread could not start */
+	struct event *nvml_event;
+	struct nvml_result nvml_last; /* the last round that came back */
+	char nvml_said[NVML_PROBLEM_MAX + 64];
+	int nvml_gpu_said[NVML_GPUS_MAX]; /* per-process utilisation's error, as logged */
+	uint64_t nvml_clamped_said;
 };
 
 /* poll.c */
@@ -856,6 +867,14 @@ void sampler_labels_load(struct sampler *s);
  * when a field starts or stops being left out (at each poll's end). */
 size_t sampler_left_out(const struct sampler *s, struct left_out ret[LEFT_OUT_MAX]);
 void sampler_left_out_log(struct sampler *s);
+/* nvml_link.c: the NVML thread (nvml.h) from the loop's side */
+void sampler_nvml_start(struct sampler *s);
+void sampler_nvml_stop(struct sampler *s);
+/* A poll begins: a round is asked for, and a hang said. */
+void sampler_nvml_poll(struct sampler *s);
+/* The last round, if fresh enough for this poll; NULL: off, absent, hung or stale. */
+const struct nvml_result *sampler_nvml_fresh(struct sampler *s);
+size_t sampler_nvml_left_out(const struct sampler *s, struct left_out *ret, size_t max);
 /* control.c */
 int sampler_ctl(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply);
 /* Checks and applies a reload (while a poll runs: at its end). */
