@@ -90,6 +90,25 @@ START_TEST(test_textfile)
 }
 END_TEST
 
+START_TEST(test_nvml)
+{
+	struct croft_config cfg;
+	char *errors = load("[sampler]\nnvml = off\n", &cfg);
+
+	ck_assert_ptr_null(errors);
+	ck_assert_uint_eq(cfg.nvml, CONFIG_NVML_OFF);
+	errors = load("[sampler]\nnvml = auto\n", &cfg);
+	ck_assert_ptr_null(errors);
+	ck_assert_uint_eq(cfg.nvml, CONFIG_NVML_AUTO);
+	errors = load("[sampler]\nnvml = of\n", &cfg);
+	assert_has(errors, ":2: nvml: 'of' is not one of auto|off");
+	free(errors);
+	errors = load("[sampler]\nnvml = autooff\n", &cfg);
+	assert_has(errors, "nvml: 'autooff' is not one of auto|off");
+	free(errors);
+}
+END_TEST
+
 START_TEST(test_full_file)
 {
 	struct croft_config cfg;
@@ -476,6 +495,7 @@ static Suite *config_suite(void)
 
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_textfile);
+	tcase_add_test(tc, test_nvml);
 	tcase_add_test(tc, test_full_file);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_all_errors_at_once);
