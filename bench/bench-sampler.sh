@@ -26,6 +26,9 @@
 # back; the sampler keeps /proc fds open within RLIMIT_NOFILE, which the
 # bench leaves as it finds it (printed).  SCALE= skips the run.
 #
+# Between the two: NVML absent, present (the stand-in) and hung (see its
+# section below).
+#
 # First, croft.prom's cost per poll (textfile-bench, any user): TEXTFILE
 # ("300 20000") synthetic processes summed and written as the sampler does
 # at each poll, beside one /proc/<pid>/stat pread per process in the same
@@ -133,6 +136,79 @@ for fds in $GPU_FDS; do
 			held / not, full }'
 done
 echo "goal: ratio ~1 (a GPU holder's per-poll look costs about what an idle process does); full scan ms: what reading every fd each poll would add"
+
+# ---- NVML: absent, present (the stand-in), and with a call that hangs ----
+# NVML_COUNT (1000) extra processes, NVML_HOLDERS (8) of them holding a
+# GPU node of the bench's own (10:237, gpu_devices) and listed by the
+# stand-in libnvidia-ml.so.1 (NVML_STANDIN: tests/sampler/nvml-standin in
+# the build) with NVML samples each; nvml = off, then the stand-in, then
+# the stand-in hanging in nvmlDeviceGetPowerUsage for the whole run.  Per
+# run: the poll loop's CPU per poll and the p50/p95 of the polls' own
+# durations (status last_poll_ms, read after each poll), and the NVML
+# rounds and hangs.  NVML_COUNT= skips it.
+NVML_STANDIN=${NVML_STANDIN:-$BUILD/tests/sampler/nvml-standin}
+if [ -n "${NVML_COUNT-1000}" ] && [ -f "$NVML_STANDIN/libnvidia-ml.so.1" ]; then
+	NVML_COUNT=${NVML_COUNT:-1000} NVML_HOLDERS=${NVML_HOLDERS:-8}
+	mknod "$T/nvidia237" c 10 237 && chmod 0666 "$T/nvidia237"
+	printf '[sampler]\npoll_interval = %sms\nidle_every = 1\n[probe]\ngpu_devices = 10:237\n' \
+		"$POLL_MS" > "$T/nvml.conf"
+	# nvml_scenario HANG: 8 GPUs, the holders' pids (known once spawned) on GPU 0
+	nvml_scenario() {
+		{
+			for g in 0 1 2 3 4 5 6 7; do
+				echo "gpu $g minor=$((230 + g)) sm=50 mem=20 used=1000000 power=300000 energy=5000"
+			done
+			for pid in $(sed -n 's/^ready [0-9]* //p' "$T/spawn.out"); do
+				echo "proc 0 pid=$pid mem=1048576 sm=40"
+			done
+			[ "$1" = hang ] && echo "hang nvmlDeviceGetPowerUsage"
+		} > "$T/scenario"
+	}
+	# durations N: the last_poll_ms of N polls in a row, one a line
+	durations() {
+		last=$(field polls) seen=0
+		while [ $seen -lt "$1" ]; do
+			p=$(field polls)
+			if [ "${p:-0}" != "$last" ]; then
+				field last_poll_ms; last=$p seen=$((seen + 1))
+			fi
+			sleep 0.02
+		done
+	}
+	printf '\n%-8s %7s %14s %10s %10s %8s %6s\n' nvml procs "ms CPU/poll" "p50 ms" "p95 ms" rounds hangs
+	for mode in absent present hung; do
+		mkfifo "$FIFO" "$T/hold2"
+		"$HELPER" spawn "$NVML_COUNT" < "$T/hold2" > "$T/spawn2.out" &
+		BG=$!
+		exec 8> "$T/hold2"
+		"$HELPER" spawn "$NVML_HOLDERS" 1 "$T/nvidia237" < "$FIFO" > "$T/spawn.out" &
+		HPID=$!
+		exec 9> "$FIFO"
+		i=0; until grep -q ready "$T/spawn.out" 2>/dev/null; do i=$((i + 1)); [ $i -lt 2400 ] || exit 1; sleep 0.05; done
+		nvml_scenario "$mode"
+		conf=$T/nvml.conf
+		[ $mode = absent ] && { sed 's/^\[sampler\]/[sampler]\nnvml = off/' "$T/nvml.conf" > "$T/nvml-off.conf"; conf=$T/nvml-off.conf; }
+		LD_LIBRARY_PATH=$NVML_STANDIN NVML_STANDIN_SCENARIO=$T/scenario \
+			"$SAMPLER" -c "$conf" -r "$T/run" -u nobody 2>"$T/sampler-nvml.log" &
+		SPID=$!
+		wait_polls 6
+		p0=$(field polls); r0=$(runtime_ns)
+		durations "$POLLS" > "$T/durations"
+		p1=$(field polls); r1=$(runtime_ns)
+		st=$(status)
+		rounds=$(echo "$st" | sed -n 's/.*"nvml_rounds":\([0-9]*\).*/\1/p')
+		hangs=$(echo "$st" | sed -n 's/.*"nvml_hangs":\([0-9]*\).*/\1/p')
+		procs=$(field processes_tracked)
+		kill "$SPID"; wait "$SPID" || true; SPID=
+		exec 9>&-; wait "$HPID"; rm -f "$FIFO"
+		exec 8>&-; wait "$BG" || true; rm -f "$T/hold2"
+		sort -g "$T/durations" | awk -v mode=$mode -v procs="$procs" -v cpu=$(( (r1 - r0) / (p1 - p0) )) \
+			-v rounds="$rounds" -v hangs="$hangs" '{ d[NR] = $1 } END {
+			printf "%-8s %7d %14.2f %10.2f %10.2f %8s %6s\n", mode, procs, cpu / 1e6,
+				d[int(NR * 0.5 + 0.5)], d[int(NR * 0.95 + 0.5)], rounds, hangs }'
+	done
+	echo "goal: p95 with a hung NVML call within the noise of the others (it runs on its own thread)"
+fi
 
 # ---- the scale run ----
 SCALE=${SCALE-"5000 10000 20000"}

@@ -196,6 +196,7 @@ static void write_textfile(struct sampler *s)
 		.probe_attached = strncmp(probe_state, "connected", 9) == 0,
 		.writer_connected = strcmp(writer_link_state(s->writer), "connected") == 0,
 		.probe_state = probe_state,
+		.nvml = sampler_nvml_fresh(s),
 	};
 	textfile_settle(s->textfile, s->cfg.textfile_top);
 	if (textfile_dir_open(&s->textfile_dir, s->cfg.textfile_dir) == 0)

@@ -714,6 +714,7 @@ struct textfile_health {
 	uint64_t dropped_rows_spool_full, dropped_batches_spool_full, dropped_rows_out_of_memory;
 	bool probe_attached, writer_connected;
 	const char *probe_state;
+	const struct nvml_result *nvml; /* NVML's fresh round; NULL: none */
 };
 
 struct textfile;
@@ -726,6 +727,8 @@ void textfile_add(struct textfile *tf, const struct textfile_row *r);
 void textfile_settle(struct textfile *tf, uint32_t top);
 /* The exposition (text format 0.0.4); -errno when f fails. */
 int textfile_print(const struct textfile *tf, const struct textfile_health *h, FILE *f);
+/* textfile_nvml.c: the per-GPU NVML series (none without a round). */
+void textfile_print_nvml(const struct nvml_result *r, FILE *f);
 /* Label value bytes as the format wants them: \\, \", \n escaped, invalid
  * UTF-8 and other control bytes as U+FFFD. */
 void textfile_put_value(FILE *f, const char *s, size_t len);

@@ -621,6 +621,7 @@ int textfile_print(const struct textfile *tf, const struct textfile_health *h, F
 	static const bool mig_figures[XF_COUNT] = { true, true, false, false, true };
 
 	print_gpus(tf, f);
+	textfile_print_nvml(h->nvml, f);
 	print_table(&tf->migs, GK_MIG, "croft_mig", mig_figures, tf->gen, f);
 	print_table(&tf->containers, GK_CONTAINER, "croft_container", group_figures, tf->gen, f);
 	print_table(&tf->pods, GK_POD, "croft_pod", group_figures, tf->gen, f);

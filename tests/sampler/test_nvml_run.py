@@ -16,11 +16,13 @@
 #   idle    a holder that sleeps: no CPU, no ioctl (NVML: listed, no sample)
 #   nvidia-smi  an NVML poller (nvml_poller.c) beside the idle holder
 # then v1/v2/v3 layouts, smUtil 150, MIG's NOT_SUPPORTED, a call that hangs
-# (polls go on, counted, not timed), and croft run again without the
+# (polls go on, counted, not timed), croft.prom's per-GPU NVML series (and
+# promtool check metrics on the file), and croft run again without the
 # library: spin and replay are not idle.  TAP on stdout.
-# usage: test_nvml_run.py CROFT CROFTCTL STANDIN_DIR POLLER BUILD_DIR
+# usage: test_nvml_run.py CROFT CROFTCTL STANDIN_DIR POLLER BUILD_DIR [PROMTOOL]
 import json
 import os
+import pwd
 import shutil
 import signal
 import stat
@@ -30,8 +32,10 @@ import tempfile
 import time
 
 CROFT, CROFTCTL, STANDIN_DIR, POLLER, BUILD_DIR = [os.path.abspath(a) for a in sys.argv[1:6]]
+PROMTOOL = shutil.which(sys.argv[6]) if len(sys.argv) > 6 else None  # optional
 CI = os.environ.get('CI') == 'true'
 POLL_MS = 500
+WAIT_S = 120  # a condition not met by then fails (a loaded machine is slow, not wrong)
 GPU_MAJOR, GPU_MINOR = 10, 237  # loop-control's number, on a node of the test's own
 results = []
 
@@ -90,9 +94,17 @@ class Run:
         self.rt = os.path.join(self.tmp, 'run')
         self.scenario = os.path.join(tmp, 'scenario')
         conf = os.path.join(self.tmp, 'croft.conf')
+        self.textfile = os.path.join(self.tmp, 'textfile')
+        os.mkdir(self.textfile)  # the sampler drops to croft, or nobody: it writes there
+        try:
+            pw = pwd.getpwnam('croft')
+        except KeyError:
+            pw = pwd.getpwnam('nobody')
+        os.chown(self.textfile, pw.pw_uid, pw.pw_gid)
         with open(conf, 'w') as f:
             f.write('[sampler]\npoll_interval = %dms\nidle_every = 1\nonset_window = 1s\n'
-                    '[probe]\ngpu_devices = %d:%d\n' % (POLL_MS, GPU_MAJOR, GPU_MINOR))
+                    'textfile_dir = %s\n[probe]\ngpu_devices = %d:%d\n' % (
+                        POLL_MS, self.textfile, GPU_MAJOR, GPU_MINOR))
         env = dict(os.environ, NVML_STANDIN_SCENARIO=self.scenario)
         env.pop('LD_LIBRARY_PATH', None)
         if nvml:
@@ -200,12 +212,15 @@ class Test:
             self.kill(p)
 
 
-def settled(run, pid, since_ms, n=3):
-    """The process's last n rows of polls after since_ms (NVML's rounds take
-    a poll or two to reach rows), once there are n of them."""
-    got = wait(lambda: len(run.of(pid, since_ms + 2 * POLL_MS)) >= n and
-               run.of(pid, since_ms + 2 * POLL_MS), 30)
-    return (got or [])[-n:]
+def settled(run, pid, since_ms, pred=lambda r: True, n=3):
+    """The process's last n rows of polls after since_ms once they all
+    satisfy pred (NVML's rounds take a poll or two to reach rows, and a
+    loaded machine runs rounds late: their figures are then left out, as
+    they should be, until one comes); what there is after WAIT_S if never."""
+    def last():
+        rows = run.of(pid, since_ms + POLL_MS)[-n:]
+        return rows if len(rows) == n and all(pred(r) for r in rows) else None
+    return wait(last, WAIT_S) or run.of(pid, since_ms + POLL_MS)[-n:]
 
 
 def verdicts(rows):
@@ -217,6 +232,34 @@ def all_rows(rows, pred):
     return bool(rows) and all(pred(r) for r in rows)
 
 
+def prom_series(run):
+    """croft.prom's samples: {name{labels}: value}."""
+    try:
+        text = open(os.path.join(run.textfile, 'croft.prom')).read()
+    except OSError:
+        return {}, ''
+    return {ln.rpartition(' ')[0]: float(ln.rpartition(' ')[2]) for ln in text.splitlines()
+            if ln and not ln.startswith('#')}, text
+
+
+def prom_check(run, want):
+    """croft.prom's per-GPU NVML series are the stand-in's figures, with HELP and TYPE,
+    and promtool finds nothing wrong in the file."""
+    series = {'%s{gpu="%d"}' % (k, GPU_MINOR): v for k, v in want.items()}
+    got = wait(lambda: (lambda p: all(p[0].get(k) == v for k, v in series.items()) and p)(
+        prom_series(run)), WAIT_S) or prom_series(run)
+    helps = all('# HELP %s ' % k in got[1] and '# TYPE %s ' % k in got[1] for k in want)
+    lint = subprocess.run([PROMTOOL, 'check', 'metrics'], input=got[1], capture_output=True,
+                          text=True) if PROMTOOL else None
+    check('croft.prom: NVML utilisation, memory, power and energy per GPU, with HELP and TYPE%s' %
+          ('; promtool check metrics clean' if lint else ' (no promtool here)'),
+          None if all(got[0].get(k) == v for k, v in series.items()) and helps and
+          (not lint or lint.returncode == 0) else
+          'series %s; help/type %s; promtool %s' % (
+              {k: got[0].get(k) for k in series}, helps,
+              lint and (lint.stdout + lint.stderr).strip()[:300]))
+
+
 def phase_nvml(t, run):
     t0 = t.scenario('')
     st = wait(lambda: (lambda s: s.get('nvml') == 'read' and s)(run.status()), 60)
@@ -225,18 +268,18 @@ def phase_nvml(t, run):
 
     spin = t.spawn('spin')
     t0 = t.scenario('proc 0 pid=%d mem=734003200 sm=95\n' % spin.pid)
-    rows = settled(run, spin.pid, t0)
+    ok = lambda r: (r.get('gpu_activity') == 'busy' and  # noqa: E731
+                    r.get('gpu_activity_source') == 'nvml_process' and
+                    r.get('gpu_sm_percent') == 95 and r.get('gpu_memory_bytes') == 734003200)
+    rows = settled(run, spin.pid, t0, ok)
     check('spinning sync (a core, no ioctl, NVML 95 %): busy from nvml_process',
-          None if all_rows(rows, lambda r: r.get('gpu_activity') == 'busy' and
-                           r.get('gpu_activity_source') == 'nvml_process' and
-                           r.get('gpu_sm_percent') == 95 and
-                           r.get('gpu_memory_bytes') == 734003200) else
-          'rows: %s' % verdicts(rows))
+          None if all_rows(rows, ok) else 'rows: %s' % verdicts(rows))
     t0 = t.scenario('proc 0 pid=%d mem=1 sm=150\n' % spin.pid)
-    rows = settled(run, spin.pid, t0)
+    ok = lambda r: r.get('gpu_sm_percent') == 100  # noqa: E731
+    rows = settled(run, spin.pid, t0, ok)
     st = run.status()
     check('smUtil 150: taken as 100, counted in status and logged',
-          None if all_rows(rows, lambda r: r.get('gpu_sm_percent') == 100) and
+          None if all_rows(rows, ok) and
           st.get('nvml_samples_clamped', 0) >= 1 and run.logged('above 100 % so far, taken as 100')
           else 'rows %s, clamped %s' % (verdicts(rows), st.get('nvml_samples_clamped')))
     t.kill(spin)
@@ -245,33 +288,38 @@ def phase_nvml(t, run):
     t0 = t.scenario('gpu 0 minor=GPU sm=90 mem=30 used=5000 power=300000 energy=2000\n'
                     'proc 0 pid=%d mem=1000\nerror nvmlDeviceGetProcessUtilization 3\n' %
                     replay.pid)
-    rows = settled(run, replay.pid, t0)
+    ok = lambda r: (r.get('gpu_activity') == 'busy' and  # noqa: E731
+                    r.get('gpu_activity_source') == 'nvml_device' and 'gpu_sm_percent' not in r)
+    rows = settled(run, replay.pid, t0, ok)
     check('graph replay (a fifth of a core, no ioctl, NVML device 90 %, only holder): busy '
-          'from nvml_device', None if all_rows(
-              rows, lambda r: r.get('gpu_activity') == 'busy' and
-              r.get('gpu_activity_source') == 'nvml_device' and 'gpu_sm_percent' not in r)
-          else 'rows: %s' % verdicts(rows))
+          'from nvml_device', None if all_rows(rows, ok) else 'rows: %s' % verdicts(rows))
+    prom_check(run, {'croft_gpu_nvml_sm_utilization_ratio': 0.9,
+                     'croft_gpu_nvml_memory_utilization_ratio': 0.3,
+                     'croft_gpu_nvml_memory_used_bytes': 5000,
+                     'croft_gpu_nvml_power_watts': 300,
+                     'croft_gpu_nvml_energy_joules_total': 2})
     t.kill(replay)
 
     idle = t.spawn('idle')
     t0 = t.scenario('proc 0 pid=%d mem=4096 sm=none\n' % idle.pid)
-    rows = settled(run, idle.pid, t0)
+    idle_ok = lambda r: (r.get('gpu_activity') == 'idle' and  # noqa: E731
+                         r.get('gpu_activity_source') == 'nvml_process' and
+                         r.get('gpu_sm_percent') == 0)
+    rows = settled(run, idle.pid, t0, idle_ok)
     check('true idle holder (listed, no sample: NVML_ERROR_NOT_FOUND, no CPU): idle from '
-          'nvml_process, gpu_sm_percent 0', None if all_rows(
-              rows, lambda r: r.get('gpu_activity') == 'idle' and
-              r.get('gpu_activity_source') == 'nvml_process' and r.get('gpu_sm_percent') == 0)
-          else 'rows: %s' % verdicts(rows))
+          'nvml_process, gpu_sm_percent 0', None if all_rows(rows, idle_ok) else
+          'rows: %s' % verdicts(rows))
 
     poller = t.poller()
     t0 = int(time.time() * 1000)
-    rows = settled(run, idle.pid, t0)
-    prow = settled(run, poller.pid, t0)
+    held = lambda r: (r.get('workload') in ('gpu-onset', 'gpu-held') and  # noqa: E731
+                      r['process'].get('comm') == 'nvidia-smi')
+    prow = settled(run, poller.pid, t0, held)
+    rows = settled(run, idle.pid, t0, idle_ok)
     mine = [r for r in run.refresh() if r['process'].get('comm') == 'croft-sampler']
     check('an NVML poller beside it: the poller is a GPU holder named nvidia-smi, the idle '
           'holder stays idle, croft-sampler (the stand-in holds the node in it) stays no-gpu',
-          None if all_rows(rows, lambda r: r.get('gpu_activity') == 'idle') and
-          all_rows(prow, lambda r: r.get('workload') in ('gpu-onset', 'gpu-held') and
-                   r['process'].get('comm') == 'nvidia-smi') and
+          None if all_rows(rows, idle_ok) and all_rows(prow, held) and
           all_rows(mine, lambda r: r.get('workload') == 'no-gpu') else
           'idle %s; poller %s; croft-sampler %s' % (
               verdicts(rows), [r.get('workload') for r in prow],
@@ -282,31 +330,33 @@ def phase_nvml(t, run):
     for layout, want in (('1', 1001), ('2', 1002), ('3', 1003), ('3v2', 1004)):
         t0 = t.scenario('layout %s\nproc 0 pid=4000001 mem=5\nproc 0 pid=%d mem=%d sm=none\n'
                         'proc 0 pid=4000002 mem=6\n' % (layout, idle.pid, want))
-        rows = settled(run, idle.pid, t0, 2)
-        if not all_rows(rows, lambda r: r.get('gpu_memory_bytes') == want):
+        ok = lambda r: r.get('gpu_memory_bytes') == want  # noqa: E731
+        rows = settled(run, idle.pid, t0, ok, 2)
+        if not all_rows(rows, ok):
             problems.append('layout %s: %s' % (layout, [r.get('gpu_memory_bytes') for r in rows]))
     check('process lists in the v1, v2, v3 (R535, 32 bytes) and v3 (24 bytes) layouts',
           '; '.join(problems) or None)
 
     t0 = t.scenario('gpu 0 minor=GPU sm=50 mig=1\nproc 0 pid=%d mem=77 sm=40\n' % idle.pid)
-    rows = settled(run, idle.pid, t0)
+    ok = lambda r: ('gpu_sm_percent' not in r and r.get('gpu_memory_bytes') == 77 and  # noqa
+                    r.get('gpu_activity_source') != 'nvml_device')
+    rows = settled(run, idle.pid, t0, ok)
     lo = run.status().get('left_out', {})
     check('MIG: per-process utilisation NOT_SUPPORTED: gpu_sm_percent left out, said in '
           'status and log; memory still read',
-          None if all_rows(rows, lambda r: 'gpu_sm_percent' not in r and
-                           r.get('gpu_memory_bytes') == 77 and
-                           r.get('gpu_activity_source') != 'nvml_device') and
+          None if all_rows(rows, ok) and
           'MIG' in lo.get('gpu_sm_percent', '') and run.logged('NOT_SUPPORTED') else
           'rows %s, left_out %s' % (verdicts(rows), lo.get('gpu_sm_percent')))
 
     spin = t.spawn('spin')
     t.scenario('proc 0 pid=%d sm=95\nhang nvmlDeviceGetPowerUsage\n' % spin.pid)
-    hung = wait(lambda: run.status().get('nvml_hangs', 0) >= 1 and run.status(), 60)
+    hung = wait(lambda: run.status().get('nvml_hangs', 0) >= 1 and run.status(), WAIT_S)
     st0 = hung or run.status()
     t1 = int(time.time() * 1000)
     more = wait(lambda: (lambda s: s.get('polls', 0) >= st0.get('polls', 0) + 8 and s)(
-        run.status()), 60)
-    rows = [r for r in run.of(spin.pid, t1)]
+        run.status()), WAIT_S)
+    rows = wait(lambda: (lambda got: len(got) >= 8 and got)(run.of(spin.pid, t1)), WAIT_S) or \
+        run.of(spin.pid, t1)
     check('a call that hangs: polls go on (8 more while it hangs, a row of the holder each), '
           'its rows fall back to the kernel\'s evidence, status says so',
           None if hung and more and more.get('nvml_rounds') == st0.get('nvml_rounds') and
@@ -318,9 +368,10 @@ def phase_nvml(t, run):
               st0.get('nvml_rounds'), (more or {}).get('nvml_rounds'), verdicts(rows)[-3:],
               (more or {}).get('nvml')))
     t0 = t.scenario('proc 0 pid=%d sm=95\n' % spin.pid)
-    rows = settled(run, spin.pid, t0)
+    ok = lambda r: r.get('gpu_sm_percent') == 95  # noqa: E731
+    rows = settled(run, spin.pid, t0, ok)
     check('... and once it returns, NVML\'s figures are back',
-          None if all_rows(rows, lambda r: r.get('gpu_sm_percent') == 95) else
+          None if all_rows(rows, ok) else
           'rows %s' % verdicts(rows))
     t.kill(spin, idle)
 
@@ -334,9 +385,11 @@ def phase_absent(t, run):
                                            sorted(run.status().get('left_out', {}))))
     spin, replay = t.spawn('spin'), t.spawn('replay')
     t0 = int(time.time() * 1000)
-    rows = settled(run, spin.pid, t0, 4) + settled(run, replay.pid, t0, 4)
+    settled(run, spin.pid, t0, n=4)
+    settled(run, replay.pid, t0, n=4)
+    rows = run.of(spin.pid, t0) + run.of(replay.pid, t0)
     check('without NVML, the spinning sync and the graph replay are never idle',
-          None if len(rows) == 8 and all_rows(
+          None if len(rows) >= 8 and all_rows(
               rows, lambda r: r.get('gpu_activity') in ('busy', 'unknown') and
               'gpu_sm_percent' not in r) else 'rows %s' % verdicts(rows))
     t.kill(spin, replay)
