@@ -282,11 +282,13 @@ static int cmd_reload(int argc, char **argv)
 				a.text ? a.text : "reload needs root");
 			failed++;
 		} else if (a.status != 0) {
-			/* the daemon's text names the file, line and reason */
-			fprintf(stderr, "%s: reload refused, still on the old configuration:\n%s%s",
-				a.daemon, a.text ? a.text : strerror(a.status),
-				a.text && *a.text && a.text[strlen(a.text) - 1] == '\n' ? ""
-											: "\n");
+			/* the daemon's text says it refused, and the file, line and reason */
+			if (a.text && *a.text)
+				fprintf(stderr, "%s: %s%s", a.daemon, a.text,
+					a.text[strlen(a.text) - 1] == '\n' ? "" : "\n");
+			else
+				fprintf(stderr, "%s: reload refused: %s\n", a.daemon,
+					strerror(a.status));
 			answered++;
 			failed++;
 		} else {
