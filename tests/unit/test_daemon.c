@@ -43,6 +43,8 @@ static const char *parse(struct daemon_opts *opts, int argc, char **argv)
 			continue;
 		if (opt == 'D')
 			data_dir = optarg;
+		else
+			daemon_bad_option(opts, argv, opt); /* exits 2 */
 	}
 	return data_dir;
 }
