@@ -186,8 +186,7 @@ static void host_and_boot(struct sampler *s)
 
 	if (uname(&uts) == 0)
 		snprintf(s->node_name, sizeof(s->node_name), "%s", uts.nodename);
-	if (procfs_boot_unix_ms(s->procfd, &s->boot_unix_ms))
-		log_warnx("/proc/stat has no btime: the boot time for start_ms from the clocks");
+	s->boot_unix_ms = boottime_unix_ms(s->state_dirfd, s->procfd);
 }
 
 static bool stopping;

@@ -522,6 +522,9 @@ bool procfs_pidns_ours(int procfd);
 /* Unix ms of the boot, whole seconds (btime); -ENOENT: from the clocks. */
 int procfs_boot_unix_ms(int procfd, uint64_t *ret_ms);
 
+/* ---- boottime.c: the boot's unix ms, kept for the boot in the state dir ---- */
+uint64_t boottime_unix_ms(int state_dirfd, int procfd);
+
 /* ---- carry.c: counters carried across a restart (runtime dir) ---- */
 struct carry;
 /* Opens (makes) <dir>/sampler.carry.{0,1}, before the drop; uid -1: no chown. */

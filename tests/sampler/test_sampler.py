@@ -488,9 +488,11 @@ def t_writer_20mb(h):
 
 
 def t_label_env(h):
-    """CROFT_LABEL in the environment labels the rows; nothing else of it is kept."""
+    """CROFT_LABEL in the environment labels the rows, which say it came from there and whose
+    process claimed it (its real uid, 4243 here); nothing else of the environment is kept."""
     env = dict(os.environ, CROFT_LABEL='exp-7 \u2603', CROFT_SECRET_TOKEN='hunter2')
-    p = subprocess.Popen([HELPER, 'sleep', 'croft-labelled'], stdout=subprocess.PIPE, env=env)
+    p = subprocess.Popen([HELPER, 'sleep', 'croft-labelled'], stdout=subprocess.PIPE, env=env,
+                         preexec_fn=lambda: os.setresuid(4243, 0, 0))
     p.t0_ms = int(time.time() * 1000)
     p.stdout.readline()
     h.children.append(p)
@@ -498,6 +500,9 @@ def t_label_env(h):
     h.kill(p)
     if not rows or rows[-1].get('label') != 'exp-7 \u2603':
         return 'label %r' % (rows and rows[-1].get('label'))
+    if rows[-1].get('label_source') != 'env' or rows[-1]['process'].get('uid') != 4243:
+        return 'label_source %r, uid %r (real uid 4243, effective 0)' % (
+            rows[-1].get('label_source'), rows[-1]['process'].get('uid'))
     with open(h.rows.path, 'rb') as f:
         if b'hunter2' in f.read():
             return 'another environment variable reached the dataset'
@@ -868,6 +873,55 @@ def t_writer_restart(h):
         problems.append('%d rows from the %d ms the writer was away' % (len(away), t_restart - t_stop))
     print('# %d batches committed; %d rows of the busy process made while the writer was away' %
           (len(h.writer.batches), len(away)))
+    return '; '.join(problems) or None
+
+
+def t_boot_kept(h):
+    """Issue 32 item 5: a clock step moves the kernel's btime (now minus the time since boot);
+    a sampler restarted after one takes the boot time the boot's first sampler kept in its
+    state dir (sampler.boot, with the boot's id), so a running process keeps its start_ms.
+    The step is stood in for by the kept record saying btime was an hour earlier; a record of
+    another boot is not taken."""
+    p = h.spawn(['sleep', 'croft-boot'])
+    with open('/proc/sys/kernel/random/boot_id') as f:
+        boot_id = f.read().strip()
+    with open('/proc/stat') as f:
+        btime_ms = [int(ln.split()[1]) * 1000 for ln in f if ln.startswith('btime ')][0]
+    with open('/proc/%d/stat' % p.pid) as f:
+        start_ticks = int(f.read().rsplit(')', 1)[1].split()[19])
+    since_boot_ms = start_ticks * 1000 // os.sysconf('SC_CLK_TCK')
+    kept = os.path.join(h.tmp, 'state', 'sampler.boot')
+    problems = []
+
+    def restart_with(record):
+        h.writer.stop()
+        h.sampler.terminate()
+        h.sampler.wait()
+        if record is None:
+            os.unlink(kept)
+        else:
+            with open(kept, 'w') as f:
+                f.write(record)
+        h.start_sampler()
+        h.writer.start()
+        t = int(time.time() * 1000)
+        rows = h.rows.wait(lambda: [r for r in h.rows.of(p) if r['unix_ms'] > t], 40)
+        return rows and rows[-1]['process'].get('start_ms')
+    try:
+        first = h.rows.wait(lambda: h.rows.of(p)) or [{}]
+        if first[-1].get('process', {}).get('start_ms') != btime_ms + since_boot_ms:
+            problems.append('start_ms %s before, btime + start %d' % (
+                first[-1].get('process', {}).get('start_ms'), btime_ms + since_boot_ms))
+        got = restart_with('%s %d\n' % (boot_id, btime_ms - 3600000))
+        if got != btime_ms - 3600000 + since_boot_ms:
+            problems.append('after a restart, this boot kept an hour earlier: start_ms %s, '
+                            'want %d' % (got, btime_ms - 3600000 + since_boot_ms))
+        got = restart_with('%s %d\n' % ('0' * 8 + boot_id[8:], btime_ms - 3600000))
+        if got != btime_ms + since_boot_ms:
+            problems.append('a record of another boot was taken: start_ms %s' % got)
+    finally:
+        restart_with(None)
+        h.kill(p)
     return '; '.join(problems) or None
 
 
@@ -1627,6 +1681,7 @@ def main():
              ('an unprivileged start works', t_unprivileged),
              ('in a child pid namespace: CPU from clock ticks, logged once', t_foreign_pidns),
              ('writer killed and restarted: no gap, no duplicate', t_writer_restart),
+             ('a restart after a clock step keeps start_ms (the boot time kept)', t_boot_kept),
              ('sampler SIGKILLed while the writer is away: spool resent', t_sampler_sigkill),
              ('croft-writer SIGKILLed and restarted: every row once in the dataset', t_real_writer)]
     only = os.environ.get('SAMPLER_TEST_ONLY')  # a substring of names, for development
