@@ -2,7 +2,8 @@
  * probe_wire.h: the payloads of probe.sock (SOCK_SEQPACKET, one common/
  * msg.h message per packet) between croft-probe (croft user after its drop)
  * and croft-sampler.  One answer to MT_PROBE_POLL is any number of
- * MT_PROBE_PROCS and MT_PROBE_EXITS packets, then one MT_PROBE_END.
+ * MT_PROBE_PROCS, MT_PROBE_EXITS and MT_PROBE_FINALS packets, then one
+ * MT_PROBE_END.
  */
 #ifndef CROFT_PROBE_PROTO_H
 #define CROFT_PROBE_PROTO_H
@@ -12,6 +13,9 @@
 #define PROBE_PROC_SYSCALLS_MAX 1024 /* syscall entries after one proc record */
 #define PROBE_WIRE_DROPS        8    /* drop reasons on the wire (enum probe_drop, rest 0) */
 #define PROBE_COMM_BYTES        16
+#define PROBE_EXE_BYTES         256
+#define PROBE_CGROUP_BYTES      256
+#define PROBE_FINALS_MAX        16384 /* probe_final records in one answer; more are cut, counted */
 
 /* MT_PROBE_POLL: sampler -> probe. */
 struct probe_poll {
@@ -19,7 +23,7 @@ struct probe_poll {
 };
 _Static_assert(sizeof(struct probe_poll) == 8, "probe_poll is 8 bytes");
 
-/* Leads every MT_PROBE_PROCS and MT_PROBE_EXITS packet. */
+/* Leads every MT_PROBE_PROCS, MT_PROBE_EXITS and MT_PROBE_FINALS packet. */
 struct probe_batch {
 	uint32_t count;    /* records that follow */
 	uint32_t reserved; /* 0 */
@@ -65,6 +69,37 @@ struct probe_exit {
 };
 _Static_assert(sizeof(struct probe_exit) == 48, "probe_exit is 48 bytes");
 
+/* probe_final.flags: which of its fields are known. */
+enum probe_final_wire_flag {
+	PROBE_FINAL_EXE_FLAG = 1u << 0,       /* exe */
+	PROBE_FINAL_EXIT_TIME_FLAG = 1u << 1, /* exit_boot_ns is the exit's, not the reap's */
+	PROBE_FINAL_CGROUP_FLAG = 1u << 2,    /* cgroup: its cgroup2 path */
+	PROBE_FINAL_CGROUP_V1_FLAG = 1u << 3, /* cgroup: its v1 memory controller's path */
+};
+
+/*
+ * A whole thread group reaped (its parent's wait, or its own autoreap): its
+ * final figures, as wait4's rusage gives them, and who it was.  Its
+ * per-tgid counts are in this answer or earlier ones.  Sent in the answer
+ * whose interval saw the reap, at most PROBE_FINALS_MAX per answer.
+ */
+struct probe_final {
+	uint32_t tgid;
+	uint32_t uid; /* real uid */
+	uint64_t start_boot_ns;
+	uint64_t exit_boot_ns; /* the exit's, else (flags) the reap's */
+	uint64_t cpu_ns;       /* all its threads' CPU time */
+	uint64_t read_bytes;   /* /proc/<pid>/io read_bytes, all threads */
+	uint64_t write_bytes;
+	uint64_t maxrss_bytes; /* its peak RSS */
+	int32_t wait_status;   /* as wait(2) gives it: WIFEXITED/WIFSIGNALED */
+	uint32_t flags;        /* enum probe_final_flag (probe.h): which of the below are known */
+	char comm[PROBE_COMM_BYTES];
+	char cgroup[PROBE_CGROUP_BYTES]; /* NUL-terminated path, in the hierarchy flags name */
+	char exe[PROBE_EXE_BYTES];       /* NUL-terminated: the path its exec was given */
+};
+_Static_assert(sizeof(struct probe_final) == 592, "probe_final is 592 bytes");
+
 /* A figure whose concern is not loaded is left out of the rows, never sent as 0. */
 enum probe_end_flags {
 	PROBE_END_NET = 1u << 0,      /* net_* figures are counted */
@@ -72,6 +107,7 @@ enum probe_end_flags {
 	PROBE_END_SYSCALLS = 1u << 2, /* syscalls_count and the syscalls are counted */
 	PROBE_END_IOCTL = 1u << 3,    /* gpu_ioctls and last_gpu_ioctl_boot_ns are counted */
 	PROBE_END_SCHED = 1u << 4,    /* ctx_* and runqueue_ns are counted */
+	PROBE_END_FINALS = 1u << 5,   /* reaped groups are sent (MT_PROBE_FINALS) */
 };
 
 /* MT_PROBE_END: closes an answer covering (since_boot_ns, until_boot_ns]. */
@@ -82,7 +118,7 @@ struct probe_end {
 	uint32_t procs;                         /* probe_proc records in this answer */
 	uint32_t exits;                         /* probe_exit records in this answer */
 	uint32_t flags;                         /* enum probe_end_flags */
-	uint32_t reserved;                      /* 0 */
+	uint32_t finals;                        /* probe_final records in this answer */
 	uint64_t drops[PROBE_WIRE_DROPS];       /* during this interval, per reason */
 	uint64_t drops_total[PROBE_WIRE_DROPS]; /* since croft-probe started */
 };

@@ -36,9 +36,10 @@ enum msg_type {
 	MT_PROBE_POLL = 0x0300, /* give me the deltas since your last answer */
 
 	/* probe -> sampler; payloads in contract/probe_wire.h */
-	MT_PROBE_PROCS = 0x0400, /* a packet of per-tgid records */
-	MT_PROBE_EXITS = 0x0401, /* a packet of exits since the last answer */
-	MT_PROBE_END = 0x0402,   /* closes one answer, with the drop counters */
+	MT_PROBE_PROCS = 0x0400,  /* a packet of per-tgid records */
+	MT_PROBE_EXITS = 0x0401,  /* a packet of exits since the last answer */
+	MT_PROBE_END = 0x0402,    /* closes one answer, with the drop counters */
+	MT_PROBE_FINALS = 0x0403, /* a packet of reaped groups' final figures */
 
 	/* control client -> daemon; one request per connection */
 	MT_CTL_STATUS = 0x0500, /* empty */

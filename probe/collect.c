@@ -19,7 +19,14 @@
 #include "log.h"
 #include "probed.h"
 
-#define EXITS_PENDING_MAX (1u << 20) /* exits kept between two answers */
+#define EXITS_PENDING_MAX  (1u << 20)              /* exits kept between two answers */
+#define FINALS_PENDING_MAX (4u * PROBE_FINALS_MAX) /* finals kept between two answers */
+
+/* A reaped group's record, and the epoch its program wrote into when it sent it. */
+struct pending_final {
+	struct probe_final rec;
+	uint32_t epoch;
+};
 
 struct collector {
 	struct probe_objs *objs;
@@ -28,6 +35,9 @@ struct collector {
 	struct tgidmap index;  /* tgid -> procs index, this answer */
 	struct probe_exit *pending;
 	size_t pending_count, pending_cap;
+	struct pending_final *finals; /* read, not yet in an answer */
+	size_t finals_count, finals_cap;
+	uint64_t page_size;
 	struct answer ans;
 	struct collector_stats stats;
 	uint64_t delivered[PROBE_EPOCHS][PROBE_EV_SLOTS]; /* read, not yet settled */
@@ -82,6 +92,61 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+/* A reaped group, as the wire says it; kept for the answer its epoch falls in. */
+static int on_final(void *ctx, void *data, size_t len)
+{
+	struct collector *col = ctx;
+	const struct probe_final_event *e = data;
+	struct pending_final *f;
+
+	if (len < sizeof(*e))
+		return 0;
+	col->stats.finals_delivered++;
+	if (col->finals_count == col->finals_cap) {
+		size_t cap = col->finals_cap ? col->finals_cap * 2 : 256;
+
+		if (cap > FINALS_PENDING_MAX || !(f = realloc(col->finals, cap * sizeof(*f)))) {
+			col->stats.finals_cut++;
+			return 0;
+		}
+		col->finals = f;
+		col->finals_cap = cap;
+	}
+	f = &col->finals[col->finals_count++];
+	f->epoch = e->epoch & 1;
+	f->rec = (struct probe_final){
+		.tgid = e->tgid,
+		.uid = e->uid,
+		.start_boot_ns = e->start_boot_ns,
+		.exit_boot_ns = e->exit_boot_ns,
+		.cpu_ns = e->cpu_ns,
+		.read_bytes = e->read_bytes,
+		.write_bytes = e->write_bytes,
+		.maxrss_bytes = e->maxrss_pages * col->page_size,
+		.wait_status = e->wait_status,
+		.flags = e->flags,
+	};
+	memcpy(f->rec.comm, e->comm, sizeof(f->rec.comm));
+	memcpy(f->rec.cgroup, e->cgroup, sizeof(f->rec.cgroup));
+	memcpy(f->rec.exe, e->exe, sizeof(f->rec.exe));
+	f->rec.cgroup[sizeof(f->rec.cgroup) - 1] = f->rec.exe[sizeof(f->rec.exe) - 1] = '\0';
+	return 0;
+}
+
+/* The fork/exec/exit events and the reaped groups: one ring buffer each, read together. */
+static int rings_new(struct collector *col)
+{
+	int events = loader_events_fd(col->objs), finals = loader_finals_fd(col->objs);
+
+	if (events >= 0 && !(col->rb = ring_buffer__new(events, on_event, col, NULL)))
+		return -ENOMEM;
+	if (finals < 0)
+		return 0;
+	if (!col->rb)
+		return (col->rb = ring_buffer__new(finals, on_final, col, NULL)) ? 0 : -ENOMEM;
+	return ring_buffer__add(col->rb, finals, on_final, col) < 0 ? -ENOMEM : 0;
+}
+
 /* Batch buffers for the largest map, key and value of the counted concerns. */
 static int buffers_new(struct collector *col)
 {
@@ -111,13 +176,9 @@ int collector_new(struct probe_objs *objs, struct collector **ret_collector)
 	col->objs = objs;
 	col->starts.limit = PROBE_STARTS_MAX;
 	col->index.limit = PROBE_STARTS_MAX;
+	col->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	/* proc not loaded: no events, start times from /proc only */
-	if (loader_events_fd(objs) >= 0 &&
-		!(col->rb = ring_buffer__new(loader_events_fd(objs), on_event, col, NULL))) {
-		collector_free(col);
-		return -ENOMEM;
-	}
-	if (buffers_new(col) < 0) {
+	if (rings_new(col) < 0 || buffers_new(col) < 0) {
 		collector_free(col);
 		return -ENOMEM;
 	}
@@ -137,7 +198,9 @@ void collector_free(struct collector *col)
 		free(col->ans.procs[i].syscalls);
 	free(col->ans.procs);
 	free(col->ans.exits);
+	free(col->ans.finals);
 	free(col->pending);
+	free(col->finals);
 	free(col->keys);
 	free(col->vals);
 	free(col);
@@ -302,6 +365,7 @@ static void finish_end(struct collector *col, bool first, uint64_t until)
 	end->until_boot_ns = until;
 	end->procs = (uint32_t)col->ans.procs_count;
 	end->exits = (uint32_t)col->ans.exits_count;
+	end->finals = (uint32_t)col->ans.finals_count;
 	end->flags = (first ? PROBE_END_FIRST : 0);
 	for (int c = 0; c < CONCERNS; c++)
 		if (loader_has(col->objs, c))
@@ -340,6 +404,18 @@ static void settle_events(struct collector *col, uint32_t g)
 	}
 }
 
+static int grow_finals(struct answer *ans)
+{
+	size_t cap = ans->finals_cap ? ans->finals_cap * 2 : 256;
+	struct probe_final *f = realloc(ans->finals, cap * sizeof(*f));
+
+	if (!f)
+		return -ENOMEM;
+	ans->finals = f;
+	ans->finals_cap = cap;
+	return 0;
+}
+
 /* Hands the exits drained so far to the answer. */
 static void take_exits(struct collector *col)
 {
@@ -352,6 +428,38 @@ static void take_exits(struct collector *col)
 	col->pending = x;
 	col->pending_cap = cap;
 	col->pending_count = 0;
+}
+
+/*
+ * The reaped groups of the epoch just closed (and any older straggler) to
+ * the answer, at most PROBE_FINALS_MAX: their counts were all written
+ * before, so they are in this answer or earlier ones.  Those sent under the
+ * new epoch wait for the next answer, with their last counts.
+ */
+static void take_finals(struct collector *col, uint32_t now)
+{
+	struct answer *ans = &col->ans;
+	size_t kept = 0, cut = 0;
+
+	ans->finals_count = 0;
+	for (size_t i = 0; i < col->finals_count; i++) {
+		struct pending_final *f = &col->finals[i];
+
+		if (f->epoch == (now & 1))
+			col->finals[kept++] = *f;
+		else if (ans->finals_count == PROBE_FINALS_MAX)
+			cut++;
+		else if (ans->finals_count < ans->finals_cap || grow_finals(ans) == 0)
+			ans->finals[ans->finals_count++] = f->rec;
+		else
+			cut++;
+	}
+	col->finals_count = kept;
+	if (cut)
+		log_warnx("answer %llu: %zu reaped processes over the %u an answer holds are cut "
+			  "(their last rows are written as vanished)",
+			(unsigned long long)col->stats.answers + 1, cut, PROBE_FINALS_MAX);
+	col->stats.finals_cut += cut;
 }
 
 int collector_answer(struct collector *col, bool first, const struct answer **ret_answer)
@@ -370,6 +478,7 @@ int collector_answer(struct collector *col, bool first, const struct answer **re
 		return r;
 	old = col->objs->epoch ^ 1;
 	collector_drain(col); /* the old epoch's last events: next answer's exits */
+	take_finals(col, col->objs->epoch);
 	settle_events(col, old);
 	if ((r = loader_walk_threads(col->objs, old)) < 0)
 		log_warnx("walking the threads for their scheduling counts: %s", strerror(-r));

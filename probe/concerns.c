@@ -114,6 +114,7 @@ SKEL_OF(ioctl, ioctl_bpf)
 SKEL_OF(sched, sched_bpf)
 SKEL_OF(proc, proc_bpf)
 SKEL_OF(net, net_bpf)
+SKEL_OF(exit, exit_bpf)
 
 static const char *const syscalls_fields[] = { "syscalls", NULL };
 static const char *const ioctl_fields[] = { "ioctl_count", "since_last_gpu_ioctl_ms", NULL };
@@ -123,6 +124,8 @@ static const char *const net_fields[] = { "usage.network_rx_bytes_s", "usage.net
 	NULL };
 /* fork/exec/exit events: no field of their own (start times then come from /proc) */
 static const char *const proc_fields[] = { NULL };
+/* without it a process gone is written from what /proc last showed (exited "vanished") */
+static const char *const exit_fields[] = { "exit_ms", "exit_code", "exit_signal", NULL };
 
 const struct concern concerns[CONCERNS] = {
 	[CONCERN_SYSCALLS] = {
@@ -182,6 +185,14 @@ const struct concern concerns[CONCERNS] = {
 		.fields = net_fields,
 		.skel = skel_net,
 		.destroy = destroy_net,
+	},
+	[CONCERN_EXIT] = {
+		.name = "exit",
+		.variant = variant_of_plan,
+		.end_flag = PROBE_END_FINALS,
+		.fields = exit_fields,
+		.skel = skel_exit,
+		.destroy = destroy_exit,
 	},
 };
 

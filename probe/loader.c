@@ -273,6 +273,22 @@ static int open_proc(struct probe_objs *objs, const char **what)
 	return proc_bpf__attach(objs->proc);
 }
 
+static int open_exit(struct probe_objs *objs, const char **what)
+{
+	int r;
+
+	*what = "open";
+	if (!(objs->exit = exit_bpf__open()))
+		return -errno;
+	*what = "load";
+	if ((r = prepare(objs, CONCERN_EXIT, objs->exit->obj,
+		     variant_sections(objs->plan.use_btf))) < 0 ||
+		(r = exit_bpf__load(objs->exit)) < 0)
+		return r;
+	*what = "attach";
+	return exit_bpf__attach(objs->exit);
+}
+
 /*
  * net.bpf.c's programs for the planned source: the tracepoints in the
  * variant of the rest, else the IPv4 functions and, where vmlinux has
@@ -427,6 +443,7 @@ static const struct {
 	{ CONCERN_SCHED, open_sched },
 	{ CONCERN_PROC, open_proc },
 	{ CONCERN_NET, open_net },
+	{ CONCERN_EXIT, open_exit },
 };
 
 /* Each concern on its own: one that fails is destroyed and said, the rest go on. */
@@ -651,6 +668,34 @@ int loader_take_event_counts(
 		memset(values, 0, (size_t)objs->ncpus * sizeof(*values));
 		if (bpf_map_update_elem(fd, &slot, values, BPF_ANY) < 0)
 			r = -errno;
+	}
+	free(values);
+	return r;
+}
+
+int loader_finals_fd(const struct probe_objs *objs)
+{
+	return objs->exit ? bpf_map__fd(objs->exit->maps.finals) : -1;
+}
+
+int loader_final_counts(const struct probe_objs *objs, struct probe_final_count *ret_count)
+{
+	int fd = objs->exit ? bpf_map__fd(objs->exit->maps.final_counts) : -1;
+	struct probe_final_count *values;
+	uint32_t zero = 0;
+	int r = 0;
+
+	memset(ret_count, 0, sizeof(*ret_count));
+	if (fd < 0)
+		return 0;
+	if (!(values = calloc((size_t)objs->ncpus, sizeof(*values))))
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, &zero, values) < 0)
+		r = -errno;
+	for (int cpu = 0; r == 0 && cpu < objs->ncpus; cpu++) {
+		ret_count->seen += values[cpu].seen;
+		ret_count->dropped += values[cpu].dropped;
+		ret_count->lives_full += values[cpu].lives_full;
 	}
 	free(values);
 	return r;

@@ -21,6 +21,13 @@
  * they meet croft.conf's and the wire's. */
 _Static_assert(PROBE_GPU_RULES == GPUDEV_RULES_MAX, "a gpu_devices rule has no room in the map");
 _Static_assert(PROBE_COMM_LEN == PROBE_COMM_BYTES, "an exit's comm is copied whole to the wire");
+_Static_assert(PROBE_EXE_LEN == PROBE_EXE_BYTES, "a final's exe is copied whole to the wire");
+_Static_assert(PROBE_CGROUP_LEN == PROBE_CGROUP_BYTES, "a final's cgroup is copied whole");
+_Static_assert((unsigned)PROBE_FINAL_EXE == PROBE_FINAL_EXE_FLAG &&
+		       (unsigned)PROBE_FINAL_EXIT_TIME == PROBE_FINAL_EXIT_TIME_FLAG &&
+		       (unsigned)PROBE_FINAL_CGROUP == PROBE_FINAL_CGROUP_FLAG &&
+		       (unsigned)PROBE_FINAL_CGROUP_V1 == PROBE_FINAL_CGROUP_V1_FLAG,
+	"a final's flags are sent as the programs set them");
 
 struct event_base;
 struct evbuffer;
@@ -30,6 +37,7 @@ struct ioctl_bpf;
 struct sched_bpf;
 struct net_bpf;
 struct proc_bpf;
+struct exit_bpf;
 struct ring_buffer;
 struct bpf_object;
 struct bpf_map;
@@ -52,6 +60,7 @@ enum probe_concern {
 	CONCERN_SCHED,
 	CONCERN_PROC, /* fork/exec/exit events: a ring buffer, no counted maps */
 	CONCERN_NET,
+	CONCERN_EXIT, /* reaped groups' final figures: a ring buffer of its own, no counted maps */
 	CONCERNS,
 };
 
@@ -93,6 +102,7 @@ struct probe_objs {
 	struct sched_bpf *sched;
 	struct net_bpf *net; /* NULL: plan.net is NET_NONE */
 	struct proc_bpf *proc;
+	struct exit_bpf *exit;
 	struct probe_plan plan;
 	int ncpus;         /* possible CPUs: per-CPU value slots */
 	uint32_t epoch;    /* epoch the programs write now */
@@ -187,6 +197,10 @@ int loader_map_max(const struct probe_objs *objs, enum probe_concern concern);
 bool loader_clear_full(struct probe_objs *objs, enum probe_concern concern, uint32_t g);
 /* The fork/exec/exit ring buffer, -1 when proc did not load. */
 int loader_events_fd(const struct probe_objs *objs);
+/* The reaped groups' ring buffer, -1 when exit did not load. */
+int loader_finals_fd(const struct probe_objs *objs);
+/* Sums exit.bpf.c's per-CPU counts (since load) into *ret_count; zeros where it is not loaded. */
+int loader_final_counts(const struct probe_objs *objs, struct probe_final_count *ret_count);
 /* Sums every object's per-CPU drop counters into ret_drops[PROBE_DROP_REASONS]. */
 int loader_drops(const struct probe_objs *objs, uint64_t *ret_drops);
 /*
@@ -229,6 +243,8 @@ struct answer {
 	size_t procs_count, procs_cap;
 	struct probe_exit *exits;
 	size_t exits_count, exits_cap;
+	struct probe_final *finals; /* reaped groups: their final figures */
+	size_t finals_count, finals_cap;
 	struct probe_end end;
 };
 
@@ -249,8 +265,10 @@ struct event_tally {
 
 struct collector_stats {
 	uint64_t answers;
-	uint64_t exits_seen;                       /* whole thread groups, since start */
-	uint64_t exits_unqueued;                   /* exits lost: EXITS_PENDING_MAX reached */
+	uint64_t exits_seen;       /* whole thread groups, since start */
+	uint64_t exits_unqueued;   /* exits lost: EXITS_PENDING_MAX reached */
+	uint64_t finals_delivered; /* reaped groups read from their ring buffer */
+	uint64_t finals_cut;       /* not sent: over PROBE_FINALS_MAX an answer, or memory */
 	struct event_tally events[PROBE_EV_SLOTS]; /* by enum probe_event_kind */
 	uint64_t full_answers[CONCERNS];           /* answers that found the map full */
 	uint64_t drops_total[PROBE_DROP_REASONS];

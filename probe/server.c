@@ -205,6 +205,9 @@ static int req_poll(struct peer *peer, struct msg_cursor *cur)
 	if ((r = queue_procs(peer, ans)) == 0)
 		r = queue_records(peer, MT_PROBE_EXITS, (const uint8_t *)ans->exits,
 			ans->exits_count, sizeof(*ans->exits));
+	if (r == 0 && ans->finals_count)
+		r = queue_records(peer, MT_PROBE_FINALS, (const uint8_t *)ans->finals,
+			ans->finals_count, sizeof(*ans->finals));
 	if (r == 0)
 		r = peer_queue(peer, MT_PROBE_END, &ans->end, sizeof(ans->end), NULL, 0);
 	return r;

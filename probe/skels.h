@@ -16,6 +16,7 @@
 #include "sched.bpf.skel.h"
 #include "net.bpf.skel.h"
 #include "proc.bpf.skel.h"
+#include "exit.bpf.skel.h"
 #pragma GCC diagnostic pop
 
 #endif

@@ -156,6 +156,22 @@ static json_t *events_json(const struct collector_stats *cs)
 	return events;
 }
 
+/*
+ * Reaped groups (exit.bpf.c): seen by the programs, dropped by the full ring
+ * buffer, delivered to us, cut from answers over PROBE_FINALS_MAX; and the
+ * exes or exit times the full lives map could not keep.
+ */
+static json_t *finals_json(const struct probe_state *st, const struct collector_stats *cs)
+{
+	struct probe_final_count k;
+
+	if (loader_final_counts(st->objs, &k) < 0)
+		memset(&k, 0, sizeof(k));
+	return json_pack("{s:I, s:I, s:I, s:I, s:I}", "seen", (json_int_t)k.seen, "dropped",
+		(json_int_t)k.dropped, "delivered", (json_int_t)cs->finals_delivered, "cut",
+		(json_int_t)cs->finals_cut, "lives_full", (json_int_t)k.lives_full);
+}
+
 void *status_figures(struct probe_state *st)
 {
 	const struct collector_stats *cs = collector_stats(st->col);
@@ -172,6 +188,7 @@ void *status_figures(struct probe_state *st)
 		{ "answers", json_integer(cs->answers) },
 		{ "exits_seen", json_integer(cs->exits_seen) },
 		{ "events", events_json(cs) },
+		{ "finals", finals_json(st, cs) },
 		{ "procs_last_answer", json_integer(cs->procs_last) },
 		{ "collect_ms_last", json_real((double)cs->collect_ns_last / 1e6) },
 		{ "gpu_rules", json_integer(st->gpus.set.rules_count) },

@@ -102,14 +102,19 @@ static bool format_rows(struct sampler *s, uint64_t until_ns)
 		run->cur.next = p->list_next;
 		proc_settle(p, onset_window_ns, run->now_boot_ns);
 		activity_settle(p, &run->activity);
+		if (p->exit.gone_polls && p->exit.kind == EXIT_LIVES &&
+			proc_vanished_due(p, run->env.finals_sent))
+			p->exit.kind = EXIT_VANISHED;
 		if (proc_row_due(p, &run->env))
 			written = format_row(s, p, &ctx);
-		if (s->textfile_on && !p->ident.kthread)
+		if (s->textfile_on && !p->ident.kthread && (written || !p->exit.gone_polls))
 			row_textfile(s->textfile, p, &ctx, written);
 		if (written) { /* the next row's rates start here: after row_textfile's look */
 			proc_row_written(p, &run->env);
 			activity_span_end(p);
 		}
+		if (p->exit.kind != EXIT_LIVES && (written || p->ident.kthread))
+			proc_table_drop(&s->procs, s->cgroups, p);
 		if (clock_mono_ns() >= until_ns)
 			return false;
 	}
@@ -254,6 +259,7 @@ static void probe_answered(struct probe_answer *answer, void *arg)
 {
 	struct sampler *s = arg;
 
+	s->poll.env.finals_sent = answer->answered && answer->finals_sent;
 	proc_table_apply_probe(&s->procs, &s->poll.env, answer);
 	log_probe_state(s);
 	pass_begin(s, POLL_LOOK);
@@ -416,6 +422,7 @@ void sampler_poll_start(struct sampler *s)
 		.keep_fds = true,
 		.fds_max = s->nofile,
 		.self_tgid = getpid(),
+		.boot_unix_ms = s->boot_unix_ms,
 	};
 	run->start_mono_ns = clock_mono_ns();
 	run->start_cpu_us = cpu_time_us();

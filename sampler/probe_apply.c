@@ -82,16 +82,16 @@ static void forget_gpu(struct proc_probe_rates *pr)
 static struct proc *probe_match(
 	struct proc_table *table, const struct probe_proc *rec, uint64_t tick_ns)
 {
-	struct proc *p = proc_table_find(table, (pid_t)rec->tgid);
-
-	if (!p || !rec->start_boot_ns || rec->start_boot_ns / tick_ns != p->ident.start_ticks)
+	if (!rec->start_boot_ns)
 		return NULL;
-	return p;
+	return proc_table_find_start(table, (pid_t)rec->tgid, rec->start_boot_ns / tick_ns);
 }
 
 void proc_table_apply_probe(
 	struct proc_table *table, const struct poll_env *env, struct probe_answer *answer)
 {
+	if (answer->answered) /* last rows first: their records are applied over their spans */
+		proc_table_apply_finals(table, env, answer);
 	for (struct proc *p = table->list_head; p; p = p->list_next)
 		probe_reset(p, answer);
 	for (size_t i = 0; i < answer->tgids_count; i++) {

@@ -53,6 +53,8 @@ struct probe_link {
 	size_t procs_len, procs_cap;
 	struct probe_exit *exits;
 	size_t exits_count, exits_cap;
+	struct probe_final *finals;
+	size_t finals_count, finals_cap;
 	struct probe_end end;
 	bool whole;               /* the answer asked for has come */
 	struct probe_tgid *tgids; /* its records, indexed by answer_of */
@@ -90,6 +92,7 @@ void probe_link_free(struct probe_link *link)
 		close(link->fd);
 	free(link->procs);
 	free(link->exits);
+	free(link->finals);
 	free(link->tgids);
 	free(link);
 }
@@ -221,6 +224,36 @@ static int take_exits(struct probe_link *link, struct msg_cursor *cur)
 	return 0;
 }
 
+/* A FINALS packet: whole records, their strings NUL-terminated within their fields. */
+static int take_finals(struct probe_link *link, struct msg_cursor *cur)
+{
+	struct probe_batch batch;
+	struct probe_final *grown;
+
+	if (msg_get(cur, &batch, sizeof(batch)) < 0 ||
+		(size_t)batch.count * sizeof(struct probe_final) != cur->left ||
+		link->finals_count + batch.count > PROBE_FINALS_MAX)
+		return -EBADMSG;
+	if (link->finals_count + batch.count > link->finals_cap) {
+		size_t cap = (link->finals_count + batch.count) * 2;
+
+		if (!(grown = realloc(link->finals, cap * sizeof(*grown))))
+			return -ENOMEM;
+		link->finals = grown;
+		link->finals_cap = cap;
+	}
+	for (uint32_t i = 0; i < batch.count; i++) {
+		struct probe_final *f = &link->finals[link->finals_count];
+
+		msg_get(cur, f, sizeof(*f));
+		if (!memchr(f->cgroup, '\0', sizeof(f->cgroup)) ||
+			!memchr(f->exe, '\0', sizeof(f->exe)))
+			return -EBADMSG;
+		link->finals_count++;
+	}
+	return 0;
+}
+
 int probe_link_take(struct probe_link *link, const struct msg_hdr *hdr, const uint8_t *payload)
 {
 	struct msg_cursor cur;
@@ -231,9 +264,12 @@ int probe_link_take(struct probe_link *link, const struct msg_hdr *hdr, const ui
 		return take_procs(link, &cur);
 	case MT_PROBE_EXITS:
 		return take_exits(link, &cur);
+	case MT_PROBE_FINALS:
+		return take_finals(link, &cur);
 	case MT_PROBE_END:
 		if (msg_get(&cur, &link->end, sizeof(link->end)) < 0 || msg_end(&cur) < 0 ||
-			link->end.exits != link->exits_count)
+			link->end.exits != link->exits_count ||
+			link->end.finals != link->finals_count)
 			return -EBADMSG;
 		link->whole = true;
 		return 1;
@@ -322,6 +358,7 @@ static int answer_of(struct probe_link *link, struct probe_answer *ret_answer)
 	ret_answer->ioctl = link->end.flags & PROBE_END_IOCTL;
 	ret_answer->sched = link->end.flags & PROBE_END_SCHED;
 	ret_answer->net = link->end.flags & PROBE_END_NET;
+	ret_answer->finals_sent = link->end.flags & PROBE_END_FINALS;
 	snprintf(link->state, sizeof(link->state),
 		ret_answer->answered ? "connected" : "connected, first answer is the baseline");
 	if (!ret_answer->answered)
@@ -330,6 +367,8 @@ static int answer_of(struct probe_link *link, struct probe_answer *ret_answer)
 	if (r < 0) /* no counts, rather than some */
 		*ret_answer = (struct probe_answer){ .answered = false };
 	ret_answer->tgids = link->tgids; /* once grown */
+	ret_answer->finals = link->finals;
+	ret_answer->finals_count = r < 0 ? 0 : link->finals_count;
 	return r;
 }
 
@@ -375,7 +414,7 @@ static void send_poll(struct probe_link *link)
 	struct probe_poll req = { 0 };
 	int r;
 
-	link->procs_len = link->exits_count = 0;
+	link->procs_len = link->exits_count = link->finals_count = 0;
 	link->stats.records_last = 0;
 	link->deadline_ms = clock_mono_ms() + PROBE_LINK_TIMEOUT_MS;
 	r = msg_send_packet(link->fd, MT_PROBE_POLL, &req, sizeof(req), NULL, 0);

@@ -34,8 +34,11 @@ struct probe_answer {
 	bool answered; /* false: none came, or it is the baseline (no counts) */
 	/* what the probe counted (its concerns that loaded): the rest is left out */
 	bool syscalls, ioctl, sched, net;
+	bool finals_sent; /* the probe sends reaped groups: a process gone waits for its final */
 	struct probe_tgid *tgids; /* held by the link until the completion returns */
 	size_t tgids_count;
+	const struct probe_final *finals; /* reaped groups, their final figures */
+	size_t finals_count;
 };
 
 /*

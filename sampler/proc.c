@@ -33,7 +33,16 @@ struct proc *proc_table_find(struct proc_table *table, pid_t tgid)
 {
 	struct proc *p = table->buckets[(uint32_t)tgid % PROC_HASH_BUCKETS];
 
-	while (p && p->tgid != tgid)
+	while (p && (p->tgid != tgid || p->exit.gone_polls))
+		p = p->hash_next;
+	return p;
+}
+
+struct proc *proc_table_find_start(struct proc_table *table, pid_t tgid, uint64_t start_ticks)
+{
+	struct proc *p = table->buckets[(uint32_t)tgid % PROC_HASH_BUCKETS];
+
+	while (p && (p->tgid != tgid || p->ident.start_ticks != start_ticks))
 		p = p->hash_next;
 	return p;
 }
@@ -85,6 +94,11 @@ static void proc_remove(struct proc_table *table, struct cgroup_table *cgroups, 
 	free(p);
 }
 
+void proc_table_drop(struct proc_table *table, struct cgroup_table *cgroups, struct proc *p)
+{
+	proc_remove(table, cgroups, p);
+}
+
 void proc_table_clear(struct proc_table *table, struct cgroup_table *cgroups)
 {
 	while (table->list_head)
@@ -105,6 +119,13 @@ static void proc_insert(struct proc_table *table, struct proc *p)
 		table->list_head = p;
 	table->list_tail = p;
 	table->count++;
+}
+
+void proc_table_add_gone(struct proc_table *table, struct proc *p)
+{
+	p->stat_fd = p->io_fd = -1;
+	p->exit.gone_polls = 1;
+	proc_insert(table, p);
 }
 
 /*
@@ -176,7 +197,7 @@ static uint64_t delta(uint64_t now, uint64_t prev)
  * between its row and the previous one is exactly the count; the boot clock
  * across a wall-clock step.
  */
-static double poll_span_s(const struct poll_clock *from, const struct poll_clock *to)
+double proc_poll_span_s(const struct poll_clock *from, const struct poll_clock *to)
 {
 	int64_t wall_ms = (int64_t)(to->unix_ms - from->unix_ms);
 	int64_t boot_ms;
@@ -243,7 +264,7 @@ static void proc_sample(struct proc *p, const struct proc_stat *st, const struct
 		set_base(p, &env->now); /* running before we looked: a baseline only */
 		return;
 	}
-	c->span_s = cad->rows_started ? poll_span_s(&cad->base_poll, &env->now)
+	c->span_s = cad->rows_started ? proc_poll_span_s(&cad->base_poll, &env->now)
 				      : (double)env->poll_interval_ms / 1e3;
 	if (c->span_s <= 0 || env->now.boot_ns <= cad->base_poll.boot_ns)
 		return;
@@ -421,6 +442,7 @@ static void proc_new(struct proc_table *table, const struct poll_env *env, pid_t
 	p->ident.framework = SIZE_MAX;
 	p->gpu.at_sampler_start = env->first_poll;
 	p->cadence.seen_gen = env->gen;
+	p->exit.last_seen = env->now;
 	if (!p->ident.kthread) {
 		proc_identity(p, &st, env);
 		p->io_fd = open_kept(table, env, dirfd, "io");
@@ -496,6 +518,7 @@ static bool proc_reread(struct proc *p, const struct poll_env *env)
 		proc_sample(p, &st, env, now);
 	}
 	p->cadence.seen_gen = env->gen;
+	p->exit.last_seen = env->now;
 	proc_read_more(p, env, now);
 	return true;
 }
@@ -506,8 +529,10 @@ static void proc_visit(struct proc_table *table, const struct poll_env *env, pid
 
 	if (p && proc_reread(p, env))
 		return;
-	if (p) /* exited, or the tgid now names another process: start over */
+	if (p && p->ident.kthread)
 		proc_remove(table, env->cgroups, p);
+	else if (p) /* exited, and the tgid names another process now: its last row is due */
+		p->exit.gone_polls = 1;
 	if (table->count >= SAMPLER_PROCS_MAX) {
 		table->untracked++;
 		return;
@@ -563,10 +588,15 @@ int proc_read_step(struct proc_table *table, const struct poll_env *env, struct 
 			return 0;
 	}
 	proc_read_end(scan);
+	/* the processes gone wait for their last row (exits.c), kernel threads need none */
 	for (struct proc *p = table->list_head, *next; p; p = next) {
 		next = p->list_next;
-		if (p->cadence.seen_gen != env->gen)
+		if (p->cadence.seen_gen == env->gen)
+			continue;
+		if (p->ident.kthread)
 			proc_remove(table, env->cgroups, p);
+		else
+			p->exit.gone_polls++;
 	}
 	return 1;
 }
@@ -601,7 +631,7 @@ static bool gpu_look_due(struct proc *p, const struct poll_env *env, bool *ret_f
 	bool periodic;
 
 	/* the sampler holds no GPU file, but one kept /proc fd per process: not worth a scan */
-	if (!env->gpu_possible || p->tgid == env->self_tgid)
+	if (!env->gpu_possible || p->tgid == env->self_tgid || p->exit.gone_polls)
 		return false;
 	periodic = !p->gpu.fds_looked || proc_idle_slot(p, env);
 	*ret_full = periodic || p->gpu.wl.state == WL_GPU_ONSET;
@@ -687,7 +717,9 @@ void proc_table_redetect(struct proc_table *table)
 
 bool proc_row_due(struct proc *p, const struct poll_env *env)
 {
-	if (p->ident.kthread || !p->counters.rates_valid)
+	if (p->exit.kind != EXIT_LIVES)
+		return !p->ident.kthread;
+	if (p->ident.kthread || !p->counters.rates_valid || p->exit.gone_polls)
 		return false;
 	if (!p->cadence.rows_started || !p->cadence.idle || proc_idle_slot(p, env)) {
 		p->cadence.rows_started = true;

@@ -454,8 +454,12 @@ struct proc_gpu {
 	struct proc_look look;
 };
 
+#define EXIT_WAIT_POLLS 3 /* polls a process gone from /proc waits for the probe's final */
+
 /* How the process ended, for its last row; EXIT_LIVES while it lives. */
 struct proc_exit {
+	uint32_t gone_polls;         /* polls since /proc stopped showing it; 0: it shows */
+	struct poll_clock last_seen; /* the last poll that read it */
 	enum exit_kind kind;
 	uint64_t unix_ms; /* the exit's wall clock; 0: unknown */
 	bool code_known, signal_known;
@@ -490,7 +494,26 @@ struct proc_table {
 	size_t fds_open;
 };
 
+/* The live process of tgid (not one gone and waiting for its last row). */
 struct proc *proc_table_find(struct proc_table *table, pid_t tgid);
+/* The process of tgid started at start_ticks, live or gone. */
+struct proc *proc_table_find_start(struct proc_table *table, pid_t tgid, uint64_t start_ticks);
+/* A process only the probe saw (born and gone between polls), added gone. */
+void proc_table_add_gone(struct proc_table *table, struct proc *p);
+/* p's last row is written (or given up): it leaves the table. */
+void proc_table_drop(struct proc_table *table, struct cgroup_table *cgroups, struct proc *p);
+/* The span from one poll to another as rows take it (proc.c). */
+double proc_poll_span_s(const struct poll_clock *from, const struct poll_clock *to);
+
+struct poll_env;
+/* exits.c: last rows.  The answer's finals close the processes they name
+ * (tracked, or added as born and gone between polls); run after the
+ * answer's records are reset, before they are applied. */
+struct probe_answer;
+void proc_table_apply_finals(
+	struct proc_table *table, const struct poll_env *env, const struct probe_answer *answer);
+/* Whether p (gone from /proc, no final) gets its last row now, as vanished. */
+bool proc_vanished_due(struct proc *p, bool finals_sent);
 
 /* procfs.c: readers of /proc/<pid>/ files, relative to an open /proc. */
 struct proc_stat {
@@ -624,6 +647,8 @@ struct poll_env {
 	uint64_t fds_max;            /* ... while fewer than this minus FDS_SPARE are open */
 	pid_t self_tgid;             /* the sampler: its own (kept) fds are never scanned */
 	const struct carry *carry;   /* first poll: the counters a restart carries on */
+	uint64_t boot_unix_ms;       /* exit_ms = this + the exit's boot-clock ms */
+	bool finals_sent;            /* this poll's answer sent reaped groups (probe_apply.c) */
 };
 void proc_table_init(struct proc_table *table);
 void proc_table_clear(struct proc_table *table, struct cgroup_table *cgroups);

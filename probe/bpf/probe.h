@@ -9,12 +9,17 @@
 #define CROFT_PROBE_H
 
 /* Map sizes (entries).  --map-entries overrides the per-epoch ones. */
-#define PROBE_SYSCALL_ENTRIES 16384        /* (tgid, syscall nr) pairs per epoch */
-#define PROBE_TGID_ENTRIES    8192         /* tgids per epoch, per concern */
-#define PROBE_RUNQ_ENTRIES    16384        /* threads woken and not yet running */
-#define PROBE_GPU_RULES       64           /* GPUDEV_RULES_MAX: asserted in probed.h */
-#define PROBE_EVENTS_BYTES    (256 * 1024) /* ring buffer of fork/exec/exit events */
-#define PROBE_COMM_LEN        16           /* PROBE_COMM_BYTES: asserted in probed.h */
+#define PROBE_SYSCALL_ENTRIES 16384         /* (tgid, syscall nr) pairs per epoch */
+#define PROBE_TGID_ENTRIES    8192          /* tgids per epoch, per concern */
+#define PROBE_RUNQ_ENTRIES    16384         /* threads woken and not yet running */
+#define PROBE_GPU_RULES       64            /* GPUDEV_RULES_MAX: asserted in probed.h */
+#define PROBE_EVENTS_BYTES    (256 * 1024)  /* ring buffer of fork/exec/exit events */
+#define PROBE_COMM_LEN        16            /* PROBE_COMM_BYTES: asserted in probed.h */
+#define PROBE_FINALS_BYTES    (1024 * 1024) /* ring buffer of reaped groups' final figures */
+#define PROBE_LIVES_ENTRIES   32768         /* groups whose exe (exec) or exit time is kept */
+#define PROBE_EXE_LEN         256           /* PROBE_EXE_BYTES: asserted in probed.h */
+#define PROBE_CGROUP_LEN      256           /* PROBE_CGROUP_BYTES: asserted in probed.h */
+#define PROBE_CGROUP_DEPTH    16            /* cgroup levels below the root walked */
 
 /*
  * Every count lives in one of two epochs of maps (suffix _0 and _1).
@@ -101,6 +106,50 @@ struct probe_event {
 	char comm[PROBE_COMM_LEN];
 	__u32 epoch; /* the epoch of event_counts that counted it */
 	__u32 reserved;
+};
+
+/*
+ * exit.bpf.c: what it keeps per thread group between its exec, its exit and
+ * its reap (lives: hash, key tgid), and the record it sends at the reap.
+ */
+struct probe_life {
+	__u64 start_boot_ns; /* the group leader's start_boottime */
+	__u64 exit_boot_ns;  /* 0: not exited yet */
+	char exe[PROBE_EXE_LEN];
+};
+
+enum probe_final_flag {
+	PROBE_FINAL_EXE = 1u << 0,       /* exe is the path its exec was given */
+	PROBE_FINAL_EXIT_TIME = 1u << 1, /* exit_boot_ns is the exit's (else the reap's) */
+	PROBE_FINAL_CGROUP = 1u << 2,    /* cgroup is its path in the cgroup2 hierarchy */
+	PROBE_FINAL_CGROUP_V1 = 1u << 3, /* ... in the cgroup v1 memory hierarchy */
+};
+
+/* finals: ring buffer, one per group leader reaped (release_task). */
+struct probe_final_event {
+	__u32 tgid;
+	__u32 uid; /* real uid */
+	__u64 start_boot_ns;
+	__u64 exit_boot_ns;
+	__u64 cpu_ns; /* every thread's, as wait4's rusage sums them */
+	__u64 read_bytes;
+	__u64 write_bytes;
+	__u64 maxrss_pages;
+	__s32 wait_status; /* as wait(2) gives it */
+	__u32 flags;       /* enum probe_final_flag */
+	__u32 epoch;       /* the epoch the programs wrote when it was sent */
+	__u32 reserved;
+	char comm[PROBE_COMM_LEN];
+	char cgroup[PROBE_CGROUP_LEN];
+	char exe[PROBE_EXE_LEN];
+};
+
+/* final_counts: per-CPU array of one: finals sent, finals the full ring buffer dropped,
+ * exes or exit times the full lives map could not keep. */
+struct probe_final_count {
+	__u64 seen;
+	__u64 dropped;
+	__u64 lives_full;
 };
 
 #endif

@@ -23,7 +23,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const uint32_t kinds[] = { MT_PROBE_PROCS, MT_PROBE_EXITS, MT_PROBE_END, MT_HELLO };
+static const uint32_t kinds[] = { MT_PROBE_PROCS, MT_PROBE_EXITS, MT_PROBE_FINALS, MT_PROBE_END,
+	MT_HELLO };
 
 static struct poll_env env;
 

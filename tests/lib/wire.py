@@ -10,12 +10,13 @@ MT_HELLO = 0x0001
 MT_BATCH = 0x0100
 MT_ACK = 0x0200
 MT_PROBE_POLL = 0x0300
-MT_PROBE_PROCS, MT_PROBE_EXITS, MT_PROBE_END = 0x0400, 0x0401, 0x0402
+MT_PROBE_PROCS, MT_PROBE_EXITS, MT_PROBE_END, MT_PROBE_FINALS = 0x0400, 0x0401, 0x0402, 0x0403
 MT_CTL_STATUS, MT_CTL_RELOAD, MT_CTL_LABEL = 0x0500, 0x0501, 0x0502
 MT_CTL_REPLY = 0x0600
 ROLE_SAMPLER, ROLE_WRITER, ROLE_PROBE, ROLE_CTL = 1, 2, 3, 4
 PROBE_END_NET, PROBE_END_FIRST, PROBE_END_SYSCALLS = 1 << 0, 1 << 1, 1 << 2
-PROBE_END_IOCTL, PROBE_END_SCHED = 1 << 3, 1 << 4
+PROBE_END_IOCTL, PROBE_END_SCHED, PROBE_END_FINALS = 1 << 3, 1 << 4, 1 << 5
+PROBE_FINALS_MAX = 16384
 PROBE_WIRE_DROPS = 8
 
 # the C struct each is, little-endian with no padding (as test-wire.py checks)
@@ -30,13 +31,14 @@ LAYOUTS = {
     'probe_proc': struct.Struct('<IIQQQQQQQQ'),
     'probe_syscall': struct.Struct('<IIQ'),
     'probe_exit': struct.Struct('<IIIIQQ16s'),
+    'probe_final': struct.Struct('<IIQQQQQQiI16s256s256s'),
     'probe_end': struct.Struct('<QQQIIII8Q8Q'),
 }
 HDR, HELLO, BATCH, ACK = (LAYOUTS[n] for n in ('msg_hdr', 'msg_hello', 'msg_batch', 'msg_ack'))
 CTL_REPLY, PROBE_POLL, PROBE_BATCH = (LAYOUTS[n] for n in ('msg_ctl_reply', 'probe_poll',
                                                            'probe_batch'))
-PROC, SYSCALL, EXIT, END = (LAYOUTS[n] for n in ('probe_proc', 'probe_syscall', 'probe_exit',
-                                                 'probe_end'))
+PROC, SYSCALL, EXIT, FINAL, END = (LAYOUTS[n] for n in ('probe_proc', 'probe_syscall',
+                                                        'probe_exit', 'probe_final', 'probe_end'))
 # enum probe_drop in order, by the names croft-probe's status gives them
 # (test-lifecycle.py holds them to a running probe's)
 DROPS = ['syscall_map_full', 'ioctl_map_full', 'sched_map_full', 'runq_map_full',

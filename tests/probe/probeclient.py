@@ -10,11 +10,19 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
-from wire import (DROPS, END, EXIT, HDR, HELLO, MT_HELLO, MT_PROBE_END,  # noqa: E402
-                  MT_PROBE_EXITS, MT_PROBE_POLL, MT_PROBE_PROCS, PROBE_BATCH, PROBE_POLL,
+from wire import (DROPS, END, EXIT, FINAL, HDR, HELLO, MT_HELLO, MT_PROBE_END,  # noqa: E402
+                  MT_PROBE_EXITS, MT_PROBE_FINALS, MT_PROBE_POLL, MT_PROBE_PROCS, PROBE_BATCH, PROBE_POLL,
                   PROBE_WIRE_DROPS, PROC, ROLE_SAMPLER, SYSCALL, VERSION, hello, packet)
 
 END_DROPS = 7  # probe_end's items before drops[PROBE_WIRE_DROPS], then drops_total
+
+
+FINAL_KEYS = ('tgid', 'uid', 'start_boot_ns', 'exit_boot_ns', 'cpu_ns', 'read_bytes',
+              'write_bytes', 'maxrss_bytes', 'wait_status', 'flags')
+
+
+def cstr(b):
+    return b.split(b'\0', 1)[0].decode(errors='replace')
 
 
 class ProbeClient:
@@ -38,7 +46,7 @@ class ProbeClient:
 
     def poll(self):
         self.sock.send(packet(MT_PROBE_POLL, PROBE_POLL.pack(0)))
-        procs, exits = {}, []
+        procs, exits, finals = {}, [], []
         while True:
             mtype, p = self.recv()
             if mtype == MT_PROBE_PROCS:
@@ -65,14 +73,22 @@ class ProbeClient:
                     exits.append(dict(tgid=f[0], ppid=f[1], exit_code=f[2], start_boot_ns=f[4],
                                       exit_boot_ns=f[5],
                                       comm=f[6].rstrip(b'\0').decode(errors='replace')))
+            elif mtype == MT_PROBE_FINALS:
+                count = PROBE_BATCH.unpack_from(p)[0]
+                assert len(p) == PROBE_BATCH.size + count * FINAL.size
+                for i in range(count):
+                    f = FINAL.unpack_from(p, PROBE_BATCH.size + i * FINAL.size)
+                    finals.append(dict(zip(FINAL_KEYS, f[:10]), comm=cstr(f[10]),
+                                       cgroup=cstr(f[11]), exe=cstr(f[12])))
             elif mtype == MT_PROBE_END:
                 f = END.unpack(p)
                 total = END_DROPS + PROBE_WIRE_DROPS
                 end = dict(seq=f[0], since_boot_ns=f[1], until_boot_ns=f[2], procs=f[3],
-                           exits=f[4], flags=f[5], drops=dict(zip(DROPS, f[END_DROPS:])),
+                           exits=f[4], flags=f[5], finals=f[6], drops=dict(zip(DROPS, f[END_DROPS:])),
                            drops_total=dict(zip(DROPS, f[total:])))
                 assert end['procs'] == len(procs) and end['exits'] == len(exits)
-                return dict(procs=procs, exits=exits, end=end)
+                assert end['finals'] == len(finals)
+                return dict(procs=procs, exits=exits, finals=finals, end=end)
             else:
                 raise RuntimeError('unexpected message 0x%x' % mtype)
 

@@ -22,7 +22,8 @@ STRANGER_UID = 48123  # no passwd entry: neither root nor the croft user
 CROFT_PROGS = {'sys_enter_btf', 'sys_enter_raw', 'ioctl_btf', 'ioctl_raw', 'switch_btf',
                'switch_raw', 'wakeup_btf', 'wakeup_raw', 'wakeup_new_btf', 'wakeup_new_raw',
                'fork_btf', 'fork_raw', 'exec_btf', 'exec_raw', 'exit_btf', 'exit_raw',
-               'thread_exit_btf', 'thread_walk',
+               'thread_exit_btf', 'thread_walk', 'exit_exec_btf', 'exit_exec_raw',
+               'exit_exit_btf', 'exit_exit_raw', 'exit_free_btf', 'exit_free_raw',
                'send_btf', 'send_raw', 'recv_btf', 'recv_raw', 'send4_fexit', 'send6_fexit',
                'recv4_fexit', 'recv6_fexit', 'send4_kret', 'send6_kret', 'recv4_kret',
                'recv6_kret'}
@@ -183,7 +184,7 @@ def test_kill(tap, probe, work):
 def test_names(tap, probe):
     st = probe.status()
     counted = ['syscalls', 'ioctl', 'sched'] + (['net'] if st['net']['available'] else [])
-    tap.ok(list(st['programs']) == ['syscalls', 'ioctl', 'sched', 'proc', 'net'] and
+    tap.ok(list(st['programs']) == ['syscalls', 'ioctl', 'sched', 'proc', 'net', 'exit'] and
            list(st['maps']) == counted and list(st['drops']) == DROPS + ['exit_queue_full'],
            'status names every program, counted map and drop reason (the wire\'s order)',
            json.dumps([st['programs'], st['maps'], st['drops']]))

@@ -6,6 +6,7 @@
 # first row, GPU users gone between polls counted); voluntary switches,
 # run-queue wait and loopback TCP rates; the probe SIGKILLed and restarted
 # mid-run.  Root, real eBPF.
+import json
 import os
 import signal
 import subprocess
@@ -89,18 +90,19 @@ def t_gpu(tap, st, work, node, holder):
     hrows = st.rows.of(holder.pid)
     tap.ok(hrows and hrows[0]['workload'] == 'gpu-held', 'a holder from before start is '
            'gpu-held in its first row', hrows and hrows[0]['workload'])
-    # the counter is cumulative: earlier GPU users of this run may be in it
     before = st.sampler_status()
     ghosts = [st.spawn([work, 'ioctl', node, '10', '0']) for _ in range(5)]
     for p in ghosts:
         p.wait()
-    # their exits reach the sampler with the probe's next answer: three polls on
+    # their finals reach the sampler with the probe's next answer: three polls on
     wait_for(lambda: st.sampler_status()['polls'] >= before['polls'] + 3, 30, 'three polls')
-    unseen = [p for p in ghosts if not st.rows.of(p.pid)]
-    count = (st.sampler_status()['probe_link']['gpu_exits_between_polls'] -
-             before['probe_link']['gpu_exits_between_polls'])
-    tap.ok(count == len(unseen) and count > 0, 'GPU users gone between polls are counted in '
-           'status', '%d counted, %d without rows' % (count, len(unseen)))
+    last = {p.pid: (st.rows.of(p.pid) or [{}])[-1] for p in ghosts}
+    tap.ok(all(r.get('exited') in ('between_polls', 'probe') and r.get('exit_code') == 0 and
+               'exit_ms' in r for r in last.values()),
+           'GPU users gone between polls: each has a last row with its exit code',
+           json.dumps(last))
+    tap.ok(all(sum(r.get('ioctl_count', 0) for r in st.rows.of(p.pid)) == 10 for p in ghosts),
+           'GPU users gone between polls: their rows hold their 10 GPU ioctls each')
 
 
 def steady(rows, key, sub='usage'):

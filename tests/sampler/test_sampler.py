@@ -682,7 +682,7 @@ def t_tgid_reuse(h):
         return 'no rows with the new identity for tgid %d' % pid
     # rows of polls after the switch never carry the old identity (a row read
     # between fork and exec names the forking python, then exec is noticed)
-    after = [r for r in h.rows.of(pid) if r['unix_ms'] > t_kill]
+    after = [r for r in h.rows.of(pid) if r['unix_ms'] > t_kill and 'exited' not in r]
     if any(r['process']['comm'] == 'croft-reuse-a' for r in after):
         return 'rows after the reuse carry the old identity'
     first = rows_b[0]['usage']['cpu_cores']
@@ -850,9 +850,11 @@ def delivery_problems(h):
             holes = sorted(set(range(seqs[0], seqs[-1] + 1)) - set(seqs))
             problems.append('epoch %x: batches missing %s' % (epoch, holes[:10]))
     h.rows.refresh()
-    keys = [(r['tgid'], r['unix_ms']) for r in h.rows.rows]
+    # a process is (tgid, start_ms): its last row and a new user of its tgid share a poll
+    keys = [(r['tgid'], r['process']['start_ms'], r['unix_ms']) for r in h.rows.rows]
     if len(keys) != len(set(keys)):
-        problems.append('%d duplicate rows' % (len(keys) - len(set(keys))))
+        dups = sorted(k for k in set(keys) if keys.count(k) > 1)
+        problems.append('%d duplicate rows: %s' % (len(keys) - len(set(keys)), dups[:4]))
     if h.writer.errors:
         problems.append('writer saw: %s' % h.writer.errors)
     return problems
@@ -1012,7 +1014,7 @@ def t_real_writer(h):
     made = int(last[-1].split(' rows made')[0].split()[-1])
     unacked = int(last[-1].split('; ')[1].split()[0])
     rows = read_dataset(data)
-    keys = [(r['tgid'], r['unix_ms']) for r in rows]
+    keys = [(r['tgid'], r['process']['start_ms'], r['unix_ms']) for r in rows]
     print('# %d rows made, %d on disk over %d files, %d unacked at exit' %
           (made, len(rows), len(os.listdir(data)), unacked))
     if len(keys) != len(set(keys)):

@@ -1,0 +1,168 @@
+/*
+ * exits.c: a process's last row.  The probe's final figures (taken when
+ * the kernel frees the group, as wait4's rusage gives them) close a
+ * tracked process over the span from its previous row to its exit, or
+ * make the one row of a process born and gone between two polls; without
+ * them a process gone from /proc is written from what /proc last showed.
+ * No I/O.  croft-sampler, croft user.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "probe_link.h"
+#include "sampler.h"
+
+static uint64_t delta(uint64_t now, uint64_t prev)
+{
+	return now >= prev ? now - prev : 0;
+}
+
+static void exit_status(struct proc_exit *e, int32_t wait_status)
+{
+	if (WIFSIGNALED(wait_status)) {
+		e->signal = WTERMSIG(wait_status);
+		e->signal_known = true;
+	} else {
+		e->code = WEXITSTATUS(wait_status);
+		e->code_known = true;
+	}
+}
+
+/*
+ * The final figures over the span from the previous row (or, for a process
+ * never written, from its start) to the exit, in whole milliseconds, so
+ * that cpu_cores x span_ms gives back the CPU time to the rows' precision.
+ */
+static void final_counters(
+	struct proc *p, const struct probe_final *f, uint64_t exit_unix_ms, uint64_t from_unix_ms)
+{
+	struct proc_counters *c = &p->counters;
+	struct proc_cadence *cad = &p->cadence;
+	uint64_t span_ms = exit_unix_ms > from_unix_ms ? exit_unix_ms - from_unix_ms : 0;
+	uint64_t base_cpu = cad->have_base ? cad->base_cpu_ns : 0;
+	bool io_base = cad->have_base ? cad->base_io : true;
+
+	if (!span_ms)
+		span_ms = 1;
+	c->span_s = (double)span_ms / 1e3;
+	c->cpu_ns = f->cpu_ns;
+	c->cpu_cores = (double)delta(f->cpu_ns, base_cpu) / 1e9 / c->span_s;
+	c->rss_bytes = f->maxrss_bytes;
+	c->threads = 0; /* none left */
+	c->io_rates_valid = io_base;
+	if (io_base) {
+		c->read_bytes_s = (double)delta(f->read_bytes, cad->base_read_bytes) / c->span_s;
+		c->write_bytes_s = (double)delta(f->write_bytes, cad->base_write_bytes) / c->span_s;
+	}
+	c->rates_valid = true;
+	cad->idle = false;
+}
+
+static char *copy_str(const char *s, size_t max, size_t *ret_len)
+{
+	size_t len = strnlen(s, max);
+	char *out = malloc(len + 1);
+
+	if (out) {
+		memcpy(out, s, len);
+		out[len] = '\0';
+		*ret_len = len;
+	}
+	return out;
+}
+
+/* Who a process only the probe saw was: what its final says, its cgroup as /proc would. */
+static void final_identity(struct proc *p, const struct probe_final *f, const struct poll_env *env)
+{
+	struct proc_identity *id = &p->ident;
+	char text[PROBE_CGROUP_BYTES + 32];
+	int n;
+
+	id->start_boot_ns = f->start_boot_ns;
+	id->start_ticks = f->start_boot_ns / env->tick_ns;
+	id->framework = SIZE_MAX; /* never read: left out */
+	id->framework_done = true;
+	id->uid = f->uid;
+	id->uid_known = true;
+	id->comm = copy_str(f->comm, sizeof(f->comm), &id->comm_len);
+	if (f->flags & PROBE_FINAL_EXE_FLAG)
+		id->exe = copy_str(f->exe, sizeof(f->exe), &id->exe_len);
+	if (!(f->flags & PROBE_FINAL_CGROUP_FLAG))
+		return;
+	/* the line /proc/<pid>/cgroup has for it: v2's, or v1's memory controller's */
+	n = snprintf(text, sizeof(text),
+		(f->flags & PROBE_FINAL_CGROUP_V1_FLAG) ? "0:memory:%s\n" : "0::%s\n", f->cgroup);
+	if (n > 0 && (size_t)n < sizeof(text))
+		id->cg = cgroup_get(env->cgroups, text, (size_t)n);
+	if (id->cg)
+		cgroup_refresh(env->cgroups, id->cg, env->gen);
+}
+
+/* A process born and gone between two polls: one row, from what the probe saw. */
+static struct proc *between_polls(
+	struct proc_table *table, const struct probe_final *f, const struct poll_env *env)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->tgid = (pid_t)f->tgid;
+	final_identity(p, f, env);
+	p->cadence.rows_started = true;
+	p->exit.kind = EXIT_BETWEEN_POLLS;
+	proc_table_add_gone(table, p);
+	return p;
+}
+
+void proc_table_apply_finals(
+	struct proc_table *table, const struct poll_env *env, const struct probe_answer *answer)
+{
+	for (size_t i = 0; i < answer->finals_count; i++) {
+		const struct probe_final *f = &answer->finals[i];
+		struct proc *p = proc_table_find_start(
+			table, (pid_t)f->tgid, f->start_boot_ns / env->tick_ns);
+		uint64_t exit_unix_ms = env->boot_unix_ms + f->exit_boot_ns / 1000000;
+		uint64_t from_unix_ms;
+
+		if (p && (p->ident.kthread || p->exit.kind != EXIT_LIVES))
+			continue;
+		if (p) {
+			p->exit.kind = EXIT_PROBE;
+			from_unix_ms =
+				p->cadence.have_base ? p->cadence.base_poll.unix_ms : exit_unix_ms;
+		} else if ((p = between_polls(table, f, env))) {
+			from_unix_ms = env->boot_unix_ms + f->start_boot_ns / 1000000;
+		} else {
+			continue;
+		}
+		if (f->flags & PROBE_FINAL_EXIT_TIME_FLAG)
+			p->exit.unix_ms = exit_unix_ms;
+		exit_status(&p->exit, f->wait_status);
+		final_counters(p, f, exit_unix_ms, from_unix_ms);
+	}
+}
+
+/*
+ * Without the probe's final (none sent, none come within EXIT_WAIT_POLLS
+ * polls, or it was cut) the row says what /proc last showed: over the span
+ * from its previous row to the last poll that read it, when it had done
+ * nothing since (a poll with something done wrote its row), and nothing
+ * after, which is unknown.
+ */
+bool proc_vanished_due(struct proc *p, bool finals_sent)
+{
+	struct proc_counters *c = &p->counters;
+
+	if (p->ident.kthread || (finals_sent && p->exit.gone_polls < EXIT_WAIT_POLLS))
+		return false;
+	c->span_s = p->cadence.have_base
+			    ? proc_poll_span_s(&p->cadence.base_poll, &p->exit.last_seen)
+			    : 0;
+	c->cpu_cores = c->read_bytes_s = c->write_bytes_s = 0;
+	c->rates_valid = true;
+	c->probe.valid = c->probe.syscalls_valid = c->probe.ioctl_valid = false;
+	c->probe.sched_valid = c->probe.net_valid = false;
+	return true;
+}
