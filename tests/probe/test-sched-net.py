@@ -67,7 +67,9 @@ def main():
         for p in (a, b):
             share = totals[p.pid]['runqueue_ns'] / 1e9 / elapsed_s(exits[p.pid])
             k = kernel_figures(p)
-            tap.ok(abs(share - 0.5) <= 0.1, 'two loops on one CPU -> runqueue_s ~ 0.5 (0.1)',
+            # each waits while the other runs, so at least about half the
+            # time; other load on that CPU adds to it (0.73 at load 14 here)
+            tap.ok(0.4 <= share < 1, 'two loops on one CPU -> runqueue_s at least ~0.5 (0.4)',
                    '%.3f, %d involuntary' % (share, totals[p.pid].get('ctx_involuntary', 0)))
             tap.ok(abs(totals[p.pid]['runqueue_ns'] - k['wait_ns']) <= 0.05 * k['wait_ns'],
                    'run-queue wait agrees with the kernel (schedstat, 5%)',
