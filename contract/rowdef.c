@@ -408,3 +408,8 @@ const char *label_source_name(enum label_source src)
 {
 	return src == LABEL_NONE ? NULL : enum_name(label_sources, LABEL_SOURCE_COUNT, src);
 }
+
+int label_source_parse(const char *s, size_t len)
+{
+	return enum_parse(label_sources, LABEL_SOURCE_COUNT, s, len);
+}

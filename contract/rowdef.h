@@ -199,5 +199,6 @@ int exit_kind_parse(const char *s, size_t len);
 enum label_source { LABEL_NONE = 0, LABEL_ENV, LABEL_CROFTCTL, LABEL_SOURCE_COUNT };
 /* "env", "croftctl"; NULL for LABEL_NONE, "?" for another value */
 const char *label_source_name(enum label_source s);
+int label_source_parse(const char *s, size_t len);
 
 #endif

@@ -12,13 +12,15 @@
 
 static int phase_of(const struct row *r)
 {
+	static const int8_t by_activity[GA_COUNT] = {
+		[GA_UNKNOWN] = PH_UNKNOWN, [GA_BUSY] = PH_BUSY, [GA_IDLE] = PH_IDLE
+	};
+
 	if (r->workload == WL_GPU_ONSET)
 		return PH_ONSET;
 	if (r->workload != WL_GPU_HELD)
 		return -1;
-	if (!(r->has & HAS_IOCTL))
-		return PH_HELD;
-	return r->ioctl_count > 0 ? PH_ACTIVE : PH_IDLE;
+	return by_activity[row_activity(r)];
 }
 
 static struct phase_gpus row_gpus(const struct row *r)
@@ -82,6 +84,20 @@ static void track_first(
 	steps_first(w, s);
 }
 
+static void origins_add(struct row_origins *o, const struct row *r)
+{
+	int k;
+
+	if (r->label.ptr) {
+		k = r->label_source.ptr
+			    ? label_source_parse(r->label_source.ptr, r->label_source.len)
+			    : -1;
+		o->label_rows[k > 0 ? k : LABEL_NONE]++;
+	}
+	if (r->exited.ptr && (k = exit_kind_parse(r->exited.ptr, r->exited.len)) > 0)
+		o->exits[k]++;
+}
+
 static void profile_row(void *ctx, const struct row *r)
 {
 	struct pworker *w = ctx;
@@ -96,6 +112,7 @@ static void profile_row(void *ctx, const struct row *r)
 	if (!filter_match(&w->sw.o->filter, r))
 		return;
 	w->has_any |= r->has;
+	origins_add(&w->origins, r);
 	row_sample(r, &s);
 	track = track_row(&w->sw, r, &weight, &first);
 	if (!track)

@@ -20,12 +20,13 @@ struct sample {
 	int64_t ms;
 	int64_t cpu_x1e4, rss, threads, ioctls;
 	int64_t rx_x1e4, tx_x1e4, read_x1e4, write_x1e4;
+	int64_t sm_x1e4; /* gpu_sm_percent x 1e4 (NVML), summed over processes */
 };
 
 /* The kinds of figures: how long a row's value lasts (profile_steps.c). */
 enum fig_kind {
 	FIG_LEVEL = 1, /* rss, threads: from its poll until the process's next row */
-	FIG_RATE = 2,  /* cpu, network, disk: the polls since the process's previous row */
+	FIG_RATE = 2,  /* cpu, network, disk, SM: the polls since the process's previous row */
 	FIG_COUNT = 4, /* ioctls: its own poll */
 	FIG_ALL = 7,
 };
@@ -42,7 +43,9 @@ struct steps {
 	size_t count, cap;
 };
 
-enum phase_kind { PH_ONSET, PH_ACTIVE, PH_IDLE, PH_HELD, PH_KINDS };
+/* gpu-onset, then gpu-held by its verdict (gpu_activity; none: unknown). */
+enum phase_kind { PH_ONSET, PH_BUSY, PH_IDLE, PH_UNKNOWN, PH_KINDS };
+const char *phase_name(enum phase_kind kind);
 
 #define PHASE_GPU_WORDS (ROW_GPUS_MAX / 64)
 
@@ -63,17 +66,26 @@ struct summary {
 	double mean, p50, p95, max;
 };
 
+/* Whose word the rows are: labelled rows by label_source (LABEL_NONE:
+ * older rows, which do not say), last rows by how the exit was seen. */
+struct row_origins {
+	uint64_t label_rows[LABEL_SOURCE_COUNT];
+	uint64_t exits[EXIT_COUNT];
+};
+
 struct profile_result {
 	uint64_t rows, processes, samples;
 	int64_t first_ms, last_ms;
 	struct summary cpu, rss;
 	double threads_mean, threads_max;
+	struct summary sm;             /* gpu_sm_percent (HAS_SM in has_any) */
 	struct summary rx, tx, rd, wr; /* mean and max used */
 	uint32_t has_any;              /* enum row_has: figures some row carried */
 	struct phase *phases;
 	size_t phases_count;
 	struct phase_gpus gpus; /* every GPU a phase held */
 	uint64_t phase_ms[PH_KINDS];
+	struct row_origins origins;
 	struct syscall_calls top[TOP_SYSCALLS_PROF]; /* names strdup'd */
 	size_t top_count;
 	u128 syscalls_x1e7;       /* all of them */
@@ -104,6 +116,7 @@ struct profile_track {
 struct pworker {
 	struct track_worker sw; /* first: the sink's ctx */
 	uint64_t phase_ms[PH_KINDS];
+	struct row_origins origins;
 	uint32_t has_any; /* enum row_has seen in any row */
 	struct stretch *st;
 	size_t st_count, st_cap;

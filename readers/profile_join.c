@@ -144,7 +144,8 @@ static int figures(struct profile_result *res)
 		summarize(res, offsetof(struct sample, rx_x1e4), FIXED_SCALE, &res->rx) < 0 ||
 		summarize(res, offsetof(struct sample, tx_x1e4), FIXED_SCALE, &res->tx) < 0 ||
 		summarize(res, offsetof(struct sample, read_x1e4), FIXED_SCALE, &res->rd) < 0 ||
-		summarize(res, offsetof(struct sample, write_x1e4), FIXED_SCALE, &res->wr) < 0)
+		summarize(res, offsetof(struct sample, write_x1e4), FIXED_SCALE, &res->wr) < 0 ||
+		summarize(res, offsetof(struct sample, sm_x1e4), FIXED_SCALE, &res->sm) < 0)
 		return -ENOMEM;
 	res->threads_mean = threads.mean;
 	res->threads_max = threads.max;
@@ -196,6 +197,10 @@ int profile_join(void *const *pw, int workers, struct profile_result *res)
 		res->has_any |= w->has_any;
 		for (int ph = 0; ph < PH_KINDS; ph++)
 			res->phase_ms[ph] += w->phase_ms[ph];
+		for (int k = 0; k < LABEL_SOURCE_COUNT; k++)
+			res->origins.label_rows[k] += w->origins.label_rows[k];
+		for (int k = 0; k < EXIT_COUNT; k++)
+			res->origins.exits[k] += w->origins.exits[k];
 	}
 	if (r == 0)
 		r = track_walk(&j.tracks, join_track, &j);

@@ -10,9 +10,9 @@
 
 #include "profile.h"
 
-static const char *phase_name(enum phase_kind kind)
+const char *phase_name(enum phase_kind kind)
 {
-	static const char *const names[PH_KINDS] = { "onset", "active", "idle", "held" };
+	static const char *const names[PH_KINDS] = { "onset", "busy", "idle", "unknown" };
 
 	return kind < PH_KINDS ? names[kind] : "?";
 }
@@ -106,10 +106,9 @@ static void print_phases(const struct profile_result *p)
 {
 	char a[40], b[40], g[256];
 
-	printf("\nGPU phases       %zu (onset %.1f s, active %.1f s, idle %.1f s, held without "
-	       "probe %.1f s)\n",
-		p->phases_count, p->phase_ms[PH_ONSET] / 1000.0, p->phase_ms[PH_ACTIVE] / 1000.0,
-		p->phase_ms[PH_IDLE] / 1000.0, p->phase_ms[PH_HELD] / 1000.0);
+	printf("\nGPU phases       %zu (onset %.1f s, busy %.1f s, idle %.1f s, unknown %.1f s)\n",
+		p->phases_count, p->phase_ms[PH_ONSET] / 1000.0, p->phase_ms[PH_BUSY] / 1000.0,
+		p->phase_ms[PH_IDLE] / 1000.0, p->phase_ms[PH_UNKNOWN] / 1000.0);
 	if (p->phases_count)
 		printf("%10s %-7s %-24s %-24s %12s  %s\n", "tgid", "phase", "start", "end",
 			"length s", "gpus");
@@ -130,14 +129,63 @@ static void print_phases(const struct profile_result *p)
 		printf("(%zu more)\n", p->phases_count - PHASES_SHOWN);
 }
 
+static uint64_t sum_of(const uint64_t *v, int n)
+{
+	uint64_t sum = 0;
+
+	for (int k = 0; k < n; k++)
+		sum += v[k];
+	return sum;
+}
+
+/* Where labels came from (env: any process may claim one) and how many
+ * processes exited; only where rows say. */
+static void print_origins(const struct row_origins *o)
+{
+	const uint64_t *l = o->label_rows, *e = o->exits;
+
+	if (sum_of(l, LABEL_SOURCE_COUNT))
+		printf("labelled rows    croftctl %" PRIu64 ", env %" PRIu64 ", not said %" PRIu64
+		       "\n",
+			l[LABEL_CROFTCTL], l[LABEL_ENV], l[LABEL_NONE]);
+	if (sum_of(e, EXIT_COUNT))
+		printf("exited           %" PRIu64 " (probe %" PRIu64 ", between polls %" PRIu64
+		       ", vanished %" PRIu64 ")\n",
+			sum_of(e, EXIT_COUNT), e[EXIT_PROBE], e[EXIT_BETWEEN_POLLS],
+			e[EXIT_VANISHED]);
+}
+
+static json_t *json_origins(const uint64_t *v, int n, const char *(*name)(int), const char *none)
+{
+	json_t *o = json_object();
+
+	for (int k = 0; k < n; k++)
+		if (name(k) || none)
+			json_object_set_new(
+				o, name(k) ? name(k) : none, json_integer((json_int_t)v[k]));
+	return o;
+}
+
+static const char *label_source_key(int k)
+{
+	return label_source_name((enum label_source)k);
+}
+
+static const char *exit_kind_key(int k)
+{
+	return exit_kind_name((enum exit_kind)k);
+}
+
 void profile_print_table(const struct read_opts *o, const struct profile_result *p,
 	const struct ds_files *files, const struct ds_report *rep)
 {
 	char sel[512], a[40], b[40];
 
 	selector_text(o, sel, sizeof(sel));
-	printf("profile          %s: %" PRIu64 " rows, %" PRIu64 " processes, %" PRIu64 " polls\n",
-		sel, p->rows, p->processes, p->samples);
+	printf("profile          ");
+	put_text(stdout, sel, 0, 0);
+	printf(": %" PRIu64 " rows, %" PRIu64 " processes, %" PRIu64 " polls\n", p->rows,
+		p->processes, p->samples);
 	if (p->rows == 0) {
 		printf("(no rows match)\n\n");
 		report_table(stdout, files, rep);
@@ -145,13 +193,17 @@ void profile_print_table(const struct read_opts *o, const struct profile_result 
 	}
 	format_time(p->first_ms, a, sizeof(a));
 	format_time(p->last_ms, b, sizeof(b));
-	printf("time span        %s .. %s (%.1f s)\n\n", a, b,
+	printf("time span        %s .. %s (%.1f s)\n", a, b,
 		(double)(p->last_ms - p->first_ms) / 1000.0);
+	print_origins(&p->origins);
+	printf("\n");
 	printf("%-16s %14s %14s %14s %14s\n", "per poll", "mean", "p50", "p95", "max");
 	print_summary("CPU cores", &p->cpu, false);
 	print_summary("RSS", &p->rss, true);
 	printf("%-16s %14.1f %14s %14s %14.0f\n", "threads", p->threads_mean, "", "",
 		p->threads_max);
+	if (p->has_any & HAS_SM) /* NVML's, where it was read */
+		print_summary("GPU SM %", &p->sm, false);
 	printf("\n");
 	print_rate("network rx", &p->rx, p->has_any & HAS_RX);
 	print_rate("network tx", &p->tx, p->has_any & HAS_TX);
@@ -159,10 +211,11 @@ void profile_print_table(const struct read_opts *o, const struct profile_result 
 	print_rate("disk write", &p->wr, p->has_any & HAS_WRITE);
 	print_phases(p);
 	printf("\n%-24s %16s %8s\n", "syscall", "calls", "share");
-	for (size_t i = 0; i < p->top_count; i++)
-		printf("%-24.24s %16.0f %7.1f%%\n", p->top[i].name,
-			(double)p->top[i].calls_x1e7 / 1e7,
+	for (size_t i = 0; i < p->top_count; i++) {
+		put_text(stdout, p->top[i].name, 24, 24);
+		printf(" %16.0f %7.1f%%\n", (double)p->top[i].calls_x1e7 / 1e7,
 			100 * ((double)p->top[i].calls_x1e7 / (double)p->syscalls_x1e7));
+	}
 	printf("\n");
 	report_table(stdout, files, rep);
 }
@@ -237,6 +290,14 @@ void profile_print_json(const struct read_opts *o, const struct profile_result *
 	json_object_set_new(root, "time_span",
 		json_time_span(p->rows, p->first_ms, p->last_ms, "duration_s",
 			(double)(p->last_ms - p->first_ms) / 1000.0, 3));
+	/* keys only where rows say: older datasets' output stays */
+	if (sum_of(p->origins.label_rows, LABEL_SOURCE_COUNT))
+		json_object_set_new(root, "labelled_rows",
+			json_origins(p->origins.label_rows, LABEL_SOURCE_COUNT, label_source_key,
+				"not_said"));
+	if (sum_of(p->origins.exits, EXIT_COUNT))
+		json_object_set_new(root, "exited",
+			json_origins(p->origins.exits, EXIT_COUNT, exit_kind_key, NULL));
 	json_object_set_new(
 		root, "cpu_cores", json_summary(&p->cpu, 4, true, p->has_any & HAS_CPU));
 	json_object_set_new(
@@ -244,6 +305,8 @@ void profile_print_json(const struct read_opts *o, const struct profile_result *
 	json_object_set_new(threads, "mean", json_round(p->threads_mean, 2));
 	json_object_set_new(threads, "max", json_round(p->threads_max, 0));
 	json_object_set_new(root, "threads", threads);
+	if (p->has_any & HAS_SM) /* a key only where NVML was read: the others' output stays */
+		json_object_set_new(root, "gpu_sm_percent", json_summary(&p->sm, 2, true, true));
 	json_object_set_new(net, "rx_bytes_s", json_summary(&p->rx, 2, false, p->has_any & HAS_RX));
 	json_object_set_new(net, "tx_bytes_s", json_summary(&p->tx, 2, false, p->has_any & HAS_TX));
 	json_object_set_new(root, "network", net);
@@ -267,20 +330,27 @@ void profile_print_json(const struct read_opts *o, const struct profile_result *
 int profile_write_svg(const struct read_opts *o, const struct profile_result *p)
 {
 	struct svg_point *pts = calloc(p->samples + 1, sizeof(*pts));
+	struct svg_stretch *band = calloc(p->phases_count + 1, sizeof(*band));
+	struct svg_data d = { pts, p->samples, band, p->phases_count, (p->has_any & HAS_SM) != 0 };
 	char sel[512];
-	int r;
+	int r = -ENOMEM;
 
-	if (!pts)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->samples; i++) {
-		const struct sample *s = &p->samples_v[i];
-		pts[i] = (struct svg_point){ s->ms, (double)s->cpu_x1e4 / FIXED_SCALE,
-			(double)s->rss, (double)s->ioctls };
+	if (pts && band) {
+		for (size_t i = 0; i < p->samples; i++) {
+			const struct sample *s = &p->samples_v[i];
+			pts[i] = (struct svg_point){ s->ms, (double)s->cpu_x1e4 / FIXED_SCALE,
+				(double)s->rss, (double)s->ioctls,
+				(double)s->sm_x1e4 / FIXED_SCALE };
+		}
+		for (size_t i = 0; i < p->phases_count; i++)
+			band[i] = (struct svg_stretch){ p->phases[i].start_ms, p->phases[i].end_ms,
+				phase_name(p->phases[i].kind) };
+		selector_text(o, sel, sizeof(sel));
+		r = svg_write(o->svg_path, sel, &d);
 	}
-	selector_text(o, sel, sizeof(sel));
-	r = svg_write(o->svg_path, sel, pts, p->samples);
 	if (r < 0)
 		fprintf(stderr, "croft profile: %s: %s\n", o->svg_path, strerror(-r));
 	free(pts);
+	free(band);
 	return r;
 }

@@ -30,6 +30,7 @@ static void sample_acc(struct sample *to, const struct sample *from, int64_t k, 
 		to->tx_x1e4 += k * from->tx_x1e4;
 		to->read_x1e4 += k * from->read_x1e4;
 		to->write_x1e4 += k * from->write_x1e4;
+		to->sm_x1e4 += k * from->sm_x1e4;
 	}
 }
 
@@ -45,6 +46,7 @@ void row_sample(const struct row *r, struct sample *ret)
 		.tx_x1e4 = (r->has & HAS_TX) ? r->tx_x1e4 : 0,
 		.read_x1e4 = (r->has & HAS_READ) ? r->read_x1e4 : 0,
 		.write_x1e4 = (r->has & HAS_WRITE) ? r->write_x1e4 : 0,
+		.sm_x1e4 = (r->has & HAS_SM) ? r->sm_x1e4 : 0,
 	};
 }
 

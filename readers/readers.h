@@ -256,13 +256,35 @@ uint64_t calls_rounded(u128 calls_x1e7);
  * total_x1e7 where that is not 0. */
 json_t *json_syscalls(const struct syscall_calls *v, size_t n, u128 total_x1e7);
 void format_bytes(double bytes, char *buf, size_t size);
+/*
+ * s as the table shows it on a terminal: bytes below 0x20, 0x7f and
+ * invalid UTF-8 as \xNN (a dataset's strings are anyone's: a cwd, a
+ * container id), at most max_cols characters (0: all), left-aligned in
+ * width columns.
+ */
+void put_text(FILE *f, const char *s, int width, int max_cols);
 int exit_status(const struct ds_report *rep);
 
-/* svg.c: CPU, RSS and GPU ioctls against time */
+/* svg.c: CPU, RSS, GPU ioctls and NVML's SM % against time, the GPU
+ * phases as a band above them */
 struct svg_point {
 	int64_t ms;
-	double cpu_cores, rss_bytes, gpu_ioctls;
+	double cpu_cores, rss_bytes, gpu_ioctls, sm_percent;
 };
-int svg_write(const char *path, const char *title, const struct svg_point *pts, size_t count);
+struct svg_stretch {
+	int64_t start_ms, end_ms;
+	const char *kind; /* "onset", "busy", "idle", "unknown" */
+};
+struct svg_data {
+	const struct svg_point *pts;
+	size_t count;
+	const struct svg_stretch *band;
+	size_t band_count;
+	bool sm_panel; /* rows carried gpu_sm_percent */
+};
+int svg_write(const char *path, const char *title, const struct svg_data *d);
+/* svg.c: the x axis' ticks: a round step (1 s .. 1 day) giving at most
+ * max_ticks ticks over t0..t1, and the first at or after t0 on it. */
+int64_t svg_tick_step_ms(int64_t t0, int64_t t1, int max_ticks);
 
 #endif

@@ -42,6 +42,8 @@ enum row_has {
 	HAS_SPAN = 1u << 9,       /* span_ms: rows of older datasets lack it */
 	HAS_START = 1u << 10,     /* process.start_ms: likewise */
 	HAS_ALLOCATED = 1u << 11, /* gpus_allocated */
+	HAS_UID = 1u << 12,       /* process.uid */
+	HAS_SM = 1u << 13,        /* gpu_sm_percent: NVML read it */
 };
 
 #define ROW_GPUS_MAX 256 /* GPU indices kept, 0..255; others are not counted */
@@ -50,9 +52,11 @@ struct row {
 	int64_t unix_ms, tgid;
 	int64_t span_ms, start_ms; /* HAS_SPAN, HAS_START */
 	struct strv host, comm, exe, container_id, pod_uid, pod_qos, cwd, framework, label;
+	struct strv gpu_activity, exited, label_source; /* as written: row_activity() reads one */
 	enum workload_state workload;
 	uint32_t has; /* enum row_has */
 	int64_t ioctl_count;
+	int64_t uid, sm_x1e4; /* HAS_UID; HAS_SM: percent x 1e4 */
 	int64_t cpu_x1e4, rss_bytes, threads;
 	int64_t read_x1e4, write_x1e4, rx_x1e4, tx_x1e4; /* bytes per second x 1e4 */
 	uint64_t gpus[ROW_GPUS_MAX / 64];                /* bit i: GPU i held (HAS_GPUS) */
@@ -95,6 +99,15 @@ void row_clear(struct row *row);
 struct strv *row_str_slot(struct row *row, enum row_field f);
 int64_t *row_num_slot(struct row *row, enum row_field f, uint32_t *ret_has_bit);
 void row_gpu_add(uint64_t bits[ROW_GPUS_MAX / 64], int64_t index);
+/* The row's verdict; rows without one (older datasets, no-gpu rows) are unknown. */
+static inline enum gpu_activity row_activity(const struct row *row)
+{
+	int a = row->gpu_activity.ptr
+			? gpu_activity_parse(row->gpu_activity.ptr, row->gpu_activity.len)
+			: -1;
+
+	return a < 0 ? GA_UNKNOWN : (enum gpu_activity)a;
+}
 static inline bool row_has_gpu(const struct row *row, unsigned index)
 {
 	return index < ROW_GPUS_MAX && (row->gpus[index / 64] >> (index % 64)) & 1;

@@ -17,8 +17,9 @@ struct stats_track {
 	int64_t first_cpu_x1e4;
 	uint32_t framework, first_container, first_cwd;
 	uint64_t first_gpus[GPU_WORDS];
+	int64_t first_uid;    /* process.uid; -1: none */
 	int16_t first_holder; /* gpu_system_holders name; -1: a workload */
-	uint8_t states, first_state, first_idle;
+	uint8_t states, first_state, first_activity;
 };
 
 struct worker {
@@ -28,6 +29,7 @@ struct worker {
 	size_t by_container_cap, by_cwd_cap;
 	struct gpu_sums gpu;
 	struct pod_sums pods;
+	struct user_sums users;
 	uint64_t wl_rows[WL_COUNT], wl_ms[WL_COUNT];
 	struct host_acc *by_host, no_host; /* per the track_worker's host id */
 	size_t by_host_cap;
@@ -69,29 +71,30 @@ static struct host_acc *host_acc_of(
 	return &(*v)[id];
 }
 
-static bool row_idle_held(const struct row *row)
+static int64_t row_uid(const struct row *row)
 {
-	return row->workload == WL_GPU_HELD && (row->has & HAS_IOCTL) && row->ioctl_count == 0;
+	return (row->has & HAS_UID) && row->uid >= 0 ? row->uid : USER_NONE;
 }
 
-/* A gpu-held row: a system holder's, or a workload's per container, cwd and GPU. */
+/* A gpu-held row: a system holder's, or a workload's per container, cwd, GPU and user. */
 static void held_row(struct worker *w, const struct row *row, uint32_t container,
 	struct host_acc *host, uint64_t ms)
 {
-	bool idle = row_idle_held(row);
+	enum gpu_activity activity = row_activity(row);
 	int holder = holder_of(w->sw.o, row);
 	uint32_t cwd;
 
 	if (holder >= 0) {
-		gpu_acc_add(&w->gpu.system[holder], idle, ms);
+		gpu_acc_add(&w->gpu.system[holder], activity, ms);
 		return;
 	}
 	cwd = intern_sv(w, &w->cwds, &row->cwd);
-	gpu_acc_add(&host->gpu, idle, ms);
-	gpu_acc_add(
-		acc_of(w, &w->by_container, &w->by_container_cap, container, &w->host), idle, ms);
-	gpu_acc_add(acc_of(w, &w->by_cwd, &w->by_cwd_cap, cwd, &w->cwd_unknown), idle, ms);
-	if (!gpu_sums_add(&w->gpu, container, row->gpus, idle, ms))
+	gpu_acc_add(&host->gpu, activity, ms);
+	gpu_acc_add(acc_of(w, &w->by_container, &w->by_container_cap, container, &w->host),
+		activity, ms);
+	gpu_acc_add(acc_of(w, &w->by_cwd, &w->by_cwd_cap, cwd, &w->cwd_unknown), activity, ms);
+	if (!gpu_sums_add(&w->gpu, container, row->gpus, activity, ms) ||
+		!user_sums_add(&w->users, row_uid(row), activity, ms))
 		w->sw.oom = true;
 }
 
@@ -116,7 +119,8 @@ static void row_first(
 	track->first_cwd = NONE_ID;
 	track->first_holder = -1;
 	track->first_state = (uint8_t)row->workload;
-	track->first_idle = row_idle_held(row);
+	track->first_activity = (uint8_t)row_activity(row);
+	track->first_uid = row_uid(row);
 	if (row->workload == WL_GPU_HELD) {
 		track->first_cwd = intern_sv(w, &w->cwds, &row->cwd);
 		track->first_holder = (int16_t)holder_of(w->sw.o, row);
@@ -155,7 +159,7 @@ static void pod_row(
 								: weight,
 		.holds = workload && row->workload != WL_NO_GPU,
 		.held = workload && row->workload == WL_GPU_HELD,
-		.idle = row_idle_held(row),
+		.activity = row_activity(row),
 	};
 
 	if (!pod_sums_row(&w->pods, row, container, &pw))
@@ -260,7 +264,8 @@ static void merge_worker_sums(struct merge *m, struct worker *w)
 	gpu_acc_sum(&s->host, &w->host);
 	gpu_acc_sum(&s->cwd_unknown, &w->cwd_unknown);
 	if (!gpu_sums_merge(&s->gpu, &w->gpu, m->remap[T_CONTAINERS][k]) ||
-		!pod_sums_merge(&s->pods, &w->pods, m->remap[T_CONTAINERS][k]))
+		!pod_sums_merge(&s->pods, &w->pods, m->remap[T_CONTAINERS][k]) ||
+		!user_sums_merge(&s->users, &w->users))
 		m->oom = true;
 	for (int wl = 0; wl < WL_COUNT; wl++) {
 		s->wl_rows[wl] += w->wl_rows[wl];
@@ -290,21 +295,21 @@ static void settle_first_row(struct merge *m, const struct stats_track *track, u
 	struct stats_result *s = m->s;
 	int k = track->head.worker;
 	struct host_acc *host = merge_host(m, track->head.host);
+	enum gpu_activity activity = (enum gpu_activity)track->first_activity;
 
 	s->wl_ms[track->first_state] += weight;
 	host->ms += weight;
 	m->p.cpu_x1e4_ms += (u128)track->first_cpu_x1e4 * weight + track->cpu_x1e4_ms;
 	if (track->first_state == WL_GPU_HELD && track->first_holder >= 0) {
-		gpu_acc_add(&s->gpu.system[track->first_holder], track->first_idle, weight);
+		gpu_acc_add(&s->gpu.system[track->first_holder], activity, weight);
 	} else if (track->first_state == WL_GPU_HELD) {
 		uint32_t c = remap(m, T_CONTAINERS, k, track->first_container);
 		uint32_t d = remap(m, T_CWDS, k, track->first_cwd);
-		gpu_acc_add(
-			c == NONE_ID ? &s->host : &s->by_container[c], track->first_idle, weight);
-		gpu_acc_add(
-			d == NONE_ID ? &s->cwd_unknown : &s->by_cwd[d], track->first_idle, weight);
-		gpu_acc_add(&host->gpu, track->first_idle, weight);
-		if (!gpu_sums_add(&s->gpu, c, track->first_gpus, track->first_idle, weight))
+		gpu_acc_add(c == NONE_ID ? &s->host : &s->by_container[c], activity, weight);
+		gpu_acc_add(d == NONE_ID ? &s->cwd_unknown : &s->by_cwd[d], activity, weight);
+		gpu_acc_add(&host->gpu, activity, weight);
+		if (!gpu_sums_add(&s->gpu, c, track->first_gpus, activity, weight) ||
+			!user_sums_add(&s->users, track->first_uid, activity, weight))
 			m->oom = true;
 	}
 }
@@ -339,6 +344,7 @@ static void worker_free(struct worker *w)
 	free(w->by_host);
 	gpu_sums_free(&w->gpu);
 	pod_sums_free(&w->pods);
+	user_sums_free(&w->users);
 }
 
 static void result_free(struct stats_result *s)
@@ -352,6 +358,7 @@ static void result_free(struct stats_result *s)
 	free(s->by_host);
 	gpu_sums_free(&s->gpu);
 	pod_sums_free(&s->pods);
+	user_sums_free(&s->users);
 }
 
 static int stats_merge(struct merge *m, void *const *ctxs, int workers)

@@ -7,8 +7,10 @@
 
 #include "readers.h"
 
+/* gpu-held ms, and of them by the rows' verdict (gpu_activity; none: unknown). */
 struct gpu_acc {
-	uint64_t held_ms, idle_ms; /* gpu-held; of which with no GPU ioctl */
+	uint64_t held_ms;
+	uint64_t activity_ms[GA_COUNT];
 };
 
 #define GPU_WORDS (ROW_GPUS_MAX / 64)
@@ -30,13 +32,13 @@ struct gpu_sums {
 	size_t system_count;
 };
 
-void gpu_acc_add(struct gpu_acc *a, bool idle, uint64_t ms);
+void gpu_acc_add(struct gpu_acc *a, enum gpu_activity activity, uint64_t ms);
 void gpu_acc_sum(struct gpu_acc *to, const struct gpu_acc *from);
 bool gpu_sums_init(struct gpu_sums *g, size_t holders);
 void gpu_sums_free(struct gpu_sums *g);
 /* ms of a workload's gpu-held row on each of its GPUs (or on none). */
-bool gpu_sums_add(struct gpu_sums *g, uint32_t container, const uint64_t gpus[GPU_WORDS], bool idle,
-	uint64_t ms);
+bool gpu_sums_add(struct gpu_sums *g, uint32_t container, const uint64_t gpus[GPU_WORDS],
+	enum gpu_activity activity, uint64_t ms);
 /* remap: from's container ids to to's (NULL: the same table). */
 bool gpu_sums_merge(struct gpu_sums *to, const struct gpu_sums *from, const uint32_t *remap);
 
@@ -77,10 +79,11 @@ struct pod_sums {
 };
 
 /* What a pod's row stands for: its ms, whether it holds GPUs (a workload
- * in a GPU state), is gpu-held, and idle so. */
+ * in a GPU state), is gpu-held, and its verdict. */
 struct pod_row_weight {
 	uint64_t ms;
-	bool holds, held, idle;
+	bool holds, held;
+	enum gpu_activity activity;
 };
 
 /* container: an id of the same worker's containers table, or NONE_ID. */
@@ -92,6 +95,37 @@ bool pod_sums_merge(struct pod_sums *to, const struct pod_sums *from, const uint
 void pod_sums_finish(struct pod_sums *ps);
 void pod_sums_free(struct pod_sums *ps);
 const char *pod_qos_text(uint8_t qos); /* NULL for none named */
+
+/* stats_user.c: per user (process.uid) */
+#define USER_NONE       (-1) /* rows without process.uid (older datasets) */
+#define USER_NAMES_FILE "/etc/passwd"
+struct user_acc {
+	int64_t uid; /* USER_NONE: none */
+	struct gpu_acc acc;
+};
+struct user_sums {
+	struct i64map index; /* uid -> v[] */
+	struct user_acc *v;
+	size_t count, cap;
+};
+bool user_sums_add(struct user_sums *u, int64_t uid, enum gpu_activity activity, uint64_t ms);
+bool user_sums_merge(struct user_sums *to, const struct user_sums *from);
+void user_sums_free(struct user_sums *u);
+/*
+ * The user names of the host, read from passwd_path (/etc/passwd) as a
+ * file: never through NSS, whose LDAP or sssd lookups may block.  Names of
+ * uids it does not list are left out (the number is shown).
+ */
+struct user_names {
+	struct user_name {
+		int64_t uid;
+		char *name;
+	} * v;
+	size_t count, cap;
+};
+void user_names_load(struct user_names *n, const char *passwd_path);
+const char *user_name(const struct user_names *n, int64_t uid); /* NULL: unknown */
+void user_names_free(struct user_names *n);
 
 /* One host's figures: rows, processes, process-hours, its workloads' GPU-held hours. */
 struct host_acc {
@@ -118,6 +152,7 @@ struct stats_result {
 	struct gpu_acc cwd_unknown;        /* rows with no cwd */
 	struct gpu_sums gpu;               /* workloads per GPU, container x GPU; system holders */
 	struct pod_sums pods;              /* per pod, pod x GPU */
+	struct user_sums users;            /* per process.uid */
 	const struct read_opts *o;         /* the holders' names */
 };
 

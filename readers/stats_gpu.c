@@ -2,8 +2,8 @@
  * stats_gpu.c: croft stats' GPU-held hours per GPU index, per container x
  * GPU and per system holder (gpu_system_holders), summed by each worker and
  * merged by the main thread.  A row stands for its time on every GPU it
- * names: the probe counts ioctls per process, so its GPUs are all idle or
- * all not.  Invoking user, no privilege.
+ * names: the verdict is the process's, so its GPUs are all idle or all
+ * not.  Invoking user, no privilege.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,17 +12,17 @@
 
 #define PAIR_KEY(container, gpu) ((int64_t)(((uint64_t)(container) << 9) | (gpu)))
 
-void gpu_acc_add(struct gpu_acc *a, bool idle, uint64_t ms)
+void gpu_acc_add(struct gpu_acc *a, enum gpu_activity activity, uint64_t ms)
 {
 	a->held_ms += ms;
-	if (idle)
-		a->idle_ms += ms;
+	a->activity_ms[(unsigned)activity < GA_COUNT ? activity : GA_UNKNOWN] += ms;
 }
 
 void gpu_acc_sum(struct gpu_acc *to, const struct gpu_acc *from)
 {
 	to->held_ms += from->held_ms;
-	to->idle_ms += from->idle_ms;
+	for (int k = 0; k < GA_COUNT; k++)
+		to->activity_ms[k] += from->activity_ms[k];
 }
 
 bool gpu_sums_init(struct gpu_sums *g, size_t holders)
@@ -50,34 +50,36 @@ static struct gpu_acc *pair_acc(struct gpu_sums *g, uint32_t container, uint32_t
 		return &g->pairs[slot->value].acc;
 	if (!VEC_ROOM(g->pairs, g->pairs_cap, g->pairs_count))
 		return NULL;
-	g->pairs[g->pairs_count] = (struct gpu_pair){ container, (uint16_t)gpu, { 0, 0 } };
+	g->pairs[g->pairs_count] =
+		(struct gpu_pair){ .container = container, .gpu = (uint16_t)gpu };
 	i64map_set(&g->pair_index, slot, PAIR_KEY(container, gpu), (uint32_t)g->pairs_count);
 	return &g->pairs[g->pairs_count++].acc;
 }
 
-static bool add_one(struct gpu_sums *g, uint32_t container, uint32_t gpu, bool idle, uint64_t ms)
+static bool add_one(struct gpu_sums *g, uint32_t container, uint32_t gpu,
+	enum gpu_activity activity, uint64_t ms)
 {
 	struct gpu_acc *a = pair_acc(g, container, gpu);
 
 	if (!a)
 		return false;
-	gpu_acc_add(a, idle, ms);
-	gpu_acc_add(&g->by_gpu[gpu], idle, ms);
+	gpu_acc_add(a, activity, ms);
+	gpu_acc_add(&g->by_gpu[gpu], activity, ms);
 	return true;
 }
 
-bool gpu_sums_add(struct gpu_sums *g, uint32_t container, const uint64_t gpus[GPU_WORDS], bool idle,
-	uint64_t ms)
+bool gpu_sums_add(struct gpu_sums *g, uint32_t container, const uint64_t gpus[GPU_WORDS],
+	enum gpu_activity activity, uint64_t ms)
 {
 	bool any = false, ok = true;
 
 	for (uint32_t w = 0; w < GPU_WORDS; w++)
 		for (uint64_t bits = gpus[w]; bits; bits &= bits - 1) {
-			ok &= add_one(
-				g, container, w * 64 + (uint32_t)__builtin_ctzll(bits), idle, ms);
+			ok &= add_one(g, container, w * 64 + (uint32_t)__builtin_ctzll(bits),
+				activity, ms);
 			any = true;
 		}
-	return any ? ok : add_one(g, container, GPU_NONE, idle, ms);
+	return any ? ok : add_one(g, container, GPU_NONE, activity, ms);
 }
 
 bool gpu_sums_merge(struct gpu_sums *to, const struct gpu_sums *from, const uint32_t *remap)

@@ -1,7 +1,8 @@
 /*
  * stats_out.c: croft stats' table and --json (shape: croft(1) JSON OUTPUT).
  * Rankings put the most idle GPU-held hours, the most CPU-hours, the most
- * calls first; ties by name, then GPU.  Invoking user, no privilege.
+ * calls first; ties by name, then GPU.  Strings from rows are escaped on
+ * the table (put_text).  Invoking user, no privilege.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -13,10 +14,11 @@
 
 struct rank {
 	uint32_t id;
-	const char *name; /* NULL: host / unknown / none */
-	uint64_t a, b;    /* sort keys, descending */
-	u128 big;         /* first key where the figure is wide */
-	uint32_t gpu;     /* container x GPU: the GPU (GPU_NONE: none) */
+	const char *name;          /* NULL: host / unknown / none */
+	uint64_t a, b;             /* sort keys, descending */
+	u128 big;                  /* first key where the figure is wide */
+	uint32_t gpu;              /* container x GPU: the GPU (GPU_NONE: none) */
+	const struct gpu_acc *acc; /* GPU rankings: the figures */
 };
 
 static int cmp_rank(const void *x, const void *y)
@@ -71,7 +73,8 @@ static bool gpu_entry(const struct strtab *names, const struct gpu_acc *acc,
 	const struct gpu_acc *a = named ? &acc[i] : other;
 
 	*ret = (struct rank){ named ? (uint32_t)i : HOST_ID,
-		named ? strtab_str(names, (uint32_t)i, NULL) : NULL, a->idle_ms, a->held_ms, 0, 0 };
+		named ? strtab_str(names, (uint32_t)i, NULL) : NULL, a->activity_ms[GA_IDLE],
+		a->held_ms, 0, 0, a };
 	return a->held_ms != 0;
 }
 
@@ -90,7 +93,8 @@ static bool entry_by_gpu(const struct stats_result *s, size_t i, struct rank *re
 {
 	const struct gpu_acc *a = &s->gpu.by_gpu[i];
 
-	*ret = (struct rank){ (uint32_t)i, NULL, a->idle_ms, a->held_ms, 0, (uint32_t)i };
+	*ret = (struct rank){ (uint32_t)i, NULL, a->activity_ms[GA_IDLE], a->held_ms, 0,
+		(uint32_t)i, a };
 	return a->held_ms != 0;
 }
 
@@ -100,7 +104,7 @@ static bool entry_pair(const struct stats_result *s, size_t i, struct rank *ret)
 
 	*ret = (struct rank){ p->container,
 		p->container == NONE_ID ? NULL : strtab_str(&s->containers_tab, p->container, NULL),
-		p->acc.idle_ms, p->acc.held_ms, 0, p->gpu };
+		p->acc.activity_ms[GA_IDLE], p->acc.held_ms, 0, p->gpu, &p->acc };
 	return true;
 }
 
@@ -109,8 +113,28 @@ static bool entry_system(const struct stats_result *s, size_t i, struct rank *re
 {
 	const struct gpu_acc *a = &s->gpu.system[i];
 
-	*ret = (struct rank){ (uint32_t)i, s->o->holders[i], a->idle_ms, a->held_ms, 0, 0 };
+	*ret = (struct rank){ (uint32_t)i, s->o->holders[i], a->activity_ms[GA_IDLE], a->held_ms, 0,
+		0, a };
 	return a->held_ms != 0;
+}
+
+/* Per user: only where rows carry process.uid (older datasets' output stays). */
+static bool entry_user(const struct stats_result *s, size_t i, struct rank *ret)
+{
+	const struct user_acc *u = &s->users.v[i];
+
+	/* id: the uid, so that ties go by uid whichever thread met it first */
+	*ret = (struct rank){ (uint32_t)u->uid, NULL, u->acc.activity_ms[GA_IDLE], u->acc.held_ms,
+		0, 0, &u->acc };
+	return u->acc.held_ms != 0;
+}
+
+static bool users_shown(const struct stats_result *s)
+{
+	for (size_t i = 0; i < s->users.count; i++)
+		if (s->users.v[i].uid != USER_NONE)
+			return true;
+	return false;
 }
 
 static bool entry_framework(const struct stats_result *s, size_t i, struct rank *ret)
@@ -120,15 +144,16 @@ static bool entry_framework(const struct stats_result *s, size_t i, struct rank 
 	const struct fw_acc *f = named ? &s->by_framework[i] : &s->fw_none;
 
 	*ret = (struct rank){ named ? (uint32_t)i : HOST_ID,
-		named ? strtab_str(t, (uint32_t)i, NULL) : NULL, f->processes, 0, f->cpu_x1e4_ms,
-		0 };
+		named ? strtab_str(t, (uint32_t)i, NULL) : NULL, f->processes, 0, f->cpu_x1e4_ms, 0,
+		NULL };
 	return f->processes != 0;
 }
 
 /* Every ranking the table or --json shows, built once. */
 struct rankings {
-	struct ranked containers, cwds, gpus, pairs, system, frameworks;
+	struct ranked containers, cwds, gpus, pairs, system, users, frameworks;
 	struct syscall_calls *syscalls;
+	struct user_names names; /* the users' */
 };
 
 static void rankings_build(const struct stats_result *s, struct rankings *ret)
@@ -138,8 +163,15 @@ static void rankings_build(const struct stats_result *s, struct rankings *ret)
 	rank_build(s, GPU_NONE + 1, entry_by_gpu, &ret->gpus);
 	rank_build(s, s->gpu.pairs_count, entry_pair, &ret->pairs);
 	rank_build(s, s->gpu.system_count, entry_system, &ret->system);
+	rank_build(s, users_shown(s) ? s->users.count : 0, entry_user, &ret->users);
 	rank_build(s, s->frameworks_tab.count + 1, entry_framework, &ret->frameworks);
 	ret->syscalls = syscalls_ranked(s->join);
+	user_names_load(&ret->names, USER_NAMES_FILE);
+	for (size_t i = 0; ret->users.v && i < ret->users.n; i++) {
+		uint32_t uid = ret->users.v[i].id;
+		ret->users.v[i].name =
+			uid == (uint32_t)USER_NONE ? NULL : user_name(&ret->names, uid);
+	}
 }
 
 static void rankings_free(struct rankings *r)
@@ -149,8 +181,10 @@ static void rankings_free(struct rankings *r)
 	free(r->gpus.v);
 	free(r->pairs.v);
 	free(r->system.v);
+	free(r->users.v);
 	free(r->frameworks.v);
 	free(r->syscalls);
+	user_names_free(&r->names);
 }
 
 static double hours(uint64_t ms)
@@ -158,17 +192,43 @@ static double hours(uint64_t ms)
 	return (double)ms / MS_PER_HOUR;
 }
 
-/* A pod's, or a pod x GPU's, four figures. */
+/* A GPU ranking's columns: held, then busy, idle and unknown. */
+static void table_acc(const struct gpu_acc *a, int width)
+{
+	printf(" %*.3f %*.3f %*.3f %*.3f", width, hours(a->held_ms), width,
+		hours(a->activity_ms[GA_BUSY]), width, hours(a->activity_ms[GA_IDLE]), width,
+		hours(a->activity_ms[GA_UNKNOWN]));
+}
+
+static void table_acc_titles(int width)
+{
+	printf(" %*s %*s %*s %*s", width, "held h", width, "busy h", width, "idle h", width,
+		"unknown h");
+}
+
+static void json_acc(json_t *e, const struct gpu_acc *a)
+{
+	json_object_set_new(e, "gpu_held_hours", json_round(hours(a->held_ms), 6));
+	json_object_set_new(
+		e, "busy_gpu_held_hours", json_round(hours(a->activity_ms[GA_BUSY]), 6));
+	json_object_set_new(
+		e, "idle_gpu_held_hours", json_round(hours(a->activity_ms[GA_IDLE]), 6));
+	json_object_set_new(
+		e, "unknown_gpu_held_hours", json_round(hours(a->activity_ms[GA_UNKNOWN]), 6));
+}
+
+/* A pod's, or a pod x GPU's, figures. */
 struct pod_figures {
-	uint64_t held_ms, idle_ms, allocated_not_held_ms, held_not_allocated_ms;
+	const struct gpu_acc *acc;
+	uint64_t allocated_not_held_ms, held_not_allocated_ms;
 };
 
 static struct pod_figures pod_figures_of(const struct pod_acc *pod, const struct pod_gpu *pg)
 {
 	if (pg)
-		return (struct pod_figures){ pg->acc.held_ms, pg->acc.idle_ms,
-			pg->allocated_not_held_ms, pg->held_not_allocated_ms };
-	return (struct pod_figures){ pod->acc.held_ms, pod->acc.idle_ms, pod->allocated_not_held_ms,
+		return (struct pod_figures){ &pg->acc, pg->allocated_not_held_ms,
+			pg->held_not_allocated_ms };
+	return (struct pod_figures){ &pod->acc, pod->allocated_not_held_ms,
 		pod->held_not_allocated_ms };
 }
 
@@ -194,12 +254,14 @@ static struct rank *rank_pods(const struct stats_result *s, bool by_gpu, size_t 
 		for (size_t k = 0; k < (by_gpu ? pod->gpus_count : 1); k++) {
 			struct pod_figures f = pod_figures_of(pod, by_gpu ? &pod->gpus[k] : NULL);
 
-			if (!f.held_ms && !f.allocated_not_held_ms && !f.held_not_allocated_ms &&
-				!pod->gpus_count)
+			uint64_t idle_ms = f.acc->activity_ms[GA_IDLE];
+
+			if (!f.acc->held_ms && !f.allocated_not_held_ms &&
+				!f.held_not_allocated_ms && !pod->gpus_count)
 				continue;
-			v[n++] = (struct rank){ (uint32_t)i, uid, f.idle_ms, f.held_ms,
-				(u128)f.idle_ms + f.allocated_not_held_ms,
-				by_gpu ? pod->gpus[k].gpu : 0 };
+			v[n++] = (struct rank){ (uint32_t)i, uid, idle_ms, f.acc->held_ms,
+				(u128)idle_ms + f.allocated_not_held_ms,
+				by_gpu ? pod->gpus[k].gpu : 0, f.acc };
 		}
 	}
 	qsort(v, n, sizeof(*v), cmp_rank);
@@ -222,9 +284,10 @@ static void table_pods(const struct stats_result *s, bool by_gpu)
 	size_t n = 0;
 	struct rank *v = rank_pods(s, by_gpu, &n);
 
-	printf("\n%-*s %-10s %10s %10s %14s %14s\n", by_gpu ? 44 : 36,
-		by_gpu ? "GPU hours by GPU and pod" : "GPU hours by pod", "qos", "held h", "idle h",
-		"alloc-unheld h", "held-unalloc h");
+	printf("\n%-*s %-10s", by_gpu ? 44 : 36,
+		by_gpu ? "GPU hours by GPU and pod" : "GPU hours by pod", "qos");
+	table_acc_titles(10);
+	printf(" %14s %14s\n", "alloc-unheld h", "held-unalloc h");
 	for (size_t i = 0; v && i < n && i < TOP_TABLE; i++) {
 		const struct pod_acc *pod = &s->pods.pods[v[i].id];
 		struct pod_figures f = pod_figures_of(pod, by_gpu ? rank_pod_gpu(s, &v[i]) : NULL);
@@ -233,9 +296,12 @@ static void table_pods(const struct stats_result *s, bool by_gpu)
 
 		if (by_gpu)
 			snprintf(gpu, sizeof(gpu), "GPU %-3u ", v[i].gpu);
-		printf("%s%-36s %-10s %10.3f %10.3f %14.3f %14.3f\n", gpu, v[i].name,
-			qos ? qos : "-", hours(f.held_ms), hours(f.idle_ms),
-			hours(f.allocated_not_held_ms), hours(f.held_not_allocated_ms));
+		fputs(gpu, stdout);
+		put_text(stdout, v[i].name, 36, 0);
+		printf(" %-10s", qos ? qos : "-");
+		table_acc(f.acc, 10);
+		printf(" %14.3f %14.3f\n", hours(f.allocated_not_held_ms),
+			hours(f.held_not_allocated_ms));
 	}
 	if (n > TOP_TABLE)
 		printf("(%zu more)\n", n - TOP_TABLE);
@@ -244,8 +310,7 @@ static void table_pods(const struct stats_result *s, bool by_gpu)
 
 static void json_pod_figures(json_t *e, const struct pod_figures *f)
 {
-	json_object_set_new(e, "gpu_held_hours", json_round(hours(f->held_ms), 6));
-	json_object_set_new(e, "idle_gpu_held_hours", json_round(hours(f->idle_ms), 6));
+	json_acc(e, f->acc);
 	json_object_set_new(
 		e, "allocated_not_held_hours", json_round(hours(f->allocated_not_held_ms), 6));
 	json_object_set_new(
@@ -337,17 +402,20 @@ static void table_gpu(
 {
 	const struct rank *v = r->v;
 	size_t n = r->n;
-	char buf[128];
+	char buf[400];
 
 	if (!v)
 		return;
-	printf("\n%-*s %12s %12s %7s\n", width, title, "held h", "idle h", "idle %");
+	printf("\n%-*s", width, title);
+	table_acc_titles(12);
+	printf(" %7s\n", "idle %");
 	if (n == 0)
 		printf("(no GPU held)\n");
-	for (size_t i = 0; i < n && i < TOP_TABLE; i++)
-		printf("%-*s %12.3f %12.3f %6.1f%%\n", width,
-			rank_label(&v[i], kind, none, buf, sizeof(buf)), hours(v[i].b),
-			hours(v[i].a), 100.0 * (double)v[i].a / (double)v[i].b);
+	for (size_t i = 0; i < n && i < TOP_TABLE; i++) {
+		put_text(stdout, rank_label(&v[i], kind, none, buf, sizeof(buf)), width, 0);
+		table_acc(v[i].acc, 12);
+		printf(" %6.1f%%\n", 100.0 * (double)v[i].a / (double)v[i].b);
+	}
 	if (n > TOP_TABLE)
 		printf("(%zu more)\n", n - TOP_TABLE);
 }
@@ -399,13 +467,15 @@ static void table_hosts(const struct stats_result *s)
 
 	if (!order)
 		return;
-	printf("\n%-32s %12s %10s %14s %12s %12s\n", "host", "rows", "processes", "process-hours",
-		"held h", "idle h");
+	printf("\n%-32s %12s %10s %14s", "host", "rows", "processes", "process-hours");
+	table_acc_titles(12);
+	printf("\n");
 	for (size_t i = 0; i < hosts_listed(s); i++) {
 		const struct host_acc *h = host_at(s, order, i, &name);
-		printf("%-32.32s %12" PRIu64 " %10" PRIu64 " %14.3f %12.3f %12.3f\n",
-			name ? name : "(no host: older rows)", h->rows, h->processes, hours(h->ms),
-			hours(h->gpu.held_ms), hours(h->gpu.idle_ms));
+		put_text(stdout, name ? name : "(no host: older rows)", 32, 32);
+		printf(" %12" PRIu64 " %10" PRIu64 " %14.3f", h->rows, h->processes, hours(h->ms));
+		table_acc(&h->gpu, 12);
+		printf("\n");
 	}
 	free(order);
 }
@@ -426,12 +496,55 @@ static void json_hosts(json_t *root, const struct stats_result *s)
 		json_object_set_new(e, "rows", json_integer((json_int_t)h->rows));
 		json_object_set_new(e, "processes", json_integer((json_int_t)h->processes));
 		json_object_set_new(e, "process_hours", json_round(hours(h->ms), 6));
-		json_object_set_new(e, "gpu_held_hours", json_round(hours(h->gpu.held_ms), 6));
-		json_object_set_new(e, "idle_gpu_held_hours", json_round(hours(h->gpu.idle_ms), 6));
+		json_acc(e, &h->gpu);
 		json_array_append_new(arr, e);
 	}
 	json_object_set_new(root, "hosts", arr);
 	free(order);
+}
+
+/* "name (uid)", the uid alone where the host names none, or none. */
+static const char *user_label(const struct rank *r, char *buf, size_t size)
+{
+	if (r->id == (uint32_t)USER_NONE)
+		return "(no uid: older rows)";
+	if (r->name)
+		snprintf(buf, size, "%s (%" PRIu32 ")", r->name, r->id);
+	else
+		snprintf(buf, size, "%" PRIu32, r->id);
+	return buf;
+}
+
+static void table_users(const struct ranked *r)
+{
+	char buf[300];
+
+	printf("\n%-40s", "GPU-held hours by user");
+	table_acc_titles(12);
+	printf(" %7s\n", "idle %");
+	for (size_t i = 0; i < r->n && i < TOP_TABLE; i++) {
+		put_text(stdout, user_label(&r->v[i], buf, sizeof(buf)), 40, 40);
+		table_acc(r->v[i].acc, 12);
+		printf(" %6.1f%%\n", 100.0 * (double)r->v[i].a / (double)r->v[i].b);
+	}
+	if (r->n > TOP_TABLE)
+		printf("(%zu more)\n", r->n - TOP_TABLE);
+}
+
+static json_t *json_users(const struct ranked *r)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < r->n && i < TOP_JSON; i++) {
+		json_t *e = json_object();
+		bool none = r->v[i].id == (uint32_t)USER_NONE;
+
+		json_object_set_new(e, "uid", none ? json_null() : json_integer(r->v[i].id));
+		json_object_set_new(e, "user", json_str_or_null(r->v[i].name));
+		json_acc(e, r->v[i].acc);
+		json_array_append_new(arr, e);
+	}
+	return arr;
 }
 
 void stats_print_table(
@@ -466,6 +579,8 @@ void stats_print_table(
 	/* the GPU rankings of workloads, then the system holders apart */
 	table_gpu("GPU-held hours by GPU", NULL, &r.gpus, 40, RK_GPU);
 	table_gpu("GPU-held hours by GPU and container", "(host)", &r.pairs, 80, RK_PAIR);
+	if (r.users.n)
+		table_users(&r.users);
 	if (r.system.n)
 		table_gpu("system holders (gpu_system_holders; not in the rankings above)", NULL,
 			&r.system, 64, RK_NAME);
@@ -474,13 +589,15 @@ void stats_print_table(
 		table_pods(s, true);
 	}
 	printf("\n%-24s %10s %12s\n", "framework", "processes", "CPU-hours");
-	for (size_t i = 0; vf && i < r.frameworks.n && i < TOP_TABLE; i++)
-		printf("%-24.24s %10" PRIu64 " %12.3f\n", vf[i].name ? vf[i].name : "(none)",
-			vf[i].a, cpu_hours(vf[i].big));
+	for (size_t i = 0; vf && i < r.frameworks.n && i < TOP_TABLE; i++) {
+		put_text(stdout, vf[i].name ? vf[i].name : "(none)", 24, 24);
+		printf(" %10" PRIu64 " %12.3f\n", vf[i].a, cpu_hours(vf[i].big));
+	}
 	printf("\n%-24s %16s\n", "syscall", "calls");
-	for (size_t i = 0; r.syscalls && i < syscalls_top(s); i++)
-		printf("%-24.24s %16" PRIu64 "\n", r.syscalls[i].name,
-			calls_rounded(r.syscalls[i].calls_x1e7));
+	for (size_t i = 0; r.syscalls && i < syscalls_top(s); i++) {
+		put_text(stdout, r.syscalls[i].name, 24, 24);
+		printf(" %16" PRIu64 "\n", calls_rounded(r.syscalls[i].calls_x1e7));
+	}
 	printf("\n");
 	report_table(stdout, files, rep);
 	rankings_free(&r);
@@ -503,8 +620,7 @@ static json_t *json_gpu(const char *key, const char *gpu_key, const struct ranke
 			json_object_set_new(e, key, json_str_or_null(v[i].name));
 		if (gpu_key)
 			json_object_set_new(e, gpu_key, json_gpu_index(v[i].gpu));
-		json_object_set_new(e, "gpu_held_hours", json_round(hours(v[i].b), 6));
-		json_object_set_new(e, "idle_gpu_held_hours", json_round(hours(v[i].a), 6));
+		json_acc(e, v[i].acc);
 		json_array_append_new(arr, e);
 	}
 	return arr;
@@ -544,6 +660,8 @@ void stats_print_json(
 	json_object_set_new(
 		root, "gpu_held_by_container_gpu", json_gpu("container_id", "gpu", &r.pairs));
 	json_object_set_new(root, "gpu_held_system", json_gpu("holder", NULL, &r.system));
+	if (r.users.n)
+		json_object_set_new(root, "gpu_held_by_user", json_users(&r.users));
 	if (s->pods.uids.count) { /* keys only on datasets of pods: the others' output stays */
 		json_object_set_new(root, "gpu_by_pod", json_pods(s, false));
 		json_object_set_new(root, "gpu_by_pod_gpu", json_pods(s, true));

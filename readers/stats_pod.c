@@ -1,7 +1,7 @@
 /*
  * stats_pod.c: croft stats' figures per Kubernetes pod and per pod x GPU.
- * GPU-held and idle GPU-held hours are summed over the pod's processes, as
- * per container.  Against what the kubelet allocated (gpus_allocated): the
+ * GPU-held hours, busy, idle and unknown, are summed over the pod's
+ * processes, as per container.  Against what the kubelet allocated (gpus_allocated): the
  * hours a GPU was allocated to the pod and held by none of its processes,
  * and the hours one of its processes held a GPU the pod was not allocated.
  * Those two are pod time, the union of the rows' spans, so that a pod's
@@ -148,7 +148,7 @@ static bool held_gpus(struct pod_acc *pod, const struct row *row, const struct p
 	bool ok = true;
 
 	if (w->held)
-		gpu_acc_add(&pod->acc, w->idle, w->ms);
+		gpu_acc_add(&pod->acc, w->activity, w->ms);
 	for (uint32_t g = 0; g < ROW_GPUS_MAX; g++) {
 		struct pod_gpu *pg;
 
@@ -157,7 +157,7 @@ static bool held_gpus(struct pod_acc *pod, const struct row *row, const struct p
 		if (!(pg = pod_gpu(pod, g)))
 			return false;
 		if (w->held)
-			gpu_acc_add(&pg->acc, w->idle, w->ms);
+			gpu_acc_add(&pg->acc, w->activity, w->ms);
 		ok &= span_add(&pg->held, row->unix_ms - (int64_t)w->ms, row->unix_ms);
 		if ((row->has & HAS_ALLOCATED) && !has_bit(row->gpus_allocated, g))
 			ok &= span_add(

@@ -1,7 +1,9 @@
 /*
- * svg.c: croft profile --svg: CPU cores, RSS and GPU ioctls per poll against
- * UTC time, three stacked charts on one page with labelled axes, readable
- * in a browser.  Invoking user, no privilege.
+ * svg.c: croft profile --svg: CPU cores, RSS, GPU ioctls and (where NVML
+ * was read) SM % per poll against UTC time, stacked charts on one page
+ * with labelled axes and ticks at round times, the GPU phases (busy, idle,
+ * unknown) as a shaded band above them; readable in a browser.  Invoking
+ * user, no privilege.
  */
 #include <errno.h>
 #include <math.h>
@@ -18,8 +20,11 @@
 #define PANEL_H        170
 #define PANEL_GAP      70
 #define TOP            70
+#define BAND_H         22 /* the GPU phases' band */
+#define BAND_GAP       48 /* below it: its legend */
 #define Y_TICKS        4
-#define X_TICKS        6
+#define X_TICKS_MAX    8
+#define PANELS_MAX     4
 
 struct series {
 	const char *id, *title, *unit, *color;
@@ -72,20 +77,67 @@ static double nice_top(double max)
 	return 10 * e;
 }
 
-static void time_label(int64_t ms, bool with_date, char *buf, size_t size)
+static void time_label(int64_t ms, const char *fmt, char *buf, size_t size)
 {
 	time_t s = (time_t)(ms / 1000);
 	struct tm tm;
 
 	gmtime_r(&s, &tm);
-	strftime(buf, size, with_date ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S", &tm);
+	strftime(buf, size, fmt, &tm);
+}
+
+/* Round steps, each a divisor of the next bigger unit: ticks fall on the
+ * minute, the hour, the day. */
+static const int64_t tick_steps_ms[] = { 1000, 2000, 5000, 10000, 15000, 30000, 60000, 120000,
+	300000, 600000, 900000, 1800000, 3600000, 7200000, 10800000, 21600000, 43200000, 86400000 };
+
+int64_t svg_tick_step_ms(int64_t t0, int64_t t1, int max_ticks)
+{
+	size_t n = sizeof(tick_steps_ms) / sizeof(tick_steps_ms[0]);
+
+	for (size_t i = 0; i < n; i++)
+		if ((t1 - t0) / tick_steps_ms[i] + 1 <= max_ticks)
+			return tick_steps_ms[i];
+	int64_t days = (t1 - t0) / (max_ticks - 1) / tick_steps_ms[n - 1] + 1;
+	return days * tick_steps_ms[n - 1];
+}
+
+static double x_of(int64_t ms, int64_t t0, int64_t t1)
+{
+	return PLOT_X0 +
+	       (t1 > t0 ? (double)(ms - t0) / (double)(t1 - t0) : 0.5) * (PLOT_X1 - PLOT_X0);
+}
+
+/* Ticks at the multiples of a round step (UTC): 14:05, 14:10, not
+ * 14:05:37; a span too short for one: its start. */
+static void x_ticks(FILE *f, int y0, int y1, int64_t t0, int64_t t1)
+{
+	int64_t step = svg_tick_step_ms(t0, t1, X_TICKS_MAX);
+	int64_t first = t0 % step ? t0 - t0 % step + step : t0;
+	const char *fmt = step % 60000 ? "%H:%M:%S" : "%H:%M";
+	char label[40];
+
+	if (first > t1) {
+		first = t0;
+		fmt = "%H:%M:%S";
+	}
+	for (int64_t t = first; t <= t1 || t == first; t += step) {
+		double x = x_of(t, t0, t1);
+
+		time_label(t, fmt, label, sizeof(label));
+		fprintf(f,
+			"<line class=\"x-tick\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
+			"stroke=\"#eee\"/>"
+			"<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" "
+			"class=\"tick\">%s</text>\n",
+			x, y0, x, y1, x, y1 + 16, label);
+	}
 }
 
 static void panel(FILE *f, const struct series *se, int y0, const struct svg_point *pts, size_t n,
 	int64_t t0, int64_t t1)
 {
 	double max = 0;
-	char label[40];
 
 	for (size_t i = 0; i < n; i++)
 		if (value(&pts[i], se->field) / se->scale > max)
@@ -108,14 +160,7 @@ static void panel(FILE *f, const struct series *se, int y0, const struct svg_poi
 			"<text x=\"%d\" y=\"%d\" text-anchor=\"end\" class=\"tick\">%g</text>\n",
 			PLOT_X0, y, PLOT_X1, y, PLOT_X0 - 6, y + 4, top * i / Y_TICKS);
 	}
-	for (int i = 0; i <= X_TICKS; i++) {
-		int x = PLOT_X0 + i * (PLOT_X1 - PLOT_X0) / X_TICKS;
-		time_label(t0 + (t1 - t0) * i / X_TICKS, false, label, sizeof(label));
-		fprintf(f,
-			"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#eee\"/>"
-			"<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" class=\"tick\">%s</text>\n",
-			x, y0, x, y1, x, y1 + 16, label);
-	}
+	x_ticks(f, y0, y1, t0, t1);
 	fprintf(f,
 		"<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" class=\"axis-label\">time "
 		"(UTC)</text>\n",
@@ -123,9 +168,7 @@ static void panel(FILE *f, const struct series *se, int y0, const struct svg_poi
 	fprintf(f, "<polyline id=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
 		se->id, se->color);
 	for (size_t i = 0; i < n; i++) {
-		double x =
-			PLOT_X0 + (t1 > t0 ? (double)(pts[i].ms - t0) / (double)(t1 - t0) : 0.5) *
-					  (PLOT_X1 - PLOT_X0);
+		double x = x_of(pts[i].ms, t0, t1);
 		double y = y1 - value(&pts[i], se->field) / se->scale / top * PANEL_H;
 		fprintf(f, "%s%.1f,%.1f", i ? " " : "", x, y);
 	}
@@ -146,32 +189,88 @@ static size_t bucket(const struct svg_point *pts, size_t n, struct svg_point *ou
 			out[b].cpu_cores = fmax(out[b].cpu_cores, pts[i].cpu_cores);
 			out[b].rss_bytes = fmax(out[b].rss_bytes, pts[i].rss_bytes);
 			out[b].gpu_ioctls = fmax(out[b].gpu_ioctls, pts[i].gpu_ioctls);
+			out[b].sm_percent = fmax(out[b].sm_percent, pts[i].sm_percent);
 		}
 	}
 	return SVG_POINTS_MAX;
 }
 
-int svg_write(const char *path, const char *title, const struct svg_point *pts, size_t count)
+/* The band's colours, by phase; its legend in this order. */
+static const struct {
+	const char *kind, *color, *text;
+} band_kinds[] = {
+	{ "onset", "#9ecae1", "onset" },
+	{ "busy", "#74c476", "busy" },
+	{ "idle", "#fd8d3c", "idle" },
+	{ "unknown", "#bdbdbd", "unknown" },
+};
+
+static const char *band_color(const char *kind)
 {
+	for (size_t i = 0; i < sizeof(band_kinds) / sizeof(band_kinds[0]); i++)
+		if (!strcmp(kind, band_kinds[i].kind))
+			return band_kinds[i].color;
+	return "#000";
+}
+
+/* The GPU phases over the panels' time axis; several processes' overlap, shaded. */
+static void band(FILE *f, const struct svg_data *d, int y0, int64_t t0, int64_t t1)
+{
+	fprintf(f,
+		"<g class=\"band\">\n<text x=\"%d\" y=\"%d\" text-anchor=\"end\" "
+		"class=\"axis-label\">GPU</text>\n<rect x=\"%d\" y=\"%d\" width=\"%d\" "
+		"height=\"%d\" fill=\"none\" stroke=\"#888\"/>\n",
+		PLOT_X0 - 6, y0 + BAND_H / 2 + 4, PLOT_X0, y0, PLOT_X1 - PLOT_X0, BAND_H);
+	for (size_t i = 0; i < d->band_count; i++) {
+		const struct svg_stretch *st = &d->band[i];
+		int64_t a = st->start_ms < t0 ? t0 : st->start_ms;
+		int64_t b = st->end_ms > t1 ? t1 : st->end_ms;
+		double x = x_of(a, t0, t1), w = b > a ? x_of(b, t0, t1) - x : 1.0;
+
+		if (b < a)
+			continue;
+		fprintf(f,
+			"<rect class=\"phase phase-%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
+			"height=\"%d\" fill=\"%s\" fill-opacity=\"0.8\"><title>%s</title></rect>\n",
+			st->kind, x, y0, w < 1.0 ? 1.0 : w, BAND_H, band_color(st->kind), st->kind);
+	}
+	for (size_t i = 0; i < sizeof(band_kinds) / sizeof(band_kinds[0]); i++) {
+		int x = PLOT_X0 + (int)i * 110;
+		fprintf(f,
+			"<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+			"<text x=\"%d\" y=\"%d\" class=\"tick\">%s</text>\n",
+			x, y0 + BAND_H + 8, band_kinds[i].color, x + 16, y0 + BAND_H + 18,
+			band_kinds[i].text);
+	}
+	fprintf(f, "</g>\n");
+}
+
+int svg_write(const char *path, const char *title, const struct svg_data *d)
+{
+	size_t count = d->count;
 	struct svg_point *v =
 		calloc(count < SVG_POINTS_MAX ? count + 1 : SVG_POINTS_MAX, sizeof(*v));
 	double rss_max = 0;
 	char a[40], b[40];
-	int height = TOP + 3 * (PANEL_H + PANEL_GAP);
 
 	if (!v)
 		return -ENOMEM;
-	size_t n = bucket(pts, count, v);
+	size_t n = bucket(d->pts, count, v);
 	for (size_t i = 0; i < n; i++)
 		rss_max = fmax(rss_max, v[i].rss_bytes);
 	bool gib = rss_max >= 1024.0 * 1024 * 1024;
-	const struct series series[3] = {
+	const struct series series[PANELS_MAX] = {
 		{ "cpu", "CPU", "cores", "#1f77b4", 1, offsetof(struct svg_point, cpu_cores) },
 		{ "rss", "RSS", gib ? "GiB" : "MiB", "#2ca02c", gib ? 1073741824.0 : 1048576.0,
 			offsetof(struct svg_point, rss_bytes) },
 		{ "gpu-ioctls", "GPU ioctls", "per poll", "#d62728", 1,
 			offsetof(struct svg_point, gpu_ioctls) },
+		{ "gpu-sm", "GPU SM", "% (NVML)", "#9467bd", 1,
+			offsetof(struct svg_point, sm_percent) },
 	};
+	int panels = d->sm_panel ? 4 : 3;
+	int top = TOP + BAND_H + BAND_GAP;
+	int height = top + panels * (PANEL_H + PANEL_GAP);
 	FILE *f = fopen(path, "w");
 	if (!f) {
 		int r = -errno;
@@ -179,8 +278,15 @@ int svg_write(const char *path, const char *title, const struct svg_point *pts, 
 		return r;
 	}
 	int64_t t0 = n ? v[0].ms : 0, t1 = n ? v[n - 1].ms : 0;
-	time_label(t0, true, a, sizeof(a));
-	time_label(t1, true, b, sizeof(b));
+	for (size_t i = 0, any = n; i < d->band_count; i++, any = 1) {
+		/* a process's first phase begins before its first row */
+		if (!any || d->band[i].start_ms < t0)
+			t0 = d->band[i].start_ms;
+		if (!any || d->band[i].end_ms > t1)
+			t1 = d->band[i].end_ms;
+	}
+	time_label(t0, "%Y-%m-%d %H:%M:%S", a, sizeof(a));
+	time_label(t1, "%Y-%m-%d %H:%M:%S", b, sizeof(b));
 	fprintf(f,
 		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 "
@@ -195,8 +301,9 @@ int svg_write(const char *path, const char *title, const struct svg_point *pts, 
 	fprintf(f,
 		"</text>\n<text x=\"%d\" y=\"50\" class=\"tick\">%s .. %s UTC, %zu polls</text>\n",
 		PLOT_X0, a, b, count);
-	for (int i = 0; i < 3; i++)
-		panel(f, &series[i], TOP + i * (PANEL_H + PANEL_GAP), v, n, t0, t1);
+	band(f, d, TOP, t0, t1);
+	for (int i = 0; i < panels; i++)
+		panel(f, &series[i], top + i * (PANEL_H + PANEL_GAP), v, n, t0, t1);
 	fprintf(f, "</svg>\n");
 	free(v);
 	if (fclose(f) != 0)

@@ -427,8 +427,11 @@ void row_textfile(
 	}
 	if (get(&src, RF_GPUS, &v))
 		ret->gpus = v.bits;
-	ret->ioctl_known = get(&src, RF_IOCTL_COUNT, &v);
-	ret->ioctl_count = v.u;
+	if (get(&src, RF_GPU_ACTIVITY, &v)) /* the verdict as the row says it */
+		ret->activity = p->gpu.activity;
+	ret->exited = get(&src, RF_EXITED, &v);
+	ret->uid_known = get(&src, RF_UID, &v);
+	ret->uid = (uint32_t)v.u;
 	ret->since_known = get(&src, RF_SINCE_LAST_GPU_IOCTL_MS, &v);
 	ret->since_last_gpu_ioctl_ms = v.u;
 	get(&src, RF_CPU_CORES, &v);

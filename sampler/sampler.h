@@ -722,8 +722,10 @@ struct textfile_row {
 	const uint64_t *gpus;    /* "gpus" as a bitset of GPU_INDEX_MAX bits; NULL: none */
 	const char *const *migs; /* "mig": "<gpu>/<gi>/<ci>" */
 	size_t migs_count;
-	bool ioctl_known; /* "ioctl_count" is in the row */
-	uint64_t ioctl_count;
+	enum gpu_activity activity; /* "gpu_activity"; unknown where the row has none */
+	bool exited;    /* a last row ("exited"): it counts its span, not in the poll's gauges */
+	bool uid_known; /* "process.uid" is in the row */
+	uint32_t uid;
 	bool since_known; /* "since_last_gpu_ioctl_ms" is in the row */
 	uint64_t since_last_gpu_ioctl_ms;
 	double cpu_cores;

@@ -1,12 +1,15 @@
 /*
  * textfile.c: the live figures of croft.prom, summed from each poll's
- * processes: per GPU, per container and pod (the top N by GPU-held time,
- * the rest in "other"), per framework and workload state, and printed in
- * Prometheus's text format.  Counters add a row's span when the poll
- * writes one, as croft stats sums rows; gauges count the poll's processes.
+ * processes: per GPU, per container, pod and user (the top N by GPU-held
+ * time, the rest in "other"), per framework and workload state, and
+ * printed in Prometheus's text format.  Counters add a row's span when the
+ * poll writes one, as croft stats sums rows (GPU-held seconds split by the
+ * rows' verdict: busy, idle, unknown); gauges count the poll's live
+ * processes (a last row counts its span, not in the gauges).
  * croft-sampler, croft user; no I/O but the FILE it prints to.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,8 +21,9 @@
 
 /* What rows add up to. */
 struct tf_sums {
-	uint64_t held_ms, idle_ms; /* gpu-held rows' spans; those without a GPU ioctl */
-	uint64_t cpu_us;           /* cpu_cores x span */
+	uint64_t held_ms;               /* gpu-held rows' spans */
+	uint64_t activity_ms[GA_COUNT]; /* of them, by the rows' verdict */
+	uint64_t cpu_us;                /* cpu_cores x span */
 };
 
 /* A container (its id's first 12 characters; "" for host processes), a pod or a framework. */
@@ -51,14 +55,14 @@ struct tf_table {
 struct tf_gpu {
 	bool seen; /* held once: its series stay */
 	uint64_t processes;
-	uint64_t held_ms, idle_ms;
+	struct tf_sums sums;
 	bool age_known;
 	uint64_t age_ms; /* the least since_last_gpu_ioctl_ms of its holders */
 };
 
 struct textfile {
 	uint64_t gen;
-	struct tf_table containers, pods, frameworks, migs;
+	struct tf_table containers, pods, users, frameworks, migs;
 	struct tf_gpu gpus[GPU_SLOTS];
 	uint64_t states[WL_COUNT];
 };
@@ -128,6 +132,7 @@ void textfile_free(struct textfile *tf)
 		return;
 	table_clear(&tf->containers);
 	table_clear(&tf->pods);
+	table_clear(&tf->users);
 	table_clear(&tf->frameworks);
 	table_clear(&tf->migs);
 	free(tf);
@@ -148,6 +153,7 @@ void textfile_begin(struct textfile *tf, uint64_t gen)
 	}
 	table_begin(&tf->containers);
 	table_begin(&tf->pods);
+	table_begin(&tf->users);
 	table_begin(&tf->frameworks);
 	table_begin(&tf->migs);
 }
@@ -155,7 +161,8 @@ void textfile_begin(struct textfile *tf, uint64_t gen)
 static void sums_add(struct tf_sums *to, const struct tf_sums *from)
 {
 	to->held_ms += from->held_ms;
-	to->idle_ms += from->idle_ms;
+	for (int k = 0; k < GA_COUNT; k++)
+		to->activity_ms[k] += from->activity_ms[k];
 	to->cpu_us += from->cpu_us;
 }
 
@@ -181,8 +188,8 @@ static void group_add(struct tf_table *tab, const char *key, const struct textfi
 
 	if (!g) {
 		sums_add(&tab->other, inc);
-		tab->other_processes++;
-		tab->other_rss_bytes += r->rss_bytes;
+		tab->other_processes += !r->exited;
+		tab->other_rss_bytes += r->exited ? 0 : r->rss_bytes;
 		return;
 	}
 	if (g->seen_gen != gen) {
@@ -191,8 +198,8 @@ static void group_add(struct tf_table *tab, const char *key, const struct textfi
 		g->now_label[0] = g->now_pod[0] = '\0';
 		g->label_taken = g->pod_taken = false;
 	}
-	g->processes++;
-	g->rss_bytes += r->rss_bytes;
+	g->processes += !r->exited;
+	g->rss_bytes += r->exited ? 0 : r->rss_bytes;
 	sums_add(&g->inc, inc);
 	sums_add(&g->total, inc);
 	/* Host processes (key "") are no one container: their labels and pods
@@ -207,10 +214,10 @@ static void group_add(struct tf_table *tab, const char *key, const struct textfi
 static void gpu_add(struct tf_gpu *gpu, const struct textfile_row *r, const struct tf_sums *inc)
 {
 	gpu->seen = true;
-	gpu->processes++;
-	gpu->held_ms += inc->held_ms;
-	gpu->idle_ms += inc->idle_ms;
-	if (r->since_known && (!gpu->age_known || r->since_last_gpu_ioctl_ms < gpu->age_ms)) {
+	gpu->processes += !r->exited;
+	sums_add(&gpu->sums, inc);
+	if (!r->exited && r->since_known &&
+		(!gpu->age_known || r->since_last_gpu_ioctl_ms < gpu->age_ms)) {
 		gpu->age_ms = r->since_last_gpu_ioctl_ms;
 		gpu->age_known = true;
 	}
@@ -238,15 +245,18 @@ void textfile_add(struct textfile *tf, const struct textfile_row *r)
 	struct tf_sums inc = { 0 };
 	char id[TEXTFILE_ID_CHARS + 1] = "";
 
+	char uid[16];
+
 	if (r->row) {
 		bool held = r->state == WL_GPU_HELD;
+		unsigned a = (unsigned)r->activity < GA_COUNT ? r->activity : GA_UNKNOWN;
 
 		inc.held_ms = held ? r->span_ms : 0;
-		inc.idle_ms = held && r->ioctl_known && r->ioctl_count == 0 ? r->span_ms : 0;
+		inc.activity_ms[a] = inc.held_ms;
 		if (r->cpu_cores > 0)
 			inc.cpu_us = (uint64_t)(r->cpu_cores * (double)r->span_ms * 1000.0 + 0.5);
 	}
-	if ((unsigned)r->state < WL_COUNT)
+	if ((unsigned)r->state < WL_COUNT && !r->exited)
 		tf->states[r->state]++;
 	gpus_add(tf, r, &inc);
 	if (r->container_id)
@@ -254,6 +264,10 @@ void textfile_add(struct textfile *tf, const struct textfile_row *r)
 	group_add(&tf->containers, id, r, &inc, tf->gen);
 	if (r->pod_uid && *r->pod_uid)
 		group_add(&tf->pods, r->pod_uid, r, &inc, tf->gen);
+	if (r->uid_known) {
+		snprintf(uid, sizeof(uid), "%" PRIu32, r->uid);
+		group_add(&tf->users, uid, r, &inc, tf->gen);
+	}
 	group_add(&tf->frameworks, r->framework ? r->framework : "", r, &inc, tf->gen);
 	for (size_t i = 0; r->state != WL_NO_GPU && i < r->migs_count; i++)
 		group_add(&tf->migs, r->migs[i], r, &inc, tf->gen);
@@ -312,6 +326,7 @@ void textfile_settle(struct textfile *tf, uint32_t top)
 {
 	table_settle(&tf->containers, top, false, tf->gen);
 	table_settle(&tf->pods, top, false, tf->gen);
+	table_settle(&tf->users, top, false, tf->gen);
 	table_settle(&tf->frameworks, 0, true, tf->gen);
 	table_settle(&tf->migs, 0, true, tf->gen);
 }
@@ -364,15 +379,21 @@ static void count(FILE *f, uint64_t v)
 }
 
 /* ---- per GPU ---- */
-enum gpu_figure { GF_PROCESSES, GF_HELD, GF_IDLE, GF_AGE, GF_COUNT };
+enum gpu_figure { GF_PROCESSES, GF_HELD, GF_BUSY, GF_IDLE, GF_UNKNOWN, GF_AGE, GF_COUNT };
 static const struct metric gpu_metrics[GF_COUNT] = {
 	[GF_PROCESSES] = { "croft_gpu_processes", "gauge",
 		"Processes holding the GPU open at the last poll (gpu-onset or gpu-held)." },
 	[GF_HELD] = { "croft_gpu_held_seconds_total", "counter",
 		"Seconds of gpu-held rows naming the GPU (each row's span), summed over "
 		"processes." },
+	[GF_BUSY] = { "croft_gpu_busy_held_seconds_total", "counter",
+		"Seconds of gpu-held rows naming the GPU whose verdict is busy, summed over "
+		"processes." },
 	[GF_IDLE] = { "croft_gpu_idle_held_seconds_total", "counter",
-		"Seconds of gpu-held rows naming the GPU with no GPU ioctl, summed over "
+		"Seconds of gpu-held rows naming the GPU whose verdict is idle (gpu_activity: "
+		"on evidence), summed over processes." },
+	[GF_UNKNOWN] = { "croft_gpu_unknown_held_seconds_total", "counter",
+		"Seconds of gpu-held rows naming the GPU with no verdict either way, summed over "
 		"processes." },
 	[GF_AGE] = { "croft_gpu_last_ioctl_age_seconds", "gauge",
 		"Seconds since the last GPU ioctl of a process holding the GPU, at the last "
@@ -400,9 +421,13 @@ static void print_gpus(const struct textfile *tf, FILE *f)
 			if (m == GF_PROCESSES)
 				count(f, g->processes);
 			else if (m == GF_HELD)
-				seconds_ms(f, g->held_ms);
+				seconds_ms(f, g->sums.held_ms);
+			else if (m == GF_BUSY)
+				seconds_ms(f, g->sums.activity_ms[GA_BUSY]);
 			else if (m == GF_IDLE)
-				seconds_ms(f, g->idle_ms);
+				seconds_ms(f, g->sums.activity_ms[GA_IDLE]);
+			else if (m == GF_UNKNOWN)
+				seconds_ms(f, g->sums.activity_ms[GA_UNKNOWN]);
 			else
 				seconds_ms(f, g->age_ms);
 		}
@@ -410,27 +435,34 @@ static void print_gpus(const struct textfile *tf, FILE *f)
 }
 
 /* ---- per container, pod and framework ---- */
-enum group_figure { XF_HELD, XF_IDLE, XF_CPU, XF_RSS, XF_PROCESSES, XF_COUNT };
+enum group_figure { XF_HELD, XF_BUSY, XF_IDLE, XF_UNKNOWN, XF_CPU, XF_RSS, XF_PROCESSES, XF_COUNT };
 static const char *const figure_suffix[XF_COUNT] = {
 	[XF_HELD] = "gpu_held_seconds_total",
+	[XF_BUSY] = "gpu_busy_held_seconds_total",
 	[XF_IDLE] = "gpu_idle_held_seconds_total",
+	[XF_UNKNOWN] = "gpu_unknown_held_seconds_total",
 	[XF_CPU] = "cpu_seconds_total",
 	[XF_RSS] = "rss_bytes",
 	[XF_PROCESSES] = "processes",
 };
-static const char *const figure_type[XF_COUNT] = { "counter", "counter", "counter", "gauge",
-	"gauge" };
+static const char *const figure_type[XF_COUNT] = { "counter", "counter", "counter", "counter",
+	"counter", "gauge", "gauge" };
 /* %s: whose series they are */
 static const char *const figure_help[XF_COUNT] = {
 	[XF_HELD] = "Seconds of gpu-held rows (each row's span) of its processes, summed, per %s.",
-	[XF_IDLE] = "Seconds of gpu-held rows with no GPU ioctl of its processes, summed, per %s.",
+	[XF_BUSY] = "Seconds of gpu-held rows whose verdict is busy of its processes, summed, per "
+		    "%s.",
+	[XF_IDLE] = "Seconds of gpu-held rows whose verdict is idle (gpu_activity: on evidence) "
+		    "of its processes, summed, per %s.",
+	[XF_UNKNOWN] = "Seconds of gpu-held rows with no verdict either way of its processes, "
+		       "summed, per %s.",
 	[XF_CPU] =
 		"CPU seconds (cpu_cores times each row's span) of its processes, summed, per %s.",
 	[XF_RSS] = "Resident bytes of its processes at the last poll, summed, per %s.",
 	[XF_PROCESSES] = "Processes at the last poll, per %s.",
 };
 
-enum group_kind { GK_CONTAINER, GK_POD, GK_FRAMEWORK, GK_MIG };
+enum group_kind { GK_CONTAINER, GK_POD, GK_USER, GK_FRAMEWORK, GK_MIG };
 struct group_view {
 	const char *key; /* NULL: "other" */
 	const char *pod, *label;
@@ -440,7 +472,8 @@ struct group_view {
 
 static void group_labels(FILE *f, enum group_kind kind, const struct group_view *v)
 {
-	static const char *const key_label[] = { "container_id", "pod_uid", "framework", "mig" };
+	static const char *const key_label[] = { "container_id", "pod_uid", "uid", "framework",
+		"mig" };
 	const char *key = v->key ? v->key : "other";
 
 	if (kind == GK_FRAMEWORK && v->key && !v->key[0])
@@ -468,8 +501,12 @@ static void group_value(FILE *f, enum group_figure m, const struct group_view *v
 {
 	if (m == XF_HELD)
 		seconds_ms(f, v->sums->held_ms);
+	else if (m == XF_BUSY)
+		seconds_ms(f, v->sums->activity_ms[GA_BUSY]);
 	else if (m == XF_IDLE)
-		seconds_ms(f, v->sums->idle_ms);
+		seconds_ms(f, v->sums->activity_ms[GA_IDLE]);
+	else if (m == XF_UNKNOWN)
+		seconds_ms(f, v->sums->activity_ms[GA_UNKNOWN]);
 	else if (m == XF_CPU)
 		seconds_us(f, v->sums->cpu_us);
 	else if (m == XF_RSS)
@@ -488,8 +525,9 @@ static void print_table(const struct tf_table *tab, enum group_kind kind, const 
 		static const char *const noun[] = { "container (the top N by GPU-held time; host "
 						    "processes without container_id; "
 						    "the rest as other)",
-			"pod (the top N by GPU-held time; the rest as other)", "framework",
-			"MIG instance" };
+			"pod (the top N by GPU-held time; the rest as other)",
+			"user (process.uid; the top N by GPU-held time, the rest as other)",
+			"framework", "MIG instance" };
 		char name[64], help[256];
 		struct metric def = { name, figure_type[m], help };
 
@@ -616,15 +654,17 @@ static void print_health(const struct textfile_health *h, FILE *f)
 
 int textfile_print(const struct textfile *tf, const struct textfile_health *h, FILE *f)
 {
-	static const bool group_figures[XF_COUNT] = { true, true, true, true, false };
-	static const bool framework_figures[XF_COUNT] = { false, false, true, false, true };
-	static const bool mig_figures[XF_COUNT] = { true, true, false, false, true };
+	static const bool group_figures[XF_COUNT] = { true, true, true, true, true, true, false };
+	static const bool framework_figures[XF_COUNT] = { false, false, false, false, true, false,
+		true };
+	static const bool mig_figures[XF_COUNT] = { true, true, true, true, false, false, true };
 
 	print_gpus(tf, f);
 	textfile_print_nvml(h->nvml, f);
 	print_table(&tf->migs, GK_MIG, "croft_mig", mig_figures, tf->gen, f);
 	print_table(&tf->containers, GK_CONTAINER, "croft_container", group_figures, tf->gen, f);
 	print_table(&tf->pods, GK_POD, "croft_pod", group_figures, tf->gen, f);
+	print_table(&tf->users, GK_USER, "croft_user", group_figures, tf->gen, f);
 	print_table(
 		&tf->frameworks, GK_FRAMEWORK, "croft_framework", framework_figures, tf->gen, f);
 	print_states(tf, f);

@@ -59,6 +59,19 @@ def add(sums, figure, key, value):
     t[key] = t.get(key, 0) + value
 
 
+def activity(r):
+    """The row's verdict; rows without one (older datasets) are unknown."""
+    a = r.get("gpu_activity")
+    return a if a in ("busy", "idle") else "unknown"
+
+
+def add_held(sums, dim, key, verdict, span):
+    """GPU-held ms, and of them busy, idle and unknown (each figure, even 0)."""
+    add(sums, "gpu_held_hours" + dim, key, span)
+    for what in ("busy", "idle", "unknown"):
+        add(sums, what + "_gpu_held_hours" + dim, key, span if what == verdict else 0)
+
+
 def add_row(sums, r, holders):
     span = r.get("span_ms")
     proc = r.get("process") or {}
@@ -78,13 +91,12 @@ def add_row(sums, r, holders):
     if proc.get("framework") and r["unix_ms"] > p[1]:
         p[1], p[2] = r["unix_ms"], proc["framework"]
     if wl == "gpu-held" and not is_holder(proc, holders):
-        idle = r.get("ioctl_count") == 0
-        add(sums, "gpu_held_hours", proc.get("container_id"), span)
-        add(sums, "idle_gpu_held_hours", proc.get("container_id"), span if idle else 0)
-        for gpu in r.get("gpus") or [None]:
-            key = None if gpu is None else str(gpu)
-            add(sums, "gpu_held_hours_by_gpu", key, span)
-            add(sums, "idle_gpu_held_hours_by_gpu", key, span if idle else 0)
+        uid = proc.get("uid")
+        keys = [("", proc.get("container_id")), ("_by_user", None if uid is None else str(uid)),
+                ("_by_host", host)]
+        keys += [("_by_gpu", None if gpu is None else str(gpu)) for gpu in r.get("gpus") or [None]]
+        for dim, k in keys:
+            add_held(sums, dim, k, activity(r), span)
     for s in r.get("syscalls") or ():
         rate = e4(s.get("rate_per_sec"))
         if rate > 0:

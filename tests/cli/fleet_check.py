@@ -2,9 +2,9 @@
 # fleet_check.py CROFT_JSON FIGURES_JSON FIRST: an engine's fleet figures
 # (rows of {figure, key, value}: docs/engines.md's DuckDB query, croft-dask.py)
 # against croft stats --json of the same folder: process-hours and processes
-# per workload state and per host, GPU-held and idle GPU-held hours per
-# container and per GPU, processes and CPU-hours per framework, calls of
-# croft's top syscalls.  TAP lines numbered from FIRST; exit 1 on a
+# per workload state and per host, GPU-held hours and their busy, idle and
+# unknown parts per container, GPU, user and host, processes and CPU-hours
+# per framework, calls of croft's top syscalls.  TAP lines numbered from FIRST; exit 1 on a
 # difference.  Test process.
 import json
 import sys
@@ -39,16 +39,17 @@ check("processes per workload state", {w["workload"]: w["processes"] for w in wl
       "processes", 0)
 check("process-hours per host", {h["host"]: h["process_hours"] for h in croft["hosts"]},
       "host_process_hours", HOURS)
-by_c, by_g = croft["gpu_held_by_container"], croft["gpu_held_by_gpu"]
-check("GPU-held hours per container", {g["container_id"]: g["gpu_held_hours"] for g in by_c},
-      "gpu_held_hours", HOURS)
-check("idle GPU-held hours per container",
-      {g["container_id"]: g["idle_gpu_held_hours"] for g in by_c}, "idle_gpu_held_hours", HOURS)
+# GPU-held hours and their split by verdict, per container, GPU, user and host
 gpu = lambda g: None if g["gpu"] is None else str(g["gpu"])
-check("GPU-held hours per GPU", {gpu(g): g["gpu_held_hours"] for g in by_g},
-      "gpu_held_hours_by_gpu", HOURS)
-check("idle GPU-held hours per GPU", {gpu(g): g["idle_gpu_held_hours"] for g in by_g},
-      "idle_gpu_held_hours_by_gpu", HOURS)
+uid = lambda u: None if u["uid"] is None else str(u["uid"])
+for rank, key, dim in (("gpu_held_by_container", lambda c: c["container_id"], ""),
+                       ("gpu_held_by_gpu", gpu, "_by_gpu"), ("gpu_held_by_user", uid, "_by_user"),
+                       ("hosts", lambda h: h["host"], "_by_host")):
+    for what in ("", "busy_", "idle_", "unknown_"):
+        figure = what + "gpu_held_hours"
+        want = {key(e): e[figure] for e in croft.get(rank, []) if e["gpu_held_hours"]}
+        check("%s per %s" % (figure.replace("_", " "), dim[4:] or "container"), want,
+              figure + dim, HOURS)
 fw = croft["frameworks"]
 check("processes per framework", {f["framework"]: f["processes"] for f in fw},
       "framework_processes", 0)

@@ -106,12 +106,12 @@ def main():
         raise RuntimeError("croft-dask.py exit %d" % out.returncode)
     figures = os.path.join(TMP, "dask.json")
     open(figures, "w").write(out.stdout)
-    print("1..11")
+    print("1..23")
     sys.stdout.flush()
     status = subprocess.run([sys.executable, os.path.join(HERE, "fleet_check.py"), croft, figures,
                              "1"]).returncode
     workers = "on 2 workers" in out.stderr
-    print("%s 11 - both workers summed segments" % ("ok" if workers else "not ok"))
+    print("%s 23 - both workers summed segments" % ("ok" if workers else "not ok"))
     return 1 if status or not workers else 0
 
 

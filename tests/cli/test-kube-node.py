@@ -207,16 +207,19 @@ def near(got_h, want_s, slack_s):
     return got_h is not None and abs(got_h * 3600 - want_s) <= slack_s
 
 
-def check_stats(pods, stats, watched_s, probe):
+def check_stats(pods, stats, watched_s, evidence):
     slack = 2.5 * POLL_MS / 1000
     pg = {(e["pod_uid"], e["gpu"]): e for e in stats.get("gpu_by_pod_gpu", [])}
     pod = {e["pod_uid"]: e for e in stats.get("gpu_by_pod", [])}
     zero = {"allocated_not_held_hours": 0.0, "held_not_allocated_hours": 0.0}
+    # A and C hold their GPUs idle: never busy; idle by the verdict where the
+    # rows carry the kernel's evidence (the probe's GPU waits), else unknown
+    idle = ("idle_gpu_held_hours",) if evidence else ()
     cases = [  # pod, GPU, the figure that is the watched time, the figures that are zero
-        ("A", 0, ("gpu_held_hours",) + (("idle_gpu_held_hours",) if probe else ()), zero),
+        ("A", 0, ("gpu_held_hours",) + idle, dict(zero, busy_gpu_held_hours=0.0)),
         ("B", 1, ("allocated_not_held_hours",), {"gpu_held_hours": 0.0, "held_not_allocated_hours": 0.0}),
-        ("C", 1, ("gpu_held_hours", "held_not_allocated_hours") + (("idle_gpu_held_hours",) if probe else ()),
-         {"allocated_not_held_hours": 0.0}),
+        ("C", 1, ("gpu_held_hours", "held_not_allocated_hours") + idle,
+         {"allocated_not_held_hours": 0.0, "busy_gpu_held_hours": 0.0}),
         ("D", 0, ("gpu_held_hours",), zero),
     ]
     for name, gpu, watched, zeros in cases:
@@ -293,7 +296,7 @@ def main():
         got = subprocess.run([CROFT, "stats", "--json", "--config", conf, data], stdout=subprocess.PIPE,
                              text=True)
         stats = json.loads(got.stdout)
-        check_stats(pods, stats, watched_s, probe)
+        check_stats(pods, stats, watched_s, any("gpu_wait_count" in r for r in rows))
         one = json.loads(subprocess.run([CROFT, "stats", "--json", "--pod", pods["C"].uid, "--config", conf,
                                          data], stdout=subprocess.PIPE, text=True).stdout)
         ok([e["pod_uid"] for e in one.get("gpu_by_pod", [])] == [pods["C"].uid] and

@@ -13,17 +13,8 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
-CROFT = sys.argv[1]
-GEN = sys.argv[2] if len(sys.argv) > 2 else None
-SCHEMA = sys.argv[3] if len(sys.argv) > 3 else None
-T0 = 1792504800000          # 2026-10-20T14:00:00Z
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from readers_lib import *  # noqa: E402,F403 (croft, figures, row, test, TAP)
 
 A = {"comm": "python", "exe": "/usr/bin/python3", "cgroup": "/system.slice/docker-aaaa1111.scope",
      "container_id": "aaaa1111", "cwd": "/work", "framework": "pytorch"}
@@ -33,21 +24,6 @@ B = {"comm": "sleep", "exe": "/usr/bin/sl\ufffdep", "exe_b64": "L3Vzci9iaW4vc2z/
 # An escaped quote: jansson again.
 C = {"comm": "tr\"ain", "exe": "/opt/train", "cgroup": "/system.slice/docker-bbbb2222.scope",
      "container_id": "bbbb2222", "cwd": "/srv", "framework": "tensorflow"}
-
-
-def row(dt, tgid, proc, workload, cpu, rss, threads, ioctl=None, net=None, wr=0.0, sys_=None, label=None):
-    r = {"unix_ms": T0 + dt, "tgid": tgid, "process": proc, "workload": workload}
-    if ioctl is not None:
-        r["ioctl_count"] = ioctl
-    rx, tx = net or (0.0, 0.0)
-    r["usage"] = {"cpu_cores": cpu, "rss_bytes": rss, "threads": threads, "ctx_voluntary_s": 1.5,
-                  "ctx_involuntary_s": 0.0, "read_bytes_s": 0.0, "write_bytes_s": wr,
-                  "network_rx_bytes_s": rx, "network_tx_bytes_s": tx, "runqueue_s": 0.0}
-    r["cgroup_usage"] = {"cpu_cores": 0.5, "memory_bytes": 1 << 20, "oom_kills": 0}
-    r["syscalls"] = [{"name": n, "rate_per_sec": v} for n, v in (sys_ or [])]
-    if label:
-        r["label"] = label
-    return json.dumps(r, separators=(",", ":"), ensure_ascii=False)
 
 
 # A: tgid 100, onset then held (active, then idle); its last row is an idle
@@ -79,8 +55,10 @@ EXPECTED_STATS = {
         {"workload": "no-gpu", "rows": 4, "processes": 2, "process_hours": round(36000 / H, 6)},
     ],
     "gpu_held_by_container": [
-        {"container_id": "bbbb2222", "gpu_held_hours": round(36000 / H, 6), "idle_gpu_held_hours": round(32000 / H, 6)},
-        {"container_id": "aaaa1111", "gpu_held_hours": round(24000 / H, 6), "idle_gpu_held_hours": round(22000 / H, 6)},
+        {"container_id": "bbbb2222", "gpu_held_hours": round(36000 / H, 6), "busy_gpu_held_hours": round(4000 / H, 6),
+         "idle_gpu_held_hours": round(32000 / H, 6), "unknown_gpu_held_hours": 0.0},
+        {"container_id": "aaaa1111", "gpu_held_hours": round(24000 / H, 6), "busy_gpu_held_hours": round(2000 / H, 6),
+         "idle_gpu_held_hours": round(22000 / H, 6), "unknown_gpu_held_hours": 0.0},
     ],
     "gpu_held_by_cwd": [
         {"cwd": "/srv", "gpu_held_hours": round(36000 / H, 6), "idle_gpu_held_hours": round(32000 / H, 6)},
@@ -105,11 +83,11 @@ EXPECTED_PROFILE_TGID = {
                 "tx_bytes_s": {"mean": round(250 / 7, 2), "max": 50.0}},
     "disk": {"read_bytes_s": {"mean": 0.0, "max": 0.0},
              "write_bytes_s": {"mean": round(10 / 7, 2), "max": 10.0}},
-    "gpu_phase_seconds": {"onset": 4.0, "active": 2.0, "idle": 22.0, "held": 0.0},
+    "gpu_phase_seconds": {"onset": 4.0, "busy": 2.0, "idle": 22.0, "unknown": 0.0},
     "gpu_phases": [
         {"tgid": 100, "phase": "onset", "start_ms": T0 - 2000, "end_ms": T0 + 2000,
          "start": "2026-10-20T13:59:58Z", "end": "2026-10-20T14:00:02Z", "length_s": 4.0},
-        {"tgid": 100, "phase": "active", "start_ms": T0 + 2000, "end_ms": T0 + 4000,
+        {"tgid": 100, "phase": "busy", "start_ms": T0 + 2000, "end_ms": T0 + 4000,
          "start": "2026-10-20T14:00:02Z", "end": "2026-10-20T14:00:04Z", "length_s": 2.0},
         {"tgid": 100, "phase": "idle", "start_ms": T0 + 4000, "end_ms": T0 + 26000,
          "start": "2026-10-20T14:00:04Z", "end": "2026-10-20T14:00:26Z", "length_s": 22.0},
@@ -126,76 +104,15 @@ EXPECTED_PROFILE_CONTAINER = {
     "rows": 3, "processes": 1, "polls": 7,
     "cpu_cores": {"mean": round(3.0 / 7, 4), "p50": 0.0, "p95": 3.0, "max": 3.0},
     "rss_bytes": {"mean": round((6 * 500 + 600) / 7, 1), "p50": 500.0, "p95": 600.0, "max": 600.0},
-    "gpu_phase_seconds": {"onset": 0.0, "active": 4.0, "idle": 32.0, "held": 0.0},
+    "gpu_phase_seconds": {"onset": 0.0, "busy": 4.0, "idle": 32.0, "unknown": 0.0},
     "gpu_phases": [
         {"tgid": 300, "phase": "idle", "start_ms": T0 - 2000, "end_ms": T0 + 30000,
          "start": "2026-10-20T13:59:58Z", "end": "2026-10-20T14:00:30Z", "length_s": 32.0},
-        {"tgid": 300, "phase": "active", "start_ms": T0 + 30000, "end_ms": T0 + 34000,
+        {"tgid": 300, "phase": "busy", "start_ms": T0 + 30000, "end_ms": T0 + 34000,
          "start": "2026-10-20T14:00:30Z", "end": "2026-10-20T14:00:34Z", "length_s": 4.0},
     ],
     "syscalls": [{"name": "ioctl", "calls": 10, "share": 1.0}],
 }
-
-TMP = tempfile.mkdtemp(prefix="croft-test-readers-")
-# the defaults: an empty file (a named file that is missing is refused)
-NO_CONF = os.path.join(TMP, "empty.conf")
-open(NO_CONF, "w").close()
-
-
-def path(*parts):
-    p = os.path.join(TMP, *parts)
-    os.makedirs(os.path.dirname(p), exist_ok=True)
-    return p
-
-
-def write_lines(p, lines, extra=b""):
-    with open(p, "wb") as f:
-        f.write("".join(l + "\n" for l in lines).encode() + extra)
-    return p
-
-
-def zstd_bytes(data):
-    return subprocess.run(["zstd", "-q", "-c", "-3"], input=data, stdout=subprocess.PIPE, check=True).stdout
-
-
-def frame(lines):
-    return zstd_bytes("".join(l + "\n" for l in lines).encode())
-
-
-def croft(*args, expect=None):
-    p = subprocess.run([CROFT, *args, "--config", NO_CONF],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if expect is not None and p.returncode != expect:
-        raise AssertionError(f"croft {' '.join(args)}: exit {p.returncode}, wanted {expect}\n{p.stderr}")
-    return p
-
-
-def figures(*args, expect=0):
-    p = croft(*args, "--json", expect=expect)
-    if expect is None and p.returncode not in (0, 3):
-        raise AssertionError(f"croft {' '.join(args)}: exit {p.returncode}\n{p.stderr}")
-    out = json.loads(p.stdout)
-    return out, out.pop("input")
-
-
-def subset(got, want):
-    """Every key of want has the same value in got."""
-    if isinstance(want, dict):
-        for k, v in want.items():
-            if k not in got:
-                raise AssertionError(f"missing key {k}")
-            try:
-                subset(got[k], v)
-            except AssertionError as e:
-                raise AssertionError(f"{k}: {e}")
-    elif isinstance(want, list):
-        if len(got) != len(want):
-            raise AssertionError(f"{len(got)} entries, wanted {len(want)}: {got}")
-        for i, (g, w) in enumerate(zip(got, want)):
-            subset(g, w)
-    elif got != want:
-        raise AssertionError(f"{got!r}, wanted {want!r}")
-
 
 def plain():
     return write_lines(path("plain", "croft-dataset.jsonl"), ROWS)
@@ -216,9 +133,10 @@ def stats_table_by_hand():
     assert lines["gpu-onset"][1:] == ["2", "1", "0.001"], lines["gpu-onset"]
     assert lines["gpu-held"][1:] == ["6", "2", "0.017"], lines["gpu-held"]
     assert lines["no-gpu"][1:] == ["4", "2", "0.010"], lines["no-gpu"]
-    assert lines["bbbb2222"][1:] == ["0.010", "0.009", "88.9%"], lines["bbbb2222"]
-    assert lines["aaaa1111"][1:] == ["0.007", "0.006", "91.7%"], lines["aaaa1111"]
-    assert lines["/srv"][1:] == ["0.010", "0.009", "88.9%"], lines["/srv"]
+    # held, busy, idle, unknown, idle share
+    assert lines["bbbb2222"][1:] == ["0.010", "0.001", "0.009", "0.000", "88.9%"], lines["bbbb2222"]
+    assert lines["aaaa1111"][1:] == ["0.007", "0.001", "0.006", "0.000", "91.7%"], lines["aaaa1111"]
+    assert lines["/srv"][1:] == ["0.010", "0.001", "0.009", "0.000", "88.9%"], lines["/srv"]
     assert lines["pytorch"][1:] == ["2", "0.004"] and lines["tensorflow"][1:] == ["1", "0.003"], out
     assert lines["(none)"][1:] == ["1", "0.000"], out
     assert lines["ioctl"][1] == "70" and lines["nanosleep"][1] == "32" and lines["futex"][1] == "16", out
@@ -363,14 +281,14 @@ def profile_table_by_hand():
     phases = [l.split() for l in out.splitlines() if l.split()[:1] == ["100"]]
     assert [(p[1], p[2], p[3], p[4]) for p in phases] == [
         ("onset", "2026-10-20T13:59:58Z", "2026-10-20T14:00:02Z", "4.0"),
-        ("active", "2026-10-20T14:00:02Z", "2026-10-20T14:00:04Z", "2.0"),
+        ("busy", "2026-10-20T14:00:02Z", "2026-10-20T14:00:04Z", "2.0"),
         ("idle", "2026-10-20T14:00:04Z", "2026-10-20T14:00:26Z", "22.0")], phases
     assert lines["ioctl 60"][2] == "78.9%", lines["ioctl 60"]
 
 
 # Per GPU: tgid 400 holds GPUs 0 and 1 (active, then idle, an idle row 30 s on,
 # then GPU 1 closed); tgid 800 holds only files naming no GPU ("gpus": []), then
-# GPU 3 without the probe (no ioctl_count: not idle).  System holders: the
+# GPU 3 without the probe (no ioctl_count, no verdict: unknown).  System holders: the
 # NVIDIA persistence daemon by exe, rocm-smi (a Python script) by comm, DCGM's
 # host engine by an exe replaced on disk.
 G = {"comm": "python", "exe": "/usr/bin/python3", "cgroup": "/system.slice/docker-cccc3333.scope",
@@ -399,8 +317,10 @@ GPU_ROWS = [
 ]
 
 
-def hours(held, idle):
-    return {"gpu_held_hours": round(held / H, 6), "idle_gpu_held_hours": round(idle / H, 6)}
+def hours(held, idle, unknown=0):
+    return {"gpu_held_hours": round(held / H, 6), "idle_gpu_held_hours": round(idle / H, 6),
+            "unknown_gpu_held_hours": round(unknown / H, 6),
+            "busy_gpu_held_hours": round((held - idle - unknown) / H, 6)}
 
 
 @test
@@ -408,18 +328,18 @@ def stats_per_gpu_and_system_holders_by_hand():
     p = write_lines(path("gpus", "croft-dataset.jsonl"), GPU_ROWS)
     got, _ = figures("stats", p)
     subset(got["gpu_held_by_gpu"], [{"gpu": 0, **hours(36000, 34000)}, {"gpu": 1, **hours(34000, 32000)},
-                                    {"gpu": None, **hours(2000, 2000)}, {"gpu": 3, **hours(2000, 0)}])
+                                    {"gpu": None, **hours(2000, 2000)}, {"gpu": 3, **hours(2000, 0, 2000)}])
     subset(got["gpu_held_by_container_gpu"], [
         {"container_id": "cccc3333", "gpu": 0, **hours(36000, 34000)},
         {"container_id": "cccc3333", "gpu": 1, **hours(34000, 32000)},
         {"container_id": "dddd4444", "gpu": None, **hours(2000, 2000)},
-        {"container_id": "dddd4444", "gpu": 3, **hours(2000, 0)}])
+        {"container_id": "dddd4444", "gpu": 3, **hours(2000, 0, 2000)}])
     subset(got["gpu_held_system"], [{"holder": "nvidia-persistenced", **hours(32000, 32000)},
                                     {"holder": "rocm-smi", **hours(4000, 4000)},
                                     {"holder": "nv-hostengine", **hours(2000, 0)}])
     # the system holders are in no workload ranking, but keep their rows
     subset(got["gpu_held_by_container"], [{"container_id": "cccc3333", **hours(36000, 34000)},
-                                          {"container_id": "dddd4444", **hours(4000, 2000)}])
+                                          {"container_id": "dddd4444", **hours(4000, 2000, 2000)}])
     assert [e["cwd"] for e in got["gpu_held_by_cwd"]] == ["/g", "/d"], got["gpu_held_by_cwd"]
     assert got["rows"] == 11 and got["processes"] == 5, got
     # gpu_system_holders empty: they are workloads again, host processes
@@ -440,7 +360,7 @@ def profile_phases_name_their_gpus():
     p = write_lines(path("gpus", "croft-dataset.jsonl"), GPU_ROWS)
     got, _ = figures("profile", "--tgid", "400", p)
     subset(got["gpu_phases"], [
-        {"phase": "active", "start_ms": T0 - 2000, "end_ms": T0, "gpus": [0, 1]},
+        {"phase": "busy", "start_ms": T0 - 2000, "end_ms": T0, "gpus": [0, 1]},
         {"phase": "idle", "start_ms": T0, "end_ms": T0 + 32000, "gpus": [0, 1]},
         {"phase": "idle", "start_ms": T0 + 32000, "end_ms": T0 + 34000, "gpus": [0]}])
     assert got["gpus"] == [0, 1], got["gpus"]
@@ -682,10 +602,6 @@ def svg_is_xml_with_three_series():
         subprocess.run(["xmllint", "--noout", out], check=True)
 
 
-class Skip(Exception):
-    pass
-
-
 @test
 def generated_rows_across_buffer_refills():
     """~8 MB of generated rows (several 2 MiB read buffers, lines cut at
@@ -737,28 +653,6 @@ def rows_match_the_json_schema():
                 {"unix_ms": 1, "tgid": 2, "process": {}, "workload": "no-gpu", "usage": {"cpu_cores": -1}},
                 {"unix_ms": 1, "tgid": 2, "workload": "no-gpu"}):
         assert list(v.iter_errors(bad)), bad
-
-
-def main():
-    print(f"1..{len(TESTS)}")
-    failed = 0
-    for i, fn in enumerate(TESTS, 1):
-        try:
-            fn()
-            print(f"ok {i} - {fn.__name__}")
-        except Skip as e:
-            if os.environ.get("CI") == "true":
-                failed += 1
-                print(f"not ok {i} - {fn.__name__} # skip not allowed under CI=true: {e}")
-            else:
-                print(f"ok {i} - {fn.__name__} # SKIP {e}")
-        except Exception as e:     # a failed check or a crash: both fail the test
-            failed += 1
-            print(f"not ok {i} - {fn.__name__}")
-            for line in str(e).splitlines() or [repr(e)]:
-                print(f"# {line}")
-    shutil.rmtree(TMP, ignore_errors=True)
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -59,7 +59,9 @@ static inline struct textfile_row synth_host_process(
 		.rss_bytes = 4096 * (i % 100),
 		.container_id = i % 10 ? h->ids[c] : NULL,
 		.pod_uid = i % 10 && c % 2 ? h->pods[c / 2] : NULL,
-		.framework = i % 3 ? "pytorch" : NULL };
+		.framework = i % 3 ? "pytorch" : NULL,
+		.uid_known = true,
+		.uid = i % 10 ? 0 : 1000 + (uint32_t)(i / 10 % 60) }; /* 61 users: some in other */
 
 	if (!r.container_id) {
 		static const char *const labels[] = { "exp-a", "exp-b" };
@@ -69,8 +71,9 @@ static inline struct textfile_row synth_host_process(
 	if (gpu) {
 		bits[0] = 1ull << (i / 40 % 8);
 		r.gpus = bits;
-		r.ioctl_known = true;
-		r.ioctl_count = (poll + c) % (c % 5 + 2) ? 0 : 3;
+		/* busy as often as its index says, a verdict wanting now and then */
+		r.activity = (poll + c) % (c % 5 + 2) ? GA_IDLE : GA_BUSY;
+		r.activity = (poll + i) % 7 ? r.activity : GA_UNKNOWN;
 		r.since_known = true;
 		r.since_last_gpu_ioctl_ms = 1000 * (i % 90);
 		r.span_ms = 2000 + 100 * ((poll * c) % 7);

@@ -257,6 +257,16 @@ def dataset_polls(data):
         return set()
 
 
+def holder_rows(data, container_id):
+    """The live dataset file's rows of the holder's container."""
+    try:
+        with open(os.path.join(data, 'croft-dataset.jsonl')) as f:
+            rows = [json.loads(line) for line in f if line.endswith('\n')]
+    except FileNotFoundError:
+        return []
+    return [r for r in rows if r.get('process', {}).get('container_id') == container_id]
+
+
 def polls(t):
     return t.prom().get('croft_polls_total', 0)
 
@@ -320,16 +330,22 @@ def run(t):
         series = '{container_id="%s"}' % holder_cid[:12]
         return (s.get('croft_container_gpu_held_seconds_total' + series, 0),
                 s.get('croft_container_gpu_idle_held_seconds_total' + series, 0),
+                s.get('croft_container_gpu_busy_held_seconds_total' + series, 0),
                 s.get('croft_last_poll_timestamp_seconds', 0))
-    held0, idle0, poll0 = held_idle(at_attach)
-    held1, idle1, poll1 = held_idle(got)
-    idle, held, wall = idle1 - idle0, held1 - held0, poll1 - poll0
-    # idle all along: its rows between the two polls span the time between them
+    held0, idle0, busy0, poll0 = held_idle(at_attach)
+    held1, idle1, busy1, poll1 = held_idle(got)
+    idle, held, busy, wall = idle1 - idle0, held1 - held0, busy1 - busy0, poll1 - poll0
+    # idle all along: its rows between the two polls span the time between
+    # them, never busy; idle by the verdict where its rows carry the kernel's
+    # evidence (the probe's GPU waits), else unknown
+    evidence = any('gpu_wait_count' in r for r in holder_rows(t.data, holder_cid))
     check('scraped: the stand-in GPU held idle for as long as it was idle',
-          None if wall > 3 and held == idle and abs(idle - wall) <= 0.25 + 0.02 * wall else
-          'idle-held grew %.3f s, held %.3f s, in %.3f s between polls' % (idle, held, wall),
-          'between polls %.3f s apart the idle-held seconds grew %.3f (held %.3f); '
-          'the holder was idle throughout' % (wall, idle, held))
+          None if wall > 3 and busy == 0 and (held == idle or not evidence) and
+          abs(held - wall) <= 0.25 + 0.02 * wall else
+          'idle-held grew %.3f s, busy %.3f s, held %.3f s, in %.3f s between polls '
+          '(rows with the probe\'s GPU evidence: %s)' % (idle, busy, held, wall, evidence),
+          'between polls %.3f s apart the idle-held seconds grew %.3f (held %.3f, busy %.3f); '
+          'the holder was idle throughout' % (wall, idle, held, busy))
     gpu_idle = got.get('croft_gpu_idle_held_seconds_total{gpu="none"}', 0)
     check('scraped: the GPU it holds counts it, croft\'s own figures there',
           None if got.get('croft_gpu_processes{gpu="none"}', 0) >= 1 and gpu_idle >= idle1 and
@@ -379,15 +395,17 @@ def run(t):
                                    capture_output=True,
                                    text=True).stdout or '{}')
     row = [c for c in st.get('gpu_held_by_container', []) if c.get('container_id') == holder_cid]
-    stats_idle = row[0].get('idle_gpu_held_hours', -1) * 3600 if row else -1
-    file_idle = last.get('croft_container_gpu_idle_held_seconds_total{container_id="%s"}' %
-                         holder_cid[:12], -2)
-    # croft stats gives hours to 6 decimals: 3.6 ms
-    check('croft.prom\'s idle-held seconds are croft stats\' on the dataset',
-          None if abs(stats_idle - file_idle) <= 0.01 else
-          'croft.prom %s s, croft stats %s s' % (file_idle, stats_idle),
-          'the holder\'s container: croft.prom %.3f s idle-held, croft stats %.3f s' %
-          (file_idle, stats_idle))
+    differ = []
+    for what in ('', 'busy_', 'idle_', 'unknown_'):
+        stats_s = row[0].get(what + 'gpu_held_hours', -1) * 3600 if row else -1
+        file_s = last.get('croft_container_gpu_%sheld_seconds_total{container_id="%s"}' %
+                          (what, holder_cid[:12]), -2)
+        # croft stats gives hours to 6 decimals: 3.6 ms
+        if abs(stats_s - file_s) > 0.01:
+            differ.append('%sheld: croft.prom %s s, croft stats %s s' % (what, file_s, stats_s))
+    check('croft.prom\'s held, busy, idle and unknown seconds are croft stats\' on the dataset',
+          '; '.join(differ) or None,
+          'the holder\'s container: %s' % ('; '.join(differ) or 'the same'))
 
 
 def writer_pid(t):

@@ -1,6 +1,7 @@
 /*
  * test_textfile.c: croft.prom's figures from synthetic processes: a known
- * idle GPU holder's seconds per GPU, container and pod; label values with
+ * idle GPU holder's seconds per GPU, container, pod and user, busy, idle
+ * and unknown by the rows' verdict, a last row counted once; label values with
  * hostile bytes escaped; the series bounded (20 000 processes in 500
  * containers and 250 pods stay under 1 000 series); counters that never go
  * back and sum to the whole while the ranking changes; the file written
@@ -127,7 +128,8 @@ static double metric_growth(
 
 static uint64_t gpu_bits[GPU_INDEX_MAX / 64];
 
-static struct textfile_row holder(const char *container, const char *pod, uint64_t ioctls)
+static struct textfile_row holder(
+	const char *container, const char *pod, enum gpu_activity activity)
 {
 	memset(gpu_bits, 0, sizeof(gpu_bits));
 	gpu_bits[0] = 1u << 3; /* GPU 3 */
@@ -135,8 +137,9 @@ static struct textfile_row holder(const char *container, const char *pod, uint64
 		.span_ms = 2000,
 		.state = WL_GPU_HELD,
 		.gpus = gpu_bits,
-		.ioctl_known = true,
-		.ioctl_count = ioctls,
+		.activity = activity,
+		.uid_known = true,
+		.uid = 1000,
 		.since_known = true,
 		.since_last_gpu_ioctl_ms = 60000,
 		.cpu_cores = 0.25,
@@ -158,7 +161,7 @@ START_TEST(known_holder)
 	ck_assert_int_eq(textfile_new(&tf), 0);
 	for (uint64_t gen = 1; gen <= 5; gen++) {
 		static const char *const mig[] = { "3/1/0" };
-		struct textfile_row idle = holder(CONTAINER_A, POD_A, 0);
+		struct textfile_row idle = holder(CONTAINER_A, POD_A, GA_IDLE);
 
 		idle.migs = mig;
 		idle.migs_count = 1;
@@ -187,24 +190,50 @@ START_TEST(known_holder)
 	ck_assert_double_eq(value(p, "croft_workload_processes{state=\"gpu-held\"}"), 1);
 	ck_assert_double_eq(value(p, "croft_workload_processes{state=\"no-gpu\"}"), 0);
 	ck_assert_double_eq(value(p, "croft_probe_info{state=\"probe not connected yet\"}"), 1);
+	ck_assert_double_eq(value(p, "croft_user_gpu_idle_held_seconds_total{uid=\"1000\"}"), 10.0);
+	ck_assert_double_eq(value(p, "croft_user_cpu_seconds_total{uid=\"1000\"}"), 2.5);
 	free(text);
 
-	/* a row with an ioctl is held, not idle; a poll without its row adds nothing */
+	/*
+	 * Idle is the verdict's alone: a busy row is busy, a row without a
+	 * verdict (no ioctl: the old rule's idle) unknown; a poll without its
+	 * row adds nothing; a last row (exited) adds its span once and is no
+	 * process of the poll's gauges.
+	 */
 	{
-		struct textfile_row busy = holder(CONTAINER_A, POD_A, 7);
-		struct textfile_row skipped = holder(CONTAINER_A, POD_A, 0);
+		struct textfile_row busy = holder(CONTAINER_A, POD_A, GA_BUSY);
+		struct textfile_row unknown = holder(CONTAINER_A, POD_A, GA_UNKNOWN);
+		struct textfile_row skipped = holder(CONTAINER_A, POD_A, GA_IDLE);
+		struct textfile_row last = holder(CONTAINER_A, POD_A, GA_IDLE);
 
 		skipped.row = false;
+		last.exited = true;
+		last.uid = 1001;
 		textfile_begin(tf, 6);
 		textfile_add(tf, &busy);
+		textfile_add(tf, &unknown);
 		textfile_add(tf, &skipped);
+		textfile_add(tf, &last);
 		textfile_settle(tf, 50);
 	}
 	text = print(tf);
 	parse(text, p);
-	ck_assert_double_eq(value(p, "croft_gpu_held_seconds_total{gpu=\"3\"}"), 12.0);
-	ck_assert_double_eq(value(p, "croft_gpu_idle_held_seconds_total{gpu=\"3\"}"), 10.0);
-	ck_assert_double_eq(value(p, "croft_gpu_processes{gpu=\"3\"}"), 2);
+	ck_assert_double_eq(value(p, "croft_gpu_held_seconds_total{gpu=\"3\"}"), 16.0);
+	ck_assert_double_eq(value(p, "croft_gpu_busy_held_seconds_total{gpu=\"3\"}"), 2.0);
+	ck_assert_double_eq(value(p, "croft_gpu_idle_held_seconds_total{gpu=\"3\"}"), 12.0);
+	ck_assert_double_eq(value(p, "croft_gpu_unknown_held_seconds_total{gpu=\"3\"}"), 2.0);
+	ck_assert_double_eq(value(p, "croft_gpu_processes{gpu=\"3\"}"), 3);
+	ck_assert_double_eq(
+		value(p, "croft_pod_gpu_busy_held_seconds_total{pod_uid=\"" POD_A "\"}"), 2.0);
+	ck_assert_double_eq(
+		value(p, "croft_pod_gpu_unknown_held_seconds_total{pod_uid=\"" POD_A "\"}"), 2.0);
+	/* the last row's CPU counts once: 0.25 x 2 s; its RSS is gone */
+	ck_assert_double_eq(value(p, "croft_user_cpu_seconds_total{uid=\"1001\"}"), 0.5);
+	ck_assert_double_eq(value(p, "croft_user_gpu_idle_held_seconds_total{uid=\"1001\"}"), 2.0);
+	ck_assert_double_eq(value(p, "croft_user_rss_bytes{uid=\"1001\"}"), 0);
+	ck_assert_double_eq(value(p, "croft_pod_cpu_seconds_total{pod_uid=\"" POD_A "\"}"), 4.0);
+	ck_assert_double_eq(value(p, "croft_pod_rss_bytes{pod_uid=\"" POD_A "\"}"), 3000);
+	ck_assert_double_eq(value(p, "croft_workload_processes{state=\"gpu-held\"}"), 3);
 	free(text);
 	textfile_free(tf);
 	free(p);
@@ -227,7 +256,7 @@ START_TEST(hostile_labels)
 	static const char raw[] = "a\"b\\c\nd\xff\x01\xc3\xa9\0z";
 	char *text = escaped(raw, sizeof(raw) - 1);
 	struct textfile *tf;
-	struct textfile_row r = holder(CONTAINER_A, NULL, 0);
+	struct textfile_row r = holder(CONTAINER_A, NULL, GA_IDLE);
 	struct parsed *p = malloc(sizeof(*p));
 
 	/* quote, backslash, newline escaped; bad UTF-8, control bytes and NUL as U+FFFD */
@@ -275,7 +304,7 @@ START_TEST(bounded_and_monotonic)
 			if (!r.row)
 				continue;
 			held_ms += r.state == WL_GPU_HELD ? r.span_ms : 0;
-			idle_ms += r.state == WL_GPU_HELD && !r.ioctl_count ? r.span_ms : 0;
+			idle_ms += r.state == WL_GPU_HELD && r.activity == GA_IDLE ? r.span_ms : 0;
 			cpu_us += (uint64_t)(r.cpu_cores * (double)r.span_ms * 1000.0 + 0.5);
 		}
 		textfile_settle(tf, 50);
@@ -292,7 +321,13 @@ START_TEST(bounded_and_monotonic)
 			metric_growth(before, after, "croft_container_gpu_idle_held_seconds_total"),
 			(double)idle_ms / 1000, 1e-6);
 		ck_assert_double_eq_tol(
+			metric_growth(before, after, "croft_user_gpu_idle_held_seconds_total"),
+			(double)idle_ms / 1000, 1e-6);
+		ck_assert_double_eq_tol(
 			metric_growth(before, after, "croft_container_cpu_seconds_total"),
+			(double)cpu_us / 1e6, 1e-6);
+		ck_assert_double_eq_tol(
+			metric_growth(before, after, "croft_user_cpu_seconds_total"),
 			(double)cpu_us / 1e6, 1e-6);
 		ck_assert_double_eq_tol(
 			metric_growth(before, after, "croft_framework_cpu_seconds_total"),

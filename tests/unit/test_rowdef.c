@@ -62,6 +62,22 @@ START_TEST(test_table_well_formed)
 		ck_assert_int_eq(workload_parse(name, strlen(name), &parsed), 0);
 		ck_assert_int_eq(parsed, w);
 	}
+	/* the readers parse what the sampler names */
+	for (int k = LABEL_ENV; k < LABEL_SOURCE_COUNT; k++) {
+		const char *name = label_source_name(k);
+
+		ck_assert_int_eq(label_source_parse(name, strlen(name)), k);
+	}
+	for (int k = EXIT_PROBE; k < EXIT_COUNT; k++) {
+		const char *name = exit_kind_name(k);
+
+		ck_assert_int_eq(exit_kind_parse(name, strlen(name)), k);
+	}
+	for (int k = 0; k < GA_COUNT; k++) {
+		const char *name = gpu_activity_name(k);
+
+		ck_assert_int_eq(gpu_activity_parse(name, strlen(name)), k);
+	}
 }
 END_TEST
 
