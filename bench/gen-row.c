@@ -208,7 +208,7 @@ static bool exit_value(const struct gen_row *r, enum row_field f, struct row_val
 		v->u = 9;
 		return killed;
 	default: /* RF_EXITED */
-		return str_value(v, exit_kind_name(EXIT_PROBE));
+		return str_value(v, exit_kind_name(p->exit_kind ? p->exit_kind : EXIT_PROBE));
 	}
 }
 
@@ -452,5 +452,31 @@ void emit_exit_row(struct gen *g, struct proc *p, int poll, uint64_t unix_ms)
 	emit_row(g, p, poll, unix_ms);
 	p->exit_ms = 0;
 	g->exit_rng = g->rng;
+	g->rng = rows_rng;
+}
+
+#define TRANSIENT_TGID_FIRST 3000000u /* above the live processes' tgids */
+
+/*
+ * A process born and gone between two polls (exited between_polls): one
+ * row, its span its life, in like's place (host or container, comm, exe),
+ * never on a GPU.  Drawn from transient_rng, its tgid from a range of its own:
+ * the rest of a seed's rows stay what they were.
+ */
+void emit_transient_row(struct gen *g, const struct proc *like, int poll, uint64_t unix_ms)
+{
+	struct rng rows_rng = g->rng;
+	struct proc p = *like;
+
+	g->rng = g->transient_rng;
+	p.tgid = TRANSIENT_TGID_FIRST + g->transients++;
+	p.start_ms = unix_ms - POLL_MS + 10 + rng_below(&g->rng, POLL_MS / 2);
+	p.exit_ms = p.start_ms + 60 + rng_below(&g->rng, POLL_MS / 4);
+	p.exit_kind = EXIT_BETWEEN_POLLS;
+	p.last_row_ms = p.start_ms; /* its row covers its whole life */
+	p.idle = false;
+	p.gpu = GPU_NONE;
+	emit_row(g, &p, poll, unix_ms);
+	g->transient_rng = g->rng;
 	g->rng = rows_rng;
 }

@@ -354,6 +354,17 @@ static bool emit_poll(struct gen *g, int poll, uint64_t unix_ms, int polls, uint
 		if (max_bytes && g->bytes_written + g->out_len >= max_bytes)
 			return false;
 	}
+	/* now and then a short-lived process's sibling lives between two polls */
+	if (g->nprocs && rng_chance(&g->transient_rng, 0.25)) {
+		size_t from = rng_below(&g->transient_rng, g->nprocs);
+
+		for (size_t k = 0; k < g->nprocs; k++)
+			if (g->procs[(from + k) % g->nprocs].shortlived) {
+				emit_transient_row(
+					g, &g->procs[(from + k) % g->nprocs], poll, unix_ms);
+				break;
+			}
+	}
 	return true;
 }
 
@@ -483,6 +494,7 @@ int main(int argc, char **argv)
 		polls = 1L << 30;
 	g.rng.s = seed;
 	g.exit_rng.s = seed ^ 0x9e3779b97f4a7c15ull;
+	g.transient_rng.s = seed ^ 0xbf58476d1ce4e5b9ull;
 	/* identical nodes (one seed, two hosts) run the same processes, but
 	 * their runtimes name containers and pods each their own way */
 	g.id_rng.s = seed;

@@ -77,10 +77,11 @@ struct syscall_mix {
 
 struct proc {
 	uint32_t tgid;
-	uint64_t start_ms;    /* process.start_ms */
-	uint64_t last_row_ms; /* unix_ms of its previous row; 0: none yet */
-	uint64_t exit_ms;     /* its last row's exit time; 0: it lives */
-	int container;        /* -1: host process */
+	uint64_t start_ms;        /* process.start_ms */
+	uint64_t last_row_ms;     /* unix_ms of its previous row; 0: none yet */
+	uint64_t exit_ms;         /* its last row's exit time; 0: it lives */
+	enum exit_kind exit_kind; /* how that last row saw the exit */
+	int container;            /* -1: host process */
 	const char *comm, *exe, *cwd, *framework;
 	char host_cgroup[96];
 	bool idle;       /* written once every IDLE_EVERY polls */
@@ -126,9 +127,11 @@ struct gen_row {
 struct gen {
 	const char *host; /* every row's "host" */
 	struct rng rng;
-	struct rng id_rng;   /* container ids and pod UIDs: the seed and the host's */
-	struct rng exit_rng; /* last rows' draws, apart: the other rows stay a seed's */
+	struct rng id_rng;        /* container ids and pod UIDs: the seed and the host's */
+	struct rng exit_rng;      /* last rows' draws, apart: the other rows stay a seed's */
+	struct rng transient_rng; /* those of processes born and gone between polls */
 	uint32_t next_tgid;
+	uint32_t transients; /* processes born and gone between polls so far */
 	size_t ncontainers, nprocs;
 	struct container containers[CONTAINERS_MAX];
 	struct proc *procs;
@@ -143,5 +146,7 @@ void out_flush(struct gen *g);
 void emit_row(struct gen *g, struct proc *p, int poll, uint64_t unix_ms);
 /* Its last row at this poll: it exited since the previous one. */
 void emit_exit_row(struct gen *g, struct proc *p, int poll, uint64_t unix_ms);
+/* The one row of a process like `like` born and gone since the previous poll. */
+void emit_transient_row(struct gen *g, const struct proc *like, int poll, uint64_t unix_ms);
 
 #endif
