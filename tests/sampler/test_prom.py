@@ -4,8 +4,9 @@
 # writes the file into a directory that Debian's prometheus-node-exporter
 # reads with its textfile collector on 127.0.0.1; the test scrapes it over
 # HTTP and holds the figures to what the workloads did: a stand-in GPU
-# holder idle since before croft started, and a container (a docker-named
-# cgroup the test makes) that burns a known amount of CPU.  promtool finds
+# holder idle since before croft started, a container (a docker-named
+# cgroup the test makes) that burns a known amount of CPU, and one whose
+# processes burn and exit, some between two polls.  promtool finds
 # nothing in the file; counters never go back over many polls and a
 # SIGKILL of croft-writer; after the stop the file's figures equal croft
 # stats on the dataset.  Root (cgroups, the probe).  TAP on stdout.
@@ -124,6 +125,26 @@ while time.process_time() - start < float(sys.argv[1]):
 print('%.6f' % (time.process_time() - start), flush=True)
 sys.stdin.read()
 '''
+
+SHORT = r'''
+import sys, time
+start = time.process_time()
+while time.process_time() - start < float(sys.argv[1]):
+    pass
+'''
+
+
+def run_short(dirs, seconds):
+    """A process in the cgroups dirs that burns seconds of CPU and exits;
+    the CPU the kernel counted for it (wait4's rusage)."""
+    def enter():
+        for d in dirs:
+            with open(os.path.join(d, 'cgroup.procs'), 'w') as f:
+                f.write('0')
+    p = subprocess.Popen([sys.executable, '-c', SHORT, str(seconds)], preexec_fn=enter)
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return ru.ru_utime + ru.ru_stime
 
 
 class Test:
@@ -326,6 +347,18 @@ def run(t):
           'croft %s s, the process %.3f s, its cgroup %.3f s' % (cpu, burned, cg_burn),
           'container %s: croft %s s; the process counted %.3f s, its cgroup %.3f s' %
           (cid12, cpu, burned, cg_burn))
+    # processes that exit, some between two polls: their last rows carry
+    # their CPU to croft.prom, each once (wait4's count)
+    short_cid, short_dirs = t.container()
+    short_cpu = sum(run_short(short_dirs, 0.15) for _ in range(6))
+    done = polls(t)
+    wait(lambda: polls(t) >= done + 3, 60)
+    got_short = t.prom().get('croft_container_cpu_seconds_total{container_id="%s"}' % short_cid[:12])
+    check('croft.prom counts the CPU of processes that exited, once each',
+          None if got_short is not None and abs(got_short - short_cpu) <= 0.03 * short_cpu + 0.05 else
+          'croft %s s, wait4 %.3f s' % (got_short, short_cpu),
+          'six processes of 0.15 s in container %s: croft %s s; wait4 counted %.3f s' %
+          (short_cid[:12], got_short, short_cpu))
     def held_idle(s):
         series = '{container_id="%s"}' % holder_cid[:12]
         return (s.get('croft_container_gpu_held_seconds_total' + series, 0),
