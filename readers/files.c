@@ -130,8 +130,9 @@ static int collect_dir(struct collect *c, const char *dir, int dirfd, const stru
 				O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 			if (sub < 0) {
 				/* e.g. a runtime dir inside the data dir: not ours to read */
-				fprintf(stderr, "croft: %s: %s (not read)\n", path,
-					strerror(errno));
+				fputs("croft: ", stderr);
+				put_text(stderr, path, 0, 0); /* a name anyone may have chosen */
+				fprintf(stderr, ": %s (not read)\n", strerror(errno));
 				continue;
 			}
 			c->depth++;

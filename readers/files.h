@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "rowscan.h"
@@ -106,6 +107,13 @@ int ds_read(const struct ds_files *files, int threads, bool jansson_only,
 
 /* Worker threads to use: the CPUs this process may run on. */
 int ds_default_threads(void);
+
+/*
+ * termtext.c: s as the tables and messages show it on a terminal: bytes
+ * below 0x20, 0x7f, C1 controls and invalid UTF-8 as \xNN, at most
+ * max_cols characters (0: all), left-aligned in width columns.
+ */
+void put_text(FILE *f, const char *s, int width, int max_cols);
 
 /* readfile.c: one worker's reader of one file at a time (plain or zstd). */
 struct file_reader;

@@ -414,9 +414,11 @@ int read_dataset(struct read_opts *o, const struct ds_sink *sink, void *const *c
 		return r;
 	}
 	ds_report_sort(rep);
-	for (size_t i = 0; i < rep->skips_count; i++)
-		fprintf(stderr, "croft %s: %s: %s\n", o->cmd, ret_files->v[rep->skips[i].file].path,
-			rep->skips[i].reason);
+	for (size_t i = 0; i < rep->skips_count; i++) {
+		fprintf(stderr, "croft %s: ", o->cmd);
+		put_text(stderr, ret_files->v[rep->skips[i].file].path, 0, 0);
+		fprintf(stderr, ": %s\n", rep->skips[i].reason);
+	}
 	if (o->verbose)
 		fprintf(stderr, "croft %s: %" PRIu64 " rows, %" PRIu64 " through jansson\n", o->cmd,
 			rep->rows, rep->rows_jansson);

@@ -256,13 +256,6 @@ uint64_t calls_rounded(u128 calls_x1e7);
  * total_x1e7 where that is not 0. */
 json_t *json_syscalls(const struct syscall_calls *v, size_t n, u128 total_x1e7);
 void format_bytes(double bytes, char *buf, size_t size);
-/*
- * s as the table shows it on a terminal: bytes below 0x20, 0x7f and
- * invalid UTF-8 as \xNN (a dataset's strings are anyone's: a cwd, a
- * container id), at most max_cols characters (0: all), left-aligned in
- * width columns.
- */
-void put_text(FILE *f, const char *s, int width, int max_cols);
 int exit_status(const struct ds_report *rep);
 
 /* svg.c: CPU, RSS, GPU ioctls and NVML's SM % against time, the GPU

@@ -177,6 +177,12 @@ def hostile_strings_are_escaped_on_the_table():
         assert not bad, (cmd, bad, out)
         assert "\\x1b]0;OWNED\\x07\\x1b[" in out, (cmd, out)
         assert not whole or "\\x0d\\x0aline2\\x7f\\xc2\\x9b31m" in out, (cmd, out)
+    # a file named so, with a line that is not a row: its skip on stderr
+    d = os.path.dirname(path("evil-name", "x"))
+    with open(os.path.join(d, "croft-dataset-\x1b]0;OWNED\x07.jsonl"), "w") as f:
+        f.write("not a row\n")
+    err = croft("stats", d).stderr
+    assert "\x1b" not in err and "\x07" not in err and "\\x1b]0;OWNED\\x07" in err, err
     # --json is JSON: jansson escapes them there
     got, _ = figures("stats", p)
     assert got["gpu_held_by_cwd"][0]["cwd"] == "/tmp/" + evil, got["gpu_held_by_cwd"]
