@@ -265,7 +265,7 @@ int svg_write(const char *path, const char *title, const struct svg_data *d)
 			offsetof(struct svg_point, rss_bytes) },
 		{ "gpu-ioctls", "GPU ioctls", "per poll", "#d62728", 1,
 			offsetof(struct svg_point, gpu_ioctls) },
-		{ "gpu-sm", "GPU SM", "% (NVML)", "#9467bd", 1,
+		{ "gpu-sm", "GPU SM", "%, NVML", "#9467bd", 1,
 			offsetof(struct svg_point, sm_percent) },
 	};
 	int panels = d->sm_panel ? 4 : 3;
