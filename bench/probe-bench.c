@@ -4,17 +4,21 @@
  * between two processes over pipes and prints ns per context switch;
  * "ioctl N PATH [HOLD_S]" prints ns per ioctl on PATH (a GPU's device file
  * in bench/gpu-host.sh) and how many it made, then holds the file HOLD_S
- * seconds, so that croft's rows count them.  Each
+ * seconds, so that croft's rows count them; "poll N PATH" and "mmap N
+ * PATH" the same for a poll of PATH (timeout 0) and an mmap + munmap of
+ * it (bench-gpufile.sh).  Each
  * is timed in short chunks and the fastest chunk counts: on a shared host
  * other work only ever adds time, so the minimum is the undisturbed cost.
  * Runs as any user.
  */
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -46,7 +50,7 @@ static void pin(int cpu)
 
 #define GETPPID_CHUNK  2000 /* calls per timed chunk (~0.2 ms undisturbed) */
 #define PINGPONG_CHUNK 100  /* round trips per timed chunk */
-#define IOCTL_CHUNK    1000 /* ioctls per timed chunk */
+#define IOCTL_CHUNK    1000 /* ioctls (polls, mmaps) per timed chunk */
 
 static double getppid_ns(long n)
 {
@@ -69,20 +73,43 @@ static double getppid_ns(long n)
 /*
  * ioctl number 0 (no driver's type: NVIDIA's returns EINVAL at its first
  * check), so the loop times the syscall, the probe's program and the
- * driver's refusal; *ret_made counts every call, warm-up included.
+ * driver's refusal.
  */
-static double ioctl_ns(long n, int fd, long *ret_made)
+static void call_ioctl(int fd)
+{
+	ioctl(fd, 0, NULL);
+}
+
+/* A poll that never waits: the syscall and the probe's look at the set. */
+static void call_poll(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	poll(&p, 1, 0);
+}
+
+/* Two syscalls: only the mmap is looked at by the probe. */
+static void call_mmap(int fd)
+{
+	void *m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+
+	if (m != MAP_FAILED)
+		munmap(m, 4096);
+}
+
+/* ns per call of one of the above on fd; *ret_made counts every call, warm-up included. */
+static double call_ns(long n, int fd, void (*call)(int fd), long *ret_made)
 {
 	double best = 1e18;
 	long made = 0;
 
 	for (long i = 0; i < n / 10; i++, made++) /* warm up */
-		ioctl(fd, 0, NULL);
+		call(fd);
 	for (long done = 0; done < n; done += IOCTL_CHUNK) {
 		double t = now_ns();
 
 		for (int i = 0; i < IOCTL_CHUNK; i++)
-			ioctl(fd, 0, NULL);
+			call(fd);
 		t = (now_ns() - t) / IOCTL_CHUNK;
 		made += IOCTL_CHUNK;
 		if (t < best)
@@ -92,10 +119,10 @@ static double ioctl_ns(long n, int fd, long *ret_made)
 	return best;
 }
 
-static int ioctl_bench(long n, const char *path, double hold_s)
+static int fd_bench(long n, const char *path, void (*call)(int fd), double hold_s)
 {
 	struct timespec hold = { (time_t)hold_s, (long)((hold_s - (time_t)hold_s) * 1e9) };
-	int fd = open(path, O_RDWR | O_CLOEXEC);
+	int fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC);
 	long made;
 	double ns;
 
@@ -103,7 +130,7 @@ static int ioctl_bench(long n, const char *path, double hold_s)
 		perror(path);
 		return 1;
 	}
-	ns = ioctl_ns(n, fd, &made);
+	ns = call_ns(n, fd, call, &made);
 	printf("%.1f %ld\n", ns, made);
 	fflush(stdout);
 	nanosleep(&hold, NULL);
@@ -149,10 +176,15 @@ int main(int argc, char **argv)
 
 	if (argc >= 4 && argc <= 5 && n > 0 && !strcmp(argv[1], "ioctl")) {
 		pin(0);
-		return ioctl_bench(n, argv[3], argc == 5 ? atof(argv[4]) : 0);
+		return fd_bench(n, argv[3], call_ioctl, argc == 5 ? atof(argv[4]) : 0);
+	}
+	if (argc == 4 && n > 0 && (!strcmp(argv[1], "poll") || !strcmp(argv[1], "mmap"))) {
+		pin(0);
+		return fd_bench(n, argv[3], !strcmp(argv[1], "poll") ? call_poll : call_mmap, 0);
 	}
 	if (argc != 3 || n <= 0) {
-		fprintf(stderr, "usage: probe-bench getppid|pingpong N | ioctl N PATH [HOLD_S]\n");
+		fprintf(stderr, "usage: probe-bench getppid|pingpong N | ioctl N PATH [HOLD_S] | "
+				"poll|mmap N PATH\n");
 		return 2;
 	}
 	pin(0);

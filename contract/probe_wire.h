@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define PROBE_PROC_SYSCALLS_MAX 1024 /* syscall entries after one proc record */
-#define PROBE_WIRE_DROPS        8    /* drop reasons on the wire (enum probe_drop, rest 0) */
+#define PROBE_WIRE_DROPS        12   /* drop reasons on the wire (enum probe_drop, rest 0) */
 #define PROBE_COMM_BYTES        16
 #define PROBE_EXE_BYTES         256
 #define PROBE_CGROUP_BYTES      256
@@ -47,8 +47,12 @@ struct probe_proc {
 	uint64_t runqueue_ns;
 	uint64_t net_rx_bytes;
 	uint64_t net_tx_bytes;
+	uint64_t gpu_waits;           /* waits on GPU files begun, GPU ioctls slept in */
+	uint64_t gpu_mmaps;           /* mmaps of GPU files */
+	uint32_t gpu_blocked_threads; /* threads inside a GPU ioctl or wait at the answer */
+	uint32_t reserved;            /* 0 */
 };
-_Static_assert(sizeof(struct probe_proc) == 72, "probe_proc is 72 bytes");
+_Static_assert(sizeof(struct probe_proc) == 96, "probe_proc is 96 bytes");
 
 struct probe_syscall {
 	uint32_t nr;       /* this architecture's syscall number */
@@ -100,7 +104,10 @@ struct probe_final {
 };
 _Static_assert(sizeof(struct probe_final) == 592, "probe_final is 592 bytes");
 
-/* A figure whose concern is not loaded is left out of the rows, never sent as 0. */
+/*
+ * A figure whose concern is not loaded, or lost counts this answer (a full
+ * map), is left out of the rows, never sent as 0.
+ */
 enum probe_end_flags {
 	PROBE_END_NET = 1u << 0,      /* net_* figures are counted */
 	PROBE_END_FIRST = 1u << 1,    /* first answer to this peer: covers time before it asked */
@@ -108,6 +115,7 @@ enum probe_end_flags {
 	PROBE_END_IOCTL = 1u << 3,    /* gpu_ioctls and last_gpu_ioctl_boot_ns are counted */
 	PROBE_END_SCHED = 1u << 4,    /* ctx_* and runqueue_ns are counted */
 	PROBE_END_FINALS = 1u << 5,   /* reaped groups are sent (MT_PROBE_FINALS) */
+	PROBE_END_GPUFILE = 1u << 6,  /* gpu_waits, gpu_mmaps and gpu_blocked_threads are counted */
 };
 
 /* MT_PROBE_END: closes an answer covering (since_boot_ns, until_boot_ns]. */
@@ -122,6 +130,6 @@ struct probe_end {
 	uint64_t drops[PROBE_WIRE_DROPS];       /* during this interval, per reason */
 	uint64_t drops_total[PROBE_WIRE_DROPS]; /* since croft-probe started */
 };
-_Static_assert(sizeof(struct probe_end) == 168, "probe_end is 168 bytes");
+_Static_assert(sizeof(struct probe_end) == 232, "probe_end is 232 bytes");
 
 #endif

@@ -354,10 +354,28 @@ static void finish_procs(struct collector *col)
 		tgidmap_del(&col->starts, ans->exits[i].tgid);
 }
 
-static void finish_end(struct collector *col, bool first, uint64_t until)
+/*
+ * Whether concern c lost counts in this answer: its epoch's map was found
+ * full (exact per epoch) or could not be read, or a drop that voids it was counted since the
+ * last answer (a drop just after the flip voids this answer rather than
+ * the next: never too few left out).
+ */
+static bool concern_lost(const struct probe_end *end, enum probe_concern c, bool lost)
+{
+	if (lost)
+		return true;
+	for (int d = 0; d < CONCERN_DROPS_MAX && concerns[c].drops[d].name; d++)
+		if (concerns[c].drops[d].voids && end->drops[concerns[c].drops[d].reason])
+			return true;
+	return false;
+}
+
+/* The drops since the last answer; a concern that lost counts sends no flag: left out. */
+static void finish_end(struct collector *col, bool first, uint64_t until, const bool *lost)
 {
 	struct probe_end *end = &col->ans.end;
 	uint64_t drops[PROBE_DROP_REASONS];
+	bool drops_read = loader_drops(col->objs, drops) == 0;
 
 	memset(end, 0, sizeof(*end));
 	end->seq = ++col->stats.answers;
@@ -367,17 +385,56 @@ static void finish_end(struct collector *col, bool first, uint64_t until)
 	end->exits = (uint32_t)col->ans.exits_count;
 	end->finals = (uint32_t)col->ans.finals_count;
 	end->flags = (first ? PROBE_END_FIRST : 0);
-	for (int c = 0; c < CONCERNS; c++)
-		if (loader_has(col->objs, c))
+	for (int r = 0; drops_read && r < PROBE_DROP_REASONS; r++) {
+		end->drops[r] = drops[r] - col->stats.drops_total[r];
+		end->drops_total[r] = drops[r];
+		col->stats.drops_total[r] = drops[r];
+	}
+	for (int c = 0; c < CONCERNS; c++) {
+		if (!loader_has(col->objs, c))
+			continue;
+		if (!drops_read || concern_lost(end, c, lost[c]))
+			col->stats.voided_answers[c] += concerns[c].end_flag != 0;
+		else
 			end->flags |= concerns[c].end_flag;
-	if (loader_drops(col->objs, drops) == 0) {
-		for (int r = 0; r < PROBE_DROP_REASONS; r++) {
-			end->drops[r] = drops[r] - col->stats.drops_total[r];
-			end->drops_total[r] = drops[r];
-			col->stats.drops_total[r] = drops[r];
-		}
 	}
 	col->last_flip_boot_ns = until;
+}
+
+#define INFLIGHT_BATCH 256 /* marks read per call */
+
+/*
+ * The threads inside a GPU ioctl or wait now, per tgid: gpufile's marks,
+ * read, not emptied (a mark lives until its syscall returns).  By batch,
+ * which walks buckets: a mark deleted meanwhile cannot restart the walk
+ * and count others twice, as get_next_key would.
+ */
+static int count_inflight(struct collector *col)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	int fd = loader_inflight_fd(col->objs), r;
+	uint32_t keys[INFLIGHT_BATCH];
+	uint64_t in_batch = 0, out_batch = 0;
+	struct probe_inflight marks[INFLIGHT_BATCH];
+	struct answer_proc *p;
+	bool first = true;
+
+	if (fd < 0)
+		return 0;
+	for (;;) {
+		uint32_t count = INFLIGHT_BATCH;
+
+		r = bpf_map_lookup_batch(
+			fd, first ? NULL : &in_batch, &out_batch, keys, marks, &count, &opts);
+		r = r < 0 ? -errno : 0;
+		for (uint32_t i = 0; i < count; i++)
+			if ((p = collector_proc(col, marks[i].tgid)))
+				p->rec.gpu_blocked_threads++;
+		if (r < 0)
+			return r == -ENOENT ? 0 : r;
+		in_batch = out_batch;
+		first = false;
+	}
 }
 
 /*
@@ -465,6 +522,7 @@ static void take_finals(struct collector *col, uint32_t now)
 int collector_answer(struct collector *col, bool first, const struct answer **ret_answer)
 {
 	uint64_t began = clock_mono_ns(), until;
+	bool lost[CONCERNS] = { false };
 	uint32_t old;
 	int r;
 
@@ -489,13 +547,18 @@ int collector_answer(struct collector *col, bool first, const struct answer **re
 			continue;
 		r = drain_map(col, fd, &concerns[c]);
 		col->stats.entries_last[c] = r < 0 ? 0 : (size_t)r;
-		if (loader_clear_full(col->objs, c, old))
+		if ((lost[c] = loader_clear_full(col->objs, c, old)))
 			col->stats.full_answers[c]++;
 		if (r < 0)
 			log_warnx("reading %s map: %s", concerns[c].name, strerror(-r));
+		lost[c] |= r < 0;
+	}
+	if ((r = count_inflight(col)) < 0) {
+		log_warnx("reading the threads inside GPU calls: %s", strerror(-r));
+		lost[CONCERN_GPUFILE] = true;
 	}
 	finish_procs(col);
-	finish_end(col, first, until);
+	finish_end(col, first, until, lost);
 	col->stats.procs_last = col->ans.procs_count;
 	col->stats.collect_ns_last = clock_mono_ns() - began;
 	*ret_answer = &col->ans;

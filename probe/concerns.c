@@ -79,6 +79,20 @@ static void add_net(struct collector *col, answer_proc_fn *proc_of, const void *
 	}
 }
 
+static void add_gpufile(struct collector *col, answer_proc_fn *proc_of, const void *key,
+	const uint8_t *vals, int ncpus)
+{
+	struct answer_proc *p = proc_of(col, *(const uint32_t *)key);
+	size_t stride = percpu_stride(sizeof(struct probe_gpufile_val));
+
+	for (int cpu = 0; p && cpu < ncpus; cpu++) {
+		const struct probe_gpufile_val *v = (const void *)(vals + cpu * stride);
+
+		p->rec.gpu_waits += v->waits;
+		p->rec.gpu_mmaps += v->mmaps;
+	}
+}
+
 static const char *variant_of_plan(const struct probe_plan *plan)
 {
 	return plan->use_btf ? "tp_btf" : "raw_tp";
@@ -115,6 +129,7 @@ SKEL_OF(sched, sched_bpf)
 SKEL_OF(proc, proc_bpf)
 SKEL_OF(net, net_bpf)
 SKEL_OF(exit, exit_bpf)
+SKEL_OF(gpufile, gpufile_bpf)
 
 static const char *const syscalls_fields[] = { "syscalls", NULL };
 static const char *const ioctl_fields[] = { "ioctl_count", "since_last_gpu_ioctl_ms", NULL };
@@ -122,6 +137,8 @@ static const char *const sched_fields[] = { "usage.ctx_voluntary_s", "usage.ctx_
 	"usage.runqueue_s", NULL };
 static const char *const net_fields[] = { "usage.network_rx_bytes_s", "usage.network_tx_bytes_s",
 	NULL };
+static const char *const gpufile_fields[] = { "gpu_wait_count", "gpu_mmap_count",
+	"gpu_blocked_threads", NULL };
 /* fork/exec/exit events: no field of their own (start times then come from /proc) */
 static const char *const proc_fields[] = { NULL };
 /* without it a process gone is written from what /proc last showed (exited "vanished") */
@@ -133,7 +150,7 @@ const struct concern concerns[CONCERNS] = {
 		.key_size = sizeof(struct probe_syscall_key),
 		.val_size = sizeof(uint64_t),
 		.add = add_syscall,
-		.drops = { { PROBE_DROP_SYSCALL_MAP_FULL, "syscall_map_full" } },
+		.drops = { { PROBE_DROP_SYSCALL_MAP_FULL, "syscall_map_full", true } },
 		.variant = variant_of_plan,
 		.end_flag = PROBE_END_SYSCALLS,
 		.fields = syscalls_fields,
@@ -145,7 +162,7 @@ const struct concern concerns[CONCERNS] = {
 		.key_size = sizeof(uint32_t),
 		.val_size = sizeof(struct probe_ioctl_val),
 		.add = add_ioctl,
-		.drops = { { PROBE_DROP_IOCTL_MAP_FULL, "ioctl_map_full" } },
+		.drops = { { PROBE_DROP_IOCTL_MAP_FULL, "ioctl_map_full", true } },
 		.variant = variant_of_plan,
 		.end_flag = PROBE_END_IOCTL,
 		.fields = ioctl_fields,
@@ -157,8 +174,8 @@ const struct concern concerns[CONCERNS] = {
 		.key_size = sizeof(uint32_t),
 		.val_size = sizeof(struct probe_sched_val),
 		.add = add_sched,
-		.drops = { { PROBE_DROP_SCHED_MAP_FULL, "sched_map_full" },
-			{ PROBE_DROP_RUNQ_MAP_FULL, "runq_map_full" } },
+		.drops = { { PROBE_DROP_SCHED_MAP_FULL, "sched_map_full", true },
+			{ PROBE_DROP_RUNQ_MAP_FULL, "runq_map_full", true } },
 		.variant = variant_of_sched,
 		.end_flag = PROBE_END_SCHED,
 		.fields = sched_fields,
@@ -179,7 +196,7 @@ const struct concern concerns[CONCERNS] = {
 		.key_size = sizeof(uint32_t),
 		.val_size = sizeof(struct probe_net_val),
 		.add = add_net,
-		.drops = { { PROBE_DROP_NET_MAP_FULL, "net_map_full" } },
+		.drops = { { PROBE_DROP_NET_MAP_FULL, "net_map_full", true } },
 		.variant = variant_of_net,
 		.end_flag = PROBE_END_NET,
 		.fields = net_fields,
@@ -193,6 +210,21 @@ const struct concern concerns[CONCERNS] = {
 		.fields = exit_fields,
 		.skel = skel_exit,
 		.destroy = destroy_exit,
+	},
+	[CONCERN_GPUFILE] = {
+		.name = "gpufile",
+		.key_size = sizeof(uint32_t),
+		.val_size = sizeof(struct probe_gpufile_val),
+		.add = add_gpufile,
+		/* a poll set not checked whole is counted, not voiding: the rest of the set was */
+		.drops = { { PROBE_DROP_GPUFILE_MAP_FULL, "gpufile_map_full", true },
+			{ PROBE_DROP_INFLIGHT_MAP_FULL, "inflight_map_full", true },
+			{ PROBE_DROP_WAIT_UNCHECKED, "wait_unchecked", false } },
+		.variant = variant_of_plan,
+		.end_flag = PROBE_END_GPUFILE,
+		.fields = gpufile_fields,
+		.skel = skel_gpufile,
+		.destroy = destroy_gpufile,
 	},
 };
 

@@ -1,5 +1,5 @@
 /*
- * loader.c: opens, sizes, loads and attaches the five eBPF objects in the
+ * loader.c: opens, sizes, loads and attaches the six eBPF objects in the
  * variants features.c planned, fills the GPU device map and flips map
  * epochs.  croft-probe: open/load/attach as root before the drop; the
  * rest works on held fds.
@@ -86,10 +86,14 @@ static bool fail_forced(enum probe_concern concern)
 /*
  * Each program to load gets a log buffer at BPF_LOG_STATS (Linux 5.2): the
  * verifier's "processed N insns" line, on every kernel (bpf_prog_info's
- * verified_insns is 5.16).  Freed by take_verified.
+ * verified_insns is 5.16).  gpufile's programs call global functions, and
+ * the verifier says one line per call it walks: a log too short for them
+ * fails the load (ENOSPC).  Freed by take_verified.
  */
-static int ask_verifier_stats(struct bpf_object *obj)
+static int ask_verifier_stats(struct bpf_object *obj, enum probe_concern concern)
 {
+	size_t bytes = concern == CONCERN_GPUFILE ? PROBE_VLOG_CALLS_BYTES : PROBE_VLOG_BYTES;
+
 	struct bpf_program *prog;
 
 	bpf_object__for_each_program(prog, obj)
@@ -98,9 +102,9 @@ static int ask_verifier_stats(struct bpf_object *obj)
 
 		if (!bpf_program__autoload(prog))
 			continue;
-		if (!(buf = calloc(1, PROBE_VLOG_BYTES)))
+		if (!(buf = calloc(1, bytes)))
 			return -ENOMEM;
-		bpf_program__set_log_buf(prog, buf, PROBE_VLOG_BYTES);
+		bpf_program__set_log_buf(prog, buf, bytes);
 		bpf_program__set_log_level(prog, 4); /* BPF_LOG_STATS */
 	}
 	return 0;
@@ -134,7 +138,7 @@ static int prepare(const struct probe_objs *objs, enum probe_concern concern,
 	struct bpf_map *drops = bpf_object__find_map_by_name(obj, "drops");
 
 	choose_programs(obj, sections);
-	if (ask_verifier_stats(obj) < 0)
+	if (ask_verifier_stats(obj, concern) < 0)
 		return -ENOMEM;
 	if (fail_forced(concern) && (!drops || bpf_map__set_max_entries(drops, 0) < 0))
 		return -EINVAL;
@@ -160,6 +164,71 @@ static void no_autoattach(struct bpf_object *obj)
 	struct bpf_program *prog;
 
 	bpf_object__for_each_program(prog, obj) bpf_program__set_autoattach(prog, false);
+}
+
+/* The syscalls gpufile.bpf.c looks at, by this architecture's numbers. */
+static const struct {
+	long nr;
+	enum probe_call kind;
+} gpu_calls[] = {
+#ifdef SYS_poll
+	{ SYS_poll, PROBE_CALL_POLL },
+#endif
+	{ SYS_ppoll, PROBE_CALL_POLL },
+#ifdef SYS_select
+	{ SYS_select, PROBE_CALL_SELECT },
+#endif
+	{ SYS_pselect6, PROBE_CALL_SELECT },
+	{ SYS_epoll_ctl, PROBE_CALL_EPOLL_CTL },
+#ifdef SYS_epoll_wait
+	{ SYS_epoll_wait, PROBE_CALL_EPOLL_WAIT },
+#endif
+	{ SYS_epoll_pwait, PROBE_CALL_EPOLL_WAIT },
+#ifdef SYS_epoll_pwait2
+	{ SYS_epoll_pwait2, PROBE_CALL_EPOLL_WAIT },
+#endif
+	{ SYS_mmap, PROBE_CALL_MMAP },
+	{ SYS_ioctl, PROBE_CALL_IOCTL },
+};
+_Static_assert(SYS_ioctl < PROBE_SYSCALL_NR_MAX, "ioctl has no slot in the jump table");
+
+/* The wait, mmap and ioctl programs, in the variant of syscalls' (a tail call's rule). */
+static int open_gpufile(struct probe_objs *objs, const char **what)
+{
+	struct bpf_program *prog;
+	int r;
+
+	*what = "open";
+	if (!(objs->gpufile = gpufile_bpf__open()))
+		return -errno;
+	for (size_t i = 0; i < sizeof(gpu_calls) / sizeof(gpu_calls[0]); i++)
+		if (gpu_calls[i].nr < PROBE_SYSCALL_NR_MAX)
+			objs->gpufile->rodata->call_kind[gpu_calls[i].nr] =
+				(uint8_t)gpu_calls[i].kind;
+	*what = "load";
+	if ((r = prepare(objs, CONCERN_GPUFILE, objs->gpufile->obj,
+		     variant_sections(objs->plan.use_btf))) < 0)
+		return r;
+	/* the entry program runs as a tail call of syscalls' */
+	bpf_object__for_each_program(prog, objs->gpufile->obj) bpf_program__set_autoattach(
+		prog, !strstr(bpf_program__section_name(prog), "/sys_enter"));
+	if ((r = gpufile_bpf__load(objs->gpufile)) < 0)
+		return r;
+	*what = "attach";
+	return gpufile_bpf__attach(objs->gpufile);
+}
+
+/* ioctl marks its threads in gpufile's map and tests files against gpufile's device set. */
+static int share_gpufile_maps(struct probe_objs *objs)
+{
+	if (!objs->gpufile)
+		return 0;
+	if (bpf_map__reuse_fd(
+		    objs->ioctl->maps.gpu_rules, bpf_map__fd(objs->gpufile->maps.gpu_rules)) < 0 ||
+		bpf_map__reuse_fd(objs->ioctl->maps.gpu_inflight,
+			bpf_map__fd(objs->gpufile->maps.gpu_inflight)) < 0)
+		return -errno;
+	return 0;
 }
 
 /*
@@ -194,6 +263,9 @@ static int open_ioctl(struct probe_objs *objs, const char **what)
 		return -errno;
 	objs->ioctl->rodata->ioctl_nr = SYS_ioctl;
 	no_autoattach(objs->ioctl->obj);
+	*what = "gpufile's maps";
+	if ((r = share_gpufile_maps(objs)) < 0)
+		return r;
 	*what = "load";
 	if ((r = prepare(objs, CONCERN_IOCTL, objs->ioctl->obj,
 		     variant_sections(objs->plan.use_btf))) < 0)
@@ -201,29 +273,54 @@ static int open_ioctl(struct probe_objs *objs, const char **what)
 	return ioctl_bpf__load(objs->ioctl);
 }
 
-/* Where ioctl loaded, its program goes in syscalls' jump table before syscalls attaches. */
+/* Where ioctl and gpufile loaded, syscalls' program tail-calls theirs for their syscalls. */
+static void set_jump_slots(struct probe_objs *objs)
+{
+	for (size_t i = 0; i < sizeof(gpu_calls) / sizeof(gpu_calls[0]); i++) {
+		bool ioctl = gpu_calls[i].kind == PROBE_CALL_IOCTL;
+		bool loaded = ioctl ? objs->ioctl != NULL : objs->gpufile != NULL;
+
+		if (gpu_calls[i].nr >= PROBE_SYSCALL_NR_MAX || !loaded)
+			continue;
+		objs->syscalls->rodata->jump_slot[gpu_calls[i].nr] =
+			(ioctl ? PROBE_JUMP_IOCTL : PROBE_JUMP_GPUFILE) + 1;
+	}
+}
+
+static int put_jump(struct probe_objs *objs, uint32_t slot, struct bpf_program *prog)
+{
+	int prog_fd = bpf_program__fd(prog);
+
+	if (bpf_map_update_elem(bpf_map__fd(objs->syscalls->maps.jumps), &slot, &prog_fd, BPF_ANY) <
+		0)
+		return -errno;
+	return 0;
+}
+
+/* Their programs go in syscalls' jump table before syscalls attaches. */
 static int open_syscalls(struct probe_objs *objs, const char **what)
 {
-	uint32_t zero = 0;
-	int r, prog_fd;
+	bool btf = objs->plan.use_btf;
+	int r;
 
 	*what = "open";
 	if (!(objs->syscalls = syscalls_bpf__open()))
 		return -errno;
-	objs->syscalls->rodata->ioctl_nr = SYS_ioctl;
+	set_jump_slots(objs);
 	*what = "load";
-	if ((r = prepare(objs, CONCERN_SYSCALLS, objs->syscalls->obj,
-		     variant_sections(objs->plan.use_btf))) < 0 ||
+	if ((r = prepare(objs, CONCERN_SYSCALLS, objs->syscalls->obj, variant_sections(btf))) < 0 ||
 		(r = syscalls_bpf__load(objs->syscalls)) < 0)
 		return r;
-	if (objs->ioctl) {
-		prog_fd = bpf_program__fd(objs->plan.use_btf ? objs->ioctl->progs.ioctl_btf
-							     : objs->ioctl->progs.ioctl_raw);
-		*what = "ioctl tail call";
-		if (bpf_map_update_elem(bpf_map__fd(objs->syscalls->maps.ioctl_jump), &zero,
-			    &prog_fd, BPF_ANY) < 0)
-			return -errno;
-	}
+	*what = "ioctl tail call";
+	if (objs->ioctl &&
+		(r = put_jump(objs, PROBE_JUMP_IOCTL,
+			 btf ? objs->ioctl->progs.ioctl_btf : objs->ioctl->progs.ioctl_raw)) < 0)
+		return r;
+	*what = "gpufile tail call";
+	if (objs->gpufile && (r = put_jump(objs, PROBE_JUMP_GPUFILE,
+				      btf ? objs->gpufile->progs.gpu_enter_btf
+					  : objs->gpufile->progs.gpu_enter_raw)) < 0)
+		return r;
 	*what = "attach";
 	return syscalls_bpf__attach(objs->syscalls);
 }
@@ -433,11 +530,12 @@ static void say_failed(struct probe_objs *objs, enum probe_concern concern, cons
 		objs->failed[concern]);
 }
 
-/* ioctl first: syscalls' program tail-calls it. */
+/* gpufile, then ioctl (which takes gpufile's maps), then syscalls, which tail-calls both. */
 static const struct {
 	enum probe_concern concern;
 	int (*open)(struct probe_objs *objs, const char **what);
 } openers[CONCERNS] = {
+	{ CONCERN_GPUFILE, open_gpufile },
 	{ CONCERN_IOCTL, open_ioctl },
 	{ CONCERN_SYSCALLS, open_syscalls },
 	{ CONCERN_SCHED, open_sched },
@@ -445,6 +543,18 @@ static const struct {
 	{ CONCERN_NET, open_net },
 	{ CONCERN_EXIT, open_exit },
 };
+
+/* A loaded concern whose partner did not load: destroyed and said.  Returns 1 if it was. */
+static int unload_orphan(
+	struct probe_objs *objs, enum probe_concern concern, bool orphan, const char *why)
+{
+	if (!orphan || !loader_has(objs, concern))
+		return 0;
+	concerns[concern].destroy(objs);
+	snprintf(objs->failed[concern], sizeof(objs->failed[concern]), "%s", why);
+	log_warnx("%s: not loaded, its fields are left out: %s", concerns[concern].name, why);
+	return 1;
+}
 
 /* Each concern on its own: one that fails is destroyed and said, the rest go on. */
 static int open_concerns(struct probe_objs *objs)
@@ -469,14 +579,12 @@ static int open_concerns(struct probe_objs *objs)
 		}
 		loaded += loader_has(objs, c);
 	}
-	if (objs->ioctl && !objs->syscalls) {
-		concerns[CONCERN_IOCTL].destroy(objs);
-		snprintf(objs->failed[CONCERN_IOCTL], sizeof(objs->failed[CONCERN_IOCTL]), "%s",
-			"runs as a tail call of syscalls' program, which did not load");
-		log_warnx("ioctl: not loaded, its fields are left out: %s",
-			objs->failed[CONCERN_IOCTL]);
-		loaded--;
-	}
+	loaded -= unload_orphan(objs, CONCERN_IOCTL, !objs->syscalls,
+		"runs as a tail call of syscalls' program, which did not load");
+	/* without ioctl's marks its threads inside GPU ioctls would go uncounted */
+	loaded -= unload_orphan(objs, CONCERN_GPUFILE, !objs->syscalls || !objs->ioctl,
+		"runs as a tail call of syscalls' program and beside ioctl's, which did not "
+		"both load");
 	return loaded ? 0 : first_error ? first_error : -ENOENT;
 }
 
@@ -533,13 +641,20 @@ void loader_close(struct probe_objs *objs)
 	objs->sync_outer_fd = objs->sync_inner_fd = -1;
 }
 
+static int put_gpu_rules(const struct bpf_map *map, const struct probe_gpu_rules *rules)
+{
+	uint32_t zero = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(map), &zero, rules, BPF_ANY) < 0)
+		return -errno;
+	return 0;
+}
+
+/* ioctl's map is gpufile's where both loaded; either may be alone. */
 int loader_set_gpu_rules(struct probe_objs *objs, const struct gpudev_set *set)
 {
 	struct probe_gpu_rules rules = { 0 };
-	uint32_t zero = 0;
-
-	if (!objs->ioctl) /* not loaded: no GPU ioctl is counted, whatever the set */
-		return 0;
+	int r = 0;
 
 	for (size_t i = 0; i < set->rules_count && i < PROBE_GPU_RULES; i++) {
 		rules.rules[i].major = set->rules[i].major;
@@ -547,10 +662,11 @@ int loader_set_gpu_rules(struct probe_objs *objs, const struct gpudev_set *set)
 		rules.rules[i].minor_last = set->rules[i].minor_last;
 		rules.count++;
 	}
-	if (bpf_map_update_elem(bpf_map__fd(objs->ioctl->maps.gpu_rules), &zero, &rules, BPF_ANY) <
-		0)
-		return -errno;
-	return 0;
+	if (objs->gpufile)
+		r = put_gpu_rules(objs->gpufile->maps.gpu_rules, &rules);
+	if (objs->ioctl && r == 0)
+		r = put_gpu_rules(objs->ioctl->maps.gpu_rules, &rules);
+	return r;
 }
 
 int loader_flip(struct probe_objs *objs)
@@ -594,6 +710,11 @@ int loader_map_max(const struct probe_objs *objs, enum probe_concern concern)
 	struct bpf_map *map = concern_map(objs, concern, 0);
 
 	return map ? (int)bpf_map__max_entries(map) : 0;
+}
+
+int loader_inflight_fd(const struct probe_objs *objs)
+{
+	return objs->gpufile ? bpf_map__fd(objs->gpufile->maps.gpu_inflight) : -1;
 }
 
 int loader_events_fd(const struct probe_objs *objs)

@@ -38,6 +38,7 @@ struct sched_bpf;
 struct net_bpf;
 struct proc_bpf;
 struct exit_bpf;
+struct gpufile_bpf;
 struct ring_buffer;
 struct bpf_object;
 struct bpf_map;
@@ -61,6 +62,7 @@ enum probe_concern {
 	CONCERN_PROC, /* fork/exec/exit events: a ring buffer, no counted maps */
 	CONCERN_NET,
 	CONCERN_EXIT, /* reaped groups' final figures: a ring buffer of its own, no counted maps */
+	CONCERN_GPUFILE, /* waits on and mmaps of GPU files, threads inside GPU ioctls and waits */
 	CONCERNS,
 };
 
@@ -87,8 +89,9 @@ struct probe_plan {
 	char why[CONCERNS + 1][PLAN_WHY_LEN];
 };
 
-#define PROBE_PROGS_MAX  48   /* programs across the objects (status's verified_insns) */
-#define PROBE_VLOG_BYTES 1024 /* a program's verifier log at BPF_LOG_STATS: one line */
+#define PROBE_PROGS_MAX        48   /* programs across the objects (status's verified_insns) */
+#define PROBE_VLOG_BYTES       1024 /* a program's verifier log at BPF_LOG_STATS: one line */
+#define PROBE_VLOG_CALLS_BYTES (64u << 10) /* the same with a line per global call walked */
 
 /* What the verifier said of a loaded program: the instructions it processed. */
 struct prog_verified {
@@ -103,6 +106,7 @@ struct probe_objs {
 	struct net_bpf *net; /* NULL: plan.net is NET_NONE */
 	struct proc_bpf *proc;
 	struct exit_bpf *exit;
+	struct gpufile_bpf *gpufile;
 	struct probe_plan plan;
 	int ncpus;         /* possible CPUs: per-CPU value slots */
 	uint32_t epoch;    /* epoch the programs write now */
@@ -123,11 +127,12 @@ struct concern_skel {
 	const struct bpf_map *drops; /* per-CPU counters by enum probe_drop */
 };
 
-#define CONCERN_DROPS_MAX 2
+#define CONCERN_DROPS_MAX 3
 
 struct concern_drop {
 	enum probe_drop reason; /* 0 with name NULL: none */
 	const char *name;       /* its key in status's drops */
+	bool voids;             /* one in an answer leaves the concern's fields out of it */
 };
 
 struct collector;
@@ -195,6 +200,9 @@ int loader_map_max(const struct probe_objs *objs, enum probe_concern concern);
  * again.  Returns whether an insert had found it full.
  */
 bool loader_clear_full(struct probe_objs *objs, enum probe_concern concern, uint32_t g);
+/* gpufile's marks of threads inside a GPU ioctl or wait (tid -> probe_inflight), -1 when
+ * gpufile did not load. */
+int loader_inflight_fd(const struct probe_objs *objs);
 /* The fork/exec/exit ring buffer, -1 when proc did not load. */
 int loader_events_fd(const struct probe_objs *objs);
 /* The reaped groups' ring buffer, -1 when exit did not load. */
@@ -271,6 +279,7 @@ struct collector_stats {
 	uint64_t finals_cut;       /* not sent: over PROBE_FINALS_MAX an answer, or memory */
 	struct event_tally events[PROBE_EV_SLOTS]; /* by enum probe_event_kind */
 	uint64_t full_answers[CONCERNS];           /* answers that found the map full */
+	uint64_t voided_answers[CONCERNS];         /* answers that left its fields out: drops */
 	uint64_t drops_total[PROBE_DROP_REASONS];
 	size_t procs_last;             /* tgids in the last answer */
 	size_t entries_last[CONCERNS]; /* map entries the last answer read */

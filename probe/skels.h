@@ -17,6 +17,7 @@
 #include "net.bpf.skel.h"
 #include "proc.bpf.skel.h"
 #include "exit.bpf.skel.h"
+#include "gpufile.bpf.skel.h"
 #pragma GCC diagnostic pop
 
 #endif

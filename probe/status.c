@@ -112,10 +112,11 @@ static json_t *maps_json(const struct probe_state *st, const struct collector_st
 
 		if (max > 0)
 			json_object_set_new(maps, concerns[c].name,
-				json_pack("{s:I, s:I, s:I}", "entries_last_answer",
+				json_pack("{s:I, s:I, s:I, s:I}", "entries_last_answer",
 					(json_int_t)cs->entries_last[c], "max_entries",
 					(json_int_t)max, "full_answers",
-					(json_int_t)cs->full_answers[c]));
+					(json_int_t)cs->full_answers[c], "fields_left_out_answers",
+					(json_int_t)cs->voided_answers[c]));
 	}
 	return maps;
 }

@@ -25,6 +25,7 @@ static void probe_reset(struct proc *p, const struct probe_answer *answer)
 	pr->ioctl_valid = pr->valid && answer->ioctl;
 	pr->sched_valid = pr->valid && answer->sched;
 	pr->net_valid = pr->valid && answer->net;
+	pr->gpu_evidence_valid = pr->valid && answer->gpufile;
 }
 
 static void apply_syscalls(
@@ -57,10 +58,14 @@ static void apply_tgid(struct proc *p, const struct probe_tgid *t)
 	if (!pr->valid)
 		return;
 	pr->gpu_ioctls = rec->gpu_ioctls;
-	/* counts of this poll only: a poll with any is not idle, so none is skipped */
+	pr->gpu_waits = rec->gpu_waits;
+	pr->gpu_mmaps = rec->gpu_mmaps;
+	pr->gpu_blocked_threads = rec->gpu_blocked_threads;
+	/* counts of this poll only: a poll with any is not idle, so none is skipped; nor
+	 * is a thread blocked on the GPU, which has work outstanding there */
 	pr->active = rec->gpu_ioctls || rec->ctx_voluntary || rec->ctx_involuntary ||
 		     rec->runqueue_ns || rec->net_rx_bytes || rec->net_tx_bytes ||
-		     rec->syscalls_count;
+		     rec->syscalls_count || rec->gpu_blocked_threads;
 	pr->ctx_voluntary_s = (double)rec->ctx_voluntary / dt;
 	pr->ctx_involuntary_s = (double)rec->ctx_involuntary / dt;
 	pr->runqueue_s = (double)rec->runqueue_ns / 1e9 / dt;

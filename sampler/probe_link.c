@@ -359,6 +359,7 @@ static int answer_of(struct probe_link *link, struct probe_answer *ret_answer)
 	ret_answer->sched = link->end.flags & PROBE_END_SCHED;
 	ret_answer->net = link->end.flags & PROBE_END_NET;
 	ret_answer->finals_sent = link->end.flags & PROBE_END_FINALS;
+	ret_answer->gpufile = link->end.flags & PROBE_END_GPUFILE;
 	snprintf(link->state, sizeof(link->state),
 		ret_answer->answered ? "connected" : "connected, first answer is the baseline");
 	if (!ret_answer->answered)

@@ -33,7 +33,7 @@ struct probe_tgid {
 struct probe_answer {
 	bool answered; /* false: none came, or it is the baseline (no counts) */
 	/* what the probe counted (its concerns that loaded): the rest is left out */
-	bool syscalls, ioctl, sched, net;
+	bool syscalls, ioctl, sched, net, gpufile;
 	bool finals_sent; /* the probe sends reaped groups: a process gone waits for its final */
 	struct probe_tgid *tgids; /* held by the link until the completion returns */
 	size_t tgids_count;

@@ -20,6 +20,9 @@
 #define PROBE_EXE_LEN         256           /* PROBE_EXE_BYTES: asserted in probed.h */
 #define PROBE_CGROUP_LEN      256           /* PROBE_CGROUP_BYTES: asserted in probed.h */
 #define PROBE_CGROUP_DEPTH    16            /* cgroup levels below the root walked */
+#define PROBE_INFLIGHT_ENTRIES  16384        /* threads inside a GPU ioctl or wait at once */
+#define PROBE_GPU_EPOLL_ENTRIES 4096         /* epoll sets a GPU fd was added to (LRU) */
+#define PROBE_SYSCALL_NR_MAX    512          /* syscall numbers the jump table covers */
 
 /*
  * Every count lives in one of two epochs of maps (suffix _0 and _1).
@@ -40,7 +43,10 @@ enum probe_drop {
 	PROBE_DROP_RUNQ_MAP_FULL = 3,
 	PROBE_DROP_NET_MAP_FULL = 4,
 	PROBE_DROP_EVENTS_FULL = 5,
-	PROBE_DROP_REASONS = 6,
+	PROBE_DROP_GPUFILE_MAP_FULL = 6,
+	PROBE_DROP_INFLIGHT_MAP_FULL = 7, /* a thread entering a GPU ioctl or wait not marked */
+	PROBE_DROP_WAIT_UNCHECKED = 8,    /* a poll/select set not read, or longer than checked */
+	PROBE_DROP_REASONS = 9,
 };
 
 struct probe_syscall_key {
@@ -65,6 +71,46 @@ struct probe_sched_val {
 struct probe_net_val {
 	__u64 rx_bytes;
 	__u64 tx_bytes;
+};
+
+/* gpufile_{0,1}: per-CPU hash, key tgid: evidence on GPU files beside the ioctls. */
+struct probe_gpufile_val {
+	__u64 waits; /* poll/select/epoll waits on a set holding a GPU fd, GPU ioctls that slept */
+	__u64 mmaps; /* mmap calls on a GPU fd */
+};
+
+/* gpu_inflight: hash, key tid: a thread inside a GPU ioctl or wait (set at entry, gone at exit). */
+enum probe_inflight_kind {
+	PROBE_INFLIGHT_IOCTL = 1,
+	PROBE_INFLIGHT_WAIT = 2,
+};
+
+struct probe_inflight {
+	__u32 tgid;
+	__u32 kind;     /* enum probe_inflight_kind */
+	__u64 nvcsw;    /* the thread's voluntary switches at entry: more at exit = it slept */
+	__u64 since_ns; /* CLOCK_BOOTTIME at entry */
+};
+
+/*
+ * Which program syscalls.bpf.c tail-calls for a syscall number (its
+ * jump_slot table, filled by croft-probe before load): slot + 1, 0 none.
+ */
+enum probe_jump {
+	PROBE_JUMP_IOCTL = 0,   /* ioctl.bpf.c */
+	PROBE_JUMP_GPUFILE = 1, /* gpufile.bpf.c: poll, select, epoll, mmap */
+	PROBE_JUMPS = 2,
+};
+
+/* What a syscall number is to gpufile.bpf.c (its call_kind table, filled before load). */
+enum probe_call {
+	PROBE_CALL_NONE = 0,
+	PROBE_CALL_POLL = 1,   /* poll, ppoll: (struct pollfd *, nfds, ...) */
+	PROBE_CALL_SELECT = 2, /* select, pselect6: (n, in, out, ex, ...) */
+	PROBE_CALL_EPOLL_CTL = 3,
+	PROBE_CALL_EPOLL_WAIT = 4, /* epoll_wait, epoll_pwait, epoll_pwait2: (epfd, ...) */
+	PROBE_CALL_MMAP = 5,
+	PROBE_CALL_IOCTL = 6, /* counted by ioctl.bpf.c; its mark is cleared at sys_exit */
 };
 
 /* gpu_rules: one-element array, replaced whole by `reload`. */

@@ -1,6 +1,7 @@
 /*
  * syscalls.bpf.c: counts every syscall per (tgid, syscall number) into the
- * current epoch's per-CPU hash, and hands ioctls on to ioctl.bpf.c.
+ * current epoch's per-CPU hash, and hands ioctls on to ioctl.bpf.c and
+ * the waits and mmaps GPU files may be in to gpufile.bpf.c.
  * Kernel side of croft-probe, loaded by root; the sys_enter hook is the
  * hottest path croft has, so it stays short.
  */
@@ -10,20 +11,21 @@
 COUNTED_MAP(syscalls_0, PROBE_SYSCALL_ENTRIES, struct probe_syscall_key, __u64);
 COUNTED_MAP(syscalls_1, PROBE_SYSCALL_ENTRIES, struct probe_syscall_key, __u64);
 
-/* Set before load: this architecture's ioctl number. */
-const volatile long ioctl_nr = -1;
+/* Set before load: per syscall number, the jump slot to tail-call + 1 (0: none). */
+const volatile __u8 jump_slot[PROBE_SYSCALL_NR_MAX];
 
 /*
- * ioctl.bpf.c's program, put here by croft-probe: a tail call costs only
- * ioctls, where a second program on sys_enter would cost every syscall an
- * indirect call (retpolined on this kind of host).
+ * ioctl.bpf.c's and gpufile.bpf.c's programs (enum probe_jump), put here
+ * by croft-probe: a tail call costs only the syscalls they look at, where a
+ * second program on sys_enter would cost every syscall an indirect call
+ * (retpolined on this kind of host).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, PROBE_JUMPS);
 	__type(key, __u32);
 	__type(value, __u32);
-} ioctl_jump SEC(".maps");
+} jumps SEC(".maps");
 
 static __always_inline void count_in(void *map, __u32 g, struct probe_syscall_key *key)
 {
@@ -49,8 +51,8 @@ static __always_inline int count_syscall(void *ctx, long id)
 		count_in(&syscalls_1, 1, &key);
 	else
 		count_in(&syscalls_0, 0, &key);
-	if (id == ioctl_nr)
-		bpf_tail_call(ctx, &ioctl_jump, 0);
+	if (id < PROBE_SYSCALL_NR_MAX && jump_slot[id])
+		bpf_tail_call(ctx, &jumps, jump_slot[id] - 1);
 	return 0;
 }
 

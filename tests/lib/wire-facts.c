@@ -46,6 +46,7 @@ static const struct number numbers[] = {
 	NUMBER(PROBE_END_SCHED),
 	NUMBER(PROBE_END_FINALS),
 	NUMBER(PROBE_FINALS_MAX),
+	NUMBER(PROBE_END_GPUFILE),
 	NUMBER(PROBE_WIRE_DROPS),
 	NUMBER(PROBE_DROP_REASONS),
 };
@@ -95,6 +96,10 @@ static const struct field fields[] = {
 	FIELD(probe_proc, runqueue_ns),
 	FIELD(probe_proc, net_rx_bytes),
 	FIELD(probe_proc, net_tx_bytes),
+	FIELD(probe_proc, gpu_waits),
+	FIELD(probe_proc, gpu_mmaps),
+	FIELD(probe_proc, gpu_blocked_threads),
+	FIELD(probe_proc, reserved),
 	FIELD(probe_syscall, nr),
 	FIELD(probe_syscall, reserved),
 	FIELD(probe_syscall, count),

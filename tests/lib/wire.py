@@ -16,8 +16,9 @@ MT_CTL_REPLY = 0x0600
 ROLE_SAMPLER, ROLE_WRITER, ROLE_PROBE, ROLE_CTL = 1, 2, 3, 4
 PROBE_END_NET, PROBE_END_FIRST, PROBE_END_SYSCALLS = 1 << 0, 1 << 1, 1 << 2
 PROBE_END_IOCTL, PROBE_END_SCHED, PROBE_END_FINALS = 1 << 3, 1 << 4, 1 << 5
+PROBE_END_GPUFILE = 1 << 6
 PROBE_FINALS_MAX = 16384
-PROBE_WIRE_DROPS = 8
+PROBE_WIRE_DROPS = 12
 
 # the C struct each is, little-endian with no padding (as test-wire.py checks)
 LAYOUTS = {
@@ -28,11 +29,11 @@ LAYOUTS = {
     'msg_ctl_reply': struct.Struct('<iI'),
     'probe_poll': struct.Struct('<Q'),
     'probe_batch': struct.Struct('<II'),
-    'probe_proc': struct.Struct('<IIQQQQQQQQ'),
+    'probe_proc': struct.Struct('<IIQQQQQQQQQQII'),
     'probe_syscall': struct.Struct('<IIQ'),
     'probe_exit': struct.Struct('<IIIIQQ16s'),
     'probe_final': struct.Struct('<IIQQQQQQiI16s256s256s'),
-    'probe_end': struct.Struct('<QQQIIII8Q8Q'),
+    'probe_end': struct.Struct('<QQQIIII12Q12Q'),
 }
 HDR, HELLO, BATCH, ACK = (LAYOUTS[n] for n in ('msg_hdr', 'msg_hello', 'msg_batch', 'msg_ack'))
 CTL_REPLY, PROBE_POLL, PROBE_BATCH = (LAYOUTS[n] for n in ('msg_ctl_reply', 'probe_poll',
@@ -42,7 +43,8 @@ PROC, SYSCALL, EXIT, FINAL, END = (LAYOUTS[n] for n in ('probe_proc', 'probe_sys
 # enum probe_drop in order, by the names croft-probe's status gives them
 # (test-lifecycle.py holds them to a running probe's)
 DROPS = ['syscall_map_full', 'ioctl_map_full', 'sched_map_full', 'runq_map_full',
-         'net_map_full', 'ringbuf_full']
+         'net_map_full', 'ringbuf_full', 'gpufile_map_full', 'inflight_map_full',
+         'wait_unchecked']
 
 
 def packet(mtype, payload=b''):

@@ -63,7 +63,8 @@ class ProbeClient:
                                        last_gpu_ioctl_boot_ns=f[4], ctx_voluntary=f[5],
                                        ctx_involuntary=f[6], runqueue_ns=f[7],
                                        net_rx_bytes=f[8], net_tx_bytes=f[9],
-                                       syscalls=sys_counts)
+                                       gpu_waits=f[10], gpu_mmaps=f[11],
+                                       gpu_blocked_threads=f[12], syscalls=sys_counts)
                 assert off == len(p), 'PROCS packet not read to its end'
             elif mtype == MT_PROBE_EXITS:
                 count = PROBE_BATCH.unpack_from(p)[0]

@@ -37,10 +37,10 @@ class Rows:
 
 
 class Stack:
-    def __init__(self, probe_bin, sampler_bin, conf=''):
+    def __init__(self, probe_bin, sampler_bin, conf='', probe_args=()):
         self.conf_text = '[sampler]\npoll_interval = %dms\n' % POLL_MS + conf
         # the sampler below runs as nobody: the probe must too, or its 0660 socket refuses it
-        self.probe = Probe(probe_bin, conf=self.conf_text, args=('-u', 'nobody'))
+        self.probe = Probe(probe_bin, conf=self.conf_text, args=('-u', 'nobody') + tuple(probe_args))
         self.sampler_bin = sampler_bin
         self.writer = FakeWriter(os.path.join(self.probe.dir, 'writer.sock'),
                                  os.path.join(self.probe.dir, 'rows.jsonl'))

@@ -13,12 +13,12 @@ import sys
 import tempfile
 
 from probetest import Probe, Tap, require_bpf
-from wire import (PROBE_END_FINALS, PROBE_END_IOCTL, PROBE_END_NET, PROBE_END_SCHED,  # noqa: E402
-                  PROBE_END_SYSCALLS)
+from wire import (PROBE_END_FINALS, PROBE_END_GPUFILE, PROBE_END_IOCTL, PROBE_END_NET,  # noqa: E402
+                  PROBE_END_SCHED, PROBE_END_SYSCALLS)
 
 GETPPID_NR = {'x86_64': 110, 'aarch64': 173, 'riscv64': 173}
 END_FLAG = {'net': PROBE_END_NET, 'syscalls': PROBE_END_SYSCALLS, 'ioctl': PROBE_END_IOCTL,
-            'sched': PROBE_END_SCHED, 'exit': PROBE_END_FINALS}
+            'sched': PROBE_END_SCHED, 'exit': PROBE_END_FINALS, 'gpufile': PROBE_END_GPUFILE}
 FIELDS = {
     'syscalls': {'syscalls'},
     'ioctl': {'ioctl_count', 'since_last_gpu_ioctl_ms'},
@@ -26,9 +26,11 @@ FIELDS = {
     'proc': set(),
     'net': {'usage.network_rx_bytes_s', 'usage.network_tx_bytes_s'},
     'exit': {'exit_ms', 'exit_code', 'exit_signal'},
+    'gpufile': {'gpu_wait_count', 'gpu_mmap_count', 'gpu_blocked_threads'},
 }
-# syscalls' program is what calls ioctl's: without it ioctl is out too
-GOES_WITH = {'syscalls': {'syscalls', 'ioctl'}}
+# syscalls' program is what calls ioctl's and gpufile's: without it they are out too;
+# gpufile counts threads inside GPU ioctls by ioctl's marks: without ioctl it is out
+GOES_WITH = {'syscalls': {'syscalls', 'ioctl', 'gpufile'}, 'ioctl': {'ioctl', 'gpufile'}}
 
 
 def counts(probe, work, node):
@@ -102,14 +104,14 @@ def main():
     with tempfile.TemporaryDirectory(prefix='croft-concern-fail.') as d:
         node = os.path.join(d, 'gpu0')
         os.mknod(node, 0o666 | 0o020000, os.makedev(1, 7))
-        for concern in ('syscalls', 'ioctl', 'sched', 'proc', 'net', 'exit'):
+        for concern in ('syscalls', 'ioctl', 'sched', 'proc', 'net', 'exit', 'gpufile'):
             check_one(tap, probe_bin, work, node, concern)
         # all of them: nothing to serve, a clear error rather than an empty probe
         conf = os.path.join(d, 'croft.conf')
         open(conf, 'w').close()
         p = subprocess.run([probe_bin, '-c', conf, '-r', os.path.join(d, 'run')],
                            env=dict(os.environ,
-                                    CROFT_PROBE_FAIL='syscalls,ioctl,sched,proc,net,exit'),
+                                    CROFT_PROBE_FAIL='syscalls,ioctl,sched,proc,net,exit,gpufile'),
                            capture_output=True, text=True, timeout=60)
         tap.ok(p.returncode != 0 and 'no concern loaded' in p.stderr,
                'every concern failing: the probe exits with why', p.stderr[-1500:])

@@ -50,7 +50,7 @@ def main():
         r = leftout(st, bad.name, HOST_COLUMN)
     tap.ok(r.returncode == 1 and 'syscalls' in r.stdout,
            'a kernels.md column that differs from status is caught', r.stdout)
-    for concern in ('syscalls', 'sched', 'net'):
+    for concern in ('syscalls', 'sched', 'net', 'gpufile'):
         probe = Probe(sys.argv[1], env={'CROFT_PROBE_FAIL': concern})
         try:
             out = probe.status()['left_out']

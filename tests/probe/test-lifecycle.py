@@ -26,7 +26,8 @@ CROFT_PROGS = {'sys_enter_btf', 'sys_enter_raw', 'ioctl_btf', 'ioctl_raw', 'swit
                'exit_exit_btf', 'exit_exit_raw', 'exit_free_btf', 'exit_free_raw',
                'send_btf', 'send_raw', 'recv_btf', 'recv_raw', 'send4_fexit', 'send6_fexit',
                'recv4_fexit', 'recv6_fexit', 'send4_kret', 'send6_kret', 'recv4_kret',
-               'recv6_kret'}
+               'recv6_kret', 'gpu_enter_btf', 'gpu_enter_raw', 'gpu_exit_btf', 'gpu_exit_raw',
+               'gpu_threxit_btf', 'gpu_threxit_raw'}
 CAP_BPF = 39
 
 
@@ -183,8 +184,9 @@ def test_kill(tap, probe, work):
 
 def test_names(tap, probe):
     st = probe.status()
-    counted = ['syscalls', 'ioctl', 'sched'] + (['net'] if st['net']['available'] else [])
-    tap.ok(list(st['programs']) == ['syscalls', 'ioctl', 'sched', 'proc', 'net', 'exit'] and
+    counted = ['syscalls', 'ioctl', 'sched'] + (['net'] if st['net']['available'] else []) + [
+        'gpufile']
+    tap.ok(list(st['programs']) == ['syscalls', 'ioctl', 'sched', 'proc', 'net', 'exit', 'gpufile'] and
            list(st['maps']) == counted and list(st['drops']) == DROPS + ['exit_queue_full'],
            'status names every program, counted map and drop reason (the wire\'s order)',
            json.dumps([st['programs'], st['maps'], st['drops']]))

@@ -1,0 +1,80 @@
+#!/bin/sh
+# bench-gpufile.sh: what croft-probe's GPU evidence costs, as bench-probe.sh
+# measures the ioctl path: the same call timed bare, under croft-probe with
+# the file in the GPU device set (counted, marked, cleared at sys_exit) and
+# with it out of the set (looked at, not counted), in one run, tools
+# interleaved round by round, the fastest chunk of the best round kept.
+# Calls: an ioctl on /dev/full (1:7), a poll with timeout 0 on /dev/ptmx
+# (5:2), an mmap + munmap of /dev/zero (1:5), and getppid, which the GPU
+# evidence adds a sys_exit program run to.  Stand-ins, no GPU.  Needs root
+# and BPF; BUILD names the build directory.
+set -eu
+
+BUILD=${BUILD:-build}
+N=${N:-300000}   # calls per round and kind
+ROUNDS=${ROUNDS:-5}
+PROBE=$BUILD/probe/croft-probe
+LOOP=$BUILD/bench/probe-bench
+
+[ "$(id -u)" = 0 ] || { echo "bench-gpufile: needs root (eBPF)"; exit 0; }
+[ -x "$PROBE" ] && [ -x "$LOOP" ] || { echo "bench-gpufile: croft-probe not built"; exit 0; }
+
+TMP=$(mktemp -d /tmp/croft-bench-gpufile.XXXXXX)
+TOOL_PID=
+cleanup() {
+	[ -n "$TOOL_PID" ] && kill "$TOOL_PID" 2>/dev/null && wait "$TOOL_PID" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+
+# start_tool nothing | counted | uncounted
+start_tool() {
+	case $1 in
+	nothing) TOOL_PID= ; return ;;
+	counted) printf '[probe]\ngpu_devices = 1:7, 5:2, 1:5\n' >"$TMP/croft.conf" ;;
+	uncounted) printf '[probe]\ngpu_devices = 1:9\n' >"$TMP/croft.conf" ;;
+	esac
+	"$PROBE" -c "$TMP/croft.conf" -r "$TMP/run" >"$TMP/out" 2>&1 &
+	TOOL_PID=$!
+	i=0
+	until grep -q attached "$TMP/out" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 600 ] || { echo "bench-gpufile: croft-probe did not attach"; cat "$TMP/out"; exit 1; }
+		sleep 0.05
+	done
+	sleep 0.3
+}
+
+stop_tool() {
+	[ -n "$TOOL_PID" ] || return 0
+	kill -TERM "$TOOL_PID" 2>/dev/null || true
+	wait "$TOOL_PID" 2>/dev/null || true
+	TOOL_PID=
+}
+
+echo "bench-gpufile: $N calls per kind, pinned to CPU 0, fastest chunk, best of $ROUNDS interleaved rounds"
+round=0
+while [ $round -lt "$ROUNDS" ]; do
+	for tool in nothing counted uncounted; do
+		start_tool $tool
+		echo "$tool getppid $("$LOOP" getppid "$N")" >>"$TMP/all"
+		echo "$tool ioctl $("$LOOP" ioctl "$N" /dev/full | cut -d' ' -f1)" >>"$TMP/all"
+		echo "$tool poll $("$LOOP" poll "$N" /dev/ptmx | cut -d' ' -f1)" >>"$TMP/all"
+		echo "$tool mmap $("$LOOP" mmap "$N" /dev/zero | cut -d' ' -f1)" >>"$TMP/all"
+		stop_tool
+	done
+	round=$((round + 1))
+done
+awk '{ k = $1 " " $2; if (!(k in m) || $3 < m[k]) m[k] = $3 }
+	END {
+		printf "%-8s %9s %22s %22s %12s\n", "call", "bare ns", "+ croft, in GPU set", "+ croft, not in set", "counted/bare"
+		n = split("getppid ioctl poll mmap", calls, " ")
+		for (i = 1; i <= n; i++) {
+			c = calls[i]; b = m["nothing " c]
+			printf "%-8s %9.1f %+22.1f %+22.1f %12.2f\n", c, b, m["counted " c] - b,
+				m["uncounted " c] - b, m["counted " c] / b
+		}
+		printf "a counted event costs (in set - not in set): ioctl %+.1f ns, poll %+.1f ns, mmap %+.1f ns\n",
+			m["counted ioctl"] - m["uncounted ioctl"], m["counted poll"] - m["uncounted poll"],
+			m["counted mmap"] - m["uncounted mmap"]
+	}' "$TMP/all"
