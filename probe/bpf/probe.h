@@ -9,20 +9,20 @@
 #define CROFT_PROBE_H
 
 /* Map sizes (entries).  --map-entries overrides the per-epoch ones. */
-#define PROBE_SYSCALL_ENTRIES 16384         /* (tgid, syscall nr) pairs per epoch */
-#define PROBE_TGID_ENTRIES    8192          /* tgids per epoch, per concern */
-#define PROBE_RUNQ_ENTRIES    16384         /* threads woken and not yet running */
-#define PROBE_GPU_RULES       64            /* GPUDEV_RULES_MAX: asserted in probed.h */
-#define PROBE_EVENTS_BYTES    (256 * 1024)  /* ring buffer of fork/exec/exit events */
-#define PROBE_COMM_LEN        16            /* PROBE_COMM_BYTES: asserted in probed.h */
-#define PROBE_FINALS_BYTES    (1024 * 1024) /* ring buffer of reaped groups' final figures */
-#define PROBE_LIVES_ENTRIES   32768         /* groups whose exe (exec) or exit time is kept */
-#define PROBE_EXE_LEN         256           /* PROBE_EXE_BYTES: asserted in probed.h */
-#define PROBE_CGROUP_LEN      256           /* PROBE_CGROUP_BYTES: asserted in probed.h */
-#define PROBE_CGROUP_DEPTH    16            /* cgroup levels below the root walked */
-#define PROBE_INFLIGHT_ENTRIES  16384        /* threads inside a GPU ioctl or wait at once */
-#define PROBE_GPU_EPOLL_ENTRIES 4096         /* epoll sets a GPU fd was added to (LRU) */
-#define PROBE_SYSCALL_NR_MAX    512          /* syscall numbers the jump table covers */
+#define PROBE_SYSCALL_ENTRIES   16384         /* (tgid, syscall nr) pairs per epoch */
+#define PROBE_TGID_ENTRIES      8192          /* tgids per epoch, per concern */
+#define PROBE_RUNQ_ENTRIES      16384         /* threads woken and not yet running */
+#define PROBE_GPU_RULES         64            /* GPUDEV_RULES_MAX: asserted in probed.h */
+#define PROBE_EVENTS_BYTES      (256 * 1024)  /* ring buffer of fork/exec/exit events */
+#define PROBE_COMM_LEN          16            /* PROBE_COMM_BYTES: asserted in probed.h */
+#define PROBE_FINALS_BYTES      (1024 * 1024) /* ring buffer of reaped groups' final figures */
+#define PROBE_LIVES_ENTRIES     32768         /* groups whose exe (exec) or exit time is kept */
+#define PROBE_EXE_LEN           256           /* PROBE_EXE_BYTES: asserted in probed.h */
+#define PROBE_CGROUP_LEN        256           /* PROBE_CGROUP_BYTES: asserted in probed.h */
+#define PROBE_CGROUP_DEPTH      16            /* cgroup levels below the root walked */
+#define PROBE_INFLIGHT_ENTRIES  16384         /* threads inside a GPU ioctl or wait at once */
+#define PROBE_GPU_EPOLL_ENTRIES 4096          /* epoll sets a GPU fd was added to (LRU) */
+#define PROBE_SYSCALL_NR_MAX    512           /* syscall numbers the jump table covers */
 
 /*
  * Every count lives in one of two epochs of maps (suffix _0 and _1).
