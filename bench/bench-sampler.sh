@@ -61,7 +61,7 @@ cleanup() {
 	[ -n "$SPID" ] && kill "$SPID" 2>/dev/null
 	[ -n "$PPID_" ] && kill "$PPID_" 2>/dev/null
 	[ -n "$WPID" ] && kill "$WPID" 2>/dev/null
-	exec 9>&- 2>/dev/null || true
+	exec 9>&- 8>&- 2>/dev/null || true
 	wait 2>/dev/null || true
 	[ -n "$PID_MAX0" ] && echo "$PID_MAX0" > /proc/sys/kernel/pid_max
 	rm -rf "$T"
@@ -145,7 +145,8 @@ echo "goal: ratio ~1 (a GPU holder's per-poll look costs about what an idle proc
 # the stand-in hanging in nvmlDeviceGetPowerUsage for the whole run.  Per
 # run: the poll loop's CPU per poll and the p50/p95 of the polls' own
 # durations (status last_poll_ms, read after each poll), and the NVML
-# rounds and hangs.  NVML_COUNT= skips it.
+# rounds and hangs.  NVML_MODES orders the runs (repeat them to see the
+# noise); NVML_COUNT= skips it.
 NVML_STANDIN=${NVML_STANDIN:-$BUILD/tests/sampler/nvml-standin}
 if [ -n "${NVML_COUNT-1000}" ] && [ -f "$NVML_STANDIN/libnvidia-ml.so.1" ]; then
 	NVML_COUNT=${NVML_COUNT:-1000} NVML_HOLDERS=${NVML_HOLDERS:-8}
@@ -161,7 +162,7 @@ if [ -n "${NVML_COUNT-1000}" ] && [ -f "$NVML_STANDIN/libnvidia-ml.so.1" ]; then
 			for pid in $(sed -n 's/^ready [0-9]* //p' "$T/spawn.out"); do
 				echo "proc 0 pid=$pid mem=1048576 sm=40"
 			done
-			[ "$1" = hang ] && echo "hang nvmlDeviceGetPowerUsage"
+			if [ "$1" = hung ]; then echo "hang nvmlDeviceGetPowerUsage"; fi
 		} > "$T/scenario"
 	}
 	# durations N: the last_poll_ms of N polls in a row, one a line
@@ -176,7 +177,7 @@ if [ -n "${NVML_COUNT-1000}" ] && [ -f "$NVML_STANDIN/libnvidia-ml.so.1" ]; then
 		done
 	}
 	printf '\n%-8s %7s %14s %10s %10s %8s %6s\n' nvml procs "ms CPU/poll" "p50 ms" "p95 ms" rounds hangs
-	for mode in absent present hung; do
+	for mode in ${NVML_MODES:-absent present hung}; do
 		mkfifo "$FIFO" "$T/hold2"
 		"$HELPER" spawn "$NVML_COUNT" < "$T/hold2" > "$T/spawn2.out" &
 		BG=$!
@@ -187,7 +188,10 @@ if [ -n "${NVML_COUNT-1000}" ] && [ -f "$NVML_STANDIN/libnvidia-ml.so.1" ]; then
 		i=0; until grep -q ready "$T/spawn.out" 2>/dev/null; do i=$((i + 1)); [ $i -lt 2400 ] || exit 1; sleep 0.05; done
 		nvml_scenario "$mode"
 		conf=$T/nvml.conf
-		[ $mode = absent ] && { sed 's/^\[sampler\]/[sampler]\nnvml = off/' "$T/nvml.conf" > "$T/nvml-off.conf"; conf=$T/nvml-off.conf; }
+		if [ $mode = absent ]; then
+			sed 's/^\[sampler\]/[sampler]\nnvml = off/' "$T/nvml.conf" > "$T/nvml-off.conf"
+			conf=$T/nvml-off.conf
+		fi
 		LD_LIBRARY_PATH=$NVML_STANDIN NVML_STANDIN_SCENARIO=$T/scenario \
 			"$SAMPLER" -c "$conf" -r "$T/run" -u nobody 2>"$T/sampler-nvml.log" &
 		SPID=$!
