@@ -86,14 +86,14 @@ def wait(pred, timeout):
 class Run:
     """croft run in a mount namespace of its own, over the test's /proc/devices."""
 
-    def __init__(self, tmp, name, nvml):
-        self.tmp = os.path.join(tmp, name)
+    def __init__(self, tmp, name, nvml, gpu):
+        self.tmp, self.gpu = os.path.join(tmp, name), gpu
         os.makedirs(self.tmp)
         os.chmod(self.tmp, 0o755)
         self.data = os.path.join(self.tmp, 'data')
         self.rt = os.path.join(self.tmp, 'run')
         self.scenario = os.path.join(tmp, 'scenario')
-        conf = os.path.join(self.tmp, 'croft.conf')
+        conf = self.conf = os.path.join(self.tmp, 'croft.conf')
         self.textfile = os.path.join(self.tmp, 'textfile')
         os.mkdir(self.textfile)  # the sampler drops to croft, or nobody: it writes there
         try:
@@ -118,13 +118,14 @@ class Run:
             env=env, stdout=open(self.log, 'wb'), stderr=subprocess.STDOUT)
         self.offset, self.rows = 0, []
 
-    def status(self):
+    def status(self, key='status'):
+        """croft-sampler's row of croftctl status --json: its figures, or another key."""
         out = subprocess.run([CROFTCTL, '--runtime-dir', self.rt, 'status', '--json'],
                              capture_output=True, text=True).stdout
         try:
             for d in json.loads(out or '{}').get('daemons', []):
                 if d.get('daemon') == 'croft-sampler':
-                    return d.get('status') or {}
+                    return d.get(key) or {}
         except ValueError:
             pass
         return {}
@@ -316,7 +317,7 @@ def phase_nvml(t, run):
                       r['process'].get('comm') == 'nvidia-smi')
     prow = settled(run, poller.pid, t0, held)
     rows = settled(run, idle.pid, t0, idle_ok)
-    mine = [r for r in run.refresh() if r['process'].get('comm') == 'croft-sampler']
+    mine = run.of(run.status('pid') or -1)
     check('an NVML poller beside it: the poller is a GPU holder named nvidia-smi, the idle '
           'holder stays idle, croft-sampler (the stand-in holds the node in it) stays no-gpu',
           None if all_rows(rows, idle_ok) and all_rows(prow, held) and
@@ -374,6 +375,38 @@ def phase_nvml(t, run):
           None if all_rows(rows, ok) else
           'rows %s' % verdicts(rows))
     t.kill(spin, idle)
+    nvml_off(run)
+
+
+def nvml_holds(pid, gpu):
+    """croft-sampler's threads, whether libnvidia-ml is mapped, whether it holds the node."""
+    threads = len(os.listdir('/proc/%d/task' % pid))
+    mapped = 'libnvidia-ml' in open('/proc/%d/maps' % pid).read()
+    fds = []
+    for fd in os.listdir('/proc/%d/fd' % pid):
+        try:
+            fds.append(os.readlink('/proc/%d/fd/%s' % (pid, fd)))
+        except OSError:
+            pass
+    return threads, mapped, gpu in fds
+
+
+def nvml_off(run):
+    """nvml = off by reload: no thread, no library mapped, no GPU file left."""
+    pid = run.status('pid') or None
+    before = nvml_holds(pid, run.gpu) if pid else None
+    text = open(run.conf).read()
+    with open(run.conf, 'w') as f:
+        f.write(text.replace('[sampler]\n', '[sampler]\nnvml = off\n', 1))
+    rc = subprocess.run([CROFTCTL, '--runtime-dir', run.rt, 'reload'], capture_output=True,
+                        text=True)
+    off = wait(lambda: run.status().get('nvml') == 'nvml = off in croft.conf', WAIT_S)
+    after = nvml_holds(pid, run.gpu) if pid else None
+    check('nvml = off by reload: the NVML thread ends, the library is unloaded, its GPU file '
+          'closed', None if rc.returncode == 0 and off and before and before[1:] == (True, True)
+          and after == (before[0] - 1, False, False) else
+          'reload %s %s; status nvml %s; (threads, mapped, holds) before %s after %s' % (
+              rc.returncode, rc.stderr.strip()[:200], run.status().get('nvml'), before, after))
 
 
 def phase_absent(t, run):
@@ -402,7 +435,7 @@ def main():
         skip_all('no unshare')
     t = Test()
     try:
-        run = Run(t.tmp, 'with-nvml', True)
+        run = Run(t.tmp, 'with-nvml', True, t.gpu)
         try:
             phase_nvml(t, run)
         finally:
@@ -413,7 +446,7 @@ def main():
         system = [e.get('holder') for e in json.loads(out or '{}').get('gpu_held_system', [])]
         check('croft stats: the NVML poller is a system holder (gpu_system_holders)',
               None if 'nvidia-smi' in system else 'system holders: %s' % system)
-        run = Run(t.tmp, 'without-nvml', False)
+        run = Run(t.tmp, 'without-nvml', False, t.gpu)
         try:
             phase_absent(t, run)
         finally:
