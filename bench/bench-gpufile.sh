@@ -2,7 +2,9 @@
 # bench-gpufile.sh: what croft-probe's GPU evidence costs, as bench-probe.sh
 # measures the ioctl path: the same call timed bare, under croft-probe with
 # the file in the GPU device set (counted, marked, cleared at sys_exit) and
-# with it out of the set (looked at, not counted), in one run, tools
+# with it out of the set (looked at, not counted), and with the set but
+# without the gpufile concern (CROFT_PROBE_FAIL=gpufile: croft before it,
+# the reference for what it adds to every syscall), in one run, tools
 # interleaved round by round, the fastest chunk of the best round kept.
 # Calls: an ioctl on /dev/full (1:7), a poll with timeout 0 on /dev/ptmx
 # (5:2), an mmap + munmap of /dev/zero (1:5), and getppid, which the GPU
@@ -27,14 +29,16 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# start_tool nothing | counted | uncounted
+# start_tool nothing | counted | uncounted | nogpufile
 start_tool() {
+	fail=
 	case $1 in
 	nothing) TOOL_PID= ; return ;;
 	counted) printf '[probe]\ngpu_devices = 1:7, 5:2, 1:5\n' >"$TMP/croft.conf" ;;
 	uncounted) printf '[probe]\ngpu_devices = 1:9\n' >"$TMP/croft.conf" ;;
+	nogpufile) printf '[probe]\ngpu_devices = 1:7, 5:2, 1:5\n' >"$TMP/croft.conf"; fail=gpufile ;;
 	esac
-	"$PROBE" -c "$TMP/croft.conf" -r "$TMP/run" >"$TMP/out" 2>&1 &
+	CROFT_PROBE_FAIL=$fail "$PROBE" -c "$TMP/croft.conf" -r "$TMP/run" >"$TMP/out" 2>&1 &
 	TOOL_PID=$!
 	i=0
 	until grep -q attached "$TMP/out" 2>/dev/null; do
@@ -55,7 +59,7 @@ stop_tool() {
 echo "bench-gpufile: $N calls per kind, pinned to CPU 0, fastest chunk, best of $ROUNDS interleaved rounds"
 round=0
 while [ $round -lt "$ROUNDS" ]; do
-	for tool in nothing counted uncounted; do
+	for tool in nothing counted uncounted nogpufile; do
 		start_tool $tool
 		echo "$tool getppid $("$LOOP" getppid "$N")" >>"$TMP/all"
 		echo "$tool ioctl $("$LOOP" ioctl "$N" /dev/full | cut -d' ' -f1)" >>"$TMP/all"
@@ -67,13 +71,16 @@ while [ $round -lt "$ROUNDS" ]; do
 done
 awk '{ k = $1 " " $2; if (!(k in m) || $3 < m[k]) m[k] = $3 }
 	END {
-		printf "%-8s %9s %22s %22s %12s\n", "call", "bare ns", "+ croft, in GPU set", "+ croft, not in set", "counted/bare"
+		printf "%-8s %9s %20s %20s %20s %12s\n", "call", "bare ns", "+ croft, in GPU set",
+			"+ croft, not in set", "+ croft w/o gpufile", "counted/bare"
 		n = split("getppid ioctl poll mmap", calls, " ")
 		for (i = 1; i <= n; i++) {
 			c = calls[i]; b = m["nothing " c]
-			printf "%-8s %9.1f %+22.1f %+22.1f %12.2f\n", c, b, m["counted " c] - b,
-				m["uncounted " c] - b, m["counted " c] / b
+			printf "%-8s %9.1f %+20.1f %+20.1f %+20.1f %12.2f\n", c, b, m["counted " c] - b,
+				m["uncounted " c] - b, m["nogpufile " c] - b, m["counted " c] / b
 		}
+		printf "gpufile adds to every syscall (getppid, croft - croft w/o gpufile): %+.1f ns\n",
+			m["uncounted getppid"] - m["nogpufile getppid"]
 		printf "a counted event costs (in set - not in set): ioctl %+.1f ns, poll %+.1f ns, mmap %+.1f ns\n",
 			m["counted ioctl"] - m["uncounted ioctl"], m["counted poll"] - m["uncounted poll"],
 			m["counted mmap"] - m["uncounted mmap"]

@@ -139,31 +139,42 @@ static __always_inline int on_enter(struct pt_regs *regs, long id)
 /*
  * The syscall number at sys_exit (the tracepoint does not pass it); -1
  * where this file does not know the register: every exit then looks up.
+ * tp_btf loads it straight from the typed regs, raw_tp through
+ * bpf_probe_read: this runs on every syscall of the host.
  */
-static __always_inline long exit_nr(struct pt_regs *regs)
-{
 #if defined(__TARGET_ARCH_x86)
-	return (long)BPF_CORE_READ(regs, orig_ax);
+#define EXIT_NR_BTF(regs) ((long)(regs)->orig_ax)
+#define EXIT_NR_RAW(regs) ((long)BPF_CORE_READ(regs, orig_ax))
 #elif defined(__TARGET_ARCH_arm64)
-	return (long)BPF_CORE_READ(regs, syscallno);
+#define EXIT_NR_BTF(regs) ((long)(regs)->syscallno)
+#define EXIT_NR_RAW(regs) ((long)BPF_CORE_READ(regs, syscallno))
 #else
-	return -1;
+#define EXIT_NR_BTF(regs) (-1L)
+#define EXIT_NR_RAW(regs) (-1L)
 #endif
+
+/* The current thread's voluntary context switches. */
+static __always_inline __u64 current_nvcsw(bool btf)
+{
+	if (btf)
+		return bpf_get_current_task_btf()->nvcsw;
+	return BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), nvcsw);
 }
 
 /* A GPU ioctl the thread slept in (a voluntary switch since entry) is a wait. */
-static __always_inline int on_exit(long nr, __u64 nvcsw)
+static __always_inline int on_exit(long nr, bool btf)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u8 kind = nr >= 0 && nr < PROBE_SYSCALL_NR_MAX ? call_kind[nr] : PROBE_CALL_IOCTL;
+	__u32 tid;
 	struct probe_inflight *m;
 
 	if (kind != PROBE_CALL_IOCTL && kind != PROBE_CALL_POLL && kind != PROBE_CALL_SELECT &&
 		kind != PROBE_CALL_EPOLL_WAIT)
 		return 0;
+	tid = (__u32)bpf_get_current_pid_tgid();
 	if (!(m = bpf_map_lookup_elem(&gpu_inflight, &tid)))
 		return 0;
-	if (m->kind == PROBE_INFLIGHT_IOCTL && nvcsw > m->nvcsw)
+	if (m->kind == PROBE_INFLIGHT_IOCTL && current_nvcsw(btf) > m->nvcsw)
 		count_gpufile(1, 0);
 	bpf_map_delete_elem(&gpu_inflight, &tid);
 	return 0;
@@ -184,15 +195,13 @@ int BPF_PROG(gpu_enter_raw, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(gpu_exit_btf, struct pt_regs *regs, long ret)
 {
-	return on_exit(exit_nr(regs), bpf_get_current_task_btf()->nvcsw);
+	return on_exit(EXIT_NR_BTF(regs), true);
 }
 
 SEC("raw_tp/sys_exit")
 int BPF_PROG(gpu_exit_raw, struct pt_regs *regs, long ret)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-
-	return on_exit(exit_nr(regs), BPF_CORE_READ(task, nvcsw));
+	return on_exit(EXIT_NR_RAW(regs), false);
 }
 
 /* A thread that dies inside (no sys_exit) leaves no mark behind. */
