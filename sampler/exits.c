@@ -93,7 +93,7 @@ static void final_identity(struct proc *p, const struct probe_final *f, const st
 		return;
 	/* the line /proc/<pid>/cgroup has for it: v2's, or v1's memory controller's */
 	n = snprintf(text, sizeof(text),
-		(f->flags & PROBE_FINAL_CGROUP_V1_FLAG) ? "0:memory:%s\n" : "0::%s\n", f->cgroup);
+		(f->flags & PROBE_FINAL_CGROUP_V1_FLAG) ? "1:memory:%s\n" : "0::%s\n", f->cgroup);
 	if (n > 0 && (size_t)n < sizeof(text))
 		id->cg = cgroup_get(env->cgroups, text, (size_t)n);
 	if (id->cg)
@@ -151,11 +151,13 @@ void proc_table_apply_finals(
  * nothing since (a poll with something done wrote its row), and nothing
  * after, which is unknown.
  */
-bool proc_vanished_due(struct proc *p, bool finals_sent)
+bool proc_vanished_due(struct proc *p, bool finals_sent, uint64_t now_unix_ms)
 {
 	struct proc_counters *c = &p->counters;
 
-	if (p->ident.kthread || (finals_sent && p->exit.gone_polls < EXIT_WAIT_POLLS))
+	if (p->ident.kthread ||
+		(finals_sent && (p->exit.gone_polls < EXIT_WAIT_POLLS ||
+					now_unix_ms < p->exit.last_seen.unix_ms + EXIT_WAIT_MS)))
 		return false;
 	c->span_s = p->cadence.have_base
 			    ? proc_poll_span_s(&p->cadence.base_poll, &p->exit.last_seen)

@@ -103,7 +103,7 @@ static bool format_rows(struct sampler *s, uint64_t until_ns)
 		proc_settle(p, onset_window_ns, run->now_boot_ns);
 		activity_settle(p, &run->activity);
 		if (p->exit.gone_polls && p->exit.kind == EXIT_LIVES &&
-			proc_vanished_due(p, run->env.finals_sent))
+			proc_vanished_due(p, run->env.finals_sent, run->env.now.unix_ms))
 			p->exit.kind = EXIT_VANISHED;
 		if (proc_row_due(p, &run->env))
 			written = format_row(s, p, &ctx);

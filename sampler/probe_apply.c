@@ -28,23 +28,39 @@ static void probe_reset(struct proc *p, const struct probe_answer *answer)
 	pr->gpu_evidence_valid = pr->valid && answer->gpufile;
 }
 
+static int by_rate_desc(const void *a, const void *b)
+{
+	const struct syscall_rate *x = a, *y = b;
+
+	return x->rate_per_sec < y->rate_per_sec ? 1 : x->rate_per_sec > y->rate_per_sec ? -1 : 0;
+}
+
+/*
+ * The record's syscalls as rates, added to those of a record the process
+ * took before in this answer (one carried from the answer before).
+ */
 static void apply_syscalls(
 	struct proc_probe_rates *pr, const struct probe_syscall *sys, uint32_t n, double span_s)
 {
-	struct syscall_rate *rates = n ? calloc(n, sizeof(*rates)) : NULL;
+	size_t had = pr->syscalls_count, count = had;
+	struct syscall_rate *rates = n ? realloc(pr->syscalls, (had + n) * sizeof(*rates)) : NULL;
 
-	/* a second record for the process in one answer replaces the first's */
-	free(pr->syscalls);
-	pr->syscalls = NULL;
-	pr->syscalls_count = 0;
 	if (!rates)
-		return;
+		return; /* none, or out of memory: those taken before stay */
 	for (uint32_t i = 0; i < n; i++) {
-		rates[i].name = sandbox_syscall_name((int)sys[i].nr);
-		rates[i].rate_per_sec = (double)sys[i].count / span_s;
+		const char *name = sandbox_syscall_name((int)sys[i].nr);
+		size_t j = 0;
+
+		while (j < had && rates[j].name != name)
+			j++;
+		if (j == had)
+			rates[j = count++] = (struct syscall_rate){ .name = name };
+		rates[j].rate_per_sec += (double)sys[i].count / span_s;
 	}
-	pr->syscalls = rates; /* the probe sends them highest count first */
-	pr->syscalls_count = n;
+	if (had) /* the probe sends them highest count first: only a sum needs sorting */
+		qsort(rates, count, sizeof(*rates), by_rate_desc);
+	pr->syscalls = rates;
+	pr->syscalls_count = count;
 }
 
 static void apply_tgid(struct proc *p, const struct probe_tgid *t)
@@ -57,20 +73,22 @@ static void apply_tgid(struct proc *p, const struct probe_tgid *t)
 		pr->last_gpu_ioctl_boot_ns = rec->last_gpu_ioctl_boot_ns;
 	if (!pr->valid)
 		return;
-	pr->gpu_ioctls = rec->gpu_ioctls;
-	pr->gpu_waits = rec->gpu_waits;
-	pr->gpu_mmaps = rec->gpu_mmaps;
-	pr->gpu_blocked_threads = rec->gpu_blocked_threads;
+	pr->gpu_ioctls += rec->gpu_ioctls;
+	pr->gpu_waits += rec->gpu_waits;
+	pr->gpu_mmaps += rec->gpu_mmaps;
+	/* at the answer: a record carried from the one before says an earlier moment */
+	if (!t->carried)
+		pr->gpu_blocked_threads = rec->gpu_blocked_threads;
 	/* counts of this poll only: a poll with any is not idle, so none is skipped; nor
 	 * is a thread blocked on the GPU, which has work outstanding there */
-	pr->active = rec->gpu_ioctls || rec->ctx_voluntary || rec->ctx_involuntary ||
-		     rec->runqueue_ns || rec->net_rx_bytes || rec->net_tx_bytes ||
-		     rec->syscalls_count || rec->gpu_blocked_threads;
-	pr->ctx_voluntary_s = (double)rec->ctx_voluntary / dt;
-	pr->ctx_involuntary_s = (double)rec->ctx_involuntary / dt;
-	pr->runqueue_s = (double)rec->runqueue_ns / 1e9 / dt;
-	pr->net_rx_bytes_s = (double)rec->net_rx_bytes / dt;
-	pr->net_tx_bytes_s = (double)rec->net_tx_bytes / dt;
+	pr->active |= rec->gpu_ioctls || rec->ctx_voluntary || rec->ctx_involuntary ||
+		      rec->runqueue_ns || rec->net_rx_bytes || rec->net_tx_bytes ||
+		      rec->syscalls_count || rec->gpu_blocked_threads;
+	pr->ctx_voluntary_s += (double)rec->ctx_voluntary / dt;
+	pr->ctx_involuntary_s += (double)rec->ctx_involuntary / dt;
+	pr->runqueue_s += (double)rec->runqueue_ns / 1e9 / dt;
+	pr->net_rx_bytes_s += (double)rec->net_rx_bytes / dt;
+	pr->net_tx_bytes_s += (double)rec->net_tx_bytes / dt;
 	apply_syscalls(pr, t->syscalls, rec->syscalls_count, dt);
 }
 

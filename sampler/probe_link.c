@@ -51,6 +51,10 @@ struct probe_link {
 	uint8_t packet[MSG_PACKET_MAX];
 	uint8_t *procs; /* the PROCS payloads of this answer, batch headers stripped */
 	size_t procs_len, procs_cap;
+	/* the records no process took, offered once more with the next answer:
+	 * a process gone before its final came, or born after /proc was read */
+	uint8_t *carried;
+	size_t carried_len, carried_cap;
 	struct probe_exit *exits;
 	size_t exits_count, exits_cap;
 	struct probe_final *finals;
@@ -91,6 +95,7 @@ void probe_link_free(struct probe_link *link)
 	if (link->fd >= 0)
 		close(link->fd);
 	free(link->procs);
+	free(link->carried);
 	free(link->exits);
 	free(link->finals);
 	free(link->tgids);
@@ -312,11 +317,62 @@ static void count_exits(struct probe_link *link)
 	}
 }
 
+/* Appends t's record and syscalls to the carried ones; false when over the bound. */
+static bool carry_tgid(struct probe_link *link, const struct probe_tgid *t)
+{
+	size_t sys_len = t->rec.syscalls_count * sizeof(struct probe_syscall);
+	size_t len = sizeof(t->rec) + sys_len;
+	uint8_t *grown;
+
+	if (link->carried_len + len > PROBE_LINK_ANSWER_MAX)
+		return false;
+	if (link->carried_len + len > link->carried_cap) {
+		size_t cap = (link->carried_len + len) * 2;
+
+		if (!(grown = realloc(link->carried, cap)))
+			return false;
+		link->carried = grown;
+		link->carried_cap = cap;
+	}
+	memcpy(link->carried + link->carried_len, &t->rec, sizeof(t->rec));
+	if (sys_len)
+		memcpy(link->carried + link->carried_len + sizeof(t->rec), t->syscalls, sys_len);
+	link->carried_len += len;
+	return true;
+}
+
+/*
+ * The last answer's records carried over go after this answer's in procs,
+ * so both are indexed alike (a process may take two records: they add).
+ */
+static int join_carried(struct probe_link *link)
+{
+	uint8_t *grown;
+	size_t len = link->carried_len;
+
+	if (!len)
+		return 0;
+	if (link->procs_len + len > link->procs_cap) {
+		size_t cap = (link->procs_len + len) * 2;
+
+		if (!(grown = realloc(link->procs, cap)))
+			return -ENOMEM;
+		link->procs = grown;
+		link->procs_cap = cap;
+	}
+	memcpy(link->procs + link->procs_len, link->carried, len);
+	link->procs_len += len;
+	link->carried_len = 0;
+	return 0;
+}
+
 /* The records of a whole answer, one per tgid as sent (take_procs checked their bounds). */
 static int index_tgids(struct probe_link *link, size_t *ret_count)
 {
-	size_t n = 0;
+	size_t n = 0, fresh_len = link->procs_len;
 
+	if (join_carried(link) < 0)
+		return -ENOMEM;
 	/* by offset: procs is NULL in an answer without records, and NULL + 0 is UB */
 	for (size_t off = 0; off < link->procs_len; n++) {
 		struct probe_tgid *t;
@@ -333,6 +389,7 @@ static int index_tgids(struct probe_link *link, size_t *ret_count)
 		memcpy(&t->rec, link->procs + off, sizeof(t->rec));
 		t->syscalls = (const struct probe_syscall *)(link->procs + off + sizeof(t->rec));
 		t->matched = false;
+		t->carried = off >= fresh_len;
 		off += sizeof(t->rec) + t->rec.syscalls_count * sizeof(struct probe_syscall);
 	}
 	*ret_count = n;
@@ -382,9 +439,16 @@ static void applied(struct probe_link *link, const struct probe_answer *answer)
 		link->stats.exits_seen += link->exits_count;
 		return;
 	}
-	for (size_t i = 0; i < answer->tgids_count; i++)
-		if (!answer->tgids[i].matched && answer->tgids[i].rec.gpu_ioctls)
-			note_unmatched_gpu(link, &answer->tgids[i].rec);
+	for (size_t i = 0; i < answer->tgids_count; i++) {
+		const struct probe_tgid *t = &answer->tgids[i];
+
+		if (t->matched)
+			continue;
+		if (!t->carried && carry_tgid(link, t))
+			continue;
+		if (t->rec.gpu_ioctls)
+			note_unmatched_gpu(link, &t->rec);
+	}
 	count_exits(link);
 }
 

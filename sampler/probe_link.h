@@ -22,6 +22,7 @@ struct probe_tgid {
 	struct probe_proc rec;
 	const struct probe_syscall *syscalls; /* rec.syscalls_count, highest count first */
 	bool matched;                         /* a tracked process took them (probe_apply.c) */
+	bool carried;                         /* from the answer before, which none took */
 };
 
 /*

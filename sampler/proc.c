@@ -513,8 +513,9 @@ static bool proc_reread(struct proc *p, const struct poll_env *env)
 			return false;
 		if (!p->ident.kthread && proc_exec_seen(p, &st))
 			proc_reidentify(p, &st, env);
-		else if (!p->ident.kthread)
-			proc_cgroup_follow(p, env);
+		else if (!p->ident.kthread && st.image.start_stack)
+			proc_cgroup_follow(
+				p, env); /* a zombie's names the root: its last row keeps its own */
 		proc_sample(p, &st, env, now);
 	}
 	p->cadence.seen_gen = env->gen;

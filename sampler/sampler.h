@@ -454,7 +454,8 @@ struct proc_gpu {
 	struct proc_look look;
 };
 
-#define EXIT_WAIT_POLLS 3 /* polls a process gone from /proc waits for the probe's final */
+#define EXIT_WAIT_POLLS 3     /* polls a process gone from /proc waits for the probe's final, */
+#define EXIT_WAIT_MS    10000 /* and at least this long (RCU callbacks can lag under load) */
 
 /* How the process ended, for its last row; EXIT_LIVES while it lives. */
 struct proc_exit {
@@ -513,7 +514,7 @@ struct probe_answer;
 void proc_table_apply_finals(
 	struct proc_table *table, const struct poll_env *env, const struct probe_answer *answer);
 /* Whether p (gone from /proc, no final) gets its last row now, as vanished. */
-bool proc_vanished_due(struct proc *p, bool finals_sent);
+bool proc_vanished_due(struct proc *p, bool finals_sent, uint64_t now_unix_ms);
 
 /* procfs.c: readers of /proc/<pid>/ files, relative to an open /proc. */
 struct proc_stat {

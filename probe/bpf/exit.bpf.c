@@ -170,9 +170,9 @@ static __always_inline int cgroup_path(struct kernfs_node *kn, char *path)
 }
 
 /*
- * The group's cgroup2 path, or on a cgroup v1 host (where the task's
- * cgroup2 is the hierarchy's bare root) its memory controller's path,
- * which the sampler's rows name there.
+ * The group's cgroup2 path, or where the memory controller is in a v1
+ * hierarchy (v1 and hybrid hosts) its path there, as the sampler's rows
+ * name a process's cgroup.
  */
 static __always_inline void group_cgroup(struct task_struct *p, struct probe_final_event *e)
 {
@@ -184,9 +184,8 @@ static __always_inline void group_cgroup(struct task_struct *p, struct probe_fin
 
 	if (!s || !dfl)
 		return;
-	/* a v1 memory hierarchy beside a bare cgroup2 root: the sampler's rows name its path */
-	if (!BPF_CORE_READ(dfl, level) &&
-		bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id)) {
+	/* memory in a v1 hierarchy (v1 and hybrid hosts): the sampler's rows name its path */
+	if (bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id)) {
 		bpf_probe_read_kernel(&css, sizeof(css),
 			(char *)cset + bpf_core_field_offset(struct css_set, subsys) +
 				bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id) *

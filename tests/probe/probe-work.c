@@ -157,6 +157,17 @@ static unsigned long long cpu_ns(void)
 	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
+/* Burns CPU_S seconds of its own CPU time at normal priority (spin is realtime, pinned). */
+static int do_burn(double cpu_s)
+{
+	volatile unsigned long x = 0;
+
+	while (cpu_ns() < (unsigned long long)(cpu_s * 1e9))
+		for (int i = 0; i < 10000; i++)
+			x++;
+	return 0;
+}
+
 /* "done" with what this process did so far, then held until stdin closes. */
 static void done_report(unsigned long long calls, unsigned long long bytes)
 {
@@ -336,6 +347,8 @@ int main(int argc, char **argv)
 		return do_sleeps(strtoul(argv[2], NULL, 10), atof(argv[3]));
 	if (!strcmp(mode, "threads") && argc == 5)
 		return do_threads(atoi(argv[2]), strtoul(argv[3], NULL, 10), atof(argv[4]));
+	if (!strcmp(mode, "burn") && argc == 3)
+		return do_burn(atof(argv[2]));
 	if (!strcmp(mode, "spin") && argc == 4)
 		return do_spin(atoi(argv[2]), atof(argv[3]));
 	if (!strcmp(mode, "send") && argc == 5)
@@ -352,7 +365,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "usage: probe-work getppid N SECS [DELAY [HOLD]] | ioctl PATH N HOLD "
 			"[DELAY] | sleeps PER_S SECS"
 			" | threads N PER_S SECS"
-			" | spin CPU SECS | send PORT BYTES_PER_S SECS | recv PORT"
+			" | spin CPU SECS | burn CPU_S | send PORT BYTES_PER_S SECS | recv PORT"
 			" | paced DELAY_MS BURST BATCH EVERY_MS COUNT BURN_US"
 			" | sendpaced PORT BYTES EVERY_MS COUNT\n");
 	return 2;
