@@ -23,9 +23,24 @@ LOOP=$BUILD/bench/probe-bench
 
 TMP=$(mktemp -d /tmp/croft-bench-gpufile.XXXXXX)
 TOOL_PID=
+STATS_WAS=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)
 cleanup() {
 	[ -n "$TOOL_PID" ] && kill "$TOOL_PID" 2>/dev/null && wait "$TOOL_PID" 2>/dev/null
+	echo "$STATS_WAS" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null
 	rm -rf "$TMP"
+}
+
+# prog_ns NAME...: mean ns per run of the named programs this croft-probe loaded
+# (kernel.bpf_stats_enabled; a tail call's time is its caller's)
+prog_ns() {
+	bpftool -j prog show 2>/dev/null | python3 -c '
+import json, sys
+before = set(open(sys.argv[1]).read().split())
+names, total = set(sys.argv[2:]), 0.0
+for p in json.load(sys.stdin):
+    if p.get("name") in names and str(p["id"]) not in before and p.get("run_cnt"):
+        total += p["run_time_ns"] / p["run_cnt"]
+print("%.1f" % total)' "$TMP/ids" "$@"
 }
 trap cleanup EXIT INT TERM
 
@@ -38,6 +53,9 @@ start_tool() {
 	uncounted) printf '[probe]\ngpu_devices = 1:9\n' >"$TMP/croft.conf" ;;
 	nogpufile) printf '[probe]\ngpu_devices = 1:7, 5:2, 1:5\n' >"$TMP/croft.conf"; fail=gpufile ;;
 	esac
+	bpftool -j prog show 2>/dev/null | python3 -c '
+import json, sys
+print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))' >"$TMP/ids"
 	CROFT_PROBE_FAIL=$fail "$PROBE" -c "$TMP/croft.conf" -r "$TMP/run" >"$TMP/out" 2>&1 &
 	TOOL_PID=$!
 	i=0
@@ -65,6 +83,13 @@ while [ $round -lt "$ROUNDS" ]; do
 		echo "$tool ioctl $("$LOOP" ioctl "$N" /dev/full | cut -d' ' -f1)" >>"$TMP/all"
 		echo "$tool poll $("$LOOP" poll "$N" /dev/ptmx | cut -d' ' -f1)" >>"$TMP/all"
 		echo "$tool mmap $("$LOOP" mmap "$N" /dev/zero | cut -d' ' -f1)" >>"$TMP/all"
+		if [ $round = 0 ] && [ $tool = counted ]; then
+			# the programs' own time per run, stats on only for this
+			echo 1 >/proc/sys/kernel/bpf_stats_enabled
+			"$LOOP" getppid "$N" >/dev/null
+			echo "sys_enter(+tail calls) $(prog_ns sys_enter_btf sys_enter_raw) sys_exit $(prog_ns gpu_exit_btf gpu_exit_raw)" >"$TMP/prog"
+			echo 0 >/proc/sys/kernel/bpf_stats_enabled
+		fi
 		stop_tool
 	done
 	round=$((round + 1))
@@ -85,3 +110,4 @@ awk '{ k = $1 " " $2; if (!(k in m) || $3 < m[k]) m[k] = $3 }
 			m["counted ioctl"] - m["uncounted ioctl"], m["counted poll"] - m["uncounted poll"],
 			m["counted mmap"] - m["uncounted mmap"]
 	}' "$TMP/all"
+echo "program  own time per run over getppid (bpf_stats, clock reads included): $(cat "$TMP/prog")"
