@@ -27,6 +27,7 @@
 #include "config.h"
 #include "ctl.h"
 #include "daemon.h"
+#include "handover.h"
 #include "log.h"
 #include "msg.h"
 #include "priv.h"
@@ -180,7 +181,9 @@ static const char *run_probe_blocker(char *buf, size_t len)
 }
 
 /*
- * Root: data dir owned by the drop user, runtime dir root:<its group> 0750.
+ * Root: data dir owned by the drop user, runtime dir root:<its group> 0750,
+ * handed over through handover_dir (no symlink followed, one already there
+ * root's or the drop user's and writable by no one else).
  * The directories above them need not be open to that user (a checkout in
  * a 0700 home): each daemon opens what it uses in them before its drop
  * (the writer the data dir, the probe and writer their sockets), and the
@@ -189,24 +192,31 @@ static const char *run_probe_blocker(char *buf, size_t len)
 static int run_prepare_dir(
 	const char *path, bool data, const struct priv_user *user, char ret_abs[PATH_MAX])
 {
-	struct stat st;
-	int ret = daemon_mkdir_p(path, 0750, 0755, &st);
+	struct handover_want want = { .mode = 0750,
+		.parents_mode = 0755,
+		.owner = !user  ? (uid_t)-1
+			 : data ? user->uid
+				: 0,
+		.group = user ? user->gid : (gid_t)-1,
+		.daemon_uid = user ? user->uid : 0 };
+	char fd_path[32];
+	ssize_t n;
+	int fd, ret = handover_dir(path, &want, &fd);
 
 	if (ret < 0) {
-		log_warnx("cannot create %s: %s; give another --%s", path, strerror(-ret),
+		log_warnx("%s %s: %s; give another --%s",
+			user ? "cannot hand over" : "cannot create", path, handover_strerror(ret),
 			data ? "data-dir" : "runtime-dir");
 		return ret;
 	}
-	/* absolute: the daemons are handed paths that do not depend on our cwd */
-	if (!realpath(path, ret_abs))
-		return -errno;
-	if (!user)
-		return 0;
-	if (chown(ret_abs, data ? user->uid : 0, user->gid) < 0 || chmod(ret_abs, 0750) < 0) {
-		ret = -errno;
-		log_warn("cannot give %s to %s", ret_abs, user->name);
-		return ret;
-	}
+	/* absolute, from the fd checked: the daemons get a path that does not depend on our cwd */
+	snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fd);
+	n = readlink(fd_path, ret_abs, PATH_MAX - 1);
+	ret = n < 0 ? -errno : 0;
+	close(fd);
+	if (ret < 0 || n >= PATH_MAX - 1)
+		return ret < 0 ? ret : -ENAMETOOLONG;
+	ret_abs[n] = '\0';
 	return 0;
 }
 
@@ -251,7 +261,7 @@ static int run_one_a_host(const struct run_opts *opts, int *ret_lock_fd)
 
 	r = run_units_running(units_dir, why, sizeof(why));
 	if (r == 0)
-		r = run_lock_take(lock_name && *lock_name ? lock_name : RUN_LOCK_NAME, ret_lock_fd,
+		r = run_lock_take(lock_name && *lock_name ? lock_name : RUN_LOCK_PATH, ret_lock_fd,
 			why, sizeof(why));
 	if (r == 0)
 		return 0;
@@ -558,7 +568,6 @@ int cmd_run(int argc, char **argv)
 	struct run_opts opts = { 0 };
 	struct priv_user user_buf, *user = NULL;
 	struct run run = { .child_ready = run_child_ready, .child_exited = run_child_exited };
-	struct event *lock_event;
 	int ret, lock_fd;
 
 	if (run_parse(argc, argv, &opts) < 0)
@@ -598,7 +607,7 @@ int cmd_run(int argc, char **argv)
 	if (run_one_a_host(&opts, &lock_fd) < 0)
 		return 1;
 	run.base = event_base_new();
-	if (!run.base || !(lock_event = run_lock_serve(run.base, lock_fd)))
+	if (!run.base)
 		return 1;
 	run_setup_children(&run, &opts, user);
 	log_info("data in %s, sockets in %s%s%s; `croftctl --runtime-dir %s status` shows them",
@@ -607,9 +616,9 @@ int cmd_run(int argc, char **argv)
 	ret = run_loop(&run);
 	for (size_t i = 0; i < run.nchildren; i++)
 		child_free(run.children[i]);
-	event_free(lock_event);
 	event_base_free(run.base);
-	close(lock_fd);
+	if (lock_fd >= 0)
+		close(lock_fd);
 	if (ret == 0 && !run.stop_status)
 		log_info("all daemons stopped");
 	if (ret == 0 && run.all_started)

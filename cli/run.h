@@ -1,8 +1,8 @@
 /*
  * run.h: the internals of `croft run` (run.c: options, directories and the
  * start/stop sequence; run_child.c: one supervised daemon, its log pipe and
- * its notify socket; run_lock.c: one collector a host).  Runs in the croft command, as the invoking
- * user.
+ * its notify socketpair; run_lock.c: one collector a host).  Runs in the croft command, as the
+ * invoking user.
  */
 #ifndef CROFT_RUN_H
 #define CROFT_RUN_H
@@ -27,8 +27,8 @@ struct bufferevent;
 #define RUN_ARGV_MAX        20
 #define RUN_LOG_LINE_MAX    8192 /* bytes of one relayed log line */
 #define RUN_PEER_TIMEOUT_MS 1000 /* a control socket that does not answer in this long: gone */
-#define RUN_LOCK_NAME       "croft-run"           /* the host lock's abstract socket name */
-#define RUN_LOCK_ENV        "CROFT_RUN_LOCK"      /* another name: a test's own host */
+#define RUN_LOCK_PATH       "/run/croft-run.lock" /* the host lock, root's 0600 */
+#define RUN_LOCK_ENV        "CROFT_RUN_LOCK"      /* another path: a test's own host */
 #define RUN_UNITS_DIR_ENV   "CROFT_RUN_UNITS_DIR" /* as --units-runtime-dir */
 /* the longest socket name in the runtime dir (as long as writer.sock) */
 #define RUN_LONGEST_SOCKET "sampler.ctl"
@@ -64,9 +64,9 @@ struct child {
 	struct event *stop_timer;
 
 	struct bufferevent *log; /* the read end of its stdout+stderr */
-	int notify_fd;           /* abstract datagram socket named in NOTIFY_SOCKET */
+	int notify_fd;           /* our end of its notify socketpair (DAEMON_NOTIFY_FD_ENV) */
+	int notify_child_fd;     /* its end, until the fork hands it over */
 	struct event *notify_ev;
-	char notify_name[108];
 };
 
 struct run {
@@ -92,10 +92,10 @@ struct run {
 /* 1 with *ret_why when a unit answers (or its directory refuses us) at
  * <units_dir>/<role>/<role>.ctl, 0 when none, -errno. */
 int run_units_running(const char *units_dir, char *ret_why, size_t why_len);
-/* Binds the host lock; -EADDRINUSE with the holder in *ret_why. */
-int run_lock_take(const char *name, int *ret_fd, char *ret_why, size_t why_len);
-/* Accepts (and closes) what holder lookups connect. */
-struct event *run_lock_serve(struct event_base *base, int fd);
+/* As root: flock on the lock file at path, held in *ret_fd (our pid and
+ * uid written in it); -EADDRINUSE with the holder in *ret_why, -EPERM when
+ * the file is not root's alone.  Not root: 0 and *ret_fd -1 (no lock). */
+int run_lock_take(const char *path, int *ret_fd, char *ret_why, size_t why_len);
 
 /* run_child.c */
 int child_init(struct child *child, struct run *run, const char *name, const char *tag);

@@ -1,7 +1,7 @@
 /*
  * run_child.c: one daemon supervised by `croft run`: fork + exec with its
- * stdout/stderr on a pipe whose lines are relayed with the daemon's tag, an
- * abstract notify socket (NOTIFY_SOCKET) for READY=1 and watchdog pings,
+ * stdout/stderr on a pipe whose lines are relayed with the daemon's tag, a
+ * notify socketpair (DAEMON_NOTIFY_FD_ENV) for READY=1 and watchdog pings,
  * the supervisor pipe's read end, reaping and restart with backoff.  Runs
  * in the croft command, as the invoking user.
  */
@@ -31,7 +31,7 @@ int child_init(struct child *child, struct run *run, const char *name, const cha
 	child->name = name;
 	child->tag = tag;
 	child->run = run;
-	child->notify_fd = -1;
+	child->notify_fd = child->notify_child_fd = -1;
 	child->backoff_ms = RUN_BACKOFF_MIN_MS;
 	return 0;
 }
@@ -53,6 +53,10 @@ static void child_close_io(struct child *child)
 	if (child->notify_fd >= 0) {
 		close(child->notify_fd);
 		child->notify_fd = -1;
+	}
+	if (child->notify_child_fd >= 0) {
+		close(child->notify_child_fd);
+		child->notify_child_fd = -1;
 	}
 }
 
@@ -143,27 +147,22 @@ static void child_notify_read(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-/* An abstract socket: no file to own or clean up, reachable after the drop. */
+/*
+ * A datagram socketpair a start: croft run reads one end, the daemon alone
+ * inherits the other (DAEMON_NOTIFY_FD_ENV).  No name another user could
+ * send spoofed pings to or bind first, as with an abstract NOTIFY_SOCKET.
+ */
 static int child_notify_open(struct child *child)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd, len;
+	int fds[2];
 
-	len = snprintf(child->notify_name, sizeof(child->notify_name), "@croft-run-%d-%s-%u",
-		(int)getpid(), child->tag, child->restarts);
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, fds) < 0)
 		return -errno;
-	memcpy(sa.sun_path + 1, child->notify_name + 1, (size_t)len - 1);
-	if (bind(fd, (struct sockaddr *)&sa,
-		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) < 0) {
-		int ret = -errno;
-		close(fd);
-		return ret;
-	}
-	child->notify_fd = fd;
+	evutil_make_socket_nonblocking(fds[0]);
+	child->notify_fd = fds[0];
+	child->notify_child_fd = fds[1];
 	child->notify_ev =
-		event_new(child->run->base, fd, EV_READ | EV_PERSIST, child_notify_read, child);
+		event_new(child->run->base, fds[0], EV_READ | EV_PERSIST, child_notify_read, child);
 	if (!child->notify_ev || event_add(child->notify_ev, NULL) < 0)
 		return -ENOMEM;
 	return 0;
@@ -176,14 +175,17 @@ static void child_exec(struct child *child, int log_fd)
 {
 	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	int supervisor_fd = fcntl(child->run->supervisor_fds[0], F_DUPFD, STDERR_FILENO + 1);
+	int notify_fd = fcntl(child->notify_child_fd, F_DUPFD, STDERR_FILENO + 1);
 	char fd_text[16];
 
 	setpgid(0, 0);
-	if (null_fd < 0 || supervisor_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 ||
+	if (null_fd < 0 || supervisor_fd < 0 || notify_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 ||
 		dup2(log_fd, STDOUT_FILENO) < 0 || dup2(log_fd, STDERR_FILENO) < 0)
 		_exit(127);
 	snprintf(fd_text, sizeof(fd_text), "%d", supervisor_fd);
 	setenv(DAEMON_SUPERVISOR_FD_ENV, fd_text, 1);
+	snprintf(fd_text, sizeof(fd_text), "%d", notify_fd);
+	setenv(DAEMON_NOTIFY_FD_ENV, fd_text, 1);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -196,7 +198,7 @@ static void child_exec(struct child *child, int log_fd)
 	unsetenv("WATCHDOG_PID");
 	unsetenv("LISTEN_FDS");
 	unsetenv("LISTEN_PID");
-	setenv("NOTIFY_SOCKET", child->notify_name, 1);
+	unsetenv("NOTIFY_SOCKET");
 	execv(child->path, child->argv);
 	fprintf(stderr, "croft run: cannot execute %s: %s\n", child->path, strerror(errno));
 	_exit(127);
@@ -225,6 +227,8 @@ int child_start(struct child *child)
 	if (pid == 0)
 		child_exec(child, pipe_fds[1]);
 	close(pipe_fds[1]);
+	close(child->notify_child_fd); /* the daemon's alone now */
+	child->notify_child_fd = -1;
 	evutil_make_socket_nonblocking(pipe_fds[0]);
 	child->log = bufferevent_socket_new(child->run->base, pipe_fds[0], BEV_OPT_CLOSE_ON_FREE);
 	if (!child->log) {

@@ -1,23 +1,22 @@
 /*
  * run_lock.c: one collector a host.  croft run refuses to start while the
  * croft units answer on their control sockets, or while another croft run
- * holds the host's lock: an abstract unix socket it binds for its lifetime
- * (the kernel frees it however croft run ends; no file to go stale).
+ * holds the host's lock: flock on a root-owned 0600 file (/run/croft-run.lock),
+ * freed by the kernel however croft run ends.  No other user may open it,
+ * so none can take it first (an abstract socket name anyone could bind).
  * Runs in the croft command, as the invoking user.
  */
 #include <errno.h>
-#include <stddef.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
+#include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-#include <event2/event.h>
-
 #include "ctl.h"
+#include "log.h"
 #include "msg.h"
 #include "run.h"
 
@@ -65,75 +64,68 @@ int run_units_running(const char *units_dir, char *ret_why, size_t why_len)
 	return 0;
 }
 
-static socklen_t lock_address(const char *name, struct sockaddr_un *ret_addr)
+/* The holder's "pid uid" line, as it wrote it after taking the lock. */
+static void lock_holder(int fd, char *why, size_t len)
 {
-	size_t len = strlen(name);
+	char text[64] = "";
+	unsigned pid = 0, uid = 0;
+	ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
 
-	memset(ret_addr, 0, sizeof(*ret_addr));
-	ret_addr->sun_family = AF_UNIX;
-	if (len + 1 > sizeof(ret_addr->sun_path))
-		len = sizeof(ret_addr->sun_path) - 1;
-	memcpy(ret_addr->sun_path + 1, name, len); /* sun_path[0] = 0: abstract */
-	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len);
-}
-
-/* Who holds the lock: the pid and uid the kernel recorded at its listen(). */
-static void lock_holder(const struct sockaddr_un *addr, socklen_t addr_len, char *why, size_t len)
-{
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct ucred cred;
-	socklen_t cred_len = sizeof(cred);
-
-	if (fd >= 0 && connect(fd, (const struct sockaddr *)addr, addr_len) == 0 &&
-		getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) == 0)
+	if (n > 0 && sscanf(text, "%u %u", &pid, &uid) == 2 && pid > 0)
 		snprintf(why, len,
-			"another croft run (pid %d, uid %u) runs on this host: stop it first "
-			"(Ctrl-C where it runs, or kill -INT %d)",
-			(int)cred.pid, (unsigned)cred.uid, (int)cred.pid);
+			"another croft run (pid %u, uid %u) runs on this host: stop it first "
+			"(Ctrl-C where it runs, or kill -INT %u)",
+			pid, uid, pid);
 	else
 		snprintf(why, len, "another croft run runs on this host: stop it first");
-	if (fd >= 0)
-		close(fd);
 }
 
-int run_lock_take(const char *name, int *ret_fd, char *ret_why, size_t why_len)
+/* The lock file must be root's alone: anyone who may open it could flock it first. */
+static int lock_file_check(int fd, const char *path, char *why, size_t len)
 {
-	struct sockaddr_un addr;
-	socklen_t addr_len = lock_address(name, &addr);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	struct stat st;
 
-	if (fd < 0)
+	if (fstat(fd, &st) < 0)
 		return -errno;
-	if (bind(fd, (struct sockaddr *)&addr, addr_len) < 0 || listen(fd, 8) < 0) {
-		int r = -errno;
+	if (S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_uid == 0 && !(st.st_mode & 077))
+		return 0;
+	snprintf(why, len,
+		"the host lock %s is not root's alone (owner uid %u, mode %03o, %u links): "
+		"remove it",
+		path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777), (unsigned)st.st_nlink);
+	return -EPERM;
+}
 
-		close(fd);
-		if (r == -EADDRINUSE)
-			lock_holder(&addr, addr_len, ret_why, why_len);
-		else
-			snprintf(ret_why, why_len, "the host lock @%s: %s", name, strerror(-r));
+int run_lock_take(const char *path, int *ret_fd, char *ret_why, size_t why_len)
+{
+	char text[64];
+	int fd, r, len;
+
+	*ret_fd = -1;
+	if (geteuid() != 0)
+		return 0; /* a lock others may open they could take first: root's only */
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		r = -errno;
+		snprintf(ret_why, why_len, "the host lock %s: %s", path, strerror(-r));
 		return r;
 	}
+	if ((r = lock_file_check(fd, path, ret_why, why_len)) < 0) {
+		close(fd);
+		return r;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		r = errno == EWOULDBLOCK ? -EADDRINUSE : -errno;
+		if (r == -EADDRINUSE)
+			lock_holder(fd, ret_why, why_len);
+		else
+			snprintf(ret_why, why_len, "the host lock %s: %s", path, strerror(-r));
+		close(fd);
+		return r;
+	}
+	len = snprintf(text, sizeof(text), "%d %u\n", (int)getpid(), (unsigned)getuid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, text, (size_t)len, 0) != len)
+		log_warn("%s: cannot say who holds it", path);
 	*ret_fd = fd;
 	return 0;
-}
-
-/* A croft run asking who holds the lock has its answer at connect(). */
-static void lock_accept_cb(evutil_socket_t fd, short what, void *arg)
-{
-	int peer = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-
-	if (peer >= 0)
-		close(peer);
-}
-
-struct event *run_lock_serve(struct event_base *base, int fd)
-{
-	struct event *ev = event_new(base, fd, EV_READ | EV_PERSIST, lock_accept_cb, NULL);
-
-	if (ev && event_add(ev, NULL) < 0) {
-		event_free(ev);
-		ev = NULL;
-	}
-	return ev;
 }

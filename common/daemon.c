@@ -1,6 +1,6 @@
 /*
- * daemon.c: common option handling, the runtime directory, sd_notify and
- * croft run's supervisor pipe for croft-probe, croft-sampler and
+ * daemon.c: common option handling, the runtime directory, sd_notify (or
+ * croft run's notify socketpair) and croft run's supervisor pipe for croft-probe, croft-sampler and
  * croft-writer.  Runs in each daemon; daemon_keep_file and
  * daemon_runtime_dir run before the privilege drop.
  */
@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -24,8 +25,10 @@
 #include "config.h"
 #include "daemon.h"
 #include "fileio.h"
+#include "handover.h"
 #include "log.h"
 #include "sandbox.h"
+#include "sock.h"
 #include "usage.h"
 
 #define DAEMON_SIGNALS 3 /* SIGTERM, SIGINT, SIGHUP */
@@ -165,10 +168,14 @@ void daemon_user(const struct daemon_opts *opts, struct priv_user *ret_user)
 void daemon_drop(const struct priv_user *user, const cap_value_t *caps, size_t ncaps,
 	const char *const *denied)
 {
+	bool shared = geteuid() == 0 && strcmp(user->name, CROFT_USER) != 0;
 	int r = priv_drop(user, caps, ncaps);
 
 	if (r < 0)
 		fatalx("dropping privileges to %s: %s", user->name, strerror(-r));
+	/* croft is croft's alone (sysusers.d); any other user, nobody first, is not */
+	if (shared)
+		sock_shared_identity(user->uid, user->gid);
 	if ((r = sandbox_apply(denied)) < 0)
 		fatalx("seccomp: %s", strerror(-r));
 }
@@ -316,66 +323,73 @@ void daemon_keep_file(const char *path)
 			strerror(-ret));
 }
 
-int daemon_mkdir_p(const char *dir, mode_t mode, mode_t parents_mode, struct stat *ret_st)
+int daemon_state_dir(const char *dir, uid_t uid, gid_t gid, int *ret_fd)
 {
-	char path[4096];
-	size_t len = strlen(dir);
+	struct handover_want want = {
+		.mode = 0700, .parents_mode = 0700, .owner = uid, .group = gid, .daemon_uid = uid
+	};
 
-	if (len == 0 || len >= sizeof(path))
-		return -ENAMETOOLONG;
-	memcpy(path, dir, len + 1);
-	for (char *p = path + 1;; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char saved = *p;
-		*p = '\0';
-		if (mkdir(path, saved ? parents_mode : mode) < 0 && errno != EEXIST)
-			return -errno;
-		*p = saved;
-		if (!saved)
-			break;
-	}
-	if (stat(dir, ret_st) < 0)
-		return -errno;
-	return S_ISDIR(ret_st->st_mode) ? 0 : -ENOTDIR;
-}
-
-int daemon_state_dir(const char *dir, uid_t uid, gid_t gid)
-{
-	struct stat st;
-	int r = daemon_mkdir_p(dir, 0700, 0700, &st);
-
-	if (r < 0 || uid == (uid_t)-1)
-		return r;
-	if ((st.st_uid != uid || st.st_gid != gid) && chown(dir, uid, gid) < 0)
-		return -errno;
-	return 0;
+	return handover_dir(dir, &want, ret_fd);
 }
 
 int daemon_runtime_dir(const char *dir, gid_t gid)
 {
-	struct stat st;
-	int r = daemon_mkdir_p(dir, 0750, 0750, &st);
+	/* root's, in the daemons' group; one that is there already must be root's
+	 * (croft run's, or the probe unit's RuntimeDirectory=) */
+	bool root = geteuid() == 0 && gid != (gid_t)-1;
+	struct handover_want want = { .mode = 0750,
+		.parents_mode = 0750,
+		.owner = root ? 0 : (uid_t)-1,
+		.group = gid,
+		.daemon_uid = 0 };
+	int fd, r = handover_dir(dir, &want, &fd);
 
 	if (r < 0)
 		return r;
-	if (geteuid() != 0 || gid == (gid_t)-1)
-		return 0;
-	/*
-	 * Only what differs: under its unit the probe is root in group croft
-	 * with chown denied by the unit's seccomp filter (@privileged), and
-	 * systemd already made its RuntimeDirectory root:croft 0750.
-	 */
-	if ((st.st_uid != 0 || st.st_gid != gid) && chown(dir, 0, gid) < 0)
-		return -errno;
-	if ((st.st_mode & 07777) != 0750 && chmod(dir, 0750) < 0)
-		return -errno;
+	close(fd);
 	return 0;
+}
+
+/* croft run's notify socket: an inherited datagram socketpair end (no name
+ * anyone else could send to or bind); -1 when none, -2 before the first look. */
+static int daemon_supervisor_notify_fd(void)
+{
+	static int notify_fd = -2;
+	const char *env;
+	char *end;
+	long fd;
+
+	if (notify_fd != -2)
+		return notify_fd;
+	notify_fd = -1;
+	if (!(env = getenv(DAEMON_NOTIFY_FD_ENV)))
+		return notify_fd;
+	errno = 0;
+	fd = strtol(env, &end, 10);
+	if (errno || end == env || *end || fd < 3 || fd > INT_MAX ||
+		fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0)
+		log_warnx("%s=%s: not an open descriptor; croft run not told", DAEMON_NOTIFY_FD_ENV,
+			env);
+	else
+		notify_fd = (int)fd;
+	unsetenv(DAEMON_NOTIFY_FD_ENV);
+	return notify_fd;
+}
+
+/* To croft run through its socketpair, else to systemd (a no-op outside it). */
+static void daemon_notify(const char *text)
+{
+	int fd = daemon_supervisor_notify_fd();
+
+	if (fd >= 0)
+		send(fd, text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL);
+	else
+		sd_notify(0, text);
 }
 
 static void daemon_watchdog_cb(evutil_socket_t fd, short what, void *arg)
 {
-	sd_notify(0, "WATCHDOG=1");
+	daemon_notify("WATCHDOG=1");
 }
 
 /* Readable: EOF (croft run is gone) or bytes it never writes. */
@@ -453,7 +467,9 @@ void daemon_run(struct event_base *base, daemon_stop_fn stop, daemon_reload_fn r
 
 	if (daemon_loop_arm(&loop) < 0)
 		fatalx("cannot set up signals and timers");
-	sd_notifyf(0, "READY=1\nSTATUS=%s", ready_status);
+	char ready[320];
+	snprintf(ready, sizeof(ready), "READY=1\nSTATUS=%s", ready_status);
+	daemon_notify(ready);
 	event_base_dispatch(base);
 	daemon_notify_stopping();
 	for (size_t i = 0; i < sizeof(loop.events) / sizeof(loop.events[0]); i++)
@@ -466,15 +482,16 @@ void daemon_notify_status(const char *fmt, ...)
 	char status[256];
 	va_list ap;
 
-	if (!getenv("NOTIFY_SOCKET"))
+	if (!getenv("NOTIFY_SOCKET") && daemon_supervisor_notify_fd() < 0)
 		return;
+	memcpy(status, "STATUS=", 7);
 	va_start(ap, fmt);
-	vsnprintf(status, sizeof(status), fmt, ap);
+	vsnprintf(status + 7, sizeof(status) - 7, fmt, ap);
 	va_end(ap);
-	sd_notifyf(0, "STATUS=%s", status);
+	daemon_notify(status);
 }
 
 void daemon_notify_stopping(void)
 {
-	sd_notify(0, "STOPPING=1");
+	daemon_notify("STOPPING=1");
 }

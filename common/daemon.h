@@ -18,7 +18,6 @@
 struct event_base;
 struct evbuffer;
 struct croft_config;
-struct stat;
 
 struct daemon_opts {
 	const char *name;        /* "croft-writer" */
@@ -140,14 +139,15 @@ void *daemon_figures_new(const struct daemon_figure *figures, size_t count);
  */
 int daemon_status(const char *state, const char *why, void *figures, struct evbuffer *reply);
 
-/* mkdir -p: dir with mode, what it makes above with parents_mode; *ret_st is dir's. */
-int daemon_mkdir_p(const char *dir, mode_t mode, mode_t parents_mode, struct stat *ret_st);
 /* mkdir -p dir, mode 0750; when root, owner root and group gid ((gid_t)-1: keep),
- * changing only what differs (chown may be denied where nothing needs it). */
+ * changing only what differs (chown may be denied where nothing needs it),
+ * through handover_dir: no symlink on the way, one already there root's. */
 int daemon_runtime_dir(const char *dir, gid_t gid);
 /* mkdir -p dir, mode 0700, owned by uid:gid ((uid_t)-1: as made): what a
- * daemon keeps across stops and reboots (the units' StateDirectory=). */
-int daemon_state_dir(const char *dir, uid_t uid, gid_t gid);
+ * daemon keeps across stops and reboots (the units' StateDirectory=);
+ * through handover_dir as root: no symlink on the way, one already there
+ * root's or uid's and writable by no one else.  *ret_fd: the directory. */
+int daemon_state_dir(const char *dir, uid_t uid, gid_t gid, int *ret_fd);
 
 /*
  * croft run's supervisor pipe: the number of an inherited fd, the read end
@@ -155,6 +155,13 @@ int daemon_state_dir(const char *dir, uid_t uid, gid_t gid);
  * gone, even SIGKILLed) the daemon stops as on SIGTERM.
  */
 #define DAEMON_SUPERVISOR_FD_ENV "CROFT_SUPERVISOR_FD"
+/*
+ * croft run's notify socket: the number of an inherited fd, one end of a
+ * datagram socketpair made for this daemon alone, taking what NOTIFY_SOCKET
+ * would (READY=1, STATUS=, WATCHDOG=1, STOPPING=1).  No name: no other
+ * process can send to it or take it (an abstract name could be both).
+ */
+#define DAEMON_NOTIFY_FD_ENV "CROFT_NOTIFY_FD"
 
 /*
  * The loop, the same for every daemon: SIGPIPE ignored, SIGTERM and SIGINT

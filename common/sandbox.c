@@ -1,24 +1,21 @@
 /*
- * sandbox.c: a libseccomp allow-list-by-default filter with a few denials,
+ * sandbox.c: a libseccomp allow-by-default filter denying the daemons' one
+ * policy (common/meson.build's sandbox_denied, also in every unit) and exec,
  * and syscall number -> name for the probe's and sampler's syscall mix.
  * Runs in every daemon after priv_drop(); needs no privilege.
  */
 #include <errno.h>
 #include <seccomp.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sandbox.h"
+#include "sandbox_policy.h"
 
 #define SANDBOX_NR_MAX 1024 /* syscall numbers we cache names for */
 
-static const char *const sandbox_denied[] = {
-	"ptrace",
-	"process_vm_readv",
-	"process_vm_writev",
-	"execve",
-	"execveat",
-	NULL,
-};
+/* the units' policy (SANDBOX_DENIED, from common/meson.build), and exec */
+static const char sandbox_denied[] = SANDBOX_DENIED " execve execveat";
 
 static int sandbox_deny(scmp_filter_ctx ctx, const char *name)
 {
@@ -29,15 +26,32 @@ static int sandbox_deny(scmp_filter_ctx ctx, const char *name)
 	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
 }
 
+/* Each space-separated name of list. */
+static int sandbox_deny_list(scmp_filter_ctx ctx, const char *list)
+{
+	char name[64];
+	int r = 0;
+
+	for (const char *p = list; r == 0 && *p;) {
+		size_t len = strcspn(p, " ");
+		if (len == 0 || len >= sizeof(name))
+			return -EINVAL;
+		memcpy(name, p, len);
+		name[len] = '\0';
+		r = sandbox_deny(ctx, name);
+		p += len + strspn(p + len, " ");
+	}
+	return r;
+}
+
 int sandbox_apply(const char *const *extra_denied)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-	int r = 0;
+	int r;
 
 	if (!ctx)
 		return -ENOMEM;
-	for (size_t i = 0; r == 0 && sandbox_denied[i]; i++)
-		r = sandbox_deny(ctx, sandbox_denied[i]);
+	r = sandbox_deny_list(ctx, sandbox_denied);
 	for (size_t i = 0; r == 0 && extra_denied && extra_denied[i]; i++)
 		r = sandbox_deny(ctx, extra_denied[i]);
 	/* Other ABIs (i386 on x86_64) are not in the filter: libseccomp kills them. */

@@ -7,7 +7,9 @@
 #define CROFT_SANDBOX_H
 
 /*
- * Default allow; ptrace, process_vm_readv, process_vm_writev, execve and
+ * Default allow; the daemons' policy (common/meson.build's sandbox_denied:
+ * ptrace, process_vm_*, pidfd_getfd, kcmp, open_by_handle_at, io_uring_*,
+ * mount, namespace and module calls; the units deny the same), execve and
  * execveat, plus each name in extra_denied (NULL-terminated, may be NULL),
  * fail with EPERM.  Sets no_new_privs.  Returns 0 or -errno (-EINVAL for a
  * name this architecture does not know).

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -123,9 +124,57 @@ int sock_peer(int fd, struct sock_peer *ret_peer)
 	return 0;
 }
 
+/* The daemon's uid and gid when other processes may run as them too. */
+static struct {
+	bool on;
+	uid_t uid;
+	gid_t gid;
+} sock_shared;
+
+void sock_shared_identity(uid_t uid, gid_t gid)
+{
+	sock_shared.on = true;
+	sock_shared.uid = uid;
+	sock_shared.gid = gid;
+}
+
+/* pid's parent, from /proc/<pid>/stat (the field after the ")" of comm); -1 when gone. */
+static pid_t sock_parent_of(pid_t pid)
+{
+	char path[64], buf[512];
+	const char *paren;
+	int fd, ppid = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if (!(paren = strrchr(buf, ')')) || sscanf(paren + 1, " %*c %d", &ppid) != 1)
+		return -1;
+	return (pid_t)ppid;
+}
+
+/* A peer under the shared uid is one of ours only when our parent (croft
+ * run, or whoever started us as root; never init) started it too. */
+static bool sock_peer_sibling(const struct sock_peer *peer)
+{
+	pid_t parent = getppid();
+
+	return parent > 1 && peer->pid > 0 && sock_parent_of(peer->pid) == parent;
+}
+
 bool sock_peer_is(const struct sock_peer *peer, uid_t uid)
 {
-	return peer->uid == 0 || peer->uid == geteuid() || peer->uid == uid;
+	if (peer->uid == 0)
+		return true;
+	if (peer->uid != geteuid() && peer->uid != uid)
+		return false;
+	return !sock_shared.on || peer->uid != sock_shared.uid || sock_peer_sibling(peer);
 }
 
 bool sock_peer_in_group(const struct sock_peer *peer, gid_t gid)
@@ -134,6 +183,8 @@ bool sock_peer_in_group(const struct sock_peer *peer, gid_t gid)
 	gid_t groups[SOCK_GROUPS_MAX];
 	int count = SOCK_GROUPS_MAX;
 
+	if (sock_shared.on && gid == sock_shared.gid)
+		return false; /* a group others share says nothing of the peer */
 	if (peer->gid == gid)
 		return true;
 	pw = getpwuid(peer->uid);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "handover.h"
 #include "log.h"
 #include "sampler.h"
 
@@ -76,8 +77,12 @@ int carry_open(const char *dir, uid_t uid, gid_t gid, struct carry **ret_carry)
 			(int)sizeof(path))
 			continue;
 		c->fds[i] = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (c->fds[i] >= 0 && uid != (uid_t)-1 && fchown(c->fds[i], uid, gid) < 0)
-			log_warn("%s: chown", path);
+		int r = c->fds[i] < 0 || uid == (uid_t)-1 ? 0 : handover_file(c->fds[i], uid, gid);
+		if (r < 0) {
+			log_warnx("%s: not handed over (%s): not used", path, handover_strerror(r));
+			close(c->fds[i]);
+			c->fds[i] = -1;
+		}
 	}
 	if (c->fds[0] < 0 || c->fds[1] < 0)
 		log_warn("%s/%s.{0,1}: a restart starts every rate over", dir, CARRY_FILE);

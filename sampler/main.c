@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "ctl.h"
 #include "daemon.h"
+#include "handover.h"
 #include "log.h"
 #include "priv.h"
 #include "probe_link.h"
@@ -126,12 +127,10 @@ static void open_state_dir(struct sampler *s, const struct priv_user *user)
 	struct statfs fs;
 	int r;
 
-	r = daemon_state_dir(s->state_dir, geteuid() == 0 ? user->uid : (uid_t)-1, user->gid);
+	r = daemon_state_dir(
+		s->state_dir, geteuid() == 0 ? user->uid : (uid_t)-1, user->gid, &s->state_dirfd);
 	if (r < 0)
-		fatalx("state dir %s: %s", s->state_dir, strerror(-r));
-	s->state_dirfd = open(s->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (s->state_dirfd < 0)
-		fatal("state dir %s", s->state_dir);
+		fatalx("state dir %s: %s", s->state_dir, handover_strerror(r));
 	if (fstatfs(s->state_dirfd, &fs) == 0 && fs.f_type == TMPFS_MAGIC)
 		log_warnx("state dir %s is on tmpfs: a reboot loses the unacked batches and the "
 			  "labels (give --state-dir on persistent storage)",
@@ -152,7 +151,7 @@ static void acquire(struct sampler *s, const struct options *o, struct priv_user
 		"probe.sock");
 	r = daemon_runtime_dir(s->runtime_dir, geteuid() == 0 ? user->gid : (gid_t)-1);
 	if (r)
-		fatalx("runtime dir %s: %s", s->runtime_dir, strerror(-r));
+		fatalx("runtime dir %s: %s", s->runtime_dir, handover_strerror(r));
 	open_state_dir(s, user);
 	daemon_keep_file(s->config_path); /* reload reads them as the croft user */
 	daemon_keep_file(s->frameworks_path ? s->frameworks_path : s->cfg.frameworks);

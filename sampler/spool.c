@@ -24,6 +24,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "handover.h"
 #include "log.h"
 #include "msg.h"
 #include "sampler.h"
@@ -258,6 +259,15 @@ static uint64_t head_generation(int fd)
 	return rec.unix_ms;
 }
 
+/* A file the spool may truncate and rewrite: regular, with no other name (a
+ * hard link to another file would have it truncated, as root at start). */
+static bool spool_file_ours(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1;
+}
+
 static void files_open(struct spool *sp, const char *dir)
 {
 	char path[PATH_MAX];
@@ -267,6 +277,11 @@ static void files_open(struct spool *sp, const char *dir)
 		if (snprintf(path, sizeof(path), "%s/%s.%d", dir, SPOOL_FILE, i) <
 			(int)sizeof(path))
 			sp->fds[i] = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (sp->fds[i] >= 0 && !spool_file_ours(sp->fds[i])) {
+			close(sp->fds[i]);
+			sp->fds[i] = -1;
+			errno = EMLINK;
+		}
 		if (sp->fds[i] < 0) {
 			log_warn("spool file %s: keeping unacked batches in memory only", path);
 			files_close(sp);
@@ -300,12 +315,15 @@ int spool_open(const char *dir, uint64_t max_bytes, struct spool **ret_spool)
 	return 0;
 }
 
-/* Gives the files to the user the sampler drops to. */
+/* Gives the files to the user the sampler drops to: only files root or that
+ * user owns alone (handover_file refuses a hard link to another's file). */
 int spool_chown(const struct spool *spool, uid_t uid, gid_t gid)
 {
+	int r;
+
 	for (int i = 0; i < 2; i++)
-		if (spool->fds[i] >= 0 && fchown(spool->fds[i], uid, gid) < 0)
-			return -errno;
+		if (spool->fds[i] >= 0 && (r = handover_file(spool->fds[i], uid, gid)) < 0)
+			return r;
 	return 0;
 }
 

@@ -21,6 +21,7 @@
 
 #include "ctl.h"
 #include "daemon.h"
+#include "handover.h"
 #include "log.h"
 #include "priv.h"
 #include "sock.h"
@@ -61,7 +62,9 @@ static void load_config(struct writer *w, const struct daemon_opts *opts, const 
 	daemon_checked(opts, "%s: configuration OK", opts->config_path);
 }
 
-/* As root: the files an earlier run left may be root's; the croft user must own them. */
+/* As root: the files an earlier run left may be root's; the croft user must own
+ * them.  Each is opened without following a symlink and handed over only when
+ * it is root's or croft's alone (handover_file: a hard link is refused). */
 static void chown_dataset(int dirfd, const struct priv_user *user)
 {
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -70,13 +73,19 @@ static void chown_dataset(int dirfd, const struct priv_user *user)
 
 	if (!dir)
 		fatal("data dir");
-	while ((de = readdir(dir)))
-		if (!strncmp(de->d_name, "croft-dataset", 13) &&
-			fchownat(dirfd, de->d_name, user->uid, user->gid, AT_SYMLINK_NOFOLLOW) < 0)
-			log_warn("chown %s", de->d_name);
+	while ((de = readdir(dir))) {
+		if (strncmp(de->d_name, "croft-dataset", 13) != 0)
+			continue;
+		int file = openat(dirfd, de->d_name,
+			O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		int r = file < 0 ? -errno : handover_file(file, user->uid, user->gid);
+		if (r < 0)
+			log_warnx("%s: not handed to %s: %s", de->d_name, user->name,
+				handover_strerror(r));
+		if (file >= 0)
+			close(file);
+	}
 	closedir(dir);
-	if (fchown(dirfd, user->uid, user->gid) < 0)
-		fatal("chown %s", ".");
 }
 
 /* A data_dir that cannot be written is refused at start, in one line: which
@@ -96,13 +105,17 @@ static void __attribute__((noreturn)) refuse_data_dir(const char *dir, int err)
  * exit, keeps a second writer (another croft run) out of the same dataset. */
 static int open_data_dir(const struct writer *w, const struct priv_user *user, bool root)
 {
-	int dirfd;
+	struct handover_want want = { .mode = 0750,
+		.parents_mode = 0755,
+		.owner = root ? user->uid : (uid_t)-1,
+		.group = user->gid,
+		.daemon_uid = user->uid };
+	int dirfd, r = handover_dir(w->cfg.data_dir, &want, &dirfd);
 
-	if (mkdir(w->cfg.data_dir, 0750) < 0 && errno != EEXIST)
-		refuse_data_dir(w->cfg.data_dir, errno);
-	dirfd = open(w->cfg.data_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0)
-		refuse_data_dir(w->cfg.data_dir, errno);
+	if (r == -ELOOP || r == -EPERM)
+		fatalx("data_dir %s: refused: %s", w->cfg.data_dir, handover_strerror(r));
+	if (r < 0)
+		refuse_data_dir(w->cfg.data_dir, -r);
 	if (faccessat(dirfd, ".", W_OK | X_OK, AT_EACCESS) < 0)
 		refuse_data_dir(w->cfg.data_dir, errno);
 	if (flock(dirfd, LOCK_EX | LOCK_NB) < 0) {
@@ -134,7 +147,7 @@ static int acquire(struct writer *w, const struct daemon_opts *opts, struct priv
 		fatalx("event_base_new");
 	dirfd = open_data_dir(w, user, geteuid() == 0);
 	if ((ret = daemon_runtime_dir(opts->runtime_dir, user->gid)) < 0)
-		fatalx("%s: %s", opts->runtime_dir, strerror(-ret));
+		fatalx("%s: %s", opts->runtime_dir, handover_strerror(ret));
 	snprintf(path, sizeof(path), "%s/writer.sock", opts->runtime_dir);
 	if ((ret = peers_listen(w, path, user->gid)) < 0)
 		fatalx("%s: cannot listen: %s", path, strerror(-ret));

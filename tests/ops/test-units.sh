@@ -27,7 +27,9 @@ done
 fails=0
 n=0
 for d in writer sampler probe; do
-	sed "s|@sbindir@|$TEST_TMP/sbin|g" "$src/croft-$d.service.in" >"$TEST_TMP/units/croft-$d.service"
+	# the units as meson configured them, their binaries here
+	sed "s|^ExecStart=[^ ]*/croft-$d|ExecStart=$TEST_TMP/sbin/croft-$d|" \
+		"$build_root/systemd/croft-$d.service" >"$TEST_TMP/units/croft-$d.service"
 done
 cd "$TEST_TMP/units" || fail "cd"
 n=$((n + 1))
@@ -44,6 +46,23 @@ else
 	echo "not ok $n - systemd-analyze verify:"; echo "$out" | sed 's/^/# /'
 	fails=$((fails + 1))
 fi
+
+# the daemons' one seccomp policy (common/meson.build), as croft run applies it
+for d in writer sampler probe; do
+	n=$((n + 1))
+	denied=$(sed -n 's/^SystemCallFilter=~//p' "croft-$d.service" | tr ' ' '\n')
+	missing=
+	for call in ptrace process_vm_readv process_vm_writev pidfd_getfd kcmp open_by_handle_at \
+		io_uring_setup userfaultfd; do
+		grep -qx "$call" <<<"$denied" || missing="$missing $call"
+	done
+	if [ -z "$missing" ]; then
+		echo "ok $n - croft-$d.service denies pidfd_getfd, process_vm_*, ptrace, kcmp, open_by_handle_at, io_uring"
+	else
+		echo "not ok $n - croft-$d.service allows$missing"
+		fails=$((fails + 1))
+	fi
+done
 
 declare -A limit=([writer]=1.0 [probe]=1.5 [sampler]=2.0)
 for d in writer probe sampler; do

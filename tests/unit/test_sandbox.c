@@ -1,9 +1,17 @@
 /*
  * test_sandbox.c: the seccomp filter denies exec, ptrace and the cross-
  * process memory calls (and extra names) with EPERM and leaves the rest;
+ * as root, a process dropped as croft-sampler is (CAP_SYS_PTRACE and
+ * CAP_DAC_READ_SEARCH) cannot take a root process's open file under it;
  * syscall names resolve for this architecture.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/kcmp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
@@ -11,8 +19,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "priv.h"
 #include "sandbox.h"
 #include "testlib.h"
+
+#define TEST_UID 42421 /* no user needed: the drop takes numbers */
 
 START_TEST(test_denials)
 {
@@ -34,6 +45,84 @@ START_TEST(test_denials)
 	/* What a daemon needs still works. */
 	ck_assert_int_gt(getpid(), 0);
 	ck_assert_int_eq(access("/proc/self/stat", R_OK), 0);
+}
+END_TEST
+
+/*
+ * In a child: the sampler's drop (an unprivileged uid with CAP_SYS_PTRACE
+ * and CAP_DAC_READ_SEARCH), the filter when filtered, then pidfd_getfd of
+ * holder's fd and a read through it.  Exits 0 when it read the secret, 1
+ * when pidfd_getfd said EPERM, 2 otherwise.
+ */
+static int take_root_fd(pid_t holder, int fd, bool filtered)
+{
+	static const cap_value_t caps[] = { CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH };
+	struct priv_user user = { .uid = TEST_UID, .gid = TEST_UID, .name = "test" };
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		char buf[32] = "";
+		if (priv_drop(&user, caps, 2) < 0 || (filtered && sandbox_apply(NULL) < 0))
+			_exit(2);
+		int pidfd = (int)syscall(SYS_pidfd_open, holder, 0);
+		int got = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+		if (got < 0)
+			_exit(errno == EPERM ? 1 : 2);
+		_exit(pread(got, buf, sizeof(buf) - 1, 0) > 0 && strstr(buf, "root-secret") ? 0
+											    : 2);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 3;
+}
+
+START_TEST(test_root_fds_out_of_reach)
+{
+	char path[] = "/tmp/croft-test-sandbox-XXXXXX";
+	int secret, wake[2], status;
+	pid_t holder;
+
+	if (!tl_have_root())
+		return;
+	secret = mkstemp(path);
+	ck_assert_int_ge(secret, 0);
+	ck_assert_int_eq(fchmod(secret, 0600), 0);
+	ck_assert_int_eq(write(secret, "root-secret", 11), 11);
+	unlink(path);
+	ck_assert_int_eq(pipe(wake), 0);
+	holder = fork();
+	if (holder == 0) { /* a root process holding the 0600 file open */
+		char byte;
+		close(wake[1]);
+		_exit(read(wake[0], &byte, 1) < 0);
+	}
+	close(wake[0]);
+	/* the attack works without the filter: the test can fail */
+	ck_assert_int_eq(take_root_fd(holder, secret, false), 0);
+	ck_assert_int_eq(take_root_fd(holder, secret, true), 1);
+	close(wake[1]);
+	ck_assert_int_eq(waitpid(holder, &status, 0), holder);
+	close(secret);
+}
+END_TEST
+
+/* The rest of the policy answers EPERM too (not ENOSYS, not a kill). */
+START_TEST(test_policy_calls)
+{
+	ck_assert_int_eq(sandbox_apply(NULL), 0);
+	errno = 0;
+	ck_assert_int_eq(syscall(SYS_kcmp, getpid(), getppid(), KCMP_FILE, 0, 0), -1);
+	ck_assert_int_eq(errno, EPERM);
+	ck_assert_int_eq(syscall(SYS_pidfd_getfd, 0, 0, 0), -1);
+	ck_assert_int_eq(errno, EPERM);
+	ck_assert_int_eq(syscall(SYS_open_by_handle_at, AT_FDCWD, NULL, 0), -1);
+	ck_assert_int_eq(errno, EPERM);
+	ck_assert_int_eq(syscall(SYS_io_uring_setup, 1, NULL), -1);
+	ck_assert_int_eq(errno, EPERM);
+	ck_assert_int_eq(syscall(SYS_userfaultfd, 0), -1);
+	ck_assert_int_eq(errno, EPERM);
+	ck_assert_int_eq(syscall(SYS_unshare, 0), -1);
+	ck_assert_int_eq(errno, EPERM);
 }
 END_TEST
 
@@ -66,6 +155,8 @@ static Suite *sandbox_suite(void)
 	TCase *tc = tcase_create("sandbox");
 
 	tcase_add_test(tc, test_denials);
+	tcase_add_test(tc, test_root_fds_out_of_reach);
+	tcase_add_test(tc, test_policy_calls);
 	tcase_add_test(tc, test_unknown_name);
 	tcase_add_test(tc, test_names);
 	suite_add_tcase(s, tc);
