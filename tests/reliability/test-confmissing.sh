@@ -9,8 +9,7 @@
 . "$(dirname "$0")/rellib.sh"
 require_cmd python3 timeout zstd
 rl_setup
-mkdir -p "$DATA"
-chmod 777 "$DATA"
+mkdir -p "$DATA" && chmod 755 "$DATA" # root's writer hands it over (one others may write it refuses)
 printf '[writer]\nretention_age = 90d\n' > "$CONF"
 
 # a closed segment that began 40 days ago: kept by 90 d, expired by 30 d
