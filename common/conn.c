@@ -190,6 +190,33 @@ static int conn_start(struct conn *c)
 	return ops->open ? ops->open(server->ctx, c) : 0;
 }
 
+static size_t conn_count_uid(const struct conn_server *server, uid_t uid)
+{
+	const struct conn *c;
+	size_t count = 0;
+
+	LIST_FOREACH(c, &server->conns, priv->entry)
+	count += c->cred.uid == uid;
+	return count;
+}
+
+/* Room for this peer: root may take every slot; anyone else neither root's
+ * reserve nor more than its uid's quota (one user cannot lock root out). */
+static const char *conn_room(const struct conn_server *server, uid_t uid)
+{
+	const struct conn_ops *ops = server->ops;
+
+	if (server->conns_count >= ops->conns_max)
+		return "too many peers";
+	if (uid == 0)
+		return NULL;
+	if (server->conns_count + ops->conns_for_root >= ops->conns_max)
+		return "too many peers (the rest are kept for root)";
+	if (ops->conns_per_uid && conn_count_uid(server, uid) >= ops->conns_per_uid)
+		return "too many peers of this uid";
+	return NULL;
+}
+
 static const char *conn_admit(struct conn_server *server, int fd, struct sock_peer *ret_cred)
 {
 	const char *why = NULL;
@@ -199,8 +226,8 @@ static const char *conn_admit(struct conn_server *server, int fd, struct sock_pe
 		why = "no SO_PEERCRED";
 	else if (server->peer_uid != (uid_t)-1 && !sock_peer_is(ret_cred, server->peer_uid))
 		why = server->ops->refusal;
-	if (!why && server->conns_count >= server->ops->conns_max)
-		why = "too many peers";
+	if (!why)
+		why = conn_room(server, ret_cred->uid);
 	return why;
 }
 

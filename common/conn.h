@@ -33,6 +33,8 @@ struct conn_ops {
 	const char *name;      /* "writer.sock": every log line says it */
 	int type;              /* SOCK_STREAM or SOCK_SEQPACKET */
 	size_t conns_max;      /* peers at once; more are refused */
+	size_t conns_per_uid;  /* peers at once of one uid but root; 0: no quota */
+	size_t conns_for_root; /* of conns_max, kept for root (croftctl reload, label) */
 	int deadline_ms;       /* to complete the HELLO (deadline_whole: the exchange) */
 	bool deadline_whole;   /* .ctl: one deadline for request and reply */
 	size_t input_max;      /* SOCK_STREAM: bytes buffered from one peer */

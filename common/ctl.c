@@ -28,6 +28,8 @@
 #define CTL_REQUEST_MAX (16u << 10) /* bytes of a request payload (a label is < 1 KiB) */
 #define CTL_INPUT_MAX   (64u << 10) /* bytes buffered from one client */
 #define CTL_CONNS_MAX   32          /* clients served at once; more are closed */
+#define CTL_CONNS_UID   4           /* of them, at once from one uid but root */
+#define CTL_CONNS_ROOT  4           /* of them, kept for root's reload and label */
 
 struct ctl_server {
 	struct conn_server *conns;
@@ -201,6 +203,8 @@ static const struct conn_ops ctl_conn_ops = {
 	.name = "control",
 	.type = SOCK_STREAM,
 	.conns_max = CTL_CONNS_MAX,
+	.conns_per_uid = CTL_CONNS_UID,
+	.conns_for_root = CTL_CONNS_ROOT,
 	.deadline_ms = CTL_TIMEOUT_MS,
 	.deadline_whole = true, /* however slowly the client drips */
 	.input_max = CTL_INPUT_MAX,
