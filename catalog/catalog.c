@@ -162,8 +162,10 @@ int catalog_parse(const char *text, size_t len, const char *source, struct catal
 
 	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
-		snprintf(err, err_len, "%s: line %d column %d: broken JSON: %s", source, jerr.line,
-			jerr.column, jerr.text);
+		/* no jansson text: its "near '...'" would quote the file to whoever reads
+		 * the error (croftctl, status), and the file may be one they cannot read */
+		snprintf(err, err_len, "%s: line %d column %d: broken JSON", source, jerr.line,
+			jerr.column);
 		return -EINVAL;
 	}
 	if (!json_is_array(root) || json_array_size(root) == 0 ||

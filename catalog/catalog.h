@@ -42,7 +42,7 @@ extern const size_t catalog_builtin_json_len;
 
 /*
  * Parses and validates text.  On -EINVAL err holds "source: entry N
- * (\"name\"): reason" or "source: line L column C: broken JSON: ...".
+ * (\"name\"): reason" or "source: line L column C: broken JSON" (never the file's text).
  */
 int catalog_parse(const char *text, size_t len, const char *source, struct catalog **ret_cat,
 	char *err, size_t err_len);

@@ -114,7 +114,8 @@ int kubelet_parse(const char *text, size_t len, struct kubelet_device **ret_devi
 	int r = 0;
 
 	if (!root) {
-		snprintf(err, err_size, "not JSON: line %d: %s", jerr.line, jerr.text);
+		/* never jansson's text: it quotes the file (root's) into status */
+		snprintf(err, err_size, "not JSON: line %d column %d", jerr.line, jerr.column);
 		return -EINVAL;
 	}
 	entries = json_object_get(json_object_get(root, "Data"), "PodDeviceEntries");

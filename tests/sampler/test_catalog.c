@@ -47,6 +47,18 @@ static void expect_refused(const char *text, const char *needle)
 	ck_assert_msg(strstr(err, "/etc/x.json"), "error \"%s\" names no file", err);
 }
 
+/* A broken file's error quotes none of it: the file may be one the reader
+ * of the error (croftctl, status) may not read. */
+static void expect_unquoted(const char *text)
+{
+	struct catalog *cat = NULL;
+	char err[CATALOG_ERR_MAX] = "";
+
+	ck_assert_int_eq(
+		catalog_parse(text, strlen(text), "/etc/x.json", &cat, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(!strstr(err, "secret"), "error \"%s\" quotes the file", err);
+}
+
 START_TEST(refusals)
 {
 	expect_refused(
@@ -56,6 +68,7 @@ START_TEST(refusals)
 	expect_refused("[{\"name\":\"a\",\"libraries\":[]}]", "no pattern");
 	expect_refused("[{\"name\":\"\",\"cmdline\":[\"x\"]}]", "entry 1: missing or empty");
 	expect_refused("[{\"name\":\"a\",\"cmdline\":[\"x\"]},", "broken JSON");
+	expect_unquoted("topsecret\n"); /* the security review's 12 */
 	expect_refused("[{\"name\":\"a\",\"library\":[\"x\"]}]", "unknown key \"library\"");
 	expect_refused("[{\"name\":\"a\",\"cmdline\":[\"\"]}]", "non-empty string");
 	expect_refused("[{\"name\":\"a\",\"cmdline\":\"x\"}]", "array of strings");

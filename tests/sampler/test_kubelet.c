@@ -101,6 +101,9 @@ START_TEST(checkpoint_formats)
 	ck_assert_str_eq(parse("[]"), "error: no Data.PodDeviceEntries list");
 	ck_assert_int_eq(strncmp(parse("{\"Data\":"), "error: not JSON: line 1", 23), 0);
 	ck_assert_int_eq(strncmp(parse(""), "error: not JSON", 15), 0);
+	/* the security review's 12: a root-only file named as the checkpoint is
+	 * not quoted into status (jansson's "near 'topsecret'") */
+	ck_assert_str_eq(parse("topsecret"), "error: not JSON: line 1 column 9");
 }
 END_TEST
 
