@@ -29,6 +29,42 @@ static int unit_path_ok(const char *path)
 				 "0123456789/._-+@:,=")] == '\0';
 }
 
+/*
+ * System directories: data_dir there, or directly below one (/var/lib,
+ * /etc/x), would open far more than croft's files to the writer's
+ * ProtectSystem=strict sandbox (data_dir = / opened everything).
+ */
+static const char *const system_dirs[] = { "/", "/etc", "/usr", "/boot", "/proc", "/sys", "/dev",
+	"/run", "/var", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/root", "/home",
+	NULL };
+
+/* 1 when path is a system directory or directly below one; also for "." or
+ * ".." components, which would hide where it points. */
+static int system_path(const char *data_dir)
+{
+	char path[PATH_MAX];
+	size_t len = strlen(data_dir);
+
+	if (len >= sizeof(path))
+		return 1;
+	memcpy(path, data_dir, len + 1);
+	while (len > 1 && path[len - 1] == '/')
+		path[--len] = '\0'; /* "/var/lib/" is /var/lib */
+	const char *last = strrchr(path, '/');
+	size_t parent_len = last == path ? 1 : (size_t)(last - path);
+
+	if (strstr(path, "/./") || strstr(path, "/../") || strstr(path, "//") ||
+		!strcmp(last, "/.") || !strcmp(last, "/.."))
+		return 1;
+	for (size_t i = 0; system_dirs[i]; i++) {
+		size_t dir_len = strlen(system_dirs[i]);
+		if (!strcmp(path, system_dirs[i]) ||
+			(parent_len == dir_len && !strncmp(path, system_dirs[i], dir_len)))
+			return 1;
+	}
+	return 0;
+}
+
 static int write_dropin(const char *unit_dir, const char *conf, const char *data_dir)
 {
 	char path[PATH_MAX];
@@ -90,6 +126,14 @@ int main(int argc, char **argv)
 			"croft-generator: %s: data_dir %s is not an absolute path of letters, "
 			"digits and "
 			"/._-+@:,=; croft-writer.service may not write there\n",
+			conf, cfg.data_dir);
+		return 0;
+	}
+	if (system_path(cfg.data_dir)) {
+		fprintf(stderr,
+			"croft-generator: %s: data_dir %s is a system directory or directly below "
+			"one (/, /etc, /usr, /var, /run, /home...); croft-writer.service may not "
+			"write there: give a directory of croft's own, such as /var/lib/croft\n",
 			conf, cfg.data_dir);
 		return 0;
 	}
