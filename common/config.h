@@ -17,8 +17,10 @@
 #define CROFT_FALLBACK_USER "nobody"
 #define CROFT_KUBELET_CHECKPOINT                                                                   \
 	"/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint" /* gpus_allocated */
-#define CROFT_DRIVER_DIR   "/proc/driver" /* NVIDIA's nvidia/gpus and nvidia-caps */
-#define CROFT_TEXTFILE_DIR "/var/lib/prometheus/node-exporter" /* Debian's node_exporter */
+#define CROFT_DRIVER_DIR "/proc/driver" /* NVIDIA's nvidia/gpus and nvidia-caps */
+/* croft's own: tmpfiles.d links Debian's node_exporter directory's croft.prom
+ * here, so croft need not write (nor replace) other collectors' files there */
+#define CROFT_TEXTFILE_DIR "/var/lib/croft-textfile"
 
 #define CONFIG_GPU_DEVICES_MAX                                                                     \
 	4096                  /* bytes of the gpu_devices value (gpudev.h GPUDEV_SPEC_MAX)         \

@@ -104,5 +104,24 @@ elif command -v systemd-tmpfiles >/dev/null &&
 else
 	echo "not ok $n - tmpfiles.d/croft.conf: ${out:-}"; fails=$((fails + 1))
 fi
+# croft.prom (the security review's 14): croft writes its own 0755 directory;
+# node_exporter's is root's, croft gets no ACL on it, only root's link to its
+# file; and a host without node_exporter's directory applies the file cleanly
+n=$((n + 1))
+NE=$TEST_TMP/root/var/lib/prometheus/node-exporter
+if [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ]; then
+	echo "ok $n - # SKIP tmpfiles.d/croft.conf and node_exporter's directory: needs root"
+elif mkdir -p "$NE" && chmod 755 "$NE" &&
+   out=$(systemd-tmpfiles --root="$TEST_TMP/root" --create "$src/tmpfiles.d/croft.conf" 2>&1) &&
+   [ "$(stat -c '%a %u %g' "$TEST_TMP/root/var/lib/croft-textfile")" = "755 $croft_uid $croft_gid" ] &&
+   [ "$(stat -c '%u' "$NE/croft.prom")" = 0 ] &&
+   [ "$(readlink "$NE/croft.prom")" = /var/lib/croft-textfile/croft.prom ] &&
+   ! python3 -c 'import os, sys; os.getxattr(sys.argv[1], "system.posix_acl_access")' "$NE" 2>/dev/null; then
+	echo "ok $n - tmpfiles.d/croft.conf: croft.prom in croft's /var/lib/croft-textfile, root's link in node_exporter's directory, no ACL there"
+else
+	echo "not ok $n - tmpfiles.d/croft.conf and node_exporter's directory: ${out:-}"
+	ls -la "$NE" | sed 's/^/# /'
+	fails=$((fails + 1))
+fi
 echo "1..$n"
 exit $((fails > 0))

@@ -67,7 +67,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(cfg.retention_age_ms, 30ull * 86400000);
 	ck_assert_uint_eq(cfg.retention_size_bytes, 10ull << 30);
 	ck_assert_int_eq(cfg.zstd_level, 12);
-	ck_assert_str_eq(cfg.textfile_dir, "/var/lib/prometheus/node-exporter");
+	ck_assert_str_eq(cfg.textfile_dir, "/var/lib/croft-textfile");
 	ck_assert_uint_eq(cfg.textfile_top, 50);
 }
 END_TEST

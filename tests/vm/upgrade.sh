@@ -15,8 +15,9 @@ next_version=$(dpkg-deb -f "/croft-vm/debs/$deb_next" Version)
 up_id=5eb00f1e$(printf '%056d' 0)
 up_unit=docker-$up_id.scope
 up_cg=/system.slice/$up_unit
+# 1 s polls: the upgrade's restart must cost at most one (continuity.py's POLL_MS)
 edited_conf='[sampler]
-poll_interval = 2s
+poll_interval = 1s
 [probe]
 gpu_devices = 1:7
 [writer]

@@ -10,7 +10,9 @@ segments (zstd -dc).
       the process's rows across a restart of the sampler at RESTART_MS:
       fails on a doubled (tgid, start_ms, unix_ms), on more than one poll
       after RESTART_MS (a unix_ms other processes' rows have) before its
-      first row after it, and when the CPU time its rows give
+      first row after it, on its last row before RESTART_MS and its first
+      after it more than MAX_UPGRADE_GAP_MS apart (more than one poll
+      lost: the new sampler waited for something), and when the CPU time its rows give
       (usage.cpu_cores x span_ms, summed over the rows after the first of
       those within the LOG) differs from the schedstat LOG's growth over
       the same span by more than TOLERANCE; prints the rows' gaps
@@ -30,7 +32,11 @@ import time
 
 DATA_DIR = "/var/lib/croft"
 LOG_INTERVAL_S = 0.05
-MAX_GAP_MS = 3000  # 1.5 polls of the 2 s upgrade.sh sets: a busy process has a row each poll
+POLL_MS = 1000  # the poll_interval upgrade.sh sets (issue 32: an upgrade costs one poll at 1 s)
+MAX_GAP_MS = POLL_MS * 3 // 2  # a busy process has a row each poll: none missing
+# across an upgrade at most one poll missing: two poll intervals apart, plus
+# half a poll for the new sampler's polls falling at another phase
+MAX_UPGRADE_GAP_MS = POLL_MS * 5 // 2
 TOLERANCE = 0.05  # the sampler reads a process up to ~0.3 s after its poll's unix_ms under TCG
 
 
@@ -89,8 +95,11 @@ def across(pid, log, restart_ms):
         print(f"{len(mine)} rows of tgid {pid}, {len(after)} after the restart")
         return 1
     polls = sorted({r["unix_ms"] for r in every if restart_ms <= r["unix_ms"] < after[0]})
+    before = [r["unix_ms"] for r in mine if r["unix_ms"] < restart_ms]
+    gap = after[0] - before[-1] if before else 0
     print(f"{len(mine)} rows of tgid {pid}, {dup} doubled; after the restart at {restart_ms}: "
-          f"{len(polls)} polls {polls} before its first row at {after[0]}")
+          f"{len(polls)} polls {polls} before its first row at {after[0]}; "
+          f"{gap} ms from its last row before (at most {MAX_UPGRADE_GAP_MS})")
     reads = [tuple(int(p) for p in ln.split()) for ln in open(log) if len(ln.split()) == 2]
     logged = [r for r in mine if reads and reads[0][0] <= r["unix_ms"] <= reads[-1][0]]
     times = [r["unix_ms"] for r in logged]
@@ -106,7 +115,8 @@ def across(pid, log, restart_ms):
     print(f"CPU over {(times[-1] - times[0]) / 1000:.1f} s: rows {croft_s:.3f} s "
           f"(their span_ms cover {covered_ms / 1000:.1f} s), schedstat {kernel_s:.3f} s: "
           f"off by {off:.1%} (tolerance {TOLERANCE:.0%})")
-    return 0 if not dup and len(polls) <= 1 and off <= TOLERANCE else 1
+    return 0 if (not dup and len(polls) <= 1 and before and gap <= MAX_UPGRADE_GAP_MS
+                 and off <= TOLERANCE) else 1
 
 
 def window(tgid, from_ms, to_ms, want):
