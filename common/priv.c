@@ -140,6 +140,10 @@ static int priv_drop_root(const struct priv_user *user, const cap_value_t *caps,
 		return -errno;
 	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
 		return -errno;
+	/* Not dumpable whatever fs.suid_dumpable says: another process of the user
+	 * (nobody is many processes) may not ptrace us or open our /proc files. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return -errno;
 	r = priv_set_caps(caps, ncaps);
 	if (r < 0)
 		return r;

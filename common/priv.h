@@ -23,7 +23,8 @@ int priv_lookup_user(const char *name, struct priv_user *ret_user);
 /*
  * As root: become user, keeping exactly caps (permitted = effective = caps,
  * inheritable and ambient empty, bounding set reduced to caps), with
- * no_new_privs set; then verifies that setuid(0) fails.  Not root: sets
+ * no_new_privs set and not dumpable (no process of that user may ptrace it
+ * or read its /proc files); then verifies that setuid(0) fails.  Not root: sets
  * no_new_privs and reduces the capabilities to caps.  Returns 0 or -errno;
  * callers treat an error as fatal.
  */

@@ -34,7 +34,7 @@ RUN_PID=$!
 check "from a 0700 tree: croft run starts writer and sampler" \
 	wait_for 'ops_up croft-writer && ops_up croft-sampler' 30
 [ $probe = 0 ] && check "... and the probe" wait_for 'ops_up croft-probe' 30
-user=$(stat -c %U "/proc/$(ops_field croft-writer .pid)")
+user=$(id -nu "$(awk '$1 == "Uid:" { print $2 }' "/proc/$(ops_field croft-writer .pid)/status")")
 check "the writer runs as croft or nobody ($user)" grep -qxE 'croft|nobody' <<<"$user"
 check "rows reach the data dir under the 0700 directory" \
 	wait_for "[ -s '$D/croft-dataset.jsonl' ]" 30

@@ -4,10 +4,11 @@
 # its uid alone (security review finding 4).  Root starts croft-writer and
 # croft-sampler as user A (A stands in for nobody), as croft run does: both
 # children of one parent.  Another process of A, not started by that
-# parent, says HELLO as a sampler and sends a batch with a forged row, and
-# asks for the writer's status: refused, nothing written, while the real
-# sampler's rows still arrive.  Fails on 685571a: the forged row was acked
-# and appended.
+# parent, says HELLO as a sampler and sends a batch with a forged row, asks
+# for the writer's status and opens the writer's /proc/PID/mem (what a
+# ptrace attach needs): refused, nothing written, while the real sampler's
+# rows still arrive.  Fails on 685571a: the forged row was acked and
+# appended, the status given, the memory open to it.
 set -u
 . "$(dirname "$0")/seclib.sh"
 sec_setup
@@ -17,7 +18,8 @@ chmod 0644 "$TEST_TMP/croft.conf"
 R=$TEST_TMP/run D=$TEST_TMP/data
 "$WRITER" --config "$TEST_TMP/croft.conf" --runtime-dir "$R" --user "$A" --data-dir "$D" \
 	>"$TEST_TMP/writer.log" 2>&1 &
-SEC_PIDS="$SEC_PIDS $!"
+wpid=$!
+SEC_PIDS="$SEC_PIDS $wpid"
 check "the writer comes up as A" wait_for "'$WCTL' '$R/writer.ctl' status >/dev/null 2>&1" 30
 "$SAMPLER" --config "$TEST_TMP/croft.conf" --runtime-dir "$R" --user "$A" \
 	--state-dir "$TEST_TMP/state" >"$TEST_TMP/sampler.log" 2>&1 &
@@ -27,7 +29,7 @@ check "the sampler, its sibling, as A: its rows reach the dataset" \
 
 # A's own process: a grandchild of this shell, so no sibling of the daemons
 cat >"$TEST_TMP/forge.py" <<'PY'
-import socket, struct, sys, time
+import os, socket, struct, sys, time
 sys.path.insert(0, sys.argv[2])
 import wire
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -57,14 +59,21 @@ try:
 except Exception as e:
     status, text = -1, str(e)
 print("status", "given" if status == 0 else "refused", text[:60].replace("\n", " "))
+try:  # the writer's memory: what a ptrace attach would give
+    open("/proc/%s/mem" % sys.argv[3], "rb").close()
+    print("mem opened")
+except OSError as e:
+    print("mem refused", e)
 PY
 cp "$WIRE_DIR/wire.py" "$TEST_TMP/wire.py"
 chmod 0644 "$TEST_TMP/forge.py" "$TEST_TMP/wire.py"
-out=$(bash -c "setpriv --reuid=$A_UID --regid=$A_GID --clear-groups $PY -B '$TEST_TMP/forge.py' '$R' '$TEST_TMP'; exit \$?" 2>&1)
+out=$(bash -c "setpriv --reuid=$A_UID --regid=$A_GID --clear-groups $PY -B '$TEST_TMP/forge.py' '$R' '$TEST_TMP' '$wpid'; exit \$?" 2>&1)
 sed 's/^/# A: /' <<<"$out"
 check "A's own process: its batch is not acked" grep -qx refused <<<"$out"
 check "... its row is not in the dataset" bash -c "! grep -q 31337 '$D'/croft-dataset*"
 check "... the writer's status is refused to it" grep -q '^status refused' <<<"$out"
+check "... the writer's memory is closed to it (not dumpable: no ptrace either)" \
+	grep -q '^mem refused' <<<"$out"
 check "... and the writer says whom it refused" grep -q "refused pid [0-9]* uid $A_UID" "$TEST_TMP/writer.log"
 rows=$(wc -l <"$D/croft-dataset.jsonl")
 check "the sampler's rows still arrive" wait_for "[ \$(wc -l <'$D/croft-dataset.jsonl') -gt $rows ]" 30
