@@ -713,6 +713,59 @@ check "systemd-analyze security croft-writer <= 1.0" t_security croft-writer 1.0
 check "systemd-analyze security croft-probe <= 1.5" t_security croft-probe 1.5
 check "systemd-analyze security croft-sampler <= 2.0" t_security croft-sampler 2.0
 
+# --- wall-clock steps (croft-dataset(5) CLOCK STEPS): back an hour, forward a day ---
+# A busy loop's rows across them keep one start_ms (also from a sampler
+# restarted after them, when the kernel's btime has moved by the steps),
+# span_ms of a poll, and add up to its CPU time as the kernel counts it;
+# every segment there before is still there, names stay unique, the hour
+# the forward step crosses rotates, retention deletes nothing.  The clock
+# is put back from the boot clock at the end.
+segment_names() { ls /var/lib/croft | grep -E '^croft-dataset-.*\.jsonl(\.zst)?$' | sed 's/\.zst$//' | sort -u; }
+t_clock_steps() {
+	local busy real0 up0 before after since rc=0
+	timedatectl set-ntp false >/dev/null 2>&1
+	real0=$(date +%s%N) up0=$(awk '{print $1}' /proc/uptime)
+	since=$(date +%s)
+	before=$(segment_names)
+	sh -c 'while :; do :; done' &
+	busy=$!
+	# two rows of the busy loop on either side of each step and of the restart
+	more_rows() { wait_until 90 python3 "$here/steps.py" more $busy "$(python3 "$here/steps.py" count $busy)" 2; }
+	more_rows || { echo "no rows of the busy loop"; rc=1; }
+	date -s "@$(($(date +%s) - 3600))" >/dev/null
+	more_rows || { echo "no rows after the step back"; rc=1; }
+	date -s "@$(($(date +%s) + 86400 + 3600))" >/dev/null
+	more_rows || { echo "no rows after the step forward"; rc=1; }
+	# the writer's tick (every 10 s) sees the hours stepped over and rotates
+	wait_until 60 sh -c '[ "$(ls /var/lib/croft | grep -cE "^croft-dataset-.*\.jsonl(\.zst)?$")" -gt '"$(echo "$before" | grep -c .)"' ]' ||
+		{ echo "no rotation across the hours stepped over"; rc=1; }
+	systemctl restart croft-sampler
+	wait_until 60 is_active croft-sampler
+	more_rows || { echo "no rows after the sampler's restart"; rc=1; }
+	kill -STOP $busy
+	local cpu_s
+	cpu_s=$(awk '{printf "%.3f", ($14 + $15) / '"$(getconf CLK_TCK)"'}' "/proc/$busy/stat")
+	# a stopped process is idle: its next row (its idle slot) ends its count
+	wait_until 90 python3 "$here/steps.py" after $busy "$(now_ms)" ||
+		{ echo "no row of the stopped loop"; rc=1; }
+	python3 "$here/steps.py" check $busy "$cpu_s" || rc=1
+	kill -KILL $busy
+	after=$(segment_names)
+	local gone
+	gone=$(comm -23 <(echo "$before") <(echo "$after"))
+	[ -z "$gone" ] || { echo "segments gone across the steps: $gone"; rc=1; }
+	[ "$(ls /var/lib/croft | grep -E '^croft-dataset-.*\.jsonl(\.zst)?$' | sed 's/\.zst$//' | sort | uniq -d)" = "" ] ||
+		{ echo "two segments with one name"; rc=1; }
+	! journalctl -q -o cat -u croft-writer --since "@$((since - 7200))" | grep 'retention: deleted' ||
+		{ echo "retention deleted a segment"; rc=1; }
+	# back to the time: where the clock was plus what the boot clock has run since
+	date -s "@$(awk -v r="$real0" -v u0="$up0" '{printf "%.3f", r / 1e9 + $1 - u0}' /proc/uptime)" >/dev/null
+	echo "segments before: $(echo $before); after: $(echo $after)"
+	return $rc
+}
+check "wall clock stepped back 1 h and forward 1 day: one start_ms, spans of a poll, CPU as the kernel counts it, no segment lost or doubled" \
+	t_clock_steps
+
 # The probe tests last, with the units stopped: test-lifecycle checks with
 # bpftool that nothing of croft stays attached after its probe's end.
 echo "# $(capped_probe)"

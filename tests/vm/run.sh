@@ -38,7 +38,7 @@ done
 
 # the files checks.sh reads beside itself in the VM (../lib: the probe
 # tests import wire.py from beside their folder)
-copies=(guest/rows.py guest/oomparent.py guest/leftout.py upgrade.sh guest/continuity.py ../../docs/kernels.md
+copies=(guest/rows.py guest/steps.py guest/oomparent.py guest/leftout.py upgrade.sh guest/continuity.py ../../docs/kernels.md
 	../../man/croft-probe.8.scd ../../man/croft-sampler.8.scd verifier-ceilings ../probe ../lib)
 copy_args=()
 for c in "${copies[@]}"; do copy_args+=(--copy "$here/$c"); done
