@@ -33,6 +33,10 @@ KERNELS_MD = os.path.join(SRC, 'docs', 'kernels.md')
 MAN = os.path.join(SRC, 'man', 'croft-sampler.8.scd')
 HOST_COLUMN = '6.18'  # docs/kernels.md's column of the development host
 CI = os.environ.get('CI') == 'true'
+# where runtimes put containers, made by the tests where the host has none (parents first)
+SHARED_CGROUPS = ('/kubepods/besteffort', '/kubepods',
+                  '/user.slice/user-4242.slice/user@4242.service', '/user.slice/user-4242.slice',
+                  '/user.slice', '/system.slice')
 SLOW = 1.0  # waits scale with how late the sampler's polls run on this machine
 
 
@@ -163,6 +167,16 @@ class Harness:
                     break
                 except OSError:
                     time.sleep(0.1)
+        # the runtimes' places made where this host has none may have held another test
+        # run's cgroups when this one tried: whoever ends last removes them (rmdir takes
+        # only an empty one; a host's own hold its services, pods and sessions)
+        v1, v2 = cgroup_mounts()
+        for mount in set(v1.values()) | ({v2} if v2 else set()):
+            for rel in SHARED_CGROUPS:
+                try:
+                    os.rmdir(mount + rel)
+                except OSError:
+                    pass
 
 
 def cgroup_mounts():
