@@ -13,7 +13,8 @@ sec_setup() {
 	make_tmpdir
 	chmod 0755 "$TEST_TMP"
 	A=crofta$$
-	useradd --system --no-create-home --shell /usr/sbin/nologin --user-group "$A" ||
+	# other tests on this host may hold /etc/passwd's lock a moment: retried
+	wait_for "useradd --system --no-create-home --shell /usr/sbin/nologin --user-group '$A' 2>/dev/null || getent passwd '$A' >/dev/null" 30 ||
 		fail "useradd $A"
 	A_UID=$(id -u "$A")
 	A_GID=$(id -g "$A")
@@ -31,8 +32,9 @@ sec_cleanup() {
 	for p in $pkill_pids; do
 		kill -KILL "$p" 2>/dev/null
 	done
-	userdel "$A" 2>/dev/null
-	getent group "$A" >/dev/null && groupdel "$A" 2>/dev/null
+	# gone, whatever else holds /etc/passwd's lock a moment (none may be left behind)
+	wait_for "! getent passwd '$A' >/dev/null || userdel '$A' 2>/dev/null; ! getent passwd '$A' >/dev/null" 30
+	wait_for "! getent group '$A' >/dev/null || groupdel '$A' 2>/dev/null; ! getent group '$A' >/dev/null" 30
 	if [ -n "${KEEP:-}" ]; then echo "kept $TEST_TMP" >&2; else rm -rf "$TEST_TMP"; fi
 }
 
