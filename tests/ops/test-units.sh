@@ -64,6 +64,18 @@ for d in writer sampler probe; do
 	fi
 done
 
+# issue 32 item 6: an upgrade restarts all three; the sampler works without
+# the probe and reconnects, so it must not wait for the probe's stop and attach
+n=$((n + 1))
+if ! grep -q '^After=.*croft-probe' croft-sampler.service &&
+   ! grep -q '^Before=.*croft-sampler' croft-probe.service &&
+   grep -q '^After=.*croft-writer.service' croft-sampler.service; then
+	echo "ok $n - croft-sampler.service is ordered after the writer only, not after the probe"
+else
+	echo "not ok $n - croft-sampler.service waits for croft-probe.service: $(grep -h '^After=\|^Before=' croft-sampler.service croft-probe.service | tr '\n' ' ')"
+	fails=$((fails + 1))
+fi
+
 declare -A limit=([writer]=1.0 [probe]=1.5 [sampler]=2.0)
 for d in writer probe sampler; do
 	n=$((n + 1))
