@@ -73,12 +73,49 @@ static char *copy_str(const char *s, size_t max, size_t *ret_len)
 	return out;
 }
 
+/* The cgroup the group died in, as /proc/<pid>/cgroup would name it; NULL when unknown. */
+static struct cgroup *final_cgroup(const struct probe_final *f, const struct poll_env *env)
+{
+	char text[PROBE_CGROUP_BYTES + 32];
+	struct cgroup *cg;
+	int n;
+
+	if (!(f->flags & PROBE_FINAL_CGROUP_FLAG))
+		return NULL;
+	/* the line of v2, or of v1's memory controller, which rows name on v1 and hybrid hosts */
+	n = snprintf(text, sizeof(text),
+		(f->flags & PROBE_FINAL_CGROUP_V1_FLAG) ? "1:memory:%s\n" : "0::%s\n", f->cgroup);
+	if (n <= 0 || (size_t)n >= sizeof(text) ||
+		!(cg = cgroup_get(env->cgroups, text, (size_t)n)))
+		return NULL;
+	cgroup_refresh(env->cgroups, cg, env->gen);
+	return cg;
+}
+
+/*
+ * A tracked process's last row names the cgroup it died in: one read
+ * between its fork and its move (a runtime's, or a shell's) named the one
+ * before, and a zombie's /proc names the root.
+ */
+static void last_cgroup(struct proc *p, const struct probe_final *f, const struct poll_env *env)
+{
+	struct cgroup *cg = final_cgroup(f, env);
+
+	if (!cg)
+		return;
+	if (p->ident.cg && p->ident.cg->path && cg->path && p->ident.cg->path_len == cg->path_len &&
+		!memcmp(p->ident.cg->path, cg->path, cg->path_len)) {
+		cgroup_put(env->cgroups, cg); /* the same place: its own entry, figures and all */
+		return;
+	}
+	cgroup_put(env->cgroups, p->ident.cg);
+	p->ident.cg = cg;
+}
+
 /* Who a process only the probe saw was: what its final says, its cgroup as /proc would. */
 static void final_identity(struct proc *p, const struct probe_final *f, const struct poll_env *env)
 {
 	struct proc_identity *id = &p->ident;
-	char text[PROBE_CGROUP_BYTES + 32];
-	int n;
 
 	id->start_boot_ns = f->start_boot_ns;
 	id->start_ticks = f->start_boot_ns / env->tick_ns;
@@ -89,15 +126,7 @@ static void final_identity(struct proc *p, const struct probe_final *f, const st
 	id->comm = copy_str(f->comm, sizeof(f->comm), &id->comm_len);
 	if (f->flags & PROBE_FINAL_EXE_FLAG)
 		id->exe = copy_str(f->exe, sizeof(f->exe), &id->exe_len);
-	if (!(f->flags & PROBE_FINAL_CGROUP_FLAG))
-		return;
-	/* the line /proc/<pid>/cgroup has for it: v2's, or v1's memory controller's */
-	n = snprintf(text, sizeof(text),
-		(f->flags & PROBE_FINAL_CGROUP_V1_FLAG) ? "1:memory:%s\n" : "0::%s\n", f->cgroup);
-	if (n > 0 && (size_t)n < sizeof(text))
-		id->cg = cgroup_get(env->cgroups, text, (size_t)n);
-	if (id->cg)
-		cgroup_refresh(env->cgroups, id->cg, env->gen);
+	id->cg = final_cgroup(f, env);
 }
 
 /* A process born and gone between two polls: one row, from what the probe saw. */
@@ -130,6 +159,7 @@ void proc_table_apply_finals(
 			continue;
 		if (p) {
 			p->exit.kind = EXIT_PROBE;
+			last_cgroup(p, f, env);
 			from_unix_ms =
 				p->cadence.have_base ? p->cadence.base_poll.unix_ms : exit_unix_ms;
 		} else if ((p = between_polls(table, f, env))) {

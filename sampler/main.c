@@ -197,8 +197,8 @@ static void stop_now_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
- * SIGTERM/SIGINT: stop polling; give the poll under way and the writer a
- * moment to finish and ack what is spooled.
+ * SIGTERM/SIGINT: stop polling; one last poll writes every process's row
+ * (sampler_poll_close), and the writer has a moment to ack what is spooled.
  */
 static void sampler_stop(void *ctx)
 {
@@ -211,6 +211,7 @@ static void sampler_stop(void *ctx)
 	stopping = true;
 	daemon_notify_stopping();
 	sampler_poll_stop(s);
+	sampler_poll_close(s);
 	spool_stats(s->spool, &sp);
 	if (!sp.batches && !s->poll.running)
 		event_base_loopexit(s->base, NULL);

@@ -113,8 +113,10 @@ static bool format_rows(struct sampler *s, uint64_t until_ns)
 			proc_row_written(p, &run->env);
 			activity_span_end(p);
 		}
-		if (p->exit.kind != EXIT_LIVES && (written || p->ident.kthread))
+		if (p->exit.kind != EXIT_LIVES && (written || p->ident.kthread)) {
+			s->stats.last_rows[p->exit.kind] += written;
 			proc_table_drop(&s->procs, s->cgroups, p);
+		}
 		if (clock_mono_ns() >= until_ns)
 			return false;
 	}
@@ -242,8 +244,10 @@ static void poll_finish(struct sampler *s)
 		at_end(s);
 	}
 	if (run->again) {
-		s->stats.polls_late++;
-		sampler_poll_start(s);
+		if (!run->closing || run->env.closing)
+			s->stats.polls_late++;
+		if (!run->env.closing)
+			sampler_poll_start(s);
 	}
 }
 
@@ -377,6 +381,12 @@ void sampler_poll_stop(struct sampler *s)
 	s->poll.again = false;
 }
 
+void sampler_poll_close(struct sampler *s)
+{
+	s->poll.closing = true;
+	sampler_poll_start(s); /* one running: it sets again, and its end begins ours */
+}
+
 void sampler_poll_free(struct sampler *s)
 {
 	proc_read_end(&s->poll.scan);
@@ -423,6 +433,7 @@ void sampler_poll_start(struct sampler *s)
 		.fds_max = s->nofile,
 		.self_tgid = getpid(),
 		.boot_unix_ms = s->boot_unix_ms,
+		.closing = run->closing,
 	};
 	run->start_mono_ns = clock_mono_ns();
 	run->start_cpu_us = cpu_time_us();

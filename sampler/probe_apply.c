@@ -113,8 +113,8 @@ static struct proc *probe_match(
 void proc_table_apply_probe(
 	struct proc_table *table, const struct poll_env *env, struct probe_answer *answer)
 {
-	if (answer->answered) /* last rows first: their records are applied over their spans */
-		proc_table_apply_finals(table, env, answer);
+	/* last rows first: their records are applied over their spans (a baseline has none) */
+	proc_table_apply_finals(table, env, answer);
 	for (struct proc *p = table->list_head; p; p = p->list_next)
 		probe_reset(p, answer);
 	for (size_t i = 0; i < answer->tgids_count; i++) {

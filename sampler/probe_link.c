@@ -419,14 +419,18 @@ static int answer_of(struct probe_link *link, struct probe_answer *ret_answer)
 	ret_answer->gpufile = link->end.flags & PROBE_END_GPUFILE;
 	snprintf(link->state, sizeof(link->state),
 		ret_answer->answered ? "connected" : "connected, first answer is the baseline");
+	/* a baseline's counts span time before we asked; its finals are whole all the same */
+	ret_answer->finals = link->finals;
+	ret_answer->finals_count = link->finals_count;
+	ret_answer->finals_sent = ret_answer->finals_sent && ret_answer->answered;
 	if (!ret_answer->answered)
 		return 0;
 	r = index_tgids(link, &ret_answer->tgids_count);
 	if (r < 0) /* no counts, rather than some */
 		*ret_answer = (struct probe_answer){ .answered = false };
 	ret_answer->tgids = link->tgids; /* once grown */
-	ret_answer->finals = link->finals;
-	ret_answer->finals_count = r < 0 ? 0 : link->finals_count;
+	if (r < 0)
+		ret_answer->finals_count = 0;
 	return r;
 }
 
@@ -468,6 +472,8 @@ void probe_link_answered(struct probe_link *link)
 /* No answer this poll: the link is dropped (reconnected at the next poll). */
 static void link_failed(struct probe_link *link, const char *what, int r)
 {
+	if (link->asked && link->phase == LINK_READY)
+		link->stats.answers_lost++; /* its finals with it: those processes end vanished */
 	link->whole = false;
 	link_down(link, what, -r);
 	if (link->asked)

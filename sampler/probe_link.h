@@ -67,6 +67,7 @@ const char *probe_link_state(const struct probe_link *link);
 /* Figures for sampler.ctl status. */
 struct probe_link_stats {
 	uint64_t answers;                 /* answers received, all connections */
+	uint64_t answers_lost;            /* asked and not had: timed out, or the link failed */
 	uint64_t records_last;            /* per-tgid records in the last answer */
 	uint64_t exits_seen;              /* whole thread groups that exited */
 	uint64_t gpu_exits_between_polls; /* GPU users born and gone between two polls */

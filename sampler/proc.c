@@ -490,7 +490,8 @@ static bool proc_still(struct proc *p, const struct poll_env *env)
 		p->counters.cpu_ns = ns;
 		return false;
 	}
-	return p->ident.kthread || (p->cadence.rows_started && !proc_idle_slot(p, env));
+	return p->ident.kthread ||
+	       (p->cadence.rows_started && !proc_idle_slot(p, env) && !env->closing);
 }
 
 /* A tracked process read again; false when it exited or its tgid names another one now. */
@@ -722,7 +723,8 @@ bool proc_row_due(struct proc *p, const struct poll_env *env)
 		return !p->ident.kthread;
 	if (p->ident.kthread || !p->counters.rates_valid || p->exit.gone_polls)
 		return false;
-	if (!p->cadence.rows_started || !p->cadence.idle || proc_idle_slot(p, env)) {
+	if (!p->cadence.rows_started || !p->cadence.idle || proc_idle_slot(p, env) ||
+		env->closing) {
 		p->cadence.rows_started = true;
 		return true;
 	}

@@ -650,6 +650,7 @@ struct poll_env {
 	const struct carry *carry;   /* first poll: the counters a restart carries on */
 	uint64_t boot_unix_ms;       /* exit_ms = this + the exit's boot-clock ms */
 	bool finals_sent;            /* this poll's answer sent reaped groups (probe_apply.c) */
+	bool closing; /* the last poll of a clean stop: every process is read and written */
 };
 void proc_table_init(struct proc_table *table);
 void proc_table_clear(struct proc_table *table, struct cgroup_table *cgroups);
@@ -800,8 +801,9 @@ struct poll_stats {
 	uint64_t duration_us, cpu_us; /* of the last poll */
 	uint64_t rows;                /* of the last poll */
 	uint64_t rows_total;
-	uint64_t rows_failed; /* dropped: out of memory while formatting */
-	uint64_t polls_late;  /* begun after their tick: the poll before ran past it */
+	uint64_t rows_failed;           /* dropped: out of memory while formatting */
+	uint64_t polls_late;            /* begun after their tick: the poll before ran past it */
+	uint64_t last_rows[EXIT_COUNT]; /* processes' last rows written, by enum exit_kind */
 };
 
 /* What a reload loads; one checked while a poll runs is applied at its end. */
@@ -819,7 +821,8 @@ enum poll_phase { POLL_READ, POLL_PROBE, POLL_LOOK, POLL_FORMAT };
  */
 struct poll_run {
 	bool running;
-	bool again; /* the timer fired meanwhile: poll again at the end */
+	bool again;   /* the timer fired meanwhile: poll again at the end */
+	bool closing; /* a clean stop asked for the last poll (sampler_poll_close) */
 	enum poll_phase phase;
 	struct poll_env env;
 	struct proc_scan scan;
@@ -890,6 +893,13 @@ int sampler_arm_timer(struct sampler *s);
 /* The timer's tick: a poll begins, or the one running is followed by another. */
 void sampler_poll_start(struct sampler *s);
 void sampler_poll_stop(struct sampler *s);
+/*
+ * At a clean stop, after sampler_poll_stop: one last poll (after the one
+ * running, if any) writes a row for every process, idle or not, so the
+ * dataset covers each up to the stop; the carry it saves is where the
+ * next start goes on from.
+ */
+void sampler_poll_close(struct sampler *s);
 void sampler_poll_free(struct sampler *s);
 /* Labels (labels.c), sorted by container id, saved in the state dir at each
  * change (written, fsynced and renamed over the old file) and loaded at
