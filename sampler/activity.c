@@ -128,6 +128,8 @@ static void kernel_evidence(const struct proc *p, struct verdict_input *in)
 	in->blocked_threads = pr->gpu_blocked_threads;
 	in->cpu_known = p->counters.rates_valid;
 	in->cpu_cores = p->counters.cpu_cores;
+	in->runqueue_known = pr->valid && pr->sched_valid;
+	in->runqueue_s = pr->runqueue_s;
 }
 
 /* The span's NVML figures: SM as a mean weighted by each poll's length, memory the last. */

@@ -19,8 +19,9 @@ static struct verdict kernel_verdict(const struct verdict_input *in)
 	if ((in->ioctls_known && in->ioctls) ||
 		(in->waits_known && (in->waits || in->blocked_threads)))
 		return say(GA_BUSY, GAS_KERNEL);
-	if (in->ioctls_known && in->waits_known && in->cpu_known &&
-		in->cpu_cores < VERDICT_IDLE_CPU_CORES)
+	double wants = in->cpu_cores + (in->runqueue_known ? in->runqueue_s : 0);
+
+	if (in->ioctls_known && in->waits_known && in->cpu_known && wants < VERDICT_IDLE_CPU_CORES)
 		return say(GA_IDLE, GAS_KERNEL);
 	return say(GA_UNKNOWN, any_known ? GAS_KERNEL : GAS_NONE);
 }

@@ -19,6 +19,8 @@
  * alone: a CUDA launch loop or a spinning synchronise keeps a thread on a
  * core (about 1.0), while a process holding a context and sleeping uses
  * well under 1 % (the driver's helper threads wake a few times a second).
+ * What it waited on a run queue counts too: a spinner starved of CPU on a
+ * crowded host still wants its core.
  */
 #define VERDICT_IDLE_CPU_CORES 0.05
 
@@ -35,9 +37,11 @@ struct verdict_input {
 	bool waits_known;
 	uint64_t waits;
 	uint32_t blocked_threads;
-	/* usage.cpu_cores over the poll */
+	/* usage.cpu_cores over the poll, and usage.runqueue_s: the time it waited for a core */
 	bool cpu_known;
 	double cpu_cores;
+	bool runqueue_known;
+	double runqueue_s;
 };
 
 struct verdict {
@@ -49,7 +53,8 @@ struct verdict {
  * NVML's figure for the process first (0 idle, above busy), then the
  * device's where it is the only holder, then the kernel's: busy on a GPU
  * ioctl, wait or blocked thread; idle only with all of them known and
- * none, and CPU below VERDICT_IDLE_CPU_CORES; unknown otherwise.
+ * none, and CPU (run, and waited for where known) below
+ * VERDICT_IDLE_CPU_CORES; unknown otherwise.
  */
 struct verdict gpu_verdict(const struct verdict_input *in);
 /* A span's verdict after one more poll: busy if any poll was, else unknown

@@ -11,8 +11,9 @@
 # node is GPU 237, the stand-in's GPU's minor: the workloads hold it, and so
 # does croft-sampler through the stand-in.  The workloads:
 #   spin    a spinning-sync loop: a core busy, no ioctl (NVML 95 %)
-#   replay  a graph-replay loop: a fifth of a core, no ioctl (NVML's
-#           device 90 %, no per-process figure: it is the only holder)
+#   replay  a graph-replay loop with a blocking sync: a fifth of a core, no
+#           ioctl, a poll on the GPU file each round (NVML's device 90 %, no
+#           per-process figure: it is the only holder)
 #   idle    a holder that sleeps: no CPU, no ioctl (NVML: listed, no sample)
 #   nvidia-smi  an NVML poller (nvml_poller.c) beside the idle holder
 # then v1/v2/v3 layouts, smUtil 150, MIG's NOT_SUPPORTED, a call that hangs
@@ -40,17 +41,20 @@ GPU_MAJOR, GPU_MINOR = 10, 237  # loop-control's number, on a node of the test's
 results = []
 
 WORKLOAD = r'''
-import os, sys, time
+import os, select, sys, time
 fd = os.open(sys.argv[2], os.O_RDONLY)
 mode = sys.argv[1]
 print('ready', flush=True)
 while True:
     if mode == 'spin':          # cudaStreamSynchronize spinning: a core, no syscall
         pass
-    elif mode == 'replay':      # cudaGraphLaunch and a yielding sync: a fifth of a core
-        t = time.monotonic() + 0.004
+    elif mode == 'replay':      # cudaGraphLaunch, and a blocking sync: the driver's wait
+        t = time.monotonic() + 0.004  # on the GPU file (a poll on it), little CPU
         while time.monotonic() < t:
             pass
+        waiter = select.poll()
+        waiter.register(fd, select.POLLIN)
+        waiter.poll(16)
         time.sleep(0.016)
     else:
         time.sleep(3600)
@@ -426,6 +430,16 @@ def phase_absent(t, run):
               rows, lambda r: r.get('gpu_activity') in ('busy', 'unknown') and
               'gpu_sm_percent' not in r) else 'rows %s' % verdicts(rows))
     t.kill(spin, replay)
+    idle = t.spawn('idle')
+    ok = lambda r: (r.get('gpu_activity') == 'idle' and  # noqa: E731
+                    r.get('gpu_activity_source') == 'kernel')
+    rows = settled(run, idle.pid, int(time.time() * 1000), ok)
+    check('without NVML, the true idle holder is idle on the kernel\'s evidence (the probe: '
+          'no ioctl, wait or blocked thread; no CPU)', None if all_rows(rows, ok) else
+          'rows %s' % ['%s/%s waits %s blocked %s cpu %s' % (
+              r.get('gpu_activity'), r.get('gpu_activity_source'), r.get('gpu_wait_count'),
+              r.get('gpu_blocked_threads'), r['usage'].get('cpu_cores')) for r in rows])
+    t.kill(idle)
 
 
 def main():

@@ -87,6 +87,13 @@ START_TEST(kernel_idle_only_on_all_evidence)
 	expect(&in, GA_UNKNOWN, GAS_KERNEL);
 	in.cpu_cores = VERDICT_IDLE_CPU_CORES; /* the threshold itself is not below it */
 	expect(&in, GA_UNKNOWN, GAS_KERNEL);
+	/* a spinner starved of CPU on a crowded host: it waited for its core */
+	in.cpu_cores = 0.01;
+	in.runqueue_known = true;
+	in.runqueue_s = 0.9;
+	expect(&in, GA_UNKNOWN, GAS_KERNEL);
+	in.runqueue_s = 0.01;
+	expect(&in, GA_IDLE, GAS_KERNEL);
 	/* without the waits (a kernel that cannot count them), no idle */
 	in = quiet();
 	in.waits_known = false;
