@@ -120,10 +120,11 @@ class Run:
              os.path.join(tmp, 'devices'), CROFT, 'run', '--data-dir', self.data,
              '--runtime-dir', self.rt, '--config', conf],
             env=env, stdout=open(self.log, 'wb'), stderr=subprocess.STDOUT)
-        self.offset, self.rows = 0, []
+        self.offset, self.rows, self.stopping = 0, [], False
 
     def status(self, key='status'):
         """croft-sampler's row of croftctl status --json: its figures, or another key."""
+        self.alive()
         out = subprocess.run([CROFTCTL, '--runtime-dir', self.rt, 'status', '--json'],
                              capture_output=True, text=True).stdout
         try:
@@ -134,7 +135,15 @@ class Run:
             pass
         return {}
 
+    def alive(self):
+        """Raises once croft run is gone: every wait after would only time out."""
+        if not self.stopping and self.proc.poll() is not None:
+            with open(self.log, errors='replace') as f:
+                raise RuntimeError('croft run exited %s: %s' % (
+                    self.proc.returncode, f.read()[-600:]))
+
     def refresh(self):
+        self.alive()
         path = os.path.join(self.data, 'croft-dataset.jsonl')
         if not os.path.exists(path):
             return self.rows
@@ -150,6 +159,7 @@ class Run:
         return [r for r in self.refresh() if r['tgid'] == pid and r['unix_ms'] > since_ms]
 
     def stop(self):
+        self.stopping = True
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
             try:
