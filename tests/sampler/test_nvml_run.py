@@ -120,7 +120,7 @@ class Run:
              os.path.join(tmp, 'devices'), CROFT, 'run', '--data-dir', self.data,
              '--runtime-dir', self.rt, '--config', conf],
             env=env, stdout=open(self.log, 'wb'), stderr=subprocess.STDOUT)
-        self.offset, self.rows, self.stopping = 0, [], False
+        self.offset, self.rows, self.stopping, self.ino = 0, [], False, None
 
     def status(self, key='status'):
         """croft-sampler's row of croftctl status --json: its figures, or another key."""
@@ -148,6 +148,9 @@ class Run:
         if not os.path.exists(path):
             return self.rows
         with open(path, 'rb') as f:
+            ino = os.fstat(f.fileno()).st_ino
+            if ino != self.ino:  # rotated (on the UTC hour): the new live file from its start
+                self.ino, self.offset = ino, 0
             f.seek(self.offset)
             data = f.read()
         end = data.rfind(b'\n') + 1
@@ -295,7 +298,8 @@ def phase_nvml(t, run):
     st = run.status()
     check('smUtil 150: taken as 100, counted in status and logged',
           None if all_rows(rows, ok) and
-          st.get('nvml_samples_clamped', 0) >= 1 and run.logged('above 100 % so far, taken as 100')
+          st.get('nvml_samples_clamped', 0) >= 1 and
+          wait(lambda: run.logged('above 100 % so far, taken as 100'), WAIT_S)
           else 'rows %s, clamped %s' % (verdicts(rows), st.get('nvml_samples_clamped')))
     t.kill(spin)
 
@@ -360,7 +364,8 @@ def phase_nvml(t, run):
     check('MIG: per-process utilisation NOT_SUPPORTED: gpu_sm_percent left out, said in '
           'status and log; memory still read',
           None if all_rows(rows, ok) and
-          'MIG' in lo.get('gpu_sm_percent', '') and run.logged('NOT_SUPPORTED') else
+          'MIG' in lo.get('gpu_sm_percent', '') and
+          wait(lambda: run.logged('NOT_SUPPORTED'), WAIT_S) else
           'rows %s, left_out %s' % (verdicts(rows), lo.get('gpu_sm_percent')))
 
     spin = t.spawn('spin')
@@ -427,7 +432,8 @@ def phase_absent(t, run):
     st = wait(lambda: (lambda s: 'not loaded' in s.get('nvml', '') and s)(run.status()), 60)
     check('library missing: croft run starts, status names it, left_out lists the NVML fields',
           None if st and 'gpu_sm_percent' in st.get('left_out', {}) and
-          'gpu_memory_bytes' in st.get('left_out', {}) and run.logged('libnvidia-ml.so.1') else
+          'gpu_memory_bytes' in st.get('left_out', {}) and
+          wait(lambda: run.logged('libnvidia-ml.so.1 not loaded'), WAIT_S) else
           'status nvml %s, left_out %s' % (run.status().get('nvml'),
                                            sorted(run.status().get('left_out', {}))))
     spin, replay = t.spawn('spin'), t.spawn('replay')
