@@ -134,7 +134,7 @@ t_rows() {
 }
 
 # --- what this kernel takes (croft-probe(8) KERNELS, docs/kernels.md's table) ---
-# variant: syscalls, ioctl, proc, gpufile; sched_variant: the thread walk (tp_btf)
+# variant: syscalls, ioctl, proc, gpufile, exit; sched_variant: the thread walk (tp_btf)
 # or sched_switch (raw_tp); caps: CapEff after the drop
 case $CROFT_VM_KERNEL in
 5.10) variant=raw_tp sched_variant=raw_tp net_source=fexit caps=0000008000000000 ;;
@@ -523,7 +523,7 @@ t_programs() {
 import json, sys
 st, v, sv, net = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3], sys.argv[4]
 want = {"syscalls": v, "ioctl": v, "sched": sv, "proc": v,
-        "net": v if net == "tracepoint" else net, "gpufile": v}
+        "net": v if net == "tracepoint" else net, "gpufile": v, "exit": v}
 print("programs", st.get("programs"), "want", want)
 print("failed", st.get("failed"), "fallbacks", st.get("fallbacks"))
 sys.exit(0 if st.get("programs") == want and not st.get("failed") else 1)
