@@ -32,13 +32,13 @@ import sys
 import tempfile
 import time
 
+from taplib import check, results, skip_all, wait
+
 CROFT, CROFTCTL, STANDIN_DIR, POLLER, BUILD_DIR = [os.path.abspath(a) for a in sys.argv[1:6]]
 PROMTOOL = shutil.which(sys.argv[6]) if len(sys.argv) > 6 else None  # optional
-CI = os.environ.get('CI') == 'true'
 POLL_MS = 500
 WAIT_S = 120  # a condition not met by then fails (a loaded machine is slow, not wrong)
 GPU_MAJOR, GPU_MINOR = 10, 237  # loop-control's number, on a node of the test's own
-results = []
 
 WORKLOAD = r'''
 import os, select, sys, time
@@ -59,32 +59,6 @@ while True:
     else:
         time.sleep(3600)
 '''
-
-
-def skip_all(reason):
-    if CI:
-        print('Bail out! skip not allowed under CI=true: %s' % reason)
-        sys.exit(1)
-    print('1..0 # SKIP %s' % reason)
-    sys.exit(0)
-
-
-def check(name, problem, detail=''):
-    results.append((name, problem))
-    n = len(results)
-    print(('ok %d - %s' % (n, name)) if not problem else ('not ok %d - %s # %s' % (n, name, problem)))
-    for line in detail.splitlines():
-        print('# ' + line)
-    sys.stdout.flush()
-
-
-def wait(pred, timeout):
-    deadline = time.monotonic() + timeout
-    while True:
-        got = pred()
-        if got or time.monotonic() > deadline:
-            return got
-        time.sleep(0.1)
 
 
 class Run:

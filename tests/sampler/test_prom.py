@@ -23,39 +23,11 @@ import tempfile
 import time
 import urllib.request
 
+from taplib import check, results, skip_all, wait
+
 CROFT, CROFTCTL, NODE_EXPORTER, PROMTOOL, RULES = sys.argv[1:6]
-CI = os.environ.get('CI') == 'true'
 POLL_S, IDLE_EVERY = 1.0, 1  # a row each poll: the idle holder's seconds are exact
 BURN_S = 3.0  # CPU seconds the container's process burns
-results = []
-
-
-def skip_all(reason):
-    if CI:
-        print('Bail out! skip not allowed under CI=true: %s' % reason)
-        sys.exit(1)
-    print('1..0 # SKIP %s' % reason)
-    sys.exit(0)
-
-
-def check(name, problem, detail=''):
-    results.append((name, problem))
-    n = len(results)
-    print(('ok %d - %s' % (n, name)) if not problem else ('not ok %d - %s # %s' % (n, name, problem)))
-    for line in detail.splitlines():
-        print('# ' + line)
-    sys.stdout.flush()
-
-
-def wait(pred, timeout):
-    deadline = time.monotonic() + timeout
-    while True:
-        got = pred()
-        if got or time.monotonic() > deadline:
-            return got
-        time.sleep(0.05)
-
-
 LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 
