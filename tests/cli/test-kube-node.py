@@ -36,27 +36,10 @@ sys.stdin.read()
 """
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'probe'))
 from probetest import Tap, skip, wait_for  # noqa: E402 (TAP lines, skips, waiting)
+from cgroupfs import cgroup_mounts  # noqa: E402 (tests/lib, on the path probetest gives)
 
 TAP = Tap()
 ok = TAP.ok
-
-
-def cgroup_roots():
-    """The v1 memory and cpu hierarchies and the v2 one, where mounted."""
-    roots = {}
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            pre, post = line.split(" - ")
-            fields, post = pre.split(), post.split()
-            if fields[3] != "/":
-                continue
-            if post[0] == "cgroup2":
-                roots["v2"] = fields[4]
-            elif post[0] == "cgroup":
-                for opt in post[2].split(","):
-                    if opt in ("memory", "cpu"):
-                        roots[opt] = fields[4]
-    return roots
 
 
 class Pod:
@@ -245,7 +228,7 @@ def check_stats(pods, stats, watched_s, evidence):
 def main():
     if os.geteuid() != 0:
         skip("needs root (cgroups, mknod, mount namespaces)")
-    roots = cgroup_roots()
+    roots = cgroup_mounts()
     roots = {k: v for k, v in roots.items() if k in ("memory", "cpu")} or \
         ({"v2": roots["v2"]} if "v2" in roots else {})
     if not roots:

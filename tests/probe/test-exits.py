@@ -17,25 +17,10 @@ import time
 
 from probetest import Tap, require_bpf, skip, wait_for
 from rowtest import Stack
+from cgroupfs import cgroup_mounts  # tests/lib, on the path probetest gives
 
 CONTAINER_ID = 'c0ffee' * 10 + 'beef'
 SHORT, IN_CONTAINER, GPU_USERS, FAILING, LONG = 160, 60, 40, 20, 6
-
-
-def cgroup_mounts():
-    """Where the v1 memory hierarchy and cgroup2 are mounted (None: not)."""
-    memory = v2 = None
-    with open('/proc/self/mountinfo') as f:
-        for line in f:
-            pre, post = line.split(' - ')
-            fields, post = pre.split(), post.split()
-            if fields[3] != '/':
-                continue
-            if post[0] == 'cgroup2':
-                v2 = fields[4]
-            elif post[0] == 'cgroup' and 'memory' in post[2].split(','):
-                memory = fields[4]
-    return memory, v2
 
 
 def container_cgroups():
@@ -43,7 +28,8 @@ def container_cgroups():
     in the memory hierarchy and cgroup2 (what rows name on hybrid and v2
     hosts): [the dirs made, outermost first], [the scopes]."""
     made, scopes = [], []
-    for mount in cgroup_mounts():
+    mounts = cgroup_mounts()
+    for mount in (mounts.get('memory'), mounts.get('v2')):
         if not mount:
             continue
         scopes.append(os.path.join(mount, 'system.slice', 'docker-%s.scope' % CONTAINER_ID))

@@ -25,6 +25,9 @@ import urllib.request
 
 from taplib import check, results, skip_all, wait
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from cgroupfs import cgroup_mounts  # noqa: E402
+
 CROFT, CROFTCTL, NODE_EXPORTER, PROMTOOL, RULES = sys.argv[1:6]
 POLL_S, IDLE_EVERY = 1.0, 1  # a row each poll: the idle holder's seconds are exact
 BURN_S = 3.0  # CPU seconds the container's process burns
@@ -52,17 +55,9 @@ def free_port():
 
 
 def v1_or_v2_mounts():
-    mounts = []
-    with open('/proc/self/mountinfo') as f:
-        for line in f:
-            pre, post = line.split(' - ')
-            fields, post = pre.split(), post.split()
-            if fields[3] != '/':
-                continue
-            if post[0] == 'cgroup2' or (post[0] == 'cgroup' and
-                                        set(post[2].split(',')) & {'cpu', 'cpuacct', 'memory'}):
-                mounts.append(fields[4])
-    return mounts
+    """The mounts of cgroup2 and the v1 cpu, cpuacct and memory hierarchies, each once."""
+    wanted = ('v2', 'cpu', 'cpuacct', 'memory')
+    return list(dict.fromkeys(m for c, m in cgroup_mounts().items() if c in wanted))
 
 
 def cgroup_cpu_ns(dirs):

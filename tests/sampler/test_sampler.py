@@ -19,6 +19,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import cgroupfs  # noqa: E402
 from fakewriter import FakeWriter  # noqa: E402
 from fuseserver import FuseServer  # noqa: E402
 from wire import (HDR, MT_CTL_LABEL, MT_CTL_RELOAD, MT_CTL_STATUS, MT_HELLO,  # noqa: E402
@@ -180,20 +181,9 @@ class Harness:
 
 
 def cgroup_mounts():
-    v1, v2 = {}, None
-    with open('/proc/self/mountinfo') as f:
-        for line in f:
-            pre, post = line.split(' - ')
-            fields, post = pre.split(), post.split()
-            if fields[3] != '/':
-                continue
-            if post[0] == 'cgroup2':
-                v2 = fields[4]
-            elif post[0] == 'cgroup':
-                for opt in post[2].split(','):
-                    if opt in ('memory', 'cpu', 'cpuacct'):
-                        v1[opt] = fields[4]
-    return v1, v2
+    """The v1 memory, cpu and cpuacct hierarchies ({controller: mount}) and cgroup2's (None)."""
+    mounts = cgroupfs.cgroup_mounts()
+    return {c: mounts[c] for c in ('memory', 'cpu', 'cpuacct') if c in mounts}, mounts.get('v2')
 
 
 def make_cgroup(h, mount, rel):
