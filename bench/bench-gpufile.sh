@@ -11,6 +11,7 @@
 # evidence adds a sys_exit program run to.  Stand-ins, no GPU.  Needs root
 # and BPF; BUILD names the build directory.
 set -eu
+. bench/benchlib.sh
 
 BUILD=${BUILD:-build}
 N=${N:-300000}   # calls per round and kind
@@ -30,18 +31,6 @@ cleanup() {
 	rm -rf "$TMP"
 }
 
-# prog_ns NAME...: mean ns per run of the named programs this croft-probe loaded
-# (kernel.bpf_stats_enabled; a tail call's time is its caller's)
-prog_ns() {
-	bpftool -j prog show 2>/dev/null | python3 -c '
-import json, sys
-before = set(open(sys.argv[1]).read().split())
-names, total = set(sys.argv[2:]), 0.0
-for p in json.load(sys.stdin):
-    if p.get("name") in names and str(p["id"]) not in before and p.get("run_cnt"):
-        total += p["run_time_ns"] / p["run_cnt"]
-print("%.1f" % total)' "$TMP/ids" "$@"
-}
 trap cleanup EXIT INT TERM
 
 # start_tool nothing | counted | uncounted | nogpufile
@@ -87,7 +76,7 @@ while [ $round -lt "$ROUNDS" ]; do
 			# the programs' own time per run, stats on only for this
 			echo 1 >/proc/sys/kernel/bpf_stats_enabled
 			"$LOOP" getppid "$N" >/dev/null
-			echo "sys_enter(+tail calls) $(prog_ns sys_enter_btf sys_enter_raw) sys_exit $(prog_ns gpu_exit_btf gpu_exit_raw)" >"$TMP/prog"
+			echo "sys_enter(+tail calls) $(prog_ns "$TMP/ids" sys_enter_btf sys_enter_raw) sys_exit $(prog_ns "$TMP/ids" gpu_exit_btf gpu_exit_raw)" >"$TMP/prog"
 			echo 0 >/proc/sys/kernel/bpf_stats_enabled
 		fi
 		stop_tool

@@ -8,6 +8,7 @@
 # and sched_switch per pid).  Needs root, BPF and bpftrace; BUILD names the
 # build directory.
 set -eu
+. bench/benchlib.sh
 
 BUILD=${BUILD:-build}
 N=${N:-3000000}          # getppid() calls per round
@@ -96,18 +97,6 @@ foreign=$(bpftool link show 2>/dev/null | grep -cE "tp '(sys_enter|sched_switch)
 [ "${foreign:-0}" = 0 ] ||
 	echo "bench-probe: warning: $foreign other programs on sys_enter/sched_switch; every figure pays them"
 
-# prog_ns NAME...: mean ns per run of the named programs (kernel.bpf_stats_enabled),
-# summed over the names: the programs' own cost, whatever else runs on the host
-prog_ns() {
-	bpftool -j prog show 2>/dev/null | python3 -c '
-import json, sys
-before = set(open(sys.argv[1]).read().split())
-names, total = set(sys.argv[2:]), 0.0
-for p in json.load(sys.stdin):
-    if p.get("name") in names and str(p["id"]) not in before and p.get("run_cnt"):
-        total += p["run_time_ns"] / p["run_cnt"]
-print("%.1f" % total)' "$TMP/ids" "$@"
-}
 
 echo "bench-probe: getppid x $N and ping-pong x $PP, pinned to CPU 0 (SCHED_FIFO), fastest chunk, best of $ROUNDS interleaved rounds"
 # Tools interleaved round by round, the fastest round per tool kept: a slow
@@ -122,9 +111,9 @@ while [ $round -lt "$ROUNDS" ]; do
 			echo 1 >/proc/sys/kernel/bpf_stats_enabled
 			"$LOOP" getppid "$N" >/dev/null
 			case $tool in
-			croft) echo "croft $(prog_ns sys_enter_btf sys_enter_raw ioctl_btf ioctl_raw)" >>"$TMP/prog" ;;
-			bpftrace-syscalls) echo "bpftrace $(prog_ns sys_enter)" >>"$TMP/prog" ;;
-			mincount) echo "mincount $(prog_ns count_enter)" >>"$TMP/prog" ;;
+			croft) echo "croft $(prog_ns "$TMP/ids" sys_enter_btf sys_enter_raw ioctl_btf ioctl_raw)" >>"$TMP/prog" ;;
+			bpftrace-syscalls) echo "bpftrace $(prog_ns "$TMP/ids" sys_enter)" >>"$TMP/prog" ;;
+			mincount) echo "mincount $(prog_ns "$TMP/ids" count_enter)" >>"$TMP/prog" ;;
 			esac
 			echo 0 >/proc/sys/kernel/bpf_stats_enabled
 		fi
@@ -136,7 +125,7 @@ while [ $round -lt "$ROUNDS" ]; do
 		if [ $round = 0 ] && [ $tool = croft ]; then
 			echo 1 >/proc/sys/kernel/bpf_stats_enabled
 			"$LOOP" pingpong "$PP" >/dev/null
-			echo "croft-switch $(prog_ns switch_btf switch_raw)" >>"$TMP/prog"
+			echo "croft-switch $(prog_ns "$TMP/ids" switch_btf switch_raw)" >>"$TMP/prog"
 			echo 0 >/proc/sys/kernel/bpf_stats_enabled
 		fi
 		stop_tool

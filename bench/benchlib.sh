@@ -5,3 +5,18 @@
 default_zstd_level() {
 	sed -n 's/^[[:space:]]*cfg->zstd_level = \([0-9]*\);.*/\1/p' "$1/common/config.c"
 }
+
+# prog_ns IDS NAME...: mean ns per run of the named BPF programs
+# (kernel.bpf_stats_enabled), summed over the names, leaving out the program
+# ids listed in the file IDS (those loaded before the bench); a tail call's
+# time is its caller's.  The programs' own cost, whatever else runs.
+prog_ns() {
+	bpftool -j prog show 2>/dev/null | python3 -c '
+import json, sys
+before = set(open(sys.argv[1]).read().split())
+names, total = set(sys.argv[2:]), 0.0
+for p in json.load(sys.stdin):
+    if p.get("name") in names and str(p["id"]) not in before and p.get("run_cnt"):
+        total += p["run_time_ns"] / p["run_cnt"]
+print("%.1f" % total)' "$@"
+}
