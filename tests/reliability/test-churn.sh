@@ -37,7 +37,7 @@ for kind in ("exec", "exit"):
         bad.append("%s: delivered %d + dropped %d != seen %d"
                    % (kind, e["delivered"], e["dropped"], e["seen"]))
 reason = {"syscalls": "syscall_map_full", "ioctl": "ioctl_map_full",
-          "sched": "sched_map_full", "net": "net_map_full"}
+          "sched": "sched_map_full", "net": "net_map_full", "gpufile": "gpufile_map_full"}
 for name, m in st["maps"].items():
     drops = st["drops"][reason[name]]
     print("map %s full_answers=%d drops=%d;" % (name, m["full_answers"], drops), end=" ")
