@@ -24,7 +24,15 @@ if [ "${CI:-}" = true ] && ! getent passwd croft >/dev/null; then
 fi
 user=crofttest$$
 useradd -M -N -s /usr/sbin/nologin "$user" || fail "useradd $user"
-OPS_CLEANUP_EXTRA="userdel $user 2>/dev/null; [ -n \"$made_croft\" ] && userdel croft 2>/dev/null"
+# gone USER: the user and its group removed, retried while another command
+# holds /etc/passwd's lock or the daemons just stopped are still leaving (a
+# croft user left behind would change every later test: .ci/run fails on it)
+gone() {
+	wait_for "! getent passwd '$1' >/dev/null || userdel '$1' 2>/dev/null; ! getent passwd '$1' >/dev/null" 30 &&
+		wait_for "! getent group '$1' >/dev/null || groupdel '$1' 2>/dev/null; ! getent group '$1' >/dev/null" 30 ||
+		echo "# could not remove user or group $1"
+}
+OPS_CLEANUP_EXTRA="gone $user; [ -z \"$made_croft\" ] || gone croft"
 cp "$CROFTCTL" "$TEST_TMP/croftctl" && chmod 755 "$TEST_TMP/croftctl"
 
 printf '[sampler]\npoll_interval = 1s\n\n[writer]\nzstd_level = 5\n' >"$C"

@@ -133,7 +133,7 @@ def main():
                            {p: [r.get('exited') for r in rs] for p, rs in rows.items()
                             if len(last[p]) != 1 or last[p][0]['exited'] not in
                             ('probe', 'between_polls')}])[:1500])
-        kinds = [v[0]['exited'] for v in last.values()]
+        kinds = [v[0]['exited'] for v in last.values() if v]
         print('# last rows: %d probe, %d between_polls' %
               (kinds.count('probe'), kinds.count('between_polls')))
         bad = {}
