@@ -101,13 +101,16 @@ t_active() {
 
 # The sampler is ordered after the writer and the probe: with Type=notify
 # its process starts only once both said READY=1.
+# t_order: the sampler starts once the writer is ready; it does not wait for
+# the probe (it works without it and connects when it comes: an upgrade that
+# restarts the three costs at most a poll), so the probe only has to come up
 t_order() {
 	local s w p
 	s=$(prop croft-sampler ExecMainStartTimestampMonotonic)
 	w=$(prop croft-writer ActiveEnterTimestampMonotonic)
 	p=$(prop croft-probe ActiveEnterTimestampMonotonic)
 	echo "writer ready @${w}us, probe ready @${p}us, sampler exec @${s}us"
-	[ "$w" -gt 0 ] && [ "$p" -gt 0 ] && [ "$s" -ge "$w" ] && [ "$s" -ge "$p" ]
+	[ "$w" -gt 0 ] && [ "$p" -gt 0 ] && [ "$s" -ge "$w" ]
 }
 
 t_sockets() {
@@ -645,7 +648,7 @@ check "the package's postinst enabled the three units" t_enabled
 for u in "${units[@]}"; do
 	check "$u is active under Type=notify with a StatusText" t_active "$u"
 done
-check "croft-sampler started once croft-writer and croft-probe were ready" t_order
+check "croft-sampler started once croft-writer was ready, the probe up too" t_order
 check "each unit's sockets are in its runtime directory" t_sockets
 check "croftctl status exits 0 with all three up" t_status_up
 check "rows reach $dataset" t_rows
