@@ -27,16 +27,25 @@ SPAN_MAX_MS = 60000
 TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
 
 
+def unzstd(path):
+    return subprocess.run(["zstd", "-dcq", path], check=True, stdout=subprocess.PIPE).stdout
+
+
+def segment(base):
+    """A closed segment's text: its .zst once there (whole: written as .zst.tmp,
+    then renamed; the .jsonl goes after), else the .jsonl, which the writer may
+    compress and remove while we look."""
+    try:
+        return unzstd(base + ".zst") if os.path.exists(base + ".zst") else open(base, "rb").read()
+    except FileNotFoundError:
+        return unzstd(base + ".zst")
+
+
 def lines():
-    for path in sorted(glob.glob(DATA + "/croft-dataset-*.jsonl*")):
-        if path.endswith(".zst"):
-            text = subprocess.run(["zstd", "-dcq", path], check=True,
-                                  stdout=subprocess.PIPE).stdout
-        elif os.path.exists(path + ".zst"):
-            continue  # caught mid-compression: the .zst is read
-        else:
-            text = open(path, "rb").read()
-        yield from text.splitlines()
+    # each segment once, by its .jsonl name; never a .zst.tmp (a rename away from gone)
+    names = glob.glob(DATA + "/croft-dataset-*.jsonl") + glob.glob(DATA + "/croft-dataset-*.jsonl.zst")
+    for base in sorted({n[:-len(".zst")] if n.endswith(".zst") else n for n in names}):
+        yield from segment(base).splitlines()
     yield from open(DATA + "/croft-dataset.jsonl", "rb").read().splitlines()
 
 
