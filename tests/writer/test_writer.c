@@ -265,15 +265,16 @@ static void iov_of(struct iovec *iov, const char *s)
 START_TEST(test_dataset_recovery)
 {
 	struct dataset *ds;
-	char(*todo)[SEG_NAME_MAX] = NULL;
-	size_t ntodo = 99, len;
+	char(*to_compress)[SEG_NAME_MAX] = NULL;
+	size_t to_compress_count = 99, len;
 	struct iovec iov[2];
 	char *text;
 	int fd;
 
-	ck_assert_int_eq(dataset_open(dirfd_tmp, 3600000, &ds, &todo, &ntodo), 0);
-	ck_assert_uint_eq(ntodo, 0);
-	free(todo);
+	ck_assert_int_eq(
+		dataset_open(dirfd_tmp, 3600000, &ds, &to_compress, &to_compress_count), 0);
+	ck_assert_uint_eq(to_compress_count, 0);
+	free(to_compress);
 	iov_of(&iov[0], "{\"unix_ms\":1792504800000,\"a\":1}\n");
 	iov_of(&iov[1], "{\"unix_ms\":1792504800000,\"a\":2}\n");
 	ck_assert_int_eq(dataset_append(ds, iov, 2, 5, 1), 0);
@@ -285,17 +286,18 @@ START_TEST(test_dataset_recovery)
 	fd = openat(dirfd_tmp, LIVE_NAME, O_WRONLY | O_APPEND);
 	ck_assert_int_eq(write(fd, "{\"unix_ms\":17925", 16), 16);
 	close(fd);
-	ck_assert_int_eq(dataset_open(dirfd_tmp, 3600000, &ds, &todo, &ntodo), 0);
+	ck_assert_int_eq(
+		dataset_open(dirfd_tmp, 3600000, &ds, &to_compress, &to_compress_count), 0);
 	ck_assert(dataset_committed(ds, 5, 1));
 	ck_assert_uint_eq(ds->live_bytes, 0);
-	ck_assert_uint_eq(ntodo, 1);
+	ck_assert_uint_eq(to_compress_count, 1);
 	/* named for the start the commit recorded (now, mid-hour); content cut back */
-	text = get_file(todo[0], &len);
+	text = get_file(to_compress[0], &len);
 	ck_assert_ptr_nonnull(text);
 	ck_assert_str_eq(
 		text, "{\"unix_ms\":1792504800000,\"a\":1}\n{\"unix_ms\":1792504800000,\"a\":2}\n");
 	free(text);
-	free(todo);
+	free(to_compress);
 	dataset_close(ds);
 }
 END_TEST
@@ -305,19 +307,20 @@ START_TEST(test_dataset_foreign_live_file)
 	static const char rows[] =
 		"{\"unix_ms\":1792504800123,\"x\":1}\n{\"unix_ms\":1792504802123,\"x\":2}\n{\"unix";
 	struct dataset *ds;
-	char(*todo)[SEG_NAME_MAX] = NULL;
-	size_t ntodo = 0, len;
+	char(*to_compress)[SEG_NAME_MAX] = NULL;
+	size_t to_compress_count = 0, len;
 	char *text;
 
 	/* no commit record: an older collector's file, named for its first row */
 	put_file(LIVE_NAME, rows, sizeof(rows) - 1);
-	ck_assert_int_eq(dataset_open(dirfd_tmp, 3600000, &ds, &todo, &ntodo), 0);
-	ck_assert_uint_eq(ntodo, 1);
-	ck_assert_str_eq(todo[0], "croft-dataset-20261020T140000Z.jsonl");
-	text = get_file(todo[0], &len);
+	ck_assert_int_eq(
+		dataset_open(dirfd_tmp, 3600000, &ds, &to_compress, &to_compress_count), 0);
+	ck_assert_uint_eq(to_compress_count, 1);
+	ck_assert_str_eq(to_compress[0], "croft-dataset-20261020T140000Z.jsonl");
+	text = get_file(to_compress[0], &len);
 	ck_assert_uint_eq(len, sizeof(rows) - 1 - 6);
 	free(text);
-	free(todo);
+	free(to_compress);
 	dataset_close(ds);
 }
 END_TEST
@@ -326,21 +329,22 @@ END_TEST
 static char *adopted(const char *live, size_t len, const char *want_name, size_t *ret_len)
 {
 	struct dataset *ds;
-	char(*todo)[SEG_NAME_MAX] = NULL;
-	size_t ntodo = 0;
+	char(*to_compress)[SEG_NAME_MAX] = NULL;
+	size_t to_compress_count = 0;
 	char *text;
 
 	unlinkat(dirfd_tmp, LIVE_NAME, 0); /* a data dir an older collector wrote */
 	unlinkat(dirfd_tmp, COMMIT_NAME, 0);
 	put_file(LIVE_NAME, live, len);
-	ck_assert_int_eq(dataset_open(dirfd_tmp, 3600000, &ds, &todo, &ntodo), 0);
-	ck_assert_uint_eq(ntodo, 1);
-	ck_assert_str_eq(todo[0], want_name);
-	text = get_file(todo[0], ret_len);
+	ck_assert_int_eq(
+		dataset_open(dirfd_tmp, 3600000, &ds, &to_compress, &to_compress_count), 0);
+	ck_assert_uint_eq(to_compress_count, 1);
+	ck_assert_str_eq(to_compress[0], want_name);
+	text = get_file(to_compress[0], ret_len);
 	ck_assert_ptr_nonnull(text);
-	ck_assert_int_eq(unlinkat(dirfd_tmp, todo[0], 0), 0);
+	ck_assert_int_eq(unlinkat(dirfd_tmp, to_compress[0], 0), 0);
 	ck_assert_int_lt(faccessat(dirfd_tmp, ADOPT_TMP_NAME, F_OK, 0), 0);
-	free(todo);
+	free(to_compress);
 	dataset_close(ds);
 	return text;
 }
@@ -393,14 +397,15 @@ END_TEST
 START_TEST(test_rotate_names_unique_ordered)
 {
 	struct dataset *ds;
-	char(*todo)[SEG_NAME_MAX] = NULL;
-	size_t ntodo = 0;
+	char(*to_compress)[SEG_NAME_MAX] = NULL;
+	size_t to_compress_count = 0;
 	char first[SEG_NAME_MAX], second[SEG_NAME_MAX];
 	struct iovec iov;
 	uint64_t now = 1792504800000ull + 1500;
 
-	ck_assert_int_eq(dataset_open(dirfd_tmp, 3600000, &ds, &todo, &ntodo), 0);
-	free(todo);
+	ck_assert_int_eq(
+		dataset_open(dirfd_tmp, 3600000, &ds, &to_compress, &to_compress_count), 0);
+	free(to_compress);
 	ds->rec.live_start_ms = now;
 	iov_of(&iov, "{\"unix_ms\":1}\n");
 	ck_assert_int_eq(dataset_append(ds, &iov, 1, 1, 1), 0);
