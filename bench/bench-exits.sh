@@ -7,6 +7,7 @@
 # a run without exits, over the last rows it wrote.  Needs root and BPF;
 # BUILD names the build directory.
 set -eu
+. bench/benchlib.sh
 
 BUILD=${BUILD:-build}
 RATES=${RATES:-100 1000}
@@ -16,20 +17,13 @@ CROFT=$BUILD/cli/croft
 [ "$(id -u)" = 0 ] || { echo "bench-exits: needs root (eBPF)"; exit 0; }
 [ -x "$BUILD/probe/croft-probe" ] || { echo "bench-exits: croft-probe not built"; exit 0; }
 
-TMP=$(mktemp -d /tmp/croft-bench-exits.XXXXXX)
-RUN_PID=
-STATS_WAS=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)
-cleanup() {
-	[ -n "$RUN_PID" ] && kill -INT "$RUN_PID" 2>/dev/null && wait "$RUN_PID" 2>/dev/null
-	echo "$STATS_WAS" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT INT TERM
+tool_bench_setup bench-exits
+TOOL_SIGNAL=INT # croft run stops its daemons on Ctrl-C
 
 printf '[sampler]\npoll_interval = 1s\ntextfile_dir =\n' >"$TMP/croft.conf"
 "$CROFT" run --data-dir "$TMP/data" --runtime-dir "$TMP/run" --state-dir "$TMP/state" \
 	--config "$TMP/croft.conf" >"$TMP/log" 2>&1 &
-RUN_PID=$!
+TOOL_PID=$!
 i=0
 until [ -S "$TMP/run/sampler.ctl" ] && grep -q "probe: connected$" "$TMP/log"; do
 	i=$((i + 1))
@@ -38,7 +32,7 @@ until [ -S "$TMP/run/sampler.ctl" ] && grep -q "probe: connected$" "$TMP/log"; d
 done
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
 
-python3 - "$TMP" "$SECS" "$RUN_PID" $RATES <<'EOF'
+python3 - "$TMP" "$SECS" "$TOOL_PID" $RATES <<'EOF'
 import json, os, subprocess, sys, time
 
 sys.path.insert(0, 'tests/lib')

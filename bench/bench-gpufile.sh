@@ -22,16 +22,7 @@ LOOP=$BUILD/bench/probe-bench
 [ "$(id -u)" = 0 ] || { echo "bench-gpufile: needs root (eBPF)"; exit 0; }
 [ -x "$PROBE" ] && [ -x "$LOOP" ] || { echo "bench-gpufile: croft-probe not built"; exit 0; }
 
-TMP=$(mktemp -d /tmp/croft-bench-gpufile.XXXXXX)
-TOOL_PID=
-STATS_WAS=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)
-cleanup() {
-	[ -n "$TOOL_PID" ] && kill "$TOOL_PID" 2>/dev/null && wait "$TOOL_PID" 2>/dev/null
-	echo "$STATS_WAS" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null
-	rm -rf "$TMP"
-}
-
-trap cleanup EXIT INT TERM
+tool_bench_setup bench-gpufile
 
 # start_tool nothing | counted | uncounted | nogpufile
 start_tool() {

@@ -24,15 +24,7 @@ command -v bpftrace >/dev/null || { echo "bench-probe: needs bpftrace (apt-get i
 # bpftrace's tracepoint: probes need tracefs
 [ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
 
-TMP=$(mktemp -d /tmp/croft-bench-probe.XXXXXX)
-TOOL_PID=
-STATS_WAS=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)
-cleanup() {
-	[ -n "$TOOL_PID" ] && kill "$TOOL_PID" 2>/dev/null && wait "$TOOL_PID" 2>/dev/null
-	echo "$STATS_WAS" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT INT TERM
+tool_bench_setup bench-probe
 
 # wait_line FILE TEXT: until FILE holds TEXT (the tool attached), 30 s at most
 wait_line() {

@@ -20,3 +20,20 @@ for p in json.load(sys.stdin):
         total += p["run_time_ns"] / p["run_cnt"]
 print("%.1f" % total)' "$@"
 }
+
+# tool_bench_setup NAME: a fresh $TMP for the bench NAME, no tool running
+# yet ($TOOL_PID), and on exit the tool stopped (by $TOOL_SIGNAL, TERM
+# unless the bench says otherwise), kernel.bpf_stats_enabled
+# put back as it was and $TMP removed.
+tool_bench_setup() {
+	TMP=$(mktemp -d "/tmp/croft-$1.XXXXXX")
+	TOOL_PID=
+	STATS_WAS=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)
+	trap tool_bench_cleanup EXIT INT TERM
+}
+
+tool_bench_cleanup() {
+	[ -n "$TOOL_PID" ] && kill -"${TOOL_SIGNAL:-TERM}" "$TOOL_PID" 2>/dev/null && wait "$TOOL_PID" 2>/dev/null
+	echo "$STATS_WAS" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null
+	rm -rf "$TMP"
+}
