@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "readers.h"
+#include "run.h"
 #include "usage.h"
 
 struct command {

@@ -22,7 +22,6 @@
 
 #include <event2/event.h>
 
-#include "cli.h"
 #include "clock.h"
 #include "config.h"
 #include "ctl.h"

@@ -88,6 +88,9 @@ struct run {
 	void (*child_exited)(struct run *run, struct child *child);
 };
 
+/* run.c: `croft run` (argv[0] "run"), the croft command's entry (cli/) */
+int cmd_run(int argc, char **argv);
+
 /* run_lock.c */
 /* 1 with *ret_why when a unit answers (or its directory refuses us) at
  * <units_dir>/<role>/<role>.ctl, 0 when none, -errno. */
