@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sampler.h"
+#include "output.h"
 #include "synth_host.h"
 
 static uint64_t cpu_ns(void)

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "sampler.h"
+#include "host.h"
 
 #define BOOT_FILE   "sampler.boot"
 #define BOOT_ID_LEN 36 /* a UUID, as /proc/sys/kernel/random/boot_id says it */

@@ -20,7 +20,7 @@
 
 #include "handover.h"
 #include "log.h"
-#include "sampler.h"
+#include "host.h"
 
 #define CARRY_FILE    "sampler.carry"
 #define CARRY_MAGIC   0x43524359u /* "CRCY" */

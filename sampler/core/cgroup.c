@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "sampler.h"
+#include "host.h"
 
 #define CGROUP_HASH_BUCKETS 1024
 #define CGROUP_FILE_MAX     4096

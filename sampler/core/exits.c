@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 
 #include "probe_link.h"
-#include "sampler.h"
+#include "host.h"
 
 static uint64_t delta(uint64_t now, uint64_t prev)
 {

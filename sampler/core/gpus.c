@@ -20,7 +20,7 @@
 
 #include "clock.h"
 #include "fileio.h"
-#include "sampler.h"
+#include "host.h"
 
 #define PROC_DEVICES_MAX (64u << 10) /* bytes of /proc/devices read */
 #define NV_MINOR_GPU_MAX 253u        /* 254 is nvidia-modeset, 255 nvidiactl */

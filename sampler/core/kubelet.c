@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 
 #include "fileio.h"
-#include "sampler.h"
+#include "host.h"
 
 struct devices {
 	struct kubelet_device *v;

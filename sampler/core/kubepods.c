@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "sampler.h"
+#include "host.h"
 
 #define POD_UID_HEX_LEN 32 /* a static pod's UID: the config hash, no dashes */
 

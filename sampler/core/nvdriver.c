@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "fileio.h"
-#include "sampler.h"
+#include "host.h"
 
 /* The value after "key:" on a line of its own, blanks trimmed; NULL if none. */
 static const char *field(const char *text, const char *key, size_t *ret_len)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "probe_link.h"
-#include "sampler.h"
+#include "host.h"
 #include "sandbox.h"
 
 /* An answer came, or none: nothing counted unless a record says so. */

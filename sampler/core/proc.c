@@ -18,7 +18,7 @@
 #include "clock.h"
 #include "kernel.h"
 #include "log.h"
-#include "sampler.h"
+#include "host.h"
 
 #define STAT_BUF      1024
 #define IO_BUF        512

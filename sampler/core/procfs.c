@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 #include "catalog.h"
-#include "sampler.h"
+#include "host.h"
+#include "wire.h"
 
 #define LABEL_VAR     "CROFT_LABEL="
 #define MAPS_CHUNK    (64u << 10)

@@ -12,7 +12,7 @@
 
 #include "catalog.h"
 #include "rowdef.h"
-#include "sampler.h"
+#include "output.h"
 
 void jbuf_reset(struct jbuf *b)
 {

@@ -27,7 +27,7 @@
 #include "handover.h"
 #include "log.h"
 #include "msg.h"
-#include "sampler.h"
+#include "output.h"
 
 #define SPOOL_FILE  "sampler.spool"
 #define SPOOL_MAGIC 0x43525350u /* "CRSP" */

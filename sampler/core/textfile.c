@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sampler.h"
+#include "output.h"
 
 #define TEXTFILE_BUCKETS 4096
 #define GPU_SLOTS        (GPU_INDEX_MAX + 1) /* the indices, then "holds files naming none" */

@@ -6,7 +6,8 @@
  */
 #include <stdio.h>
 
-#include "sampler.h"
+#include "nvml.h"
+#include "output.h"
 
 enum nvml_figure { NF_SM, NF_MEMORY_UTIL, NF_MEMORY_USED, NF_POWER, NF_ENERGY, NF_COUNT };
 

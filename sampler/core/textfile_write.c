@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "sampler.h"
+#include "output.h"
 
 #define TEXTFILE_MODE 0644 /* node_exporter runs as another user */
 

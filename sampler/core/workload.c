@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "sampler.h"
+#include "host.h"
 
 /*
  * The first ioctl is only known to lie in this poll's interval: the probe

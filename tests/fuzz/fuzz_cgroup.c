@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "fuzzlib.h"
-#include "sampler.h"
+#include "host.h"
 
 /* The figure files, in the order the NUL-separated parts of an input fill them. */
 static const char *const figure_files[] = {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "fuzzlib.h"
-#include "sampler.h"
+#include "host.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -17,7 +17,7 @@
 #include "msg.h"
 #include "probe_link.h"
 #include "probe_wire.h"
-#include "sampler.h"
+#include "host.h"
 
 #define FAKE_PIDS 3 /* tgids 1..3, started at clock tick 0 */
 

@@ -12,7 +12,8 @@
 
 #include "catalog.h"
 #include "fuzzlib.h"
-#include "sampler.h"
+#include "host.h"
+#include "wire.h"
 
 #define FUZZ_PID    1
 #define LABEL_VAR   "CROFT_LABEL="

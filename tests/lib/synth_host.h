@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sampler.h"
+#include "output.h"
 
 struct synth_host {
 	size_t containers;

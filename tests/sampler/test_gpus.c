@@ -11,7 +11,7 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
-#include "sampler.h"
+#include "host.h"
 #include "scratch.h"
 #include "testlib.h"
 

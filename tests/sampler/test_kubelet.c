@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sampler.h"
+#include "host.h"
 #include "scratch.h"
 #include "testlib.h"
 

@@ -9,7 +9,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "sampler.h"
+#include "host.h"
 #include "testlib.h"
 
 #define FAKE_PROCS 300

@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sampler.h"
+#include "host.h"
 #include "testlib.h"
 
 START_TEST(stat_parse)

@@ -11,7 +11,7 @@
 
 #include "catalog.h"
 #include "rowfields.h"
-#include "sampler.h"
+#include "output.h"
 #include "testlib.h"
 
 static void put_jbuf(void *arg, const char *s, size_t n)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "sampler.h"
+#include "output.h"
 #include "testlib.h"
 
 static char dir[] = "/tmp/croft-spool-XXXXXX";

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "sampler.h"
+#include "output.h"
 #include "synth_host.h"
 #include "testlib.h"
 

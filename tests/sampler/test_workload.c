@@ -6,7 +6,7 @@
  * Test process, any user.
  */
 #include <errno.h>
-#include "sampler.h"
+#include "host.h"
 #include "testlib.h"
 
 #define S(x)  ((uint64_t)(x)*1000000000ull)
