@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "files.h"
+#include "engine.h"
 
 #define WALK_DEPTH_MAX 16
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "readers.h"
+#include "engine.h"
 
 enum { FW_UNSEEN = -1, FW_OTHER = 0, FW_ASKED = 1 };
 

@@ -15,7 +15,7 @@
 #include <zstd.h>
 
 #include "fileio.h"
-#include "files.h"
+#include "engine.h"
 
 static const unsigned char zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
 

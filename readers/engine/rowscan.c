@@ -12,7 +12,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "rowscan.h"
+#include "engine.h"
 
 #define SKIP_DEPTH_MAX  32          /* nesting the scanner skips; deeper: jansson */
 #define FIXED_EXACT_MAX (1LL << 50) /* scaled reals beyond this go to strtod */

@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "rowscan.h"
+#include "engine.h"
 
 /* The one conversion to 1e-4 units both paths agree on. */
 static bool json_fixed(json_t *v, int64_t *ret)

@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "files.h"
-#include "vec.h"
+#include "engine.h"
 
 void ds_report_init(struct ds_report *rep)
 {

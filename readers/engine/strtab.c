@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "readers.h"
+#include "engine.h"
 
 static inline uint64_t mix(uint64_t a, uint64_t b)
 {

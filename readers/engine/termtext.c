@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "files.h"
+#include "engine.h"
 
 /* Whether the character at s (n bytes; 0: not UTF-8) is printed as \xNN
  * bytes: C0 controls, DEL, C1 controls (U+0080..U+009F, which some

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "readers.h"
+#include "engine.h"
 
 uint64_t row_ident(const struct row *row)
 {

@@ -1,11 +1,11 @@
 /*
- * vec.c: the readers' growing arrays (vec.h).  croft stats/profile,
+ * vec.c: the readers' growing arrays (engine.h).  croft stats/profile,
  * invoking user, no privilege.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "vec.h"
+#include "engine.h"
 
 bool vec_grow(void **v, size_t *cap, size_t elem, size_t i, bool zero)
 {

@@ -1,7 +1,7 @@
 /*
- * profile_join.c: croft profile's main-thread half: each process's tracks
+ * join.c: croft profile's main-thread half: each process's tracks
  * joined in time order (first rows settled, phases and figures continued
- * across files), the polls summed (profile_steps.c), then the figures.  Invoking user, no
+ * across files), the polls summed (steps.c), then the figures.  Invoking user, no
  * privilege.
  */
 #include <errno.h>

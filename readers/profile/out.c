@@ -1,5 +1,5 @@
 /*
- * profile_out.c: croft profile's table, its --json (shape: croft(1) JSON
+ * out.c: croft profile's table, its --json (shape: croft(1) JSON
  * OUTPUT) and the --svg chart's data.  Invoking user, no privilege.
  */
 #include <errno.h>

@@ -1,7 +1,7 @@
 /*
  * profile.c: croft profile.  Workers turn the selected rows into steps of
- * the per-poll sums (profile_steps.c) and, per process and file, a track
- * (tracks.c) with its GPU phases whose first row profile_join.c
+ * the per-poll sums (steps.c) and, per process and file, a track
+ * (tracks.c) with its GPU phases whose first row join.c
  * settles.  Invoking user, no privilege.
  */
 #include <errno.h>

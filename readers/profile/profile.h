@@ -1,8 +1,8 @@
 /*
- * profile.h: croft profile's workers' sums (profile.c), the per-poll sums'
- * steps (profile_steps.c), how they are joined into one result
- * (profile_join.c) and printed (profile_out.c).  Invoking user, no
- * privilege.
+ * profile.h: the map of croft profile, a report over the engine: its
+ * workers' sums (profile.c), the per-poll sums' steps (steps.c), how they
+ * are joined into one result (join.c), printed (out.c) and charted
+ * (svg.c).  Invoking user, no privilege.
  */
 #ifndef CROFT_PROFILE_H
 #define CROFT_PROFILE_H
@@ -23,7 +23,7 @@ struct sample {
 	int64_t sm_x1e4; /* gpu_sm_percent x 1e4 (NVML), summed over processes */
 };
 
-/* The kinds of figures: how long a row's value lasts (profile_steps.c). */
+/* The kinds of figures: how long a row's value lasts (steps.c). */
 enum fig_kind {
 	FIG_LEVEL = 1, /* rss, threads: from its poll until the process's next row */
 	FIG_RATE = 2,  /* cpu, network, disk, SM: the polls since the process's previous row */
@@ -128,7 +128,7 @@ struct pworker {
 	bool polls_noted;
 };
 
-/* profile_steps.c: the worker's half */
+/* steps.c: the worker's half */
 void row_sample(const struct row *r, struct sample *ret);
 /* A row taken at ms, selected or not: a poll, when the time filter lets it. */
 void steps_poll(struct pworker *w, int64_t ms);
@@ -136,13 +136,35 @@ void steps_poll(struct pworker *w, int64_t ms);
 void steps_first(struct pworker *w, const struct sample *s);
 void steps_next(struct pworker *w, const struct sample *prev, const struct sample *s);
 void steps_end(struct pworker *w, const struct sample *last);
-/* profile_steps.c: the join's half.  b_first's process continues from a_last's row. */
+/* steps.c: the join's half.  b_first's process continues from a_last's row. */
 int steps_continue(struct steps *fix, const struct sample *a_last, const struct sample *b_first);
 /* The polls with a selected process alive, their sums (res->samples_v); pw: the workers. */
 int steps_sum(void *const *pw, int workers, const struct steps *fix, struct profile_result *res);
 void steps_free(struct steps *s);
 
-/* profile_join.c */
+/* svg.c: CPU, RSS, GPU ioctls and NVML's SM % against time, the GPU
+ * phases as a band above them */
+struct svg_point {
+	int64_t ms;
+	double cpu_cores, rss_bytes, gpu_ioctls, sm_percent;
+};
+struct svg_stretch {
+	int64_t start_ms, end_ms;
+	const char *kind; /* "onset", "busy", "idle", "unknown" */
+};
+struct svg_data {
+	const struct svg_point *pts;
+	size_t count;
+	const struct svg_stretch *band;
+	size_t band_count;
+	bool sm_panel; /* rows carried gpu_sm_percent */
+};
+int svg_write(const char *path, const char *title, const struct svg_data *d);
+/* svg.c: the x axis' ticks: a round step (1 s .. 1 day) giving at most
+ * max_ticks ticks over t0..t1, and the first at or after t0 on it. */
+int64_t svg_tick_step_ms(int64_t t0, int64_t t1, int max_ticks);
+
+/* join.c */
 int profile_join(void *const *ctxs, int workers, struct profile_result *res);
 
 bool phase_gpus_equal(const struct phase_gpus *a, const struct phase_gpus *b);

@@ -1,5 +1,5 @@
 /*
- * profile_steps.c: croft profile's per-poll sums.  A process has a row
+ * steps.c: croft profile's per-poll sums.  A process has a row
  * every poll only while busy (idle, every idle_every polls), so a poll's
  * rows alone would make its sums swing with that cadence.  Instead a row's
  * level figures (rss, threads) hold from its poll until its process's next

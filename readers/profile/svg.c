@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "readers.h"
+#include "profile.h"
 
 #define SVG_POINTS_MAX 2000 /* points per series; more are bucketed (max) */
 #define SVG_W          960

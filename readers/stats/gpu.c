@@ -1,5 +1,5 @@
 /*
- * stats_gpu.c: croft stats' GPU-held hours per GPU index, per container x
+ * gpu.c: croft stats' GPU-held hours per GPU index, per container x
  * GPU and per system holder (gpu_system_holders), summed by each worker and
  * merged by the main thread.  A row stands for its time on every GPU it
  * names: the verdict is the process's, so its GPUs are all idle or all

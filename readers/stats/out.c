@@ -1,5 +1,5 @@
 /*
- * stats_out.c: croft stats' table and --json (shape: croft(1) JSON OUTPUT).
+ * out.c: croft stats' table and --json (shape: croft(1) JSON OUTPUT).
  * Rankings put the most idle GPU-held hours, the most CPU-hours, the most
  * calls first; ties by name, then GPU.  Strings from rows are escaped on
  * the table (put_text).  Invoking user, no privilege.

@@ -1,5 +1,5 @@
 /*
- * stats_pod.c: croft stats' figures per Kubernetes pod and per pod x GPU.
+ * pod.c: croft stats' figures per Kubernetes pod and per pod x GPU.
  * GPU-held hours, busy, idle and unknown, are summed over the pod's
  * processes, as per container.  Against what the kubelet allocated (gpus_allocated): the
  * hours a GPU was allocated to the pod and held by none of its processes,

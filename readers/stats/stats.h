@@ -1,6 +1,8 @@
 /*
- * stats.h: croft stats' figures, shared by its worker/merge half (stats.c)
- * and its output half (stats_out.c).  Invoking user, no privilege.
+ * stats.h: the map of croft stats, a report over the engine: its
+ * worker/merge half (stats.c) with the sums per GPU (gpu.c), per pod
+ * (pod.c) and per user (user.c), and its output half (out.c).  Invoking
+ * user, no privilege.
  */
 #ifndef CROFT_STATS_H
 #define CROFT_STATS_H
@@ -16,7 +18,7 @@ struct gpu_acc {
 #define GPU_WORDS (ROW_GPUS_MAX / 64)
 #define GPU_NONE  ROW_GPUS_MAX /* by_gpu's entry for rows naming no GPU */
 
-/* stats_gpu.c: per GPU, per container x GPU, per system holder */
+/* gpu.c: per GPU, per container x GPU, per system holder */
 struct gpu_pair {
 	uint32_t container; /* an id of the containers' table; NONE_ID: host */
 	uint16_t gpu;       /* GPU_NONE: none named */
@@ -42,7 +44,7 @@ bool gpu_sums_add(struct gpu_sums *g, uint32_t container, const uint64_t gpus[GP
 /* remap: from's container ids to to's (NULL: the same table). */
 bool gpu_sums_merge(struct gpu_sums *to, const struct gpu_sums *from, const uint32_t *remap);
 
-/* stats_pod.c: per pod and per pod x GPU */
+/* pod.c: per pod and per pod x GPU */
 #define POD_QOS_KINDS 4 /* none named, guaranteed, burstable, besteffort */
 
 struct span {
@@ -96,7 +98,7 @@ void pod_sums_finish(struct pod_sums *ps);
 void pod_sums_free(struct pod_sums *ps);
 const char *pod_qos_text(uint8_t qos); /* NULL for none named */
 
-/* stats_user.c: per user (process.uid) */
+/* user.c: per user (process.uid) */
 #define USER_NONE       (-1) /* rows without process.uid (older datasets) */
 #define USER_NAMES_FILE "/etc/passwd"
 struct user_acc {

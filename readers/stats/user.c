@@ -1,5 +1,5 @@
 /*
- * stats_user.c: croft stats' GPU-held hours per user (process.uid), summed
+ * user.c: croft stats' GPU-held hours per user (process.uid), summed
  * by each worker and merged by the main thread, and the host's user names
  * read from /etc/passwd as a file.  Invoking user, no privilege.
  */

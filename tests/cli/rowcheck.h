@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "rowscan.h"
+#include "engine.h"
 
 /* The rows of the last rowcheck_line() (valid when it returned 1). */
 extern struct row rowcheck_fast, rowcheck_ref;

@@ -12,7 +12,7 @@ major=$(clang-format --version | sed -n 's/.*version \([0-9]*\).*/\1/p')
 [ "$major" = 14 ] || skip "clang-format $major is not Debian 12's 14: its line breaks differ"
 cd "$src" || fail "no source root $src"
 n=0 fails=0
-for dir in bench catalog cli common probe run sampler tests writer; do
+for dir in bench catalog cli common probe readers run sampler tests writer; do
 	[ -d "$dir" ] || continue
 	mapfile -d '' files < <(find "$dir" -name node_modules -prune -o \
 		\( -name '*.c' -o -name '*.h' \) -type f -print0 | sort -z)
