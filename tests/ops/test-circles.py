@@ -1,12 +1,17 @@
 #!/usr/bin/python3
-"""test-circles.py BUILD_DIR [FOLDER...]: no import circles (in the
-folders named, else in every folder).  Within each folder's
+"""test-circles.py [--source SRC_DIR] BUILD_DIR [FOLDER...]: no import
+circles (in the folders named, else in every folder).  Within each folder's
 programs and libraries (object files under BUILD/<folder>/*.p), file A
 imports file B when A's object uses a symbol B's object defines; a circle
 is a set of files each reachable from every other.  One TAP check a
 folder; a failure names the files of each circle and the symbols on its
-edges.  Reads object files with nm (binutils)."""
-import collections, glob, os, subprocess, sys
+edges.  Reads object files with nm (binutils).  With --source, also no
+arrow from an engine to a report: under SRC_DIR, no file of a folder named
+engine includes a header of a sibling folder (the reports over it), one
+TAP check an engine; a failure names the file, line and header."""
+import collections, glob, os, re, subprocess, sys
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 
 
 def symbols(obj):
@@ -60,7 +65,52 @@ def name(obj):
     return os.path.basename(obj).removesuffix('.o')
 
 
+def engine_arrows(engine):
+    """(file, line number, header) of each #include in engine's files of a
+    header in a folder beside it, by name (the build's include paths) or by
+    a path that leads there."""
+    parent = os.path.dirname(engine)
+    reports = [d for d in sorted(os.listdir(parent))
+               if os.path.isdir(os.path.join(parent, d)) and d != 'engine']
+    report_headers = {os.path.basename(h): d for d in reports
+                      for h in glob.glob(os.path.join(parent, d, '**', '*.h'), recursive=True)}
+    own = {os.path.basename(h) for h in glob.glob(os.path.join(engine, '**', '*.h'), recursive=True)}
+    found = []
+    for src in sorted(glob.glob(os.path.join(engine, '**', '*.[ch]'), recursive=True)):
+        with open(src, encoding='utf-8', errors='replace') as f:
+            for n, line in enumerate(f, 1):
+                m = INCLUDE.match(line)
+                if not m:
+                    continue
+                target = os.path.normpath(os.path.join(os.path.dirname(src), m.group(1)))
+                into_report = any(target.startswith(os.path.join(parent, d) + os.sep) for d in reports)
+                by_name = '/' not in m.group(1) and m.group(1) in report_headers and m.group(1) not in own
+                if into_report or by_name:
+                    found.append((src, n, m.group(1)))
+    return found
+
+
+def check_engines(src, first):
+    """TAP lines from number first for each engine folder under src; the failures."""
+    engines = sorted(os.path.join(root, d) for root, dirs, _ in os.walk(src)
+                     if not os.path.relpath(root, src).startswith(('build', '.', 'tests'))
+                     for d in dirs if d == 'engine')
+    lines, failed = [], 0
+    for i, engine in enumerate(engines, first):
+        arrows = engine_arrows(engine)
+        rel = os.path.relpath(engine, src)
+        lines.append('%s %d - %s: no arrow to a report' % ('not ok' if arrows else 'ok', i, rel))
+        for path, n, header in arrows:
+            failed += 1
+            lines.append('#   %s:%d includes "%s"' % (os.path.relpath(path, src), n, header))
+    return len(engines), lines, failed
+
+
 def main():
+    src = None
+    if sys.argv[1] == '--source':
+        src = sys.argv[2]
+        del sys.argv[1:3]
     build = sys.argv[1]
     folders = collections.defaultdict(list)
     for p in glob.glob(os.path.join(build, '**', '*.p'), recursive=True):
@@ -72,8 +122,8 @@ def main():
     if not folders:
         print('1..1\nnot ok 1 - no object files under %s' % build)
         return 1
-    print('1..%d' % len(folders))
-    failed = 0
+    engines, engine_lines, failed = check_engines(src, len(folders) + 1) if src else (0, [], 0)
+    print('1..%d' % (len(folders) + engines))
     for i, folder in enumerate(sorted(folders), 1):
         edges = imports(folders[folder])
         found = circles(edges)
@@ -85,6 +135,7 @@ def main():
                 for b in members:
                     if b in edges[a]:
                         print('#   %s -> %s: %s' % (name(a), name(b), ' '.join(sorted(edges[a][b])[:6])))
+    print('\n'.join(engine_lines))
     return 1 if failed else 0
 
 
