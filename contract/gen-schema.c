@@ -1,11 +1,11 @@
 /*
  * gen-schema.c: writes the JSON Schema of a row (croft-dataset.schema.json)
- * at build time from the row table (rowdef.h: names, types, objects, what is
- * never left out) and the values of its enumerated strings (rowdef.c), with
- * each field's description taken from croft-dataset(5)'s FIELDS, where it is
- * written for people.  Build machine, no privilege.
+ * at build time from the row table (rowtable.h: names, types, objects, what
+ * is never left out, and the first paragraph of each field's description,
+ * as croft-dataset(5) gives it) and the values of its enumerated strings
+ * (rowdef.c).  Build machine, no privilege.
  *
- * usage: gen-schema MAN_PAGE.scd OUTPUT.json
+ * usage: gen-schema OUTPUT.json
  */
 #include <ctype.h>
 #include <jansson.h>
@@ -13,22 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rowdef.h"
-
-#define TEXT_MAX (1u << 20) /* bytes of the man page source */
-#define PATH_LEN 96         /* "cgroup_usage.cpu_pressure_avg10" */
-
-/* "usage.cpu_cores", "syscalls[].name": the man page's name of field f. */
-static void field_path(enum row_field f, char *buf, size_t len)
-{
-	enum row_field parent = row_fields[f].object;
-
-	if (parent == RF_ROOT)
-		snprintf(buf, len, "%s", row_fields[f].name);
-	else
-		snprintf(buf, len, "%s%s.%s", row_fields[parent].name,
-			row_fields[parent].type == RT_OBJECT_ARRAY ? "[]" : "", row_fields[f].name);
-}
+#include "rowdoc.h"
 
 /* scdoc to plain text: *bold* and _underline_ marks dropped, blanks folded. */
 static void plain(const char *s, size_t len, char *out, size_t out_len)
@@ -57,35 +42,24 @@ static void plain(const char *s, size_t len, char *out, size_t out_len)
 	out[n] = '\0';
 }
 
-/*
- * The description of path in the FIELDS section: the indented paragraph
- * under the line that names it ("*path*", alone or among others).
- */
-static json_t *description(const char *fields, const char *path)
+/* The first paragraph of f's description (or of the field it is described with), plain. */
+static json_t *description(enum row_field f)
 {
-	char want[PATH_LEN + 4], *text;
-	const char *line = fields, *start, *end;
+	const char *doc = row_docs[row_doc_leader(f)];
+	size_t len;
+	char *text;
+	json_t *d;
 
-	snprintf(want, sizeof(want), "*%s*", path);
-	for (; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-		const char *eol = strchr(line, '\n');
-		size_t len = eol ? (size_t)(eol - line) : strlen(line);
-		const char *at = memmem(line, len, want, strlen(want));
-
-		if (line[0] != '*' || !at)
-			continue;
-		start = eol ? eol + 1 : line + len;
-		end = strstr(start, "\n\n");
-		end = end ? end : start + strlen(start);
-		text = malloc((size_t)(end - start) + 1);
-		if (!text)
-			exit(1);
-		plain(start, (size_t)(end - start), text, (size_t)(end - start) + 1);
-		json_t *d = json_string(text);
-		free(text);
-		return d;
-	}
-	return NULL;
+	if (!doc)
+		return NULL;
+	len = strcspn(doc, "\n");
+	text = malloc(len + 1);
+	if (!text)
+		exit(1);
+	plain(doc, len, text, len + 1);
+	d = json_string(text);
+	free(text);
+	return d;
 }
 
 /* The values an enumerated string field takes, in the order rowdef.c names them. */
@@ -120,7 +94,7 @@ static json_t *enum_values(enum row_field f)
 	}
 }
 
-static json_t *object_schema(enum row_field object, const char *fields);
+static json_t *object_schema(enum row_field object);
 
 /* Bounds a number's type does not give, by field id (arrays: their items'). */
 static const struct {
@@ -162,9 +136,8 @@ static bool enum_values_known(enum row_field f)
 	return values != NULL;
 }
 
-static json_t *field_schema(enum row_field f, const char *fields)
+static json_t *field_schema(enum row_field f)
 {
-	char path[PATH_LEN];
 	json_t *p, *values, *d;
 
 	switch (row_fields[f].type) {
@@ -180,7 +153,7 @@ static json_t *field_schema(enum row_field f, const char *fields)
 			   : json_pack("{s:s}", "type", "string");
 		break;
 	case RT_OBJECT:
-		p = object_schema(f, fields);
+		p = object_schema(f);
 		break;
 	case RT_INT_ARRAY:
 		p = json_pack("{s:s,s:{s:s,s:i},s:b}", "type", "array", "items", "type", "integer",
@@ -191,7 +164,7 @@ static json_t *field_schema(enum row_field f, const char *fields)
 			"uniqueItems", 1);
 		break;
 	case RT_OBJECT_ARRAY:
-		p = json_pack("{s:s,s:o}", "type", "array", "items", object_schema(f, fields));
+		p = json_pack("{s:s,s:o}", "type", "array", "items", object_schema(f));
 		break;
 	default:
 		fprintf(stderr, "gen-schema: %s: a type this generator does not know\n",
@@ -199,11 +172,10 @@ static json_t *field_schema(enum row_field f, const char *fields)
 		exit(1);
 	}
 	bound(f, p);
-	field_path(f, path, sizeof(path));
-	d = description(fields, path);
+	d = description(f);
 	if (!d && row_fields[f].type != RT_OBJECT) {
-		fprintf(stderr, "gen-schema: %s is not described in croft-dataset(5) FIELDS\n",
-			path);
+		fprintf(stderr, "gen-schema: %s has no description in contract/rowtable.h\n",
+			row_fields[f].path);
 		exit(1);
 	}
 	if (d)
@@ -212,7 +184,7 @@ static json_t *field_schema(enum row_field f, const char *fields)
 }
 
 /* An object's fields; those never left out required; a string's raw bytes in "<name>_b64". */
-static json_t *object_schema(enum row_field object, const char *fields)
+static json_t *object_schema(enum row_field object)
 {
 	const struct row_object *o = &row_objects[object];
 	json_t *props = json_object(), *required = json_array(), *b64 = NULL;
@@ -222,7 +194,7 @@ static json_t *object_schema(enum row_field object, const char *fields)
 	for (unsigned i = 0; i < o->fields_count; i++) {
 		enum row_field f = o->first_field + i;
 
-		json_object_set_new(props, row_fields[f].name, field_schema(f, fields));
+		json_object_set_new(props, row_fields[f].name, field_schema(f));
 		if (row_fields[f].omit == RO_NEVER)
 			json_array_append_new(required, json_string(row_fields[f].name));
 		if (row_fields[f].type == RT_STRING && !enum_values_known(f)) {
@@ -244,42 +216,15 @@ static json_t *object_schema(enum row_field object, const char *fields)
 	return schema;
 }
 
-/* The man page's FIELDS section, from its heading to the next one. */
-static char *fields_section(const char *path)
-{
-	static char text[TEXT_MAX];
-	FILE *f = fopen(path, "r");
-	size_t n;
-	char *start, *end;
-
-	if (!f) {
-		perror(path);
-		exit(1);
-	}
-	n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[n] = '\0';
-	start = strstr(text, "\n# FIELDS\n");
-	if (!start) {
-		fprintf(stderr, "gen-schema: %s has no FIELDS section\n", path);
-		exit(1);
-	}
-	start += strlen("\n# FIELDS\n");
-	end = strstr(start, "\n# ");
-	if (end)
-		end[1] = '\0';
-	return start;
-}
-
 int main(int argc, char **argv)
 {
 	json_t *schema, *row;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: gen-schema MAN_PAGE.scd OUTPUT.json\n");
+	if (argc != 2) {
+		fprintf(stderr, "usage: gen-schema OUTPUT.json\n");
 		return 2;
 	}
-	row = object_schema(RF_ROOT, fields_section(argv[1]));
+	row = object_schema(RF_ROOT);
 	schema = json_pack("{s:s,s:s,s:s,s:s}", "$schema",
 		"https://json-schema.org/draft/2020-12/schema", "$id",
 		"https://croft.invalid/croft-dataset.schema.json", "title", "croft-dataset row",
@@ -290,13 +235,13 @@ int main(int argc, char **argv)
 		"decimals and always a decimal point; integers are integers. Where a string "
 		"was not valid UTF-8, the text holds U+FFFD and an extra <field>_b64 right "
 		"after it holds the raw bytes in base64. Generated from croft's row table "
-		"(contract/rowdef.h) and croft-dataset(5).");
+		"(contract/rowtable.h).");
 	json_object_update(schema, row);
 	json_object_set_new(schema, "$defs",
 		json_pack("{s:{s:s,s:i}}", "rate", "type", "number", "minimum", 0));
 	json_decref(row);
-	if (json_dump_file(schema, argv[2], JSON_INDENT(2)) < 0) {
-		perror(argv[2]);
+	if (json_dump_file(schema, argv[1], JSON_INDENT(2)) < 0) {
+		perror(argv[1]);
 		return 1;
 	}
 	json_decref(schema);

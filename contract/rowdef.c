@@ -11,8 +11,9 @@
 
 #include "rowdef.h"
 
-#define FIELD_(object, id, name, type, omit)                                                       \
-	[RF_##id] = { name, ",\"" name "\":", sizeof(name) + 3, type, omit, RF_##object },
+#define FIELD_(object, id, name, type, omit, left_by, ...)                                         \
+	[RF_##id] = { name, ROW_PATH_##object name, ",\"" name "\":", sizeof(name) + 3, type,      \
+		omit, left_by, RF_##object },
 const struct row_field_def row_fields[RF_COUNT] = { ROW_FIELDS_ALL(FIELD_) };
 
 const struct row_object row_objects[RF_COUNT + 1] = {

@@ -3,8 +3,8 @@
  * every field's name, type, place and when it is left out, in the order
  * rows list them, and the writer that walks it.  The sampler writes rows
  * with it, the readers' scanner and jansson path read them by it, the
- * generator fakes them with it, and a test holds the JSON Schema and the
- * man page to it.  Any process, no privilege.
+ * generator fakes them with it, and the JSON Schema and croft-dataset(5)'s
+ * FIELDS are generated from it.  Any process, no privilege.
  */
 #ifndef CROFT_ROWDEF_H
 #define CROFT_ROWDEF_H
@@ -33,76 +33,27 @@ enum row_omit {
 	RO_OLDER,      /* in every row written now; rows of older datasets lack it */
 };
 
+/* Who lists a field in a status's left_out when this host cannot give it. */
+enum row_left_by {
+	RL_NONE = 0,
+	/* croft-probe, for a concern that did not load (probe/concerns.c) */
+	RL_PROBE_SYSCALLS = 1 << 0,
+	RL_PROBE_IOCTL = 1 << 1,
+	RL_PROBE_SCHED = 1 << 2,
+	RL_PROBE_NET = 1 << 3,
+	RL_PROBE_EXIT = 1 << 4,
+	RL_PROBE_GPUFILE = 1 << 5,
+	/* croft-sampler, where /proc/devices registers no GPU device of the set */
+	RL_GPU_DEVICE = 1 << 6,
+};
+
 /*
- * The fields, one list per object, each in row order:
- * X(object, id, "name", type, omit).  A field of type RT_OBJECT or
- * RT_OBJECT_ARRAY has its fields in ROW_FIELDS_<id> (and its run in
- * rowdef.c's row_objects).  Adding a field: one line here, and its value in
- * each program's row_sink.get (tests/lib/rowfields.c's walk fails without).
+ * The fields, one list per object, each in row order, with their
+ * descriptions: rowtable.h.  Adding a field: one entry there, and its value
+ * in each program's row_sink.get (tests/lib/rowfields.c's walk fails
+ * without).
  */
-#define ROW_FIELDS_ROOT(X)                                                                         \
-	X(ROOT, UNIX_MS, "unix_ms", RT_INT, RO_NEVER)                                              \
-	X(ROOT, SPAN_MS, "span_ms", RT_INT, RO_OLDER)                                              \
-	X(ROOT, TGID, "tgid", RT_INT, RO_NEVER)                                                    \
-	X(ROOT, HOST, "host", RT_STRING, RO_OLDER)                                                 \
-	X(ROOT, PROCESS, "process", RT_OBJECT, RO_NEVER)                                           \
-	X(ROOT, WORKLOAD, "workload", RT_STRING, RO_NEVER)                                         \
-	X(ROOT, IOCTL_COUNT, "ioctl_count", RT_INT, RO_NO_GPU)                                     \
-	X(ROOT, SINCE_LAST_GPU_IOCTL_MS, "since_last_gpu_ioctl_ms", RT_INT, RO_NONE)               \
-	X(ROOT, GPU_WAIT_COUNT, "gpu_wait_count", RT_INT, RO_NO_GPU)                               \
-	X(ROOT, GPU_MMAP_COUNT, "gpu_mmap_count", RT_INT, RO_NO_GPU)                               \
-	X(ROOT, GPU_BLOCKED_THREADS, "gpu_blocked_threads", RT_INT, RO_NO_GPU)                     \
-	X(ROOT, GPU_ACTIVITY, "gpu_activity", RT_STRING, RO_NO_GPU)                                \
-	X(ROOT, GPU_ACTIVITY_SOURCE, "gpu_activity_source", RT_STRING, RO_NO_GPU)                  \
-	X(ROOT, GPU_MEMORY_BYTES, "gpu_memory_bytes", RT_INT, RO_UNREADABLE)                       \
-	X(ROOT, GPU_SM_PERCENT, "gpu_sm_percent", RT_FLOAT, RO_UNREADABLE)                         \
-	X(ROOT, GPUS, "gpus", RT_INT_ARRAY, RO_NO_GPU)                                             \
-	X(ROOT, GPUS_ALLOCATED, "gpus_allocated", RT_INT_ARRAY, RO_UNREADABLE)                     \
-	X(ROOT, MIG, "mig", RT_STRING_ARRAY, RO_NONE)                                              \
-	X(ROOT, USAGE, "usage", RT_OBJECT, RO_NEVER)                                               \
-	X(ROOT, CGROUP_USAGE, "cgroup_usage", RT_OBJECT, RO_UNREADABLE)                            \
-	X(ROOT, SYSCALLS, "syscalls", RT_OBJECT_ARRAY, RO_NO_PROBE)                                \
-	X(ROOT, LABEL, "label", RT_STRING, RO_NONE)                                                \
-	X(ROOT, LABEL_SOURCE, "label_source", RT_STRING, RO_NONE)                                  \
-	X(ROOT, EXIT_MS, "exit_ms", RT_INT, RO_NONE)                                               \
-	X(ROOT, EXIT_CODE, "exit_code", RT_INT, RO_NONE)                                           \
-	X(ROOT, EXIT_SIGNAL, "exit_signal", RT_INT, RO_NONE)                                       \
-	X(ROOT, EXITED, "exited", RT_STRING, RO_NONE)
-#define ROW_FIELDS_PROCESS(X)                                                                      \
-	X(PROCESS, START_MS, "start_ms", RT_INT, RO_OLDER)                                         \
-	X(PROCESS, UID, "uid", RT_INT, RO_UNREADABLE)                                              \
-	X(PROCESS, COMM, "comm", RT_STRING, RO_NEVER)                                              \
-	X(PROCESS, EXE, "exe", RT_STRING, RO_UNREADABLE)                                           \
-	X(PROCESS, CGROUP, "cgroup", RT_STRING, RO_UNREADABLE)                                     \
-	X(PROCESS, CONTAINER_ID, "container_id", RT_STRING, RO_NONE)                               \
-	X(PROCESS, POD_UID, "pod_uid", RT_STRING, RO_NONE)                                         \
-	X(PROCESS, POD_QOS, "pod_qos", RT_STRING, RO_NONE)                                         \
-	X(PROCESS, CWD, "cwd", RT_STRING, RO_UNREADABLE)                                           \
-	X(PROCESS, FRAMEWORK, "framework", RT_STRING, RO_NONE)
-#define ROW_FIELDS_USAGE(X)                                                                        \
-	X(USAGE, CPU_CORES, "cpu_cores", RT_FLOAT, RO_NEVER)                                       \
-	X(USAGE, RSS_BYTES, "rss_bytes", RT_INT, RO_NEVER)                                         \
-	X(USAGE, THREADS, "threads", RT_INT, RO_NEVER)                                             \
-	X(USAGE, CTX_VOLUNTARY_S, "ctx_voluntary_s", RT_FLOAT, RO_NO_PROBE)                        \
-	X(USAGE, CTX_INVOLUNTARY_S, "ctx_involuntary_s", RT_FLOAT, RO_NO_PROBE)                    \
-	X(USAGE, READ_BYTES_S, "read_bytes_s", RT_FLOAT, RO_UNREADABLE)                            \
-	X(USAGE, WRITE_BYTES_S, "write_bytes_s", RT_FLOAT, RO_UNREADABLE)                          \
-	X(USAGE, NETWORK_RX_BYTES_S, "network_rx_bytes_s", RT_FLOAT, RO_UNREADABLE)                \
-	X(USAGE, NETWORK_TX_BYTES_S, "network_tx_bytes_s", RT_FLOAT, RO_UNREADABLE)                \
-	X(USAGE, RUNQUEUE_S, "runqueue_s", RT_FLOAT, RO_NO_PROBE)
-#define ROW_FIELDS_CGROUP_USAGE(X)                                                                 \
-	X(CGROUP_USAGE, CG_CPU_CORES, "cpu_cores", RT_FLOAT, RO_UNREADABLE)                        \
-	X(CGROUP_USAGE, CG_CPU_THROTTLED_FRACTION, "cpu_throttled_fraction", RT_FLOAT,             \
-		RO_UNREADABLE)                                                                     \
-	X(CGROUP_USAGE, CG_MEMORY_BYTES, "memory_bytes", RT_INT, RO_UNREADABLE)                    \
-	X(CGROUP_USAGE, CG_OOM_KILLS, "oom_kills", RT_INT, RO_UNREADABLE)                          \
-	X(CGROUP_USAGE, CG_CPU_PRESSURE_AVG10, "cpu_pressure_avg10", RT_FLOAT, RO_UNREADABLE)      \
-	X(CGROUP_USAGE, CG_MEMORY_PRESSURE_AVG10, "memory_pressure_avg10", RT_FLOAT,               \
-		RO_UNREADABLE)                                                                     \
-	X(CGROUP_USAGE, CG_IO_PRESSURE_AVG10, "io_pressure_avg10", RT_FLOAT, RO_UNREADABLE)
-#define ROW_FIELDS_SYSCALLS(X)                                                                     \
-	X(SYSCALLS, SYSCALL_NAME, "name", RT_STRING, RO_NEVER)                                     \
-	X(SYSCALLS, SYSCALL_RATE_PER_SEC, "rate_per_sec", RT_FLOAT, RO_NEVER)
+#include "rowtable.h"
 
 /* Every list, in the order the field ids follow. */
 #define ROW_FIELDS_ALL(X)                                                                          \
@@ -111,11 +62,11 @@ enum row_omit {
 	ROW_FIELDS_USAGE(X) ROW_FIELDS_CGROUP_USAGE(X) ROW_FIELDS_SYSCALLS(X)
 
 /* How many fields a list has: ROW_COUNT(ROW_FIELDS_USAGE). */
-#define ROW_ONE_(object, id, name, type, omit) +1
-#define ROW_COUNT(list)                        (0 list(ROW_ONE_))
+#define ROW_ONE_(object, ...) +1
+#define ROW_COUNT(list)       (0 list(ROW_ONE_))
 
 /* The field ids: the lists one after another, so an object's fields are one run. */
-#define ROW_ID_(object, id, name, type, omit) RF_##id,
+#define ROW_ID_(object, id, ...) RF_##id,
 enum row_field {
 	ROW_FIELDS_ALL(ROW_ID_) RF_COUNT,
 	RF_ROOT = RF_COUNT, /* the object of the top-level fields */
@@ -123,10 +74,12 @@ enum row_field {
 
 struct row_field_def {
 	const char *name;
-	const char *key; /* ,"name": as written (the first of an object without ',') */
+	const char *path; /* as croft-dataset(5) and status name it: "usage.cpu_cores" */
+	const char *key;  /* ,"name": as written (the first of an object without ',') */
 	uint8_t key_len;
 	enum row_type type;
 	enum row_omit omit;
+	unsigned left_by;      /* enum row_left_by bits */
 	enum row_field object; /* RF_ROOT for the top level */
 };
 extern const struct row_field_def row_fields[RF_COUNT];

@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 
 #include "probed.h"
+#include "rowdef.h"
 #include "skels.h"
 
 static void add_syscall(struct collector *col, answer_proc_fn *proc_of, const void *key,
@@ -131,19 +132,6 @@ SKEL_OF(net, net_bpf)
 SKEL_OF(exit, exit_bpf)
 SKEL_OF(gpufile, gpufile_bpf)
 
-static const char *const syscalls_fields[] = { "syscalls", NULL };
-static const char *const ioctl_fields[] = { "ioctl_count", "since_last_gpu_ioctl_ms", NULL };
-static const char *const sched_fields[] = { "usage.ctx_voluntary_s", "usage.ctx_involuntary_s",
-	"usage.runqueue_s", NULL };
-static const char *const net_fields[] = { "usage.network_rx_bytes_s", "usage.network_tx_bytes_s",
-	NULL };
-static const char *const gpufile_fields[] = { "gpu_wait_count", "gpu_mmap_count",
-	"gpu_blocked_threads", NULL };
-/* fork/exec/exit events: no field of their own (start times then come from /proc) */
-static const char *const proc_fields[] = { NULL };
-/* without it a process gone is written from what /proc last showed (exited "vanished") */
-static const char *const exit_fields[] = { "exit_ms", "exit_code", "exit_signal", NULL };
-
 const struct concern concerns[CONCERNS] = {
 	[CONCERN_SYSCALLS] = {
 		.name = "syscalls",
@@ -153,7 +141,7 @@ const struct concern concerns[CONCERNS] = {
 		.drops = { { PROBE_DROP_SYSCALL_MAP_FULL, "syscall_map_full", true } },
 		.variant = variant_of_plan,
 		.end_flag = PROBE_END_SYSCALLS,
-		.fields = syscalls_fields,
+		.left_by = RL_PROBE_SYSCALLS,
 		.skel = skel_syscalls,
 		.destroy = destroy_syscalls,
 	},
@@ -165,7 +153,7 @@ const struct concern concerns[CONCERNS] = {
 		.drops = { { PROBE_DROP_IOCTL_MAP_FULL, "ioctl_map_full", true } },
 		.variant = variant_of_plan,
 		.end_flag = PROBE_END_IOCTL,
-		.fields = ioctl_fields,
+		.left_by = RL_PROBE_IOCTL,
 		.skel = skel_ioctl,
 		.destroy = destroy_ioctl,
 	},
@@ -178,7 +166,7 @@ const struct concern concerns[CONCERNS] = {
 			{ PROBE_DROP_RUNQ_MAP_FULL, "runq_map_full", true } },
 		.variant = variant_of_sched,
 		.end_flag = PROBE_END_SCHED,
-		.fields = sched_fields,
+		.left_by = RL_PROBE_SCHED,
 		.skel = skel_sched,
 		.destroy = destroy_sched,
 	},
@@ -187,7 +175,7 @@ const struct concern concerns[CONCERNS] = {
 		.drops = { { PROBE_DROP_EVENTS_FULL, "ringbuf_full" } },
 		.variant = variant_of_plan,
 		.end_flag = 0,
-		.fields = proc_fields,
+		/* fork/exec/exit events: no field of its own (start times then come from /proc) */
 		.skel = skel_proc,
 		.destroy = destroy_proc,
 	},
@@ -199,15 +187,16 @@ const struct concern concerns[CONCERNS] = {
 		.drops = { { PROBE_DROP_NET_MAP_FULL, "net_map_full", true } },
 		.variant = variant_of_net,
 		.end_flag = PROBE_END_NET,
-		.fields = net_fields,
+		.left_by = RL_PROBE_NET,
 		.skel = skel_net,
 		.destroy = destroy_net,
 	},
+	/* without it a process gone is written from what /proc last showed (exited "vanished") */
 	[CONCERN_EXIT] = {
 		.name = "exit",
 		.variant = variant_of_plan,
 		.end_flag = PROBE_END_FINALS,
-		.fields = exit_fields,
+		.left_by = RL_PROBE_EXIT,
 		.skel = skel_exit,
 		.destroy = destroy_exit,
 	},
@@ -222,7 +211,7 @@ const struct concern concerns[CONCERNS] = {
 			{ PROBE_DROP_WAIT_UNCHECKED, "wait_unchecked", false } },
 		.variant = variant_of_plan,
 		.end_flag = PROBE_END_GPUFILE,
-		.fields = gpufile_fields,
+		.left_by = RL_PROBE_GPUFILE,
 		.skel = skel_gpufile,
 		.destroy = destroy_gpufile,
 	},

@@ -154,8 +154,9 @@ struct concern {
 	size_t key_size, val_size; /* of a counted map (val_size: one CPU's value) */
 	concern_add_fn add;        /* NULL: no counted maps */
 	uint32_t end_flag;         /* the probe_end flag saying its figures are counted, or 0 */
-	/* the row fields (contract/rowdef.h's dotted names) left out when it is not loaded */
-	const char *const *fields;
+	/* the row fields left out when it is not loaded: those the row table
+	 * (contract/rowtable.h) marks with this bit of enum row_left_by; 0: none */
+	unsigned left_by;
 	struct concern_drop drops[CONCERN_DROPS_MAX]; /* what its programs count as not counted */
 	/* the variant its programs run as (status's programs), NULL: not loaded */
 	const char *(*variant)(const struct probe_plan *plan);

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "msg.h"
 #include "probed.h"
+#include "rowdef.h"
 
 static json_t *programs_json(const struct probe_objs *objs)
 {
@@ -77,8 +78,9 @@ static json_t *left_out_json(const struct probe_objs *objs)
 		if (!because)
 			continue;
 		snprintf(why, sizeof(why), "%s: %s", concerns[c].name, because);
-		for (const char *const *f = concerns[c].fields; *f; f++)
-			json_object_set_new(left_out, *f, json_string(why));
+		for (int f = 0; f < RF_COUNT; f++)
+			if (row_fields[f].left_by & concerns[c].left_by)
+				json_object_set_new(left_out, row_fields[f].path, json_string(why));
 	}
 	return left_out;
 }

@@ -49,7 +49,8 @@ static const char *nvml_state(struct sampler *s, char *buf, size_t size)
 {
 	struct left_out lo[2];
 
-	if (sampler_nvml_left_out(s, lo, 2) == 2 && !strcmp(lo[0].field, "gpu_memory_bytes"))
+	if (sampler_nvml_left_out(s, lo, 2) == 2 &&
+		lo[0].field == row_fields[RF_GPU_MEMORY_BYTES].path)
 		snprintf(buf, size, "%s", lo[0].why);
 	else
 		snprintf(buf, size, "read");

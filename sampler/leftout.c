@@ -11,9 +11,9 @@
 #include "log.h"
 #include "sampler.h"
 
-/* What no process has without a GPU device in the set. */
-static const char *const gpu_fields[] = { "gpus", "ioctl_count", "since_last_gpu_ioctl_ms", "mig" };
-#define GPU_FIELDS (sizeof(gpu_fields) / sizeof(gpu_fields[0]))
+/* What no process has without a GPU device in the set: the row table's RL_GPU_DEVICE fields. */
+#define GPU_ONE_(object, id, name, type, omit, left_by, ...) +!!((left_by)&RL_GPU_DEVICE)
+enum { GPU_FIELDS = 0 ROW_FIELDS_ALL(GPU_ONE_) };
 
 static void gpu_left_out(const struct sampler *s, struct left_out *ret, size_t *n)
 {
@@ -22,15 +22,17 @@ static void gpu_left_out(const struct sampler *s, struct left_out *ret, size_t *
 	if (s->gpu.registered) {
 		if (s->gpu_index.nv.mig_count)
 			return;
-		ret[*n].field = "mig";
+		ret[*n].field = row_fields[RF_MIG].path;
 		snprintf(ret[(*n)++].why, LEFT_OUT_WHY_MAX,
 			"no MIG instance: %.200s/nvidia-caps/mig-minors names none",
 			s->cfg.driver_dir);
 		return;
 	}
 	gpudev_set_format(&s->gpu.set, rules, sizeof(rules));
-	for (size_t i = 0; i < GPU_FIELDS; i++) {
-		ret[*n].field = gpu_fields[i];
+	for (int f = 0; f < RF_COUNT; f++) {
+		if (!(row_fields[f].left_by & RL_GPU_DEVICE))
+			continue;
+		ret[*n].field = row_fields[f].path;
 		snprintf(ret[(*n)++].why, LEFT_OUT_WHY_MAX,
 			"no GPU device: /proc/devices registers none of gpu_devices (%s)", rules);
 	}
@@ -43,12 +45,12 @@ size_t sampler_left_out(const struct sampler *s, struct left_out ret[LEFT_OUT_MA
 	gpu_left_out(s, ret, &n);
 	n += sampler_nvml_left_out(s, ret + n, 2);
 	if (!s->kubelet.loaded) {
-		ret[n].field = "gpus_allocated";
+		ret[n].field = row_fields[RF_GPUS_ALLOCATED].path;
 		snprintf(ret[n++].why, LEFT_OUT_WHY_MAX, "%s",
 			s->kubelet.problem[0] ? s->kubelet.problem
 					      : "no kubelet checkpoint read yet");
 	} else if (!s->gpu_index.nv.gpus_count) {
-		ret[n].field = "gpus_allocated";
+		ret[n].field = row_fields[RF_GPUS_ALLOCATED].path;
 		snprintf(ret[n++].why, LEFT_OUT_WHY_MAX,
 			"the NVIDIA driver names no GPU (%.200s/nvidia/gpus/*/information): the "
 			"checkpoint's GPU UUIDs give no index",

@@ -149,15 +149,15 @@ size_t sampler_nvml_left_out(const struct sampler *s, struct left_out *ret, size
 
 	nvml_problem(s, why, sizeof(why));
 	if (why[0] && max >= 2) {
-		ret[n].field = "gpu_memory_bytes";
+		ret[n].field = row_fields[RF_GPU_MEMORY_BYTES].path;
 		snprintf(ret[n++].why, LEFT_OUT_WHY_MAX, "%s", why);
-		ret[n].field = "gpu_sm_percent";
+		ret[n].field = row_fields[RF_GPU_SM_PERCENT].path;
 		snprintf(ret[n++].why, LEFT_OUT_WHY_MAX, "%s", why);
 		return n;
 	}
 	for (size_t i = 0; i < r->gpus_count && n < max; i++)
 		if (!(r->gpus[i].have & NG_PROC_UTIL)) {
-			ret[n].field = "gpu_sm_percent";
+			ret[n].field = row_fields[RF_GPU_SM_PERCENT].path;
 			snprintf(ret[n++].why, LEFT_OUT_WHY_MAX,
 				"NVML gives no per-process utilisation on GPU %d%s (%s)",
 				r->gpus[i].minor, r->gpus[i].mig ? ", in MIG mode" : "",

@@ -327,7 +327,7 @@ static inline bool key_matches(const char *p, const struct key *k)
 }
 
 /* Every field's key, by field id; an object's keys are one run of them. */
-#define KEY_(object, id, name, type, omit) [RF_##id] = { "\"" name "\":", sizeof(name) + 2 },
+#define KEY_(object, id, name, ...) [RF_##id] = { "\"" name "\":", sizeof(name) + 2 },
 static const struct key keys[RF_COUNT] = { ROW_FIELDS_ALL(KEY_) };
 
 /*
@@ -405,7 +405,7 @@ struct slot {
 	uint32_t has_bit; /* enum row_has; 0 for a field in every row */
 };
 /* A figure is kept as the table types it: an integer, or 1e-4 units. */
-#define TYPE_OF_(object, id, name, type, omit) TYPE_OF_##id = type,
+#define TYPE_OF_(object, id, name, type, ...) TYPE_OF_##id = type,
 enum { ROW_FIELDS_ALL(TYPE_OF_) };
 #define NUM_(id, member, bit)                                                                      \
 	[RF_##id] = { (int)TYPE_OF_##id == (int)RT_INT ? SLOT_INT : SLOT_FIXED,                    \

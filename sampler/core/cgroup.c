@@ -412,17 +412,16 @@ enum cgroup_v1 { V1_NONE, V1_CPUACCT, V1_CPU, V1_MEMORY };
 static const struct cgroup_source {
 	unsigned bit; /* enum cgroup_have */
 	enum cgroup_v1 v1;
-	const char *field, *files;
+	enum row_field field;
+	const char *files;
 } cgroup_sources[] = {
-	{ CGF_CPU, V1_CPUACCT, "cgroup_usage.cpu_cores", "cpu.stat, v1 cpuacct.usage" },
-	{ CGF_THROTTLED, V1_CPU, "cgroup_usage.cpu_throttled_fraction", "cpu.stat, v1 cpu.stat" },
-	{ CGF_MEMORY, V1_MEMORY, "cgroup_usage.memory_bytes",
-		"memory.current, v1 memory.usage_in_bytes" },
-	{ CGF_OOM, V1_MEMORY, "cgroup_usage.oom_kills", "memory.events, v1 memory.oom_control" },
-	{ CGF_CPU_PSI, V1_NONE, "cgroup_usage.cpu_pressure_avg10", "cpu.pressure (v1 has none)" },
-	{ CGF_MEM_PSI, V1_NONE, "cgroup_usage.memory_pressure_avg10",
-		"memory.pressure (v1 has none)" },
-	{ CGF_IO_PSI, V1_NONE, "cgroup_usage.io_pressure_avg10", "io.pressure (v1 has none)" },
+	{ CGF_CPU, V1_CPUACCT, RF_CG_CPU_CORES, "cpu.stat, v1 cpuacct.usage" },
+	{ CGF_THROTTLED, V1_CPU, RF_CG_CPU_THROTTLED_FRACTION, "cpu.stat, v1 cpu.stat" },
+	{ CGF_MEMORY, V1_MEMORY, RF_CG_MEMORY_BYTES, "memory.current, v1 memory.usage_in_bytes" },
+	{ CGF_OOM, V1_MEMORY, RF_CG_OOM_KILLS, "memory.events, v1 memory.oom_control" },
+	{ CGF_CPU_PSI, V1_NONE, RF_CG_CPU_PRESSURE_AVG10, "cpu.pressure (v1 has none)" },
+	{ CGF_MEM_PSI, V1_NONE, RF_CG_MEMORY_PRESSURE_AVG10, "memory.pressure (v1 has none)" },
+	{ CGF_IO_PSI, V1_NONE, RF_CG_IO_PRESSURE_AVG10, "io.pressure (v1 has none)" },
 };
 #define CGROUP_SOURCES (sizeof(cgroup_sources) / sizeof(cgroup_sources[0]))
 
@@ -457,7 +456,7 @@ size_t cgroup_table_left_out(const struct cgroup_table *table, struct left_out *
 
 		if (!(lacking & src->bit))
 			continue;
-		ret[n++].field = src->field;
+		ret[n++].field = row_fields[src->field].path;
 		len = snprintf(why, LEFT_OUT_WHY_MAX,
 			"%s: a cgroup's path is not in cgroup2 (%s%s)", src->files,
 			m->v2[0] ? "at " : "not mounted", m->v2);

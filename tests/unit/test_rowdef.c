@@ -1,7 +1,8 @@
 /*
- * test_rowdef.c: the row's table (contract/rowdef.h) is well formed, and the
- * JSON Schema (generated into build/contract by gen-schema) and the man page
- * (man/croft-dataset.5.scd) list exactly its fields with its types, and
+ * test_rowdef.c: the row's table (contract/rowdef.h, rowtable.h) is well
+ * formed, and the JSON Schema and croft-dataset(5)'s scdoc source (both
+ * generated from it into the build directory) list exactly its fields with
+ * its types (the type a description starts with is the table's), and
  * the schema requires exactly those never left out; croft-gen-rows writes
  * every field.  Test process, any user; the three files' paths are its
  * arguments.
@@ -40,6 +41,8 @@ START_TEST(test_table_well_formed)
 		snprintf(key, sizeof(key), ",\"%s\":", d->name);
 		ck_assert_str_eq(d->key, key);
 		ck_assert_uint_eq(d->key_len, strlen(key));
+		field_path(f, key, sizeof(key));
+		ck_assert_str_eq(d->path, key);
 		/* its object lists it, and no other field of it has its name */
 		const struct row_object *o = &row_objects[d->object];
 		ck_assert_int_ge(f, o->first_field);

@@ -1,0 +1,148 @@
+/*
+ * gen-man-fields.c: writes croft-dataset(5)'s scdoc source at build time
+ * with its FIELDS section generated from the row table (rowtable.h): each
+ * field in row order under a heading naming it (and the fields described
+ * with it), its description wrapped below.  The page's own FIELDS section
+ * holds only scdoc comments, so no prose lives in two places.  Build
+ * machine, no privilege.
+ *
+ * usage: gen-man-fields PAGE.scd OUTPUT.scd
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rowdoc.h"
+
+#define TEXT_MAX  (1u << 20) /* bytes of the page's source */
+#define WRAP_COLS 68         /* a description line's text, after its tab */
+#define HEADING   "\n# FIELDS\n"
+
+/* One paragraph (len bytes of text), wrapped at spaces, each line indented. */
+static void put_paragraph(FILE *out, const char *text, size_t len)
+{
+	while (len) {
+		size_t take = len;
+
+		if (take > WRAP_COLS) {
+			take = WRAP_COLS;
+			while (take && text[take] != ' ')
+				take--;
+			if (!take) /* a word longer than a line: whole */
+				take = strcspn(text, " ") < len ? strcspn(text, " ") : len;
+		}
+		fprintf(out, "\t%.*s\n", (int)take, text);
+		text += take;
+		len -= take;
+		while (len && *text == ' ')
+			text++, len--;
+	}
+}
+
+/* A field's heading (with those described with it) and its description. */
+static void put_field(FILE *out, enum row_field f)
+{
+	const struct row_object *o = &row_objects[row_fields[f].object];
+	const char *doc = row_docs[f];
+
+	fprintf(out, "*%s*", row_fields[f].path);
+	unsigned end = o->first_field + o->fields_count;
+
+	for (unsigned g = f + 1; g < end && row_doc_leader(g) == f; g++)
+		fprintf(out, ", *%s*", row_fields[g].path);
+	fputc('\n', out);
+	for (;;) {
+		size_t len = strcspn(doc, "\n");
+
+		put_paragraph(out, doc, len);
+		if (!doc[len])
+			break;
+		fputc('\n', out);
+		doc += len + 1;
+	}
+	fputc('\n', out);
+}
+
+/* An object's fields in row order; an object's own fields where it stands. */
+static void put_object(FILE *out, enum row_field object)
+{
+	const struct row_object *o = &row_objects[object];
+	unsigned end = o->first_field + o->fields_count;
+
+	for (unsigned f = o->first_field; f < end; f++) {
+		if (row_fields[f].type == RT_OBJECT) {
+			put_object(out, f);
+			continue;
+		}
+		if (!row_docs[row_doc_leader(f)]) {
+			fprintf(stderr, "gen-man-fields: %s has no description in rowtable.h\n",
+				row_fields[f].path);
+			exit(1);
+		}
+		if (row_doc_leader(f) != f)
+			continue; /* in the heading before it */
+		put_field(out, f);
+		if (row_fields[f].type == RT_OBJECT_ARRAY)
+			put_object(out, f);
+	}
+}
+
+/* Whether the section (len bytes) holds only blank lines and scdoc comments ("; "). */
+static int only_comments(const char *s, size_t len)
+{
+	for (const char *end = s + len; s < end;) {
+		const char *eol = memchr(s, '\n', (size_t)(end - s));
+
+		if (*s != '\n' && *s != ';')
+			return 0;
+		s = eol ? eol + 1 : end;
+	}
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	static char text[TEXT_MAX];
+	const char *start, *next;
+	FILE *in, *out;
+	size_t n;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: gen-man-fields PAGE.scd OUTPUT.scd\n");
+		return 2;
+	}
+	if (!(in = fopen(argv[1], "r"))) {
+		perror(argv[1]);
+		return 1;
+	}
+	n = fread(text, 1, sizeof(text) - 1, in);
+	fclose(in);
+	text[n] = '\0';
+	if (!(start = strstr(text, HEADING))) {
+		fprintf(stderr, "gen-man-fields: %s has no FIELDS section\n", argv[1]);
+		return 1;
+	}
+	start += strlen(HEADING);
+	next = strstr(start, "\n# ");
+	next = next ? next + 1 : text + n;
+	if (!only_comments(start, (size_t)(next - start))) {
+		fprintf(stderr,
+			"gen-man-fields: %s: FIELDS holds text; descriptions belong in "
+			"contract/rowtable.h\n",
+			argv[1]);
+		return 1;
+	}
+	if (!(out = fopen(argv[2], "w"))) {
+		perror(argv[2]);
+		return 1;
+	}
+	fwrite(text, 1, (size_t)(start - text), out);
+	fputc('\n', out);
+	put_object(out, RF_ROOT);
+	fputs(next, out);
+	if (fclose(out)) {
+		perror(argv[2]);
+		return 1;
+	}
+	return 0;
+}
