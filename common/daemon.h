@@ -1,7 +1,9 @@
 /*
- * daemon.h: what the three daemons share around main(): the common command
- * line options, the runtime directory, systemd notification (READY=1,
- * STATUS=, the watchdog kept by a libevent timer) and croft run's pipe.
+ * daemon.h: what the three daemons share around main(), a file a job:
+ * the command line (daemon_opts.c), the user, the directories handed to it
+ * and the drop (daemon_priv.c), the configuration file (daemon_config.c),
+ * the control socket's shared answers (daemon_ctl.c), systemd's or croft
+ * run's notifications (daemon_notify.c) and the loop (daemon_loop.c).
  * Outside systemd every notify call is a no-op.  Daemon processes; the
  * runtime dir needs root only to hand it to the croft group.
  */
@@ -19,6 +21,16 @@ struct event_base;
 struct evbuffer;
 struct croft_config;
 
+/*
+ * A daemon's reload: re-reads its configuration and applies it, or keeps
+ * the running one and returns -errno with a malloc'd *ret_errors (one
+ * error a line; NULL when there is only the errno to say).
+ */
+typedef int (*daemon_reload_fn)(void *ctx, char **ret_errors);
+/* SIGTERM or SIGINT; a daemon that ends by event_base_loopexit at once passes NULL. */
+typedef void (*daemon_stop_fn)(void *ctx);
+
+/* daemon_opts.c */
 struct daemon_opts {
 	const char *name;        /* "croft-writer" */
 	const char *extra_usage; /* lines for the daemon's own options, or NULL */
@@ -61,6 +73,7 @@ void daemon_args_done(const struct daemon_opts *opts, int argc, char *const *arg
 void daemon_checked(const struct daemon_opts *opts, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* daemon_priv.c */
 /*
  * The user to drop to: as root, --user or croft, else nobody (none: fatal);
  * started unprivileged, the caller itself ("uid N"), whose privileges
@@ -72,6 +85,17 @@ void daemon_user(const struct daemon_opts *opts, struct priv_user *ret_user);
 void daemon_drop(const struct priv_user *user, const cap_value_t *caps, size_t ncaps,
 	const char *const *denied);
 
+/* mkdir -p dir, mode 0750; when root, owner root and group gid ((gid_t)-1: keep),
+ * changing only what differs (chown may be denied where nothing needs it),
+ * through handover_dir: no symlink on the way, one already there root's. */
+int daemon_runtime_dir(const char *dir, gid_t gid);
+/* mkdir -p dir, mode 0700, owned by uid:gid ((uid_t)-1: as made): what a
+ * daemon keeps across stops and reboots (the units' StateDirectory=);
+ * through handover_dir as root: no symlink on the way, one already there
+ * root's or uid's and writable by no one else.  *ret_fd: the directory. */
+int daemon_state_dir(const char *dir, uid_t uid, gid_t gid, int *ret_fd);
+
+/* daemon_config.c */
 /*
  * Before the privilege drop: keeps path's directory open (file_keep_dir) so
  * that a reload after the drop still reads path however the directories
@@ -94,15 +118,7 @@ void daemon_load_config(const struct daemon_opts *opts, struct croft_config *ret
  */
 int daemon_reload_config(const char *path, struct croft_config *ret_cfg, char **ret_errors);
 
-/*
- * A daemon's reload: re-reads its configuration and applies it, or keeps
- * the running one and returns -errno with a malloc'd *ret_errors (one
- * error a line; NULL when there is only the errno to say).
- */
-typedef int (*daemon_reload_fn)(void *ctx, char **ret_errors);
-/* SIGTERM or SIGINT; a daemon that ends by event_base_loopexit at once passes NULL. */
-typedef void (*daemon_stop_fn)(void *ctx);
-
+/* daemon_ctl.c */
 /*
  * The control socket: <runtime_dir>/<name>, status for the croft group gid.
  * Returns 0 or -errno; *ret_path (PATH_MAX bytes) names it for messages.
@@ -138,23 +154,10 @@ void *daemon_figures_new(const struct daemon_figure *figures, size_t count);
  * jansson object).  Returns 0 or -ENOMEM.
  */
 int daemon_status(const char *state, const char *why, void *figures, struct evbuffer *reply);
+/* Notes the daemon's name and start for daemon_status (daemon_opts_init calls it). */
+void daemon_status_start(const char *name);
 
-/* mkdir -p dir, mode 0750; when root, owner root and group gid ((gid_t)-1: keep),
- * changing only what differs (chown may be denied where nothing needs it),
- * through handover_dir: no symlink on the way, one already there root's. */
-int daemon_runtime_dir(const char *dir, gid_t gid);
-/* mkdir -p dir, mode 0700, owned by uid:gid ((uid_t)-1: as made): what a
- * daemon keeps across stops and reboots (the units' StateDirectory=);
- * through handover_dir as root: no symlink on the way, one already there
- * root's or uid's and writable by no one else.  *ret_fd: the directory. */
-int daemon_state_dir(const char *dir, uid_t uid, gid_t gid, int *ret_fd);
-
-/*
- * croft run's supervisor pipe: the number of an inherited fd, the read end
- * of a pipe whose write end only croft run holds.  At its EOF (croft run
- * gone, even SIGKILLed) the daemon stops as on SIGTERM.
- */
-#define DAEMON_SUPERVISOR_FD_ENV "CROFT_SUPERVISOR_FD"
+/* daemon_notify.c */
 /*
  * croft run's notify socket: the number of an inherited fd, one end of a
  * datagram socketpair made for this daemon alone, taking what NOTIFY_SOCKET
@@ -163,6 +166,18 @@ int daemon_state_dir(const char *dir, uid_t uid, gid_t gid, int *ret_fd);
  */
 #define DAEMON_NOTIFY_FD_ENV "CROFT_NOTIFY_FD"
 
+/* To croft run through its socketpair, else to systemd (a no-op outside it). */
+void daemon_notify(const char *text);
+void daemon_notify_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void daemon_notify_stopping(void);
+
+/* daemon_loop.c */
+/*
+ * croft run's supervisor pipe: the number of an inherited fd, the read end
+ * of a pipe whose write end only croft run holds.  At its EOF (croft run
+ * gone, even SIGKILLed) the daemon stops as on SIGTERM.
+ */
+#define DAEMON_SUPERVISOR_FD_ENV "CROFT_SUPERVISOR_FD"
 /*
  * The loop, the same for every daemon: SIGPIPE ignored, SIGTERM and SIGINT
  * call stop (NULL: the loop exits), SIGHUP calls reload and logs a refusal
@@ -172,7 +187,5 @@ int daemon_state_dir(const char *dir, uid_t uid, gid_t gid, int *ret_fd);
  */
 void daemon_run(struct event_base *base, daemon_stop_fn stop, daemon_reload_fn reload, void *ctx,
 	const char *ready_status);
-void daemon_notify_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void daemon_notify_stopping(void);
 
 #endif
