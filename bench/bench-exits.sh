@@ -32,10 +32,9 @@ until [ -S "$TMP/run/sampler.ctl" ] && grep -q "probe: connected$" "$TMP/log"; d
 done
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
 
-python3 - "$TMP" "$SECS" "$TOOL_PID" $RATES <<'EOF'
+PYTHONPATH=$BUILD/tests/lib python3 - "$TMP" "$SECS" "$TOOL_PID" $RATES <<'EOF'
 import json, os, subprocess, sys, time
 
-sys.path.insert(0, 'tests/lib')
 from wire import MT_CTL_STATUS, ctl_request  # noqa: E402
 
 tmp, secs, run_pid, rates = sys.argv[1], float(sys.argv[2]), sys.argv[3], [

@@ -2,7 +2,7 @@
 # probeclient.py: a small probe.sock client for croft-probe's tests and
 # benchmark: HELLO, then MT_PROBE_POLL answers parsed into dicts.  Runs as
 # the test's user (root or the croft user); speaks contract/probe_wire.h
-# through tests/lib/wire.py.
+# through wire.py (generated into build/tests/lib by tests/lib/gen-wire-py.c).
 import json
 import os
 import socket

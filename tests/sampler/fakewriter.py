@@ -1,5 +1,5 @@
 # fakewriter.py: a stand-in for croft-writer speaking the writer.sock
-# protocol of contract/wire.h (HELLO, BATCH, ACK; tests/lib/wire.py),
+# protocol of contract/wire.h (HELLO, BATCH, ACK; the generated wire.py),
 # appending rows to a file and remembering its last commit across restarts.
 # Test processes only.
 import os

@@ -36,12 +36,17 @@ for bin in probe-work net-work; do
 	[ -x "$work/$bin" ] || cannot "needs $work/$bin (a build with tests)"
 done
 
-# the files checks.sh reads beside itself in the VM (../lib: the probe
-# tests import wire.py from beside their folder)
+# the files checks.sh reads beside itself in the VM (lib: the probe tests
+# import their helpers from beside their folder, with the wire.py this
+# build generated, tests/lib/meson.build)
 copies=(guest/rows.py guest/steps.py guest/oomparent.py guest/leftout.py upgrade.sh guest/continuity.py ../../docs/kernels.md
-	../../man/croft-probe.8.scd ../../man/croft-sampler.8.scd verifier-ceilings ../probe ../lib)
+	../../man/croft-probe.8.scd ../../man/croft-sampler.8.scd verifier-ceilings ../probe)
 copy_args=()
 for c in "${copies[@]}"; do copy_args+=(--copy "$here/$c"); done
+[ -f "$build/tests/lib/wire.py" ] || cannot "needs $build/tests/lib/wire.py (a build with tests)"
+lib=$build/vm-lib/lib
+rm -rf "$lib" && mkdir -p "$lib" && cp -r "$here/../lib/." "$build/tests/lib/wire.py" "$lib/" || exit 1
+copy_args+=(--copy "$lib")
 
 # N and N+1: the same tree, the second with a higher version (a changelog
 # entry in build-deb.sh's scratch copy), so that the programs tell them apart
