@@ -188,9 +188,6 @@ static void host_and_boot(struct sampler *s)
 	s->boot_unix_ms = boottime_unix_ms(s->state_dirfd, s->procfd);
 }
 
-static bool stopping;
-static struct event *flush_check; /* while stopping: every batch acked ends the loop */
-
 static void stop_now_cb(evutil_socket_t fd, short what, void *arg)
 {
 	event_base_loopexit(arg, NULL);
@@ -206,9 +203,9 @@ static void sampler_stop(void *ctx)
 	struct timeval tv = { STOP_FLUSH_MS / 1000, (STOP_FLUSH_MS % 1000) * 1000 };
 	struct spool_stats sp;
 
-	if (stopping)
+	if (s->stopping)
 		return;
-	stopping = true;
+	s->stopping = true;
 	daemon_notify_stopping();
 	sampler_poll_stop(s);
 	sampler_poll_close(s);
@@ -225,7 +222,7 @@ static void flush_check_cb(evutil_socket_t fd, short what, void *arg)
 	struct spool_stats sp;
 
 	spool_stats(s->spool, &sp);
-	if (stopping && !sp.batches && !s->poll.running)
+	if (s->stopping && !sp.batches && !s->poll.running)
 		event_base_loopexit(s->base, NULL);
 }
 
@@ -253,8 +250,8 @@ static void set_up(struct sampler *s, const struct priv_user *user)
 	s->probe = probe_link_new(s->base, s->probe_socket);
 	if (!s->cgroups || !s->writer || !s->probe || textfile_new(&s->textfile))
 		fatalx("out of memory");
-	flush_check = event_new(s->base, -1, EV_PERSIST, flush_check_cb, s);
-	if (!flush_check || evtimer_add(flush_check, &tick) || sampler_poll_init(s) ||
+	s->flush_check = event_new(s->base, -1, EV_PERSIST, flush_check_cb, s);
+	if (!s->flush_check || evtimer_add(s->flush_check, &tick) || sampler_poll_init(s) ||
 		sampler_arm_timer(s))
 		fatalx("timer setup failed");
 	log_info("polling every %llu ms as %s; catalog %s (%zu frameworks); writer %s",
@@ -285,7 +282,7 @@ static void say_stopped(const struct sampler *s)
 static void tear_down(struct sampler *s)
 {
 	say_stopped(s);
-	event_free(flush_check);
+	event_free(s->flush_check);
 	sampler_poll_free(s);
 	sampler_nvml_stop(s);
 	nvml_result_free(&s->nvml_last);

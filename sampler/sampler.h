@@ -115,6 +115,8 @@ struct sampler {
 	struct probe_link *probe;
 	struct ctl_server *ctl;
 	struct event *poll_timer;
+	bool stopping;             /* SIGTERM/SIGINT: the last poll, then the writer's acks */
+	struct event *flush_check; /* while stopping: every batch acked ends the loop */
 	struct container_label *labels;
 	size_t labels_count;
 	struct poll_stats stats;

@@ -50,18 +50,11 @@ struct carry {
 	size_t count;
 };
 
-/* FNV-1a over the records and the head (its checksum 0). */
+/* FNV-1a over the head (its checksum 0) and the records. */
 static uint64_t carry_checksum(struct carry_head head, const struct carry_rec *recs)
 {
-	const unsigned char *parts[2] = { (const void *)&head, (const void *)recs };
-	size_t lens[2] = { sizeof(head), head.count * sizeof(*recs) };
-	uint64_t h = 0xcbf29ce484222325ull;
-
 	head.checksum = 0;
-	for (int k = 0; k < 2; k++)
-		for (size_t i = 0; i < lens[k]; i++)
-			h = (h ^ parts[k][i]) * 0x100000001b3ull;
-	return h;
+	return fnv1a(fnv1a(FNV1A_BASIS, &head, sizeof(head)), recs, head.count * sizeof(*recs));
 }
 
 int carry_open(const char *dir, uid_t uid, gid_t gid, struct carry **ret_carry)

@@ -22,7 +22,7 @@
 
 struct cgroup_table {
 	struct cgroup_mounts mounts;
-	struct cgroup *buckets[CGROUP_HASH_BUCKETS];
+	struct hash_link *buckets[CGROUP_HASH_BUCKETS];
 };
 
 static const char *const id_prefixes[] = { "docker-", "cri-containerd-", "crio-", "libpod-" };
@@ -431,7 +431,8 @@ static unsigned table_unsourced(const struct cgroup_table *table)
 	unsigned lacking = 0;
 
 	for (size_t b = 0; b < CGROUP_HASH_BUCKETS; b++)
-		for (const struct cgroup *cg = table->buckets[b]; cg; cg = cg->next) {
+		for (struct hash_link *l = table->buckets[b]; l; l = l->next) {
+			const struct cgroup *cg = hash_entry(l, struct cgroup, hash);
 			const char *v1[] = { NULL, cg->dir_cpuacct, cg->dir_cpu, cg->dir_memory };
 
 			for (size_t i = 0; i < CGROUP_SOURCES; i++)
@@ -468,15 +469,6 @@ size_t cgroup_table_left_out(const struct cgroup_table *table, struct left_out *
 	return n;
 }
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
-}
-
 struct cgroup_table *cgroup_table_new(const struct cgroup_mounts *mounts)
 {
 	struct cgroup_table *t = calloc(1, sizeof(*t));
@@ -503,10 +495,10 @@ void cgroup_table_free(struct cgroup_table *table)
 		return;
 	for (size_t i = 0; i < CGROUP_HASH_BUCKETS; i++)
 		while (table->buckets[i]) {
-			struct cgroup *cg = table->buckets[i];
+			struct hash_link *l = table->buckets[i];
 
-			table->buckets[i] = cg->next;
-			cgroup_free(cg);
+			table->buckets[i] = l->next;
+			cgroup_free(hash_entry(l, struct cgroup, hash));
 		}
 	free(table);
 }
@@ -641,35 +633,30 @@ static struct cgroup *cgroup_create(struct cgroup_table *table, const char *text
 
 struct cgroup *cgroup_get(struct cgroup_table *table, const char *text, size_t len)
 {
-	size_t b = hash_bytes(text, len) % CGROUP_HASH_BUCKETS;
+	uint64_t hash = fnv1a(FNV1A_BASIS, text, len);
 	struct cgroup *cg;
 
-	for (cg = table->buckets[b]; cg; cg = cg->next)
+	for (struct hash_link *l = hash_match(*HASH_BUCKET(table->buckets, hash), hash); l;
+		l = hash_match(l->next, hash)) {
+		cg = hash_entry(l, struct cgroup, hash);
 		if (cg->key_len == len && memcmp(cg->key, text, len) == 0) {
 			cg->refs++;
 			return cg;
 		}
+	}
 	cg = cgroup_create(table, text, len);
 	if (!cg)
 		return NULL;
 	cg->refs = 1;
-	cg->next = table->buckets[b];
-	table->buckets[b] = cg;
+	hash_add(HASH_BUCKET(table->buckets, hash), &cg->hash, hash);
 	return cg;
 }
 
 void cgroup_put(struct cgroup_table *table, struct cgroup *cg)
 {
-	size_t b;
-
 	if (!cg || --cg->refs)
 		return;
-	b = hash_bytes(cg->key, cg->key_len) % CGROUP_HASH_BUCKETS;
-	for (struct cgroup **pp = &table->buckets[b]; *pp; pp = &(*pp)->next)
-		if (*pp == cg) {
-			*pp = cg->next;
-			break;
-		}
+	hash_del(HASH_BUCKET(table->buckets, cg->hash.hash), &cg->hash);
 	cgroup_free(cg);
 }
 
@@ -689,7 +676,9 @@ int cgroup_table_containers(const struct cgroup_table *table, size_t *ret_count)
 	size_t n = 0, cap = 0, count = 0;
 
 	for (size_t i = 0; i < CGROUP_HASH_BUCKETS; i++)
-		for (const struct cgroup *cg = table->buckets[i]; cg; cg = cg->next) {
+		for (struct hash_link *l = table->buckets[i]; l; l = l->next) {
+			const struct cgroup *cg = hash_entry(l, struct cgroup, hash);
+
 			if (!cg->container_id[0])
 				continue;
 			if (n == cap) {

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "gpu.h"
+#include "hash.h"
 #include "rowdef.h"
 
 struct catalog;
@@ -162,8 +163,8 @@ struct cgroup_cpu {
 };
 
 struct cgroup {
-	struct cgroup *next; /* hash chain */
-	char *key;           /* the raw /proc/<pid>/cgroup text */
+	struct hash_link hash; /* by key */
+	char *key;             /* the raw /proc/<pid>/cgroup text */
 	size_t key_len;
 	char *path; /* process.cgroup: raw bytes */
 	size_t path_len;
@@ -289,7 +290,7 @@ struct proc_exit {
 };
 
 struct proc {
-	struct proc *hash_next;
+	struct hash_link hash; /* by tgid */
 	struct proc *list_prev, *list_next;
 	pid_t tgid;
 	int stat_fd, io_fd;  /* kept open; -1: open per poll or unreadable */
@@ -308,7 +309,7 @@ struct proc {
  * to the next process stays valid from the scan's end to the poll's end.
  */
 struct proc_table {
-	struct proc *buckets[PROC_HASH_BUCKETS];
+	struct hash_link *buckets[PROC_HASH_BUCKETS];
 	struct proc *list_head, *list_tail; /* discovery order */
 	size_t count;
 	size_t untracked;    /* processes over SAMPLER_PROCS_MAX this poll */

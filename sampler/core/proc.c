@@ -29,21 +29,28 @@ void proc_table_init(struct proc_table *table)
 	memset(table, 0, sizeof(*table));
 }
 
+/* The next process of tgid in its chain from l on, live or gone. */
+static struct proc *proc_of_tgid(struct hash_link *l, pid_t tgid)
+{
+	l = hash_match(l, (uint32_t)tgid);
+	return l ? hash_entry(l, struct proc, hash) : NULL;
+}
+
 struct proc *proc_table_find(struct proc_table *table, pid_t tgid)
 {
-	struct proc *p = table->buckets[(uint32_t)tgid % PROC_HASH_BUCKETS];
+	struct proc *p = proc_of_tgid(*HASH_BUCKET(table->buckets, (uint32_t)tgid), tgid);
 
-	while (p && (p->tgid != tgid || p->exit.gone_polls))
-		p = p->hash_next;
+	while (p && p->exit.gone_polls)
+		p = proc_of_tgid(p->hash.next, tgid);
 	return p;
 }
 
 struct proc *proc_table_find_start(struct proc_table *table, pid_t tgid, uint64_t start_ticks)
 {
-	struct proc *p = table->buckets[(uint32_t)tgid % PROC_HASH_BUCKETS];
+	struct proc *p = proc_of_tgid(*HASH_BUCKET(table->buckets, (uint32_t)tgid), tgid);
 
-	while (p && (p->tgid != tgid || p->ident.start_ticks != start_ticks))
-		p = p->hash_next;
+	while (p && p->ident.start_ticks != start_ticks)
+		p = proc_of_tgid(p->hash.next, tgid);
 	return p;
 }
 
@@ -72,11 +79,7 @@ static void identity_drop(struct proc_identity *id, struct cgroup_table *cgroups
 
 static void proc_remove(struct proc_table *table, struct cgroup_table *cgroups, struct proc *p)
 {
-	struct proc **pp = &table->buckets[(uint32_t)p->tgid % PROC_HASH_BUCKETS];
-
-	while (*pp != p)
-		pp = &(*pp)->hash_next;
-	*pp = p->hash_next;
+	hash_del(HASH_BUCKET(table->buckets, p->hash.hash), &p->hash);
 	if (p->list_prev)
 		p->list_prev->list_next = p->list_next;
 	else
@@ -108,10 +111,7 @@ void proc_table_clear(struct proc_table *table, struct cgroup_table *cgroups)
 
 static void proc_insert(struct proc_table *table, struct proc *p)
 {
-	size_t b = (uint32_t)p->tgid % PROC_HASH_BUCKETS;
-
-	p->hash_next = table->buckets[b];
-	table->buckets[b] = p;
+	hash_add(HASH_BUCKET(table->buckets, (uint32_t)p->tgid), &p->hash, (uint32_t)p->tgid);
 	p->list_prev = table->list_tail;
 	if (table->list_tail)
 		table->list_tail->list_next = p;

@@ -28,7 +28,7 @@ struct tf_sums {
 
 /* A container (its id's first 12 characters; "" for host processes), a pod or a framework. */
 struct tf_group {
-	struct tf_group *hash_next;
+	struct hash_link hash; /* by key */
 	char key[TEXTFILE_LABEL_MAX + 1];
 	uint64_t seen_gen;     /* the last poll a process of it was in */
 	struct tf_sums total;  /* since first seen: the ranking */
@@ -42,7 +42,7 @@ struct tf_group {
 };
 
 struct tf_table {
-	struct tf_group *buckets[TEXTFILE_BUCKETS];
+	struct hash_link *buckets[TEXTFILE_BUCKETS];
 	struct tf_group *all[TEXTFILE_GROUPS_MAX]; /* ranked at each settle */
 	size_t count;
 	struct tf_sums other; /* the groups not shown, and those over the cap */
@@ -67,35 +67,20 @@ struct textfile {
 	uint64_t states[WL_COUNT];
 };
 
-static uint64_t key_hash(const char *key)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-	for (; *key; key++)
-		h = (h ^ (unsigned char)*key) * 1099511628211ull;
-	return h;
-}
-
-static struct tf_group **group_slot(struct tf_table *tab, const char *key)
-{
-	struct tf_group **g = &tab->buckets[key_hash(key) % TEXTFILE_BUCKETS];
-
-	while (*g && strcmp((*g)->key, key))
-		g = &(*g)->hash_next;
-	return g;
-}
-
 /* The group of key, made when new; NULL when the table is full. */
 static struct tf_group *group_get(struct tf_table *tab, const char *key)
 {
-	struct tf_group **slot = group_slot(tab, key), *g;
+	uint64_t hash = fnv1a(FNV1A_BASIS, key, strlen(key));
+	struct tf_group *g;
 
-	if (*slot)
-		return *slot;
+	for (struct hash_link *l = hash_match(*HASH_BUCKET(tab->buckets, hash), hash); l;
+		l = hash_match(l->next, hash))
+		if (!strcmp((g = hash_entry(l, struct tf_group, hash))->key, key))
+			return g;
 	if (tab->count >= TEXTFILE_GROUPS_MAX || !(g = calloc(1, sizeof(*g))))
 		return NULL;
 	snprintf(g->key, sizeof(g->key), "%s", key);
-	*slot = g;
+	hash_add(HASH_BUCKET(tab->buckets, hash), &g->hash, hash);
 	tab->all[tab->count++] = g;
 	return g;
 }
@@ -104,7 +89,7 @@ static void group_remove(struct tf_table *tab, size_t index)
 {
 	struct tf_group *g = tab->all[index];
 
-	*group_slot(tab, g->key) = g->hash_next;
+	hash_del(HASH_BUCKET(tab->buckets, g->hash.hash), &g->hash);
 	tab->all[index] = tab->all[--tab->count];
 	free(g);
 }
