@@ -260,12 +260,10 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static const struct ds_files *sort_files;
-
-static int cmp_size_desc(const void *a, const void *b)
+static int cmp_size_desc(const void *a, const void *b, void *files)
 {
-	const struct ds_file *x = &sort_files->v[*(const size_t *)a];
-	const struct ds_file *y = &sort_files->v[*(const size_t *)b];
+	const struct ds_file *x = &((const struct ds_files *)files)->v[*(const size_t *)a];
+	const struct ds_file *y = &((const struct ds_files *)files)->v[*(const size_t *)b];
 
 	if (x->size_bytes != y->size_bytes)
 		return x->size_bytes > y->size_bytes ? -1 : 1;
@@ -290,8 +288,7 @@ int ds_read(const struct ds_files *files, int threads, bool jansson_only,
 		return -ENOMEM;
 	for (size_t i = 0; i < files->n; i++)
 		p.order[i] = i;
-	sort_files = files;
-	qsort(p.order, files->n, sizeof(*p.order), cmp_size_desc);
+	qsort_r(p.order, files->n, sizeof(*p.order), cmp_size_desc, (void *)files);
 	for (int i = 0; i < threads; i++)
 		w[i] = (struct worker){ &p, ctxs[i], 0, 0 };
 	if (threads == 1) {

@@ -439,11 +439,10 @@ static const struct host_acc *host_at(
 	return &s->by_host[order[i]];
 }
 
-static const struct strtab *sort_tab;
-static int cmp_host_id(const void *a, const void *b)
+static int cmp_host_id(const void *a, const void *b, void *hosts)
 {
-	return strcmp(strtab_str(sort_tab, *(const uint32_t *)a, NULL),
-		strtab_str(sort_tab, *(const uint32_t *)b, NULL));
+	return strcmp(strtab_str(hosts, *(const uint32_t *)a, NULL),
+		strtab_str(hosts, *(const uint32_t *)b, NULL));
 }
 
 static uint32_t *hosts_by_name(const struct stats_result *s)
@@ -454,8 +453,7 @@ static uint32_t *hosts_by_name(const struct stats_result *s)
 		return NULL;
 	for (uint32_t i = 0; i < s->join->hosts.count; i++)
 		order[i] = i;
-	sort_tab = &s->join->hosts;
-	qsort(order, s->join->hosts.count, sizeof(*order), cmp_host_id);
+	qsort_r(order, s->join->hosts.count, sizeof(*order), cmp_host_id, (void *)&s->join->hosts);
 	return order;
 }
 
