@@ -47,29 +47,13 @@ uint64_t calls_rounded(u128 calls_x1e7)
 	return (uint64_t)((calls_x1e7 + 5000000) / 10000000);
 }
 
-json_t *json_syscalls(const struct syscall_calls *v, size_t n, u128 total_x1e7)
-{
-	json_t *arr = json_array();
-
-	for (size_t i = 0; i < n; i++) {
-		json_t *e = json_object();
-		json_object_set_new(e, "name", json_string(v[i].name));
-		json_object_set_new(
-			e, "calls", json_integer((json_int_t)calls_rounded(v[i].calls_x1e7)));
-		if (total_x1e7)
-			json_object_set_new(e, "share",
-				json_round((double)v[i].calls_x1e7 / (double)total_x1e7, 4));
-		json_array_append_new(arr, e);
-	}
-	return arr;
-}
-
 json_t *json_str_or_null(const char *s)
 {
 	return s ? json_string(s) : json_null();
 }
 
-void json_set_instants(json_t *o, const char *a, int64_t a_ms, const char *b, int64_t b_ms)
+/* "<a>_ms", "<b>_ms" (unix ms), then "<a>", "<b>" (format_time) */
+static void json_set_instants(json_t *o, const char *a, int64_t a_ms, const char *b, int64_t b_ms)
 {
 	char key[32], t[40];
 

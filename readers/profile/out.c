@@ -70,7 +70,10 @@ static bool has_gpu(const struct phase_gpus *g, unsigned i)
 	return (g->bits[i / 64] >> (i % 64)) & 1;
 }
 
-/* "0-3,6"; "none" when the rows said [], "-" where they carried no gpus. */
+/* "0-3,6"; "none" when the rows said [], "-" where they carried no gpus;
+ * cut at GPUS_TEXT_MAX bytes. */
+#define GPUS_TEXT_MAX 256
+_Static_assert(GPUS_TEXT_MAX <= CELL_TEXT_MAX, "a phase's GPUs fit its cell");
 static void gpus_text(const struct phase_gpus *g, char *buf, size_t size)
 {
 	size_t len = 0;
@@ -102,31 +105,101 @@ static json_t *json_gpus(const struct phase_gpus *g)
 	return arr;
 }
 
+/* The GPU phases listed, the first PHASES_SHOWN (the count is exact). */
+enum {
+	PC_TGID,
+	PC_PHASE,
+	PC_START_MS,
+	PC_END_MS,
+	PC_START,
+	PC_END,
+	PC_LENGTH,
+	PC_GPUS_TEXT,
+	PC_GPUS,
+	PC_COUNT
+};
+static const struct col phase_cols[PC_COUNT] = {
+	INT_COL("tgid", "tgid", 10),
+	TEXT_COL("phase", "phase", 7, 0, NULL),
+	INT_COL(NULL, "start_ms", 0),
+	INT_COL(NULL, "end_ms", 0),
+	TEXT_COL("start", "start", 24, 0, NULL),
+	TEXT_COL("end", "end", 24, 0, NULL),
+	REAL_COL("length s", "length_s", 12, 1, 3),
+	{ "gpus", NULL, COL_TEXT, 0, 0, 0, 0, 2, NULL }, /* two spaces before it */
+	JSON_COL("gpus"),
+};
+
+static void phase_cells(const void *ctx, size_t i, bool json, struct cell *c)
+{
+	const struct phase *ph = &((const struct profile_result *)ctx)->phases[i];
+
+	c[PC_TGID].value = ph->tgid;
+	c[PC_PHASE].text = phase_name(ph->kind);
+	c[PC_START_MS].value = ph->start_ms;
+	c[PC_END_MS].value = ph->end_ms;
+	format_time(ph->start_ms, c[PC_START].buf, sizeof(c[PC_START].buf));
+	c[PC_START].text = c[PC_START].buf;
+	format_time(ph->end_ms, c[PC_END].buf, sizeof(c[PC_END].buf));
+	c[PC_END].text = c[PC_END].buf;
+	c[PC_LENGTH].real = (double)(ph->end_ms - ph->start_ms) / 1000.0;
+	gpus_text(&ph->gpus, c[PC_GPUS_TEXT].buf, GPUS_TEXT_MAX);
+	c[PC_GPUS_TEXT].text = c[PC_GPUS_TEXT].buf;
+	if (json)
+		c[PC_GPUS].json = json_gpus(&ph->gpus);
+}
+
+static void phase_listing(const struct profile_result *p, struct listing *ret)
+{
+	*ret = (struct listing){ phase_cols, PC_COUNT, p->phases_count, PHASES_SHOWN, PHASES_SHOWN,
+		NULL, false, phase_cells, p };
+}
+
 static void print_phases(const struct profile_result *p)
 {
-	char a[40], b[40], g[256];
+	struct listing l;
+	char g[GPUS_TEXT_MAX];
 
 	printf("\nGPU phases       %zu (onset %.1f s, busy %.1f s, idle %.1f s, unknown %.1f s)\n",
 		p->phases_count, p->phase_ms[PH_ONSET] / 1000.0, p->phase_ms[PH_BUSY] / 1000.0,
 		p->phase_ms[PH_IDLE] / 1000.0, p->phase_ms[PH_UNKNOWN] / 1000.0);
-	if (p->phases_count)
-		printf("%10s %-7s %-24s %-24s %12s  %s\n", "tgid", "phase", "start", "end",
-			"length s", "gpus");
-	for (size_t i = 0; i < p->phases_count && i < PHASES_SHOWN; i++) {
-		const struct phase *ph = &p->phases[i];
-		format_time(ph->start_ms, a, sizeof(a));
-		format_time(ph->end_ms, b, sizeof(b));
-		gpus_text(&ph->gpus, g, sizeof(g));
-		printf("%10" PRId64 " %-7s %-24s %-24s %12.1f  %s\n", ph->tgid,
-			phase_name(ph->kind), a, b, (double)(ph->end_ms - ph->start_ms) / 1000.0,
-			g);
-	}
-	if (p->phases_count) {
-		gpus_text(&p->gpus, g, sizeof(g));
-		printf("GPUs held        %s\n", g);
-	}
+	if (!p->phases_count)
+		return;
+	phase_listing(p, &l);
+	listing_table(&l);
+	gpus_text(&p->gpus, g, sizeof(g));
+	printf("GPUs held        %s\n", g);
 	if (p->phases_count > PHASES_SHOWN)
 		printf("(%zu more)\n", p->phases_count - PHASES_SHOWN);
+}
+
+/* The syscalls, the most calls first: calls and share of all the calls. */
+enum { YC_NAME, YC_CALLS_TEXT, YC_CALLS, YC_SHARE_TEXT, YC_SHARE, YC_COUNT };
+static const struct col syscall_cols[YC_COUNT] = {
+	TEXT_COL("syscall", "name", 24, 24, NULL),
+	REAL_COL("calls", NULL, 16, 0, 0),
+	COUNT_COL(NULL, "calls", 0),
+	PERCENT_COL("share", 8),
+	REAL_COL(NULL, "share", 0, 0, 4),
+};
+
+static void syscall_cells(const void *ctx, size_t i, bool json, struct cell *c)
+{
+	const struct profile_result *p = ctx;
+	const struct syscall_calls *sc = &p->top[i];
+
+	c[YC_NAME].text = sc->name;
+	c[YC_CALLS_TEXT].real = (double)sc->calls_x1e7 / 1e7;
+	c[YC_CALLS].count = calls_rounded(sc->calls_x1e7);
+	c[YC_SHARE_TEXT].real = 100 * ((double)sc->calls_x1e7 / (double)p->syscalls_x1e7);
+	c[YC_SHARE].real = (double)sc->calls_x1e7 / (double)p->syscalls_x1e7;
+	c[YC_SHARE].omit = p->syscalls_x1e7 == 0;
+}
+
+static void syscall_listing(const struct profile_result *p, struct listing *ret)
+{
+	*ret = (struct listing){ syscall_cols, YC_COUNT, p->top_count, SIZE_MAX, SIZE_MAX, NULL,
+		false, syscall_cells, p };
 }
 
 static uint64_t sum_of(const uint64_t *v, int n)
@@ -180,6 +253,7 @@ void profile_print_table(const struct read_opts *o, const struct profile_result 
 	const struct ds_files *files, const struct ds_report *rep)
 {
 	char sel[512], a[40], b[40];
+	struct listing l;
 
 	selector_text(o, sel, sizeof(sel));
 	printf("profile          ");
@@ -210,12 +284,9 @@ void profile_print_table(const struct read_opts *o, const struct profile_result 
 	print_rate("disk read", &p->rd, p->has_any & HAS_READ);
 	print_rate("disk write", &p->wr, p->has_any & HAS_WRITE);
 	print_phases(p);
-	printf("\n%-24s %16s %8s\n", "syscall", "calls", "share");
-	for (size_t i = 0; i < p->top_count; i++) {
-		put_text(stdout, p->top[i].name, 24, 24);
-		printf(" %16.0f %7.1f%%\n", (double)p->top[i].calls_x1e7 / 1e7,
-			100 * ((double)p->top[i].calls_x1e7 / (double)p->syscalls_x1e7));
-	}
+	syscall_listing(p, &l);
+	putchar('\n');
+	listing_table(&l);
 	printf("\n");
 	report_table(stdout, files, rep);
 }
@@ -259,29 +330,12 @@ static json_t *json_selector(const struct read_opts *o)
 	return s;
 }
 
-static json_t *json_phases(const struct profile_result *p)
-{
-	json_t *arr = json_array();
-
-	for (size_t i = 0; i < p->phases_count && i < PHASES_SHOWN; i++) {
-		const struct phase *ph = &p->phases[i];
-		json_t *e = json_object();
-		json_object_set_new(e, "tgid", json_integer(ph->tgid));
-		json_object_set_new(e, "phase", json_string(phase_name(ph->kind)));
-		json_set_instants(e, "start", ph->start_ms, "end", ph->end_ms);
-		json_object_set_new(
-			e, "length_s", json_round((double)(ph->end_ms - ph->start_ms) / 1000.0, 3));
-		json_object_set_new(e, "gpus", json_gpus(&ph->gpus));
-		json_array_append_new(arr, e);
-	}
-	return arr;
-}
-
 void profile_print_json(const struct read_opts *o, const struct profile_result *p,
 	const struct ds_files *files, const struct ds_report *rep)
 {
 	json_t *root = json_object(), *net = json_object(), *disk = json_object();
 	json_t *threads = json_object(), *pm = json_object();
+	struct listing phases, syscalls;
 
 	json_object_set_new(root, "selector", json_selector(o));
 	json_object_set_new(root, "rows", json_integer((json_int_t)p->rows));
@@ -318,11 +372,12 @@ void profile_print_json(const struct read_opts *o, const struct profile_result *
 	for (int k = 0; k < PH_KINDS; k++)
 		json_object_set_new(pm, phase_name(k), json_round(p->phase_ms[k] / 1000.0, 3));
 	json_object_set_new(root, "gpu_phase_seconds", pm);
-	json_object_set_new(root, "gpu_phases", json_phases(p));
+	phase_listing(p, &phases);
+	json_object_set_new(root, "gpu_phases", listing_json(&phases));
 	json_object_set_new(root, "gpu_phases_total", json_integer((json_int_t)p->phases_count));
 	json_object_set_new(root, "gpus", json_gpus(&p->gpus));
-	json_object_set_new(
-		root, "syscalls", json_syscalls(p->top, p->top_count, p->syscalls_x1e7));
+	syscall_listing(p, &syscalls);
+	json_object_set_new(root, "syscalls", listing_json(&syscalls));
 	json_object_set_new(root, "input", report_json(files, rep));
 	json_print(root);
 }

@@ -192,29 +192,25 @@ static double hours(uint64_t ms)
 	return (double)ms / MS_PER_HOUR;
 }
 
-/* A GPU ranking's columns: held, then busy, idle and unknown. */
-static void table_acc(const struct gpu_acc *a, int width)
+static double cpu_hours(u128 x1e4_ms)
 {
-	printf(" %*.3f %*.3f %*.3f %*.3f", width, hours(a->held_ms), width,
-		hours(a->activity_ms[GA_BUSY]), width, hours(a->activity_ms[GA_IDLE]), width,
-		hours(a->activity_ms[GA_UNKNOWN]));
+	return (double)x1e4_ms / FIXED_SCALE / MS_PER_HOUR;
 }
 
-static void table_acc_titles(int width)
-{
-	printf(" %*s %*s %*s %*s", width, "held h", width, "busy h", width, "idle h", width,
-		"unknown h");
-}
+/* A GPU ranking's figures: held, then busy, idle and unknown. */
+#define ACC_COLS 4
+#define ACC_COL_LIST(width)                                                                        \
+	REAL_COL("held h", "gpu_held_hours", width, 3, 6),                                         \
+		REAL_COL("busy h", "busy_gpu_held_hours", width, 3, 6),                            \
+		REAL_COL("idle h", "idle_gpu_held_hours", width, 3, 6),                            \
+		REAL_COL("unknown h", "unknown_gpu_held_hours", width, 3, 6)
 
-static void json_acc(json_t *e, const struct gpu_acc *a)
+static void acc_cells(struct cell *c, const struct gpu_acc *a)
 {
-	json_object_set_new(e, "gpu_held_hours", json_round(hours(a->held_ms), 6));
-	json_object_set_new(
-		e, "busy_gpu_held_hours", json_round(hours(a->activity_ms[GA_BUSY]), 6));
-	json_object_set_new(
-		e, "idle_gpu_held_hours", json_round(hours(a->activity_ms[GA_IDLE]), 6));
-	json_object_set_new(
-		e, "unknown_gpu_held_hours", json_round(hours(a->activity_ms[GA_UNKNOWN]), 6));
+	c[0].real = hours(a->held_ms);
+	c[1].real = hours(a->activity_ms[GA_BUSY]);
+	c[2].real = hours(a->activity_ms[GA_IDLE]);
+	c[3].real = hours(a->activity_ms[GA_UNKNOWN]);
 }
 
 /* A pod's, or a pod x GPU's, figures. */
@@ -279,44 +275,6 @@ static const struct pod_gpu *rank_pod_gpu(const struct stats_result *s, const st
 	return NULL;
 }
 
-static void table_pods(const struct stats_result *s, bool by_gpu)
-{
-	size_t n = 0;
-	struct rank *v = rank_pods(s, by_gpu, &n);
-
-	printf("\n%-*s %-10s", by_gpu ? 44 : 36,
-		by_gpu ? "GPU hours by GPU and pod" : "GPU hours by pod", "qos");
-	table_acc_titles(10);
-	printf(" %14s %14s\n", "alloc-unheld h", "held-unalloc h");
-	for (size_t i = 0; v && i < n && i < TOP_TABLE; i++) {
-		const struct pod_acc *pod = &s->pods.pods[v[i].id];
-		struct pod_figures f = pod_figures_of(pod, by_gpu ? rank_pod_gpu(s, &v[i]) : NULL);
-		const char *qos = pod_qos_text(pod->qos);
-		char gpu[16] = "";
-
-		if (by_gpu)
-			snprintf(gpu, sizeof(gpu), "GPU %-3u ", v[i].gpu);
-		fputs(gpu, stdout);
-		put_text(stdout, v[i].name, 36, 0);
-		printf(" %-10s", qos ? qos : "-");
-		table_acc(f.acc, 10);
-		printf(" %14.3f %14.3f\n", hours(f.allocated_not_held_ms),
-			hours(f.held_not_allocated_ms));
-	}
-	if (n > TOP_TABLE)
-		printf("(%zu more)\n", n - TOP_TABLE);
-	free(v);
-}
-
-static void json_pod_figures(json_t *e, const struct pod_figures *f)
-{
-	json_acc(e, f->acc);
-	json_object_set_new(
-		e, "allocated_not_held_hours", json_round(hours(f->allocated_not_held_ms), 6));
-	json_object_set_new(
-		e, "held_not_allocated_hours", json_round(hours(f->held_not_allocated_ms), 6));
-}
-
 static int cmp_name(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -339,34 +297,65 @@ static json_t *json_pod_containers(const struct stats_result *s, const struct po
 	return arr;
 }
 
-static json_t *json_pods(const struct stats_result *s, bool by_gpu)
+/* Per pod or per pod x GPU: the ranking, its columns and listing. */
+enum {
+	PC_POD,
+	PC_GPU,
+	PC_QOS,
+	PC_CONTAINERS,
+	PC_ACC,
+	PC_UNHELD = PC_ACC + ACC_COLS,
+	PC_UNALLOC,
+	PC_COUNT
+};
+struct pod_listing {
+	const struct stats_result *s;
+	bool by_gpu;
+	struct rank *v;
+	struct col cols[PC_COUNT];
+	struct listing l;
+};
+
+static void pod_cells(const void *ctx, size_t i, bool json, struct cell *c)
 {
-	json_t *arr = json_array();
-	size_t n = 0;
-	struct rank *v = rank_pods(s, by_gpu, &n);
+	const struct pod_listing *p = ctx;
+	const struct rank *r = &p->v[i];
+	const struct pod_acc *pod = &p->s->pods.pods[r->id];
+	struct pod_figures f = pod_figures_of(pod, p->by_gpu ? rank_pod_gpu(p->s, r) : NULL);
 
-	for (size_t i = 0; v && i < n && i < TOP_JSON; i++) {
-		const struct pod_acc *pod = &s->pods.pods[v[i].id];
-		struct pod_figures f = pod_figures_of(pod, by_gpu ? rank_pod_gpu(s, &v[i]) : NULL);
-		json_t *e = json_object();
-
-		json_object_set_new(e, "pod_uid", json_string(v[i].name));
-		if (by_gpu) {
-			json_object_set_new(e, "gpu", json_integer(v[i].gpu));
-		} else {
-			json_object_set_new(e, "pod_qos", json_str_or_null(pod_qos_text(pod->qos)));
-			json_object_set_new(e, "containers", json_pod_containers(s, pod));
-		}
-		json_pod_figures(e, &f);
-		json_array_append_new(arr, e);
+	c[PC_POD].text = r->name;
+	if (p->by_gpu) {
+		snprintf(c[PC_POD].buf, sizeof(c[PC_POD].buf), "GPU %-3u ", r->gpu);
+		c[PC_POD].prefix = c[PC_POD].buf;
 	}
-	free(v);
-	return arr;
+	c[PC_GPU].count = r->gpu;
+	c[PC_QOS].text = pod_qos_text(pod->qos);
+	if (json && !p->by_gpu)
+		c[PC_CONTAINERS].json = json_pod_containers(p->s, pod);
+	acc_cells(&c[PC_ACC], f.acc);
+	c[PC_UNHELD].real = hours(f.allocated_not_held_ms);
+	c[PC_UNALLOC].real = hours(f.held_not_allocated_ms);
 }
 
-static double cpu_hours(u128 x1e4_ms)
+/* Out of memory: no entries (the table keeps its heading).  The caller frees ret->v. */
+static void pod_listing(const struct stats_result *s, bool by_gpu, struct pod_listing *ret)
 {
-	return (double)x1e4_ms / FIXED_SCALE / MS_PER_HOUR;
+	const struct col cols[PC_COUNT] = {
+		TEXT_COL(by_gpu ? "GPU hours by GPU and pod" : "GPU hours by pod", "pod_uid",
+			by_gpu ? 44 : 36, 0, NULL),
+		COUNT_COL(NULL, by_gpu ? "gpu" : NULL, 0),
+		TEXT_COL("qos", by_gpu ? NULL : "pod_qos", 10, 0, "-"),
+		JSON_COL(by_gpu ? NULL : "containers"),
+		ACC_COL_LIST(10),
+		REAL_COL("alloc-unheld h", "allocated_not_held_hours", 14, 3, 6),
+		REAL_COL("held-unalloc h", "held_not_allocated_hours", 14, 3, 6),
+	};
+	size_t n = 0;
+
+	*ret = (struct pod_listing){ .s = s, .by_gpu = by_gpu, .v = rank_pods(s, by_gpu, &n) };
+	memcpy(ret->cols, cols, sizeof(cols));
+	ret->l = (struct listing){ ret->cols, PC_COUNT, ret->v ? n : 0, TOP_TABLE, TOP_JSON, NULL,
+		true, pod_cells, ret };
 }
 
 /* The syscalls listed: the first TOP_SYSCALLS_STATS. */
@@ -396,28 +385,87 @@ static const char *rank_label(
 	return buf;
 }
 
-/* width: container ids are 64 characters, shown whole (--container takes them). */
-static void table_gpu(
-	const char *title, const char *none, const struct ranked *r, int width, enum rank_kind kind)
-{
-	const struct rank *v = r->v;
-	size_t n = r->n;
-	char buf[400];
+/*
+ * A GPU ranking: the table's title and label (width: container ids are 64
+ * characters, shown whole, as --container takes them), --json's keys for
+ * the name ("container_id", "cwd", "holder") and the GPU, or NULL.
+ */
+struct gpu_view {
+	const char *title, *none;
+	int width;
+	enum rank_kind kind;
+	const char *key, *gpu_key;
+};
+static const struct gpu_view view_containers = { "GPU-held hours by container", "(host)", 64,
+	RK_NAME, "container_id", NULL };
+static const struct gpu_view view_cwds = { "GPU-held hours by cwd", "(unknown)", 40, RK_NAME, "cwd",
+	NULL };
+static const struct gpu_view view_gpus = { "GPU-held hours by GPU", NULL, 40, RK_GPU, NULL, "gpu" };
+static const struct gpu_view view_pairs = { "GPU-held hours by GPU and container", "(host)", 80,
+	RK_PAIR, "container_id", "gpu" };
+static const struct gpu_view view_system = {
+	"system holders (gpu_system_holders; not in the rankings above)", NULL, 64, RK_NAME,
+	"holder", NULL
+};
 
-	if (!v)
+enum { GC_LABEL, GC_NAME, GC_GPU, GC_ACC, GC_IDLE = GC_ACC + ACC_COLS, GC_COUNT };
+struct gpu_listing {
+	const struct gpu_view *view;
+	const struct ranked *r;
+	struct col cols[GC_COUNT];
+	struct listing l;
+};
+
+static void gpu_cells(const void *ctx, size_t i, bool json, struct cell *c)
+{
+	const struct gpu_listing *g = ctx;
+	const struct rank *r = &g->r->v[i];
+
+	c[GC_LABEL].text = rank_label(
+		r, g->view->kind, g->view->none, c[GC_LABEL].buf, sizeof(c[GC_LABEL].buf));
+	c[GC_NAME].text = r->name;
+	c[GC_GPU].count = r->gpu;
+	c[GC_GPU].null = r->gpu == GPU_NONE;
+	acc_cells(&c[GC_ACC], r->acc);
+	c[GC_IDLE].real = 100.0 * (double)r->a / (double)r->b;
+}
+
+static void gpu_listing(
+	const struct gpu_view *view, const struct ranked *r, struct gpu_listing *ret)
+{
+	const struct col cols[GC_COUNT] = {
+		TEXT_COL(view->title, NULL, view->width, 0, NULL),
+		TEXT_COL(NULL, view->key, 0, 0, NULL),
+		COUNT_COL(NULL, view->gpu_key, 0),
+		ACC_COL_LIST(12),
+		PERCENT_COL("idle %", 7),
+	};
+
+	ret->view = view;
+	ret->r = r;
+	memcpy(ret->cols, cols, sizeof(cols));
+	ret->l = (struct listing){ ret->cols, GC_COUNT, r->n, TOP_TABLE, TOP_JSON, "(no GPU held)",
+		true, gpu_cells, ret };
+}
+
+/* Left out of the table when out of memory; --json's is then empty. */
+static void table_gpu(const struct gpu_view *view, const struct ranked *r)
+{
+	struct gpu_listing g;
+
+	if (!r->v)
 		return;
-	printf("\n%-*s", width, title);
-	table_acc_titles(12);
-	printf(" %7s\n", "idle %");
-	if (n == 0)
-		printf("(no GPU held)\n");
-	for (size_t i = 0; i < n && i < TOP_TABLE; i++) {
-		put_text(stdout, rank_label(&v[i], kind, none, buf, sizeof(buf)), width, 0);
-		table_acc(v[i].acc, 12);
-		printf(" %6.1f%%\n", 100.0 * (double)v[i].a / (double)v[i].b);
-	}
-	if (n > TOP_TABLE)
-		printf("(%zu more)\n", n - TOP_TABLE);
+	gpu_listing(view, r, &g);
+	putchar('\n');
+	listing_table(&g.l);
+}
+
+static json_t *json_gpu(const struct gpu_view *view, const struct ranked *r)
+{
+	struct gpu_listing g;
+
+	gpu_listing(view, r, &g);
+	return listing_json(&g.l);
 }
 
 /* Per host, by name; rows without one (older datasets) last. */
@@ -457,48 +505,64 @@ static uint32_t *hosts_by_name(const struct stats_result *s)
 	return order;
 }
 
-/* Only where rows name their host: older datasets' output stays as it was. */
-static void table_hosts(const struct stats_result *s)
-{
-	uint32_t *order = hosts_listed(s) ? hosts_by_name(s) : NULL;
-	const char *name;
+/* Per host; per workload state: rows, processes, process-hours. */
+#define PROCESS_COLS 3
+#define PROCESS_COL_LIST                                                                           \
+	COUNT_COL("rows", "rows", 12), COUNT_COL("processes", "processes", 10),                    \
+		REAL_COL("process-hours", "process_hours", 14, 3, 6)
 
-	if (!order)
-		return;
-	printf("\n%-32s %12s %10s %14s", "host", "rows", "processes", "process-hours");
-	table_acc_titles(12);
-	printf("\n");
-	for (size_t i = 0; i < hosts_listed(s); i++) {
-		const struct host_acc *h = host_at(s, order, i, &name);
-		put_text(stdout, name ? name : "(no host: older rows)", 32, 32);
-		printf(" %12" PRIu64 " %10" PRIu64 " %14.3f", h->rows, h->processes, hours(h->ms));
-		table_acc(&h->gpu, 12);
-		printf("\n");
-	}
-	free(order);
+static void process_cells(struct cell *c, uint64_t rows, uint64_t processes, uint64_t ms)
+{
+	c[0].count = rows;
+	c[1].count = processes;
+	c[2].real = hours(ms);
 }
 
-static void json_hosts(json_t *root, const struct stats_result *s)
-{
-	uint32_t *order = hosts_listed(s) ? hosts_by_name(s) : NULL;
-	json_t *arr;
-	const char *name;
+enum { HC_HOST, HC_PROCESS, HC_ACC = HC_PROCESS + PROCESS_COLS, HC_COUNT = HC_ACC + ACC_COLS };
+static const struct col host_cols[HC_COUNT] = {
+	TEXT_COL("host", "host", 32, 32, "(no host: older rows)"),
+	PROCESS_COL_LIST,
+	ACC_COL_LIST(12),
+};
+struct host_listing {
+	const struct stats_result *s;
+	uint32_t *order; /* the caller frees it */
+	struct listing l;
+};
 
-	if (!order)
-		return;
-	arr = json_array();
-	for (size_t i = 0; i < hosts_listed(s); i++) {
-		const struct host_acc *h = host_at(s, order, i, &name);
-		json_t *e = json_object();
-		json_object_set_new(e, "host", json_str_or_null(name));
-		json_object_set_new(e, "rows", json_integer((json_int_t)h->rows));
-		json_object_set_new(e, "processes", json_integer((json_int_t)h->processes));
-		json_object_set_new(e, "process_hours", json_round(hours(h->ms), 6));
-		json_acc(e, &h->gpu);
-		json_array_append_new(arr, e);
-	}
-	json_object_set_new(root, "hosts", arr);
-	free(order);
+static void host_cells(const void *ctx, size_t i, bool json, struct cell *c)
+{
+	const struct host_listing *h = ctx;
+	const struct host_acc *a = host_at(h->s, h->order, i, &c[HC_HOST].text);
+
+	process_cells(&c[HC_PROCESS], a->rows, a->processes, a->ms);
+	acc_cells(&c[HC_ACC], &a->gpu);
+}
+
+/* Only where rows name their host: older datasets' output stays as it
+ * was.  False when there is none to list (or no memory). */
+static bool host_listing(const struct stats_result *s, struct host_listing *ret)
+{
+	ret->s = s;
+	ret->order = hosts_listed(s) ? hosts_by_name(s) : NULL;
+	ret->l = (struct listing){ host_cols, HC_COUNT, hosts_listed(s), SIZE_MAX, SIZE_MAX, NULL,
+		false, host_cells, ret };
+	return ret->order != NULL;
+}
+
+enum { WC_STATE, WC_PROCESS, WC_COUNT = WC_PROCESS + PROCESS_COLS };
+static const struct col workload_cols[WC_COUNT] = {
+	TEXT_COL("workload", "workload", 12, 0, NULL),
+	PROCESS_COL_LIST,
+};
+
+static void workload_cells(const void *ctx, size_t i, bool json, struct cell *c)
+{
+	const struct stats_result *s = ctx;
+	enum workload_state k = workload_report_order[i];
+
+	c[WC_STATE].text = workload_name(k);
+	process_cells(&c[WC_PROCESS], s->wl_rows[k], s->wl_processes[k], s->wl_ms[k]);
 }
 
 /* "name (uid)", the uid alone where the host names none, or none. */
@@ -513,35 +577,96 @@ static const char *user_label(const struct rank *r, char *buf, size_t size)
 	return buf;
 }
 
-static void table_users(const struct ranked *r)
-{
-	char buf[300];
+enum { UC_LABEL, UC_UID, UC_USER, UC_ACC, UC_IDLE = UC_ACC + ACC_COLS, UC_COUNT };
+static const struct col user_cols[UC_COUNT] = {
+	TEXT_COL("GPU-held hours by user", NULL, 40, 40, NULL),
+	COUNT_COL(NULL, "uid", 0),
+	TEXT_COL(NULL, "user", 0, 0, NULL),
+	ACC_COL_LIST(12),
+	PERCENT_COL("idle %", 7),
+};
 
-	printf("\n%-40s", "GPU-held hours by user");
-	table_acc_titles(12);
-	printf(" %7s\n", "idle %");
-	for (size_t i = 0; i < r->n && i < TOP_TABLE; i++) {
-		put_text(stdout, user_label(&r->v[i], buf, sizeof(buf)), 40, 40);
-		table_acc(r->v[i].acc, 12);
-		printf(" %6.1f%%\n", 100.0 * (double)r->v[i].a / (double)r->v[i].b);
-	}
-	if (r->n > TOP_TABLE)
-		printf("(%zu more)\n", r->n - TOP_TABLE);
+static void user_cells(const void *ctx, size_t i, bool json, struct cell *c)
+{
+	const struct rank *r = &((const struct ranked *)ctx)->v[i];
+
+	c[UC_LABEL].text = user_label(r, c[UC_LABEL].buf, sizeof(c[UC_LABEL].buf));
+	c[UC_UID].count = r->id;
+	c[UC_UID].null = r->id == (uint32_t)USER_NONE;
+	c[UC_USER].text = r->name;
+	acc_cells(&c[UC_ACC], r->acc);
+	c[UC_IDLE].real = 100.0 * (double)r->a / (double)r->b;
 }
 
-static json_t *json_users(const struct ranked *r)
+enum { FC_NAME, FC_PROCESSES, FC_CPU, FC_COUNT };
+static const struct col framework_cols[FC_COUNT] = {
+	TEXT_COL("framework", "framework", 24, 24, "(none)"),
+	COUNT_COL("processes", "processes", 10),
+	REAL_COL("CPU-hours", "cpu_hours", 12, 3, 6),
+};
+
+static void framework_cells(const void *ctx, size_t i, bool json, struct cell *c)
 {
-	json_t *arr = json_array();
+	const struct rank *r = &((const struct ranked *)ctx)->v[i];
 
-	for (size_t i = 0; i < r->n && i < TOP_JSON; i++) {
-		json_t *e = json_object();
-		bool none = r->v[i].id == (uint32_t)USER_NONE;
+	c[FC_NAME].text = r->name;
+	c[FC_PROCESSES].count = r->a;
+	c[FC_CPU].real = cpu_hours(r->big);
+}
 
-		json_object_set_new(e, "uid", none ? json_null() : json_integer(r->v[i].id));
-		json_object_set_new(e, "user", json_str_or_null(r->v[i].name));
-		json_acc(e, r->v[i].acc);
-		json_array_append_new(arr, e);
-	}
+enum { SC_NAME, SC_CALLS, SC_COUNT };
+static const struct col syscall_cols[SC_COUNT] = {
+	TEXT_COL("syscall", "name", 24, 24, NULL),
+	COUNT_COL("calls", "calls", 16),
+};
+
+static void syscall_cells(const void *ctx, size_t i, bool json, struct cell *c)
+{
+	const struct syscall_calls *v = ctx;
+
+	c[SC_NAME].text = v[i].name;
+	c[SC_CALLS].count = calls_rounded(v[i].calls_x1e7);
+}
+
+/* The listings whose columns stay the same. */
+struct listings {
+	struct listing workloads, users, frameworks, syscalls;
+	struct host_listing hosts;
+	bool hosts_shown;
+};
+
+static void listings_build(
+	const struct stats_result *s, const struct rankings *r, struct listings *ret)
+{
+	ret->workloads = (struct listing){ workload_cols, WC_COUNT, WL_COUNT, SIZE_MAX, SIZE_MAX,
+		NULL, false, workload_cells, s };
+	ret->users = (struct listing){ user_cols, UC_COUNT, r->users.n, TOP_TABLE, TOP_JSON, NULL,
+		true, user_cells, &r->users };
+	ret->frameworks = (struct listing){ framework_cols, FC_COUNT, r->frameworks.n, TOP_TABLE,
+		TOP_JSON, NULL, false, framework_cells, &r->frameworks };
+	ret->syscalls = (struct listing){ syscall_cols, SC_COUNT, r->syscalls ? syscalls_top(s) : 0,
+		SIZE_MAX, SIZE_MAX, NULL, false, syscall_cells, r->syscalls };
+	ret->hosts_shown = host_listing(s, &ret->hosts);
+}
+
+static void table_pods(const struct stats_result *s, bool by_gpu)
+{
+	struct pod_listing p;
+
+	pod_listing(s, by_gpu, &p);
+	putchar('\n');
+	listing_table(&p.l);
+	free(p.v);
+}
+
+static json_t *json_pods(const struct stats_result *s, bool by_gpu)
+{
+	struct pod_listing p;
+	json_t *arr;
+
+	pod_listing(s, by_gpu, &p);
+	arr = listing_json(&p.l);
+	free(p.v);
 	return arr;
 }
 
@@ -550,11 +675,10 @@ void stats_print_table(
 {
 	char a[40], b[40];
 	struct rankings r;
-	const struct rank *vf;
+	struct listings l;
 
 	rankings_build(s, &r);
-	vf = r.frameworks.v;
-
+	listings_build(s, &r, &l);
 	if (s->rows) {
 		format_time(s->first_ms, a, sizeof(a));
 		format_time(s->last_ms, b, sizeof(b));
@@ -565,116 +689,71 @@ void stats_print_table(
 	}
 	printf("rows         %" PRIu64 "\nprocesses    %" PRIu64 "\ncontainers   %" PRIu64 "\n",
 		s->rows, s->processes, s->containers);
-	table_hosts(s);
-	printf("\n%-12s %12s %10s %14s\n", "workload", "rows", "processes", "process-hours");
-	for (int i = 0; i < WL_COUNT; i++) {
-		enum workload_state k = workload_report_order[i];
-		printf("%-12s %12" PRIu64 " %10" PRIu64 " %14.3f\n", workload_name(k),
-			s->wl_rows[k], s->wl_processes[k], hours(s->wl_ms[k]));
+	if (l.hosts_shown) {
+		putchar('\n');
+		listing_table(&l.hosts.l);
 	}
-	table_gpu("GPU-held hours by container", "(host)", &r.containers, 64, RK_NAME);
-	table_gpu("GPU-held hours by cwd", "(unknown)", &r.cwds, 40, RK_NAME);
+	putchar('\n');
+	listing_table(&l.workloads);
+	table_gpu(&view_containers, &r.containers);
+	table_gpu(&view_cwds, &r.cwds);
 	/* the GPU rankings of workloads, then the system holders apart */
-	table_gpu("GPU-held hours by GPU", NULL, &r.gpus, 40, RK_GPU);
-	table_gpu("GPU-held hours by GPU and container", "(host)", &r.pairs, 80, RK_PAIR);
-	if (r.users.n)
-		table_users(&r.users);
+	table_gpu(&view_gpus, &r.gpus);
+	table_gpu(&view_pairs, &r.pairs);
+	if (r.users.n) {
+		putchar('\n');
+		listing_table(&l.users);
+	}
 	if (r.system.n)
-		table_gpu("system holders (gpu_system_holders; not in the rankings above)", NULL,
-			&r.system, 64, RK_NAME);
+		table_gpu(&view_system, &r.system);
 	if (s->pods.uids.count) {
 		table_pods(s, false);
 		table_pods(s, true);
 	}
-	printf("\n%-24s %10s %12s\n", "framework", "processes", "CPU-hours");
-	for (size_t i = 0; vf && i < r.frameworks.n && i < TOP_TABLE; i++) {
-		put_text(stdout, vf[i].name ? vf[i].name : "(none)", 24, 24);
-		printf(" %10" PRIu64 " %12.3f\n", vf[i].a, cpu_hours(vf[i].big));
-	}
-	printf("\n%-24s %16s\n", "syscall", "calls");
-	for (size_t i = 0; r.syscalls && i < syscalls_top(s); i++) {
-		put_text(stdout, r.syscalls[i].name, 24, 24);
-		printf(" %16" PRIu64 "\n", calls_rounded(r.syscalls[i].calls_x1e7));
-	}
+	putchar('\n');
+	listing_table(&l.frameworks);
+	putchar('\n');
+	listing_table(&l.syscalls);
 	printf("\n");
 	report_table(stdout, files, rep);
+	free(l.hosts.order);
 	rankings_free(&r);
-}
-
-static json_t *json_gpu_index(uint32_t gpu)
-{
-	return gpu == GPU_NONE ? json_null() : json_integer(gpu);
-}
-
-/* key: the name's key ("container_id", "cwd", "holder"); gpu_key: the GPU's, or NULL. */
-static json_t *json_gpu(const char *key, const char *gpu_key, const struct ranked *r)
-{
-	const struct rank *v = r->v;
-	json_t *arr = json_array();
-
-	for (size_t i = 0; v && i < r->n && i < TOP_JSON; i++) {
-		json_t *e = json_object();
-		if (key)
-			json_object_set_new(e, key, json_str_or_null(v[i].name));
-		if (gpu_key)
-			json_object_set_new(e, gpu_key, json_gpu_index(v[i].gpu));
-		json_acc(e, v[i].acc);
-		json_array_append_new(arr, e);
-	}
-	return arr;
 }
 
 void stats_print_json(
 	const struct stats_result *s, const struct ds_files *files, const struct ds_report *rep)
 {
-	json_t *root = json_object(), *wl = json_array(), *fw = json_array();
+	json_t *root = json_object();
 	struct rankings r;
-	const struct rank *vf;
+	struct listings l;
 
 	rankings_build(s, &r);
-	vf = r.frameworks.v;
-
+	listings_build(s, &r, &l);
 	json_object_set_new(root, "time_span",
 		json_time_span(s->rows, s->first_ms, s->last_ms, "hours",
 			hours((uint64_t)(s->last_ms - s->first_ms)), 6));
 	json_object_set_new(root, "rows", json_integer((json_int_t)s->rows));
 	json_object_set_new(root, "processes", json_integer((json_int_t)s->processes));
 	json_object_set_new(root, "containers", json_integer((json_int_t)s->containers));
-	for (int i = 0; i < WL_COUNT; i++) {
-		enum workload_state k = workload_report_order[i];
-		json_t *e = json_object();
-		json_object_set_new(e, "workload", json_string(workload_name(k)));
-		json_object_set_new(e, "rows", json_integer((json_int_t)s->wl_rows[k]));
-		json_object_set_new(e, "processes", json_integer((json_int_t)s->wl_processes[k]));
-		json_object_set_new(e, "process_hours", json_round(hours(s->wl_ms[k]), 6));
-		json_array_append_new(wl, e);
-	}
-	json_object_set_new(root, "workloads", wl);
-	json_hosts(root, s);
+	json_object_set_new(root, "workloads", listing_json(&l.workloads));
+	if (l.hosts_shown)
+		json_object_set_new(root, "hosts", listing_json(&l.hosts.l));
 	json_object_set_new(
-		root, "gpu_held_by_container", json_gpu("container_id", NULL, &r.containers));
-	json_object_set_new(root, "gpu_held_by_cwd", json_gpu("cwd", NULL, &r.cwds));
-	json_object_set_new(root, "gpu_held_by_gpu", json_gpu(NULL, "gpu", &r.gpus));
-	json_object_set_new(
-		root, "gpu_held_by_container_gpu", json_gpu("container_id", "gpu", &r.pairs));
-	json_object_set_new(root, "gpu_held_system", json_gpu("holder", NULL, &r.system));
+		root, "gpu_held_by_container", json_gpu(&view_containers, &r.containers));
+	json_object_set_new(root, "gpu_held_by_cwd", json_gpu(&view_cwds, &r.cwds));
+	json_object_set_new(root, "gpu_held_by_gpu", json_gpu(&view_gpus, &r.gpus));
+	json_object_set_new(root, "gpu_held_by_container_gpu", json_gpu(&view_pairs, &r.pairs));
+	json_object_set_new(root, "gpu_held_system", json_gpu(&view_system, &r.system));
 	if (r.users.n)
-		json_object_set_new(root, "gpu_held_by_user", json_users(&r.users));
+		json_object_set_new(root, "gpu_held_by_user", listing_json(&l.users));
 	if (s->pods.uids.count) { /* keys only on datasets of pods: the others' output stays */
 		json_object_set_new(root, "gpu_by_pod", json_pods(s, false));
 		json_object_set_new(root, "gpu_by_pod_gpu", json_pods(s, true));
 	}
-	for (size_t i = 0; vf && i < r.frameworks.n && i < TOP_JSON; i++) {
-		json_t *e = json_object();
-		json_object_set_new(e, "framework", json_str_or_null(vf[i].name));
-		json_object_set_new(e, "processes", json_integer((json_int_t)vf[i].a));
-		json_object_set_new(e, "cpu_hours", json_round(cpu_hours(vf[i].big), 6));
-		json_array_append_new(fw, e);
-	}
-	json_object_set_new(root, "frameworks", fw);
-	json_object_set_new(
-		root, "syscalls", json_syscalls(r.syscalls, r.syscalls ? syscalls_top(s) : 0, 0));
+	json_object_set_new(root, "frameworks", listing_json(&l.frameworks));
+	json_object_set_new(root, "syscalls", listing_json(&l.syscalls));
 	json_object_set_new(root, "input", report_json(files, rep));
 	json_print(root);
+	free(l.hosts.order);
 	rankings_free(&r);
 }

@@ -1,0 +1,135 @@
+/*
+ * columns.c: a listing printed two ways from one description: the table
+ * (a heading, a line per entry) and --json's array of objects.  A column
+ * may be the table's only or --json's only where the two say it
+ * differently.  Invoking user, no privilege.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "readers.h"
+
+static size_t shown(size_t count, size_t max)
+{
+	return count < max ? count : max;
+}
+
+/* The spaces before a column: none before the first. */
+static void put_gap(const struct col *col, bool first)
+{
+	for (int k = first ? 0 : (col->gap ? col->gap : 1); k > 0; k--)
+		putchar(' ');
+}
+
+static void put_heading(const struct listing *l)
+{
+	bool first = true;
+
+	for (size_t c = 0; c < l->cols_count; c++) {
+		const struct col *col = &l->cols[c];
+
+		if (!col->title)
+			continue;
+		put_gap(col, first);
+		first = false;
+		printf(col->kind == COL_TEXT ? "%-*s" : "%*s", col->width, col->title);
+	}
+	putchar('\n');
+}
+
+static void put_cell(const struct col *col, const struct cell *cell)
+{
+	switch (col->kind) {
+	case COL_TEXT: {
+		int width = col->width;
+		if (cell->prefix) {
+			fputs(cell->prefix, stdout);
+			width -= (int)strlen(cell->prefix);
+		}
+		put_text(stdout, cell->text ? cell->text : col->none, width, col->max_cols);
+		break;
+	}
+	case COL_COUNT:
+		printf("%*" PRIu64, col->width, cell->count);
+		break;
+	case COL_INT:
+		printf("%*" PRId64, col->width, cell->value);
+		break;
+	case COL_REAL:
+		printf("%*.*f", col->width, col->decimals, cell->real);
+		break;
+	case COL_PERCENT:
+		printf("%*.1f%%", col->width - 1, cell->real);
+		break;
+	default:
+		break;
+	}
+}
+
+static void entry_cells(const struct listing *l, size_t i, bool json, struct cell *ret)
+{
+	memset(ret, 0, l->cols_count * sizeof(*ret));
+	l->cells(l->ctx, i, json, ret);
+}
+
+void listing_table(const struct listing *l)
+{
+	struct cell cells[LISTING_COLS_MAX];
+	size_t n = shown(l->count, l->table_max);
+
+	put_heading(l);
+	if (l->count == 0 && l->empty)
+		printf("%s\n", l->empty);
+	for (size_t i = 0; i < n; i++) {
+		bool first = true;
+
+		entry_cells(l, i, false, cells);
+		for (size_t c = 0; c < l->cols_count; c++) {
+			if (!l->cols[c].title)
+				continue;
+			put_gap(&l->cols[c], first);
+			first = false;
+			put_cell(&l->cols[c], &cells[c]);
+		}
+		putchar('\n');
+	}
+	if (l->more && l->count > n)
+		printf("(%zu more)\n", l->count - n);
+}
+
+static json_t *cell_json(const struct col *col, const struct cell *cell)
+{
+	if (cell->null)
+		return json_null();
+	switch (col->kind) {
+	case COL_TEXT:
+		return json_str_or_null(cell->text);
+	case COL_COUNT:
+		return json_integer((json_int_t)cell->count);
+	case COL_INT:
+		return json_integer(cell->value);
+	case COL_REAL:
+	case COL_PERCENT:
+		return json_round(cell->real, col->json_decimals);
+	default:
+		return cell->json;
+	}
+}
+
+json_t *listing_json(const struct listing *l)
+{
+	struct cell cells[LISTING_COLS_MAX];
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < shown(l->count, l->json_max); i++) {
+		json_t *e = json_object();
+
+		entry_cells(l, i, true, cells);
+		for (size_t c = 0; c < l->cols_count; c++)
+			if (l->cols[c].key && !cells[c].omit)
+				json_object_set_new(
+					e, l->cols[c].key, cell_json(&l->cols[c], &cells[c]));
+		json_array_append_new(arr, e);
+	}
+	return arr;
+}
