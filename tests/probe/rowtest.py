@@ -16,6 +16,22 @@ from wire import MT_CTL_STATUS, ctl_request  # noqa: E402
 POLL_MS = 500
 
 
+def proc_key(pid):
+    """'PID@START_MS': a process, its start (process.start_ms, to the clock tick) read
+    before its reap.  A pid alone is not one: with pid_max 32 768 and the host's other
+    work, a test's pid went to another of its processes within one run."""
+    with open('/proc/%d/stat' % pid) as f:
+        ticks = int(f.read().rsplit(')', 1)[1].split()[19])
+    boot_ms = (time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)) * 1000
+    return '%d@%d' % (pid, boot_ms + ticks * 1000 / os.sysconf('SC_CLK_TCK'))
+
+
+def rows_of_key(of, key):
+    """The rows of the process KEY names (of: a pid's rows): its tgid, its start within 1 s."""
+    pid, start_ms = (int(x) for x in key.split('@'))
+    return [r for r in of(pid) if abs(r['process'].get('start_ms', 0) - start_ms) < 1000]
+
+
 class Rows:
     """The fake writer's output, read incrementally; every line must be JSON."""
 

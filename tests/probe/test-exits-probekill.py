@@ -16,20 +16,22 @@ import sys
 import time
 
 from probetest import Tap, require_bpf, wait_for
-from rowtest import POLL_MS, Stack
+from rowtest import POLL_MS, Stack, proc_key, rows_of_key
 
 PHASE_S = 3.0  # starting processes before the kill, while away, after the restart
 
 
 def burn_for(st, work, seconds, out):
-    """Short processes one after another for `seconds`; out[pid] = (born, ended, status, cpu_s), wall ms."""
+    """Short processes one after another for `seconds`;
+    out[proc_key] = (born, ended, status, cpu_s), wall ms."""
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         born = time.time() * 1000
         p = st.spawn([work, 'burn', '0.02'])
+        key = proc_key(p.pid)
         _, status, ru = os.wait4(p.pid, 0)
         p.returncode = 0  # reaped here: Popen must not wait for it again
-        out[p.pid] = (born, time.time() * 1000, status, ru.ru_utime + ru.ru_stime)
+        out[key] = (born, time.time() * 1000, status, ru.ru_utime + ru.ru_stime)
 
 
 def probe_connected(st):
@@ -57,11 +59,11 @@ def main():
         burn_for(st, work, PHASE_S, done)
         # vanished rows come 3 polls and at least 10 s after the last sight
         try:
-            wait_for(lambda: all(any('exited' in r for r in st.rows.of(pid))
-                                 for pid in done if st.rows.of(pid)), 60, 'last rows')
+            wait_for(lambda: all(any('exited' in r for r in rows_of_key(st.rows.of, pid))
+                                 for pid in done if rows_of_key(st.rows.of, pid)), 60, 'last rows')
         except TimeoutError:
             pass  # the checks below say which
-        rows = {pid: st.rows.of(pid) for pid in done}
+        rows = {pid: rows_of_key(st.rows.of, pid) for pid in done}
         last = {pid: [r for r in rs if 'exited' in r] for pid, rs in rows.items()}
         seen = [pid for pid in done if rows[pid]]
         tap.ok(all(len(last[p]) == 1 and last[p] == rows[p][-1:] for p in seen),

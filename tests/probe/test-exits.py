@@ -16,7 +16,7 @@ import sys
 import time
 
 from probetest import Tap, require_bpf, skip, wait_for
-from rowtest import Stack
+from rowtest import Stack, proc_key, rows_of_key
 from cgroupfs import cgroup_mounts  # tests/lib, on the path probetest gives
 
 CONTAINER_ID = 'c0ffee' * 10 + 'beef'
@@ -51,12 +51,14 @@ def joiner(scopes):
 
 
 def run_all(st, work, node, scope):
-    """Starts every process, reaps each with wait4: {pid: (status, cpu_s, in_container)}."""
-    done, running = {}, {}
+    """Starts every process, reaps each with wait4: {proc_key: (status, cpu_s, in_container)}."""
+    done, running, reaped = {}, {}, set()
 
     def reap(pid):
+        key = proc_key(pid)
         _, status, ru = os.wait4(pid, 0)
-        done[pid] = (status, ru.ru_utime + ru.ru_stime, running.pop(pid))
+        done[key] = (status, ru.ru_utime + ru.ru_stime, running.pop(pid))
+        reaped.add(pid)
 
     jobs = ([([work, 'burn', '0.03'], False) for i in range(SHORT)] +
             [([work, 'burn', '0.03'], True) for i in range(IN_CONTAINER)] +
@@ -79,7 +81,7 @@ def run_all(st, work, node, scope):
     for pid in shorts + [p.pid for p in longs]:
         reap(pid)
     for p in st.children:  # reaped above: Popen must not wait for them again
-        if p.pid in done:
+        if p.pid in reaped:
             p.returncode = 0
     return done
 
@@ -115,11 +117,11 @@ def main():
         time.sleep(1.5)  # the probe's baseline answer is behind us
         done = run_all(st, work, node, scope)
         try:
-            wait_for(lambda: all(any('exited' in r for r in st.rows.of(pid)) for pid in done),
+            wait_for(lambda: all(any('exited' in r for r in rows_of_key(st.rows.of, k)) for k in done),
                      60, 'a last row for each process')
         except TimeoutError:
             pass  # the checks below say which
-        rows = {pid: st.rows.of(pid) for pid in done}
+        rows = {k: rows_of_key(st.rows.of, k) for k in done}
         last = {pid: [r for r in rs if 'exited' in r] for pid, rs in rows.items()}
         # an answer the sampler did not have in time takes its finals with it (counted):
         # those processes end "vanished"
@@ -154,7 +156,8 @@ def main():
         # a row read between its fork and its joining names the cgroup it was in:
         # the container's rows are those of its processes, and hold their CPU time
         tap.ok(abs(cpu_of(ours) - want) <= 0.01 * want + rounding_of(ours) and
-               {r['tgid'] for r in ours} == {p for p, d in whole.items() if d[2]},
+               {k for k in whole if any(r in ours for r in rows[k])} ==
+               {k for k, d in whole.items() if d[2]},
                'per cgroup: the container\'s rows hold its processes\' CPU time (1%)',
                '%.4f of %.4f s; %s' % (cpu_of(ours), want, json.dumps(
                    [rows[p][-1]['process'] for p, d in done.items() if d[2] and rows[p]][:2])))
