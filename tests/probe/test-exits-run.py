@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+# test-exits-run.py: issue 31's probe SIGKILLed once in the middle, under
+# `croft run` itself (test-exits-probekill.py does it on the test's own
+# stack).  croft run (root: the probe, the sampler and the writer as its
+# children, 0.5 s polls, its own data and runtime directories) watches
+# short processes started one after another, each reaped with wait4,
+# before the kill, while croft run restarts the probe, and after.  The loss
+# is said: croft run logs the probe's death and its restart, and the
+# sampler's status counts every last row written as vanished (the killed
+# probe's finals went with it) as the dataset holds them.  Where the probe
+# was alive the rows add up: every process with rows has exactly one last
+# row, its last; those not vanished hold wait4's CPU time (1%); every one
+# before the kill and after the restart has its last row from the probe; a
+# process with no row at all lived wholly while the probe was away.
+# test-exits-run.py CROFT_PROBE PROBE_WORK CROFT CROFTCTL BUILD_DIR
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from probetest import Tap, require_bpf, wait_for
+from rowtest import proc_key, rows_of_key
+
+POLL_MS = 500
+PHASE_S = 3.0  # starting processes before the kill, while away, after the restart
+
+
+class CroftRun:
+    """croft run in a temporary directory, as root; its rows and croftctl status."""
+
+    def __init__(self, croft, croftctl, build_dir):
+        self.croftctl = croftctl
+        self.tmp = tempfile.mkdtemp(prefix='croft-exits-run-', dir=build_dir)
+        os.chmod(self.tmp, 0o755)  # the daemons drop to croft or nobody
+        self.data = os.path.join(self.tmp, 'data')
+        self.rt = os.path.join(self.tmp, 'run')
+        conf = os.path.join(self.tmp, 'croft.conf')
+        with open(conf, 'w') as f:
+            f.write('[sampler]\npoll_interval = %dms\n' % POLL_MS)
+        self.log = os.path.join(self.tmp, 'croft.log')
+        self.proc = subprocess.Popen(
+            [croft, 'run', '--data-dir', self.data, '--runtime-dir', self.rt, '--config', conf],
+            stdout=open(self.log, 'wb'), stderr=subprocess.STDOUT)
+        self.offset, self.rows, self.ino = 0, [], None
+
+    def daemon(self, name):
+        """name's row of croftctl status --json ({} while it does not answer)."""
+        if self.proc.poll() is not None:
+            raise RuntimeError('croft run exited %s: %s' % (self.proc.returncode,
+                                                             self.log_text()[-600:]))
+        out = subprocess.run([self.croftctl, '--runtime-dir', self.rt, 'status', '--json'],
+                             capture_output=True, text=True).stdout
+        try:
+            return next((d for d in json.loads(out or '{}').get('daemons', [])
+                         if d.get('daemon') == name), {})
+        except ValueError:
+            return {}
+
+    def sampler(self):
+        return self.daemon('croft-sampler').get('status') or {}
+
+    def probe_connected(self):
+        return self.sampler().get('probe', '').startswith('connected')
+
+    def refresh(self):
+        path = os.path.join(self.data, 'croft-dataset.jsonl')
+        if os.path.exists(path):
+            with open(path, 'rb') as f:
+                ino = os.fstat(f.fileno()).st_ino
+                if ino != self.ino:  # rotated (on the UTC hour): the new live file from its start
+                    self.ino, self.offset = ino, 0
+                f.seek(self.offset)
+                data = f.read()
+            end = data.rfind(b'\n') + 1
+            self.offset += end
+            self.rows += [json.loads(ln) for ln in data[:end].splitlines()]
+        return self.rows
+
+    def of(self, pid):
+        return [r for r in self.refresh() if r['tgid'] == pid]
+
+    def log_text(self):
+        with open(self.log, errors='replace') as f:
+            return f.read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def burn_for(work, seconds, out):
+    """Short processes one after another for `seconds`;
+    out[proc_key] = (born, ended, status, cpu_s), wall ms."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        born = time.time() * 1000
+        p = subprocess.Popen([work, 'burn', '0.02'])
+        key = proc_key(p.pid)
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = 0  # reaped here: Popen must not wait for it again
+        out[key] = (born, time.time() * 1000, status, ru.ru_utime + ru.ru_stime)
+
+
+def main():
+    require_bpf()
+    work, croft, croftctl, build_dir = sys.argv[2:6]
+    tap = Tap()
+    run = CroftRun(croft, croftctl, build_dir)
+    try:
+        wait_for(run.probe_connected, 60, 'croft run\'s sampler connected to its probe')
+        time.sleep(1.5)  # the probe's baseline answer is behind us
+        done = {}
+        burn_for(work, PHASE_S, done)
+        old_pid = run.daemon('croft-probe').get('pid')
+        killed_ms = time.time() * 1000
+        os.kill(old_pid, signal.SIGKILL)
+        burn_for(work, PHASE_S, done)
+        wait_for(lambda: run.daemon('croft-probe').get('pid') not in (None, old_pid) and
+                 run.probe_connected(), 60, 'croft run\'s new probe, the sampler on it')
+        back_ms = time.time() * 1000
+        time.sleep(1.5)  # the new probe's baseline answer
+        burn_for(work, PHASE_S, done)
+        # vanished rows come 3 polls and at least 10 s after the last sight
+        try:
+            wait_for(lambda: all(any('exited' in r for r in rows_of_key(run.of, pid))
+                                 for pid in done if rows_of_key(run.of, pid)), 60, 'last rows')
+        except TimeoutError:
+            pass  # the checks below say which
+
+        def vanished():  # every vanished row on the host, the killed probe's own among them
+            return (run.sampler().get('last_rows', {}).get('vanished'),
+                    sum(r.get('exited') == 'vanished' for r in run.refresh()))
+        try:
+            wait_for(lambda: vanished()[0] == vanished()[1], 10, 'the count and the rows agree')
+        except TimeoutError:
+            pass  # the check says how they differ
+        counted, written = vanished()
+        rows = {pid: rows_of_key(run.of, pid) for pid in done}
+        last = {pid: [r for r in rs if 'exited' in r] for pid, rs in rows.items()}
+        seen = [pid for pid in done if rows[pid]]
+        kinds = [last[p][0]['exited'] for p in seen if last[p]]
+        print('# %d processes: %d probe, %d between_polls, %d vanished, %d without a row' %
+              (len(done), kinds.count('probe'), kinds.count('between_polls'),
+               kinds.count('vanished'), len(done) - len(seen)))
+        text = run.log_text()
+        tap.ok('croft-probe' in text and 'restarting croft-probe' in text,
+               'croft run logs the probe\'s death and its restart',
+               '\n'.join(ln for ln in text.splitlines() if 'probe' in ln)[-600:])
+        tap.ok(counted == written and kinds.count('vanished') <= written,
+               'the sampler counts every vanished row (status last_rows.vanished)',
+               'status %s, rows %d (ours %d)' % (counted, written, kinds.count('vanished')))
+        tap.ok(all(len(last[p]) == 1 and last[p] == rows[p][-1:] for p in seen),
+               'each of %d processes with rows has exactly one last row, its last' % len(seen),
+               json.dumps({p: [r.get('exited') for r in rows[p]] for p in seen
+                           if len(last[p]) != 1 or last[p] != rows[p][-1:]})[:800])
+        bad = {}
+        for pid in seen:
+            if last[pid] and last[pid][0]['exited'] == 'vanished':
+                continue  # what it did after its last reading went with the probe
+            got = sum(r['usage']['cpu_cores'] * r['span_ms'] for r in rows[pid]) / 1000.0
+            rounding = sum(0.00005 * r['span_ms'] for r in rows[pid]) / 1000.0
+            if abs(got - done[pid][3]) > 0.01 * done[pid][3] + rounding:
+                bad[pid] = (round(got, 6), round(done[pid][3], 6))
+        tap.ok(not bad, 'the rest hold wait4\'s CPU time (1%, and the 4 decimals\' rounding)',
+               json.dumps(dict(list(bad.items())[:8])))
+        # around the absence: a poll either side, for the answer in flight
+        margin = 2 * POLL_MS
+        before_after = [p for p in done
+                        if done[p][1] < killed_ms - margin or done[p][0] > back_ms + margin]
+        tap.ok(before_after and all(last[p] and last[p][0]['exited'] in ('probe', 'between_polls')
+                                    for p in before_after),
+               'with the probe there, before the kill and after the restart, every one of %d '
+               'has its last row from the probe' % len(before_after),
+               json.dumps({p: [r.get('exited') for r in rows[p]] for p in before_after
+                           if not last[p] or last[p][0]['exited'] not in
+                           ('probe', 'between_polls')})[:800])
+        unseen = [p for p in done if not rows[p]]
+        outside = [p for p in unseen
+                   if done[p][0] > back_ms + margin or done[p][1] < killed_ms - margin]
+        tap.ok(not outside, 'a process without a row lived wholly while the probe was away',
+               'away %d..%d ms; %s' % (killed_ms, back_ms,
+                                       json.dumps({p: done[p][:2] for p in outside})[:600]))
+    finally:
+        run.stop()
+        if tap.failed:
+            for line in run.log_text().splitlines()[-30:]:
+                print('# croft run: ' + line)
+        shutil.rmtree(run.tmp, ignore_errors=True)
+    tap.done()
+
+
+if __name__ == '__main__':
+    main()
