@@ -2,15 +2,16 @@
 # bench-readers.sh: croft stats' and croft profile's reading speed on a
 # generated ~1 GiB dataset (JSON size) stored as .jsonl.zst segments, beside
 # zstd -dc, jq and DuckDB in the same run, with 1 and 2 threads.  Prints MB/s of JSON (1 MB = 1e6 B)
-# and their ratios to those, with the goals.  Environment: BUILD (build dir,
-# default build), BENCH_BYTES (default 1G), BENCH_LEVEL (the segments' zstd
+# and their ratios to those, with the goals: croft stats against one zstd -dc
+# elapsed with 2 threads and per CPU-second, side by side on one line.  Environment: BUILD (build dir,
+# default build), BENCH_BYTES (default 600M, the goal's size), BENCH_LEVEL (the segments' zstd
 # level, default the writer's), BENCH_DIR (dataset cache), BENCH_RUNS (best
 # of, default 3).
 set -eu
 cd "$(dirname "$0")/.."
 . bench/benchlib.sh
 BUILD=${BUILD:-build}
-BYTES=${BENCH_BYTES:-1G}
+BYTES=${BENCH_BYTES:-600M}
 RUNS=${BENCH_RUNS:-3}
 LEVEL=${BENCH_LEVEL:-$(default_zstd_level .)}
 DIR=${BENCH_DIR:-${TMPDIR:-/tmp}/croft-bench-readers-$BYTES-zstd$LEVEL}
@@ -105,8 +106,10 @@ c1w=$(mbs "$JSON_BYTES" "$(wall "$c1_t")")
 c2w=$(mbs "$JSON_BYTES" "$(wall "$c2_t")")
 jqc=$(mbs "$FIRST_BYTES" "$(cpu "$jq_t")")
 p1c=$(mbs "$JSON_BYTES" "$(cpu "$p1_t")")
+zw=$(mbs "$JSON_BYTES" "$(wall "$zstd_t")")
+c2c=$(mbs "$JSON_BYTES" "$(cpu "$c2_t")")
 echo "ratios:"
-echo "$c1c $zc" | awk '{ printf "  croft / zstd -dc, per core            %.2f  (goal >= 0.50)\n", $1 / $2 }'
+echo "$c2w $zw $c1c $zc $c2c" | awk '{ printf "  croft stats / zstd -dc                elapsed, 2 threads %.2f (goal >= 1.0)   per CPU-second, 1 thread %.2f, 2 threads %.2f (goal >= 0.6)\n", $1 / $2, $3 / $4, $5 / $4 }'
 echo "$p1c $zc" | awk '{ printf "  croft profile / zstd -dc, per core    %.2f\n", $1 / $2 }'
 echo "$c1c $jqc" | awk '{ printf "  croft / jq, per core                  %.1fx (goal >= 10)\n", $1 / $2 }'
 if [ -n "$d1_t" ]; then

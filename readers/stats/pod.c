@@ -149,20 +149,20 @@ static bool held_gpus(struct pod_acc *pod, const struct row *row, const struct p
 
 	if (w->held)
 		gpu_acc_add(&pod->acc, w->activity, w->ms);
-	for (uint32_t g = 0; g < ROW_GPUS_MAX; g++) {
-		struct pod_gpu *pg;
+	for (uint32_t k = 0; k < GPU_WORDS; k++)
+		for (uint64_t bits = row->gpus[k]; bits; bits &= bits - 1) {
+			uint32_t g = k * 64 + (uint32_t)__builtin_ctzll(bits);
+			struct pod_gpu *pg = pod_gpu(pod, g);
 
-		if (!has_bit(row->gpus, g))
-			continue;
-		if (!(pg = pod_gpu(pod, g)))
-			return false;
-		if (w->held)
-			gpu_acc_add(&pg->acc, w->activity, w->ms);
-		ok &= span_add(&pg->held, row->unix_ms - (int64_t)w->ms, row->unix_ms);
-		if ((row->has & HAS_ALLOCATED) && !has_bit(row->gpus_allocated, g))
-			ok &= span_add(
-				&pg->unallocated, row->unix_ms - (int64_t)w->ms, row->unix_ms);
-	}
+			if (!pg)
+				return false;
+			if (w->held)
+				gpu_acc_add(&pg->acc, w->activity, w->ms);
+			ok &= span_add(&pg->held, row->unix_ms - (int64_t)w->ms, row->unix_ms);
+			if ((row->has & HAS_ALLOCATED) && !has_bit(row->gpus_allocated, g))
+				ok &= span_add(&pg->unallocated, row->unix_ms - (int64_t)w->ms,
+					row->unix_ms);
+		}
 	return ok;
 }
 
@@ -185,15 +185,15 @@ bool pod_sums_row(struct pod_sums *ps, const struct row *row, uint32_t container
 		ok &= held_gpus(pod, row, w);
 	if (!(row->has & HAS_ALLOCATED))
 		return ok;
-	for (uint32_t g = 0; g < ROW_GPUS_MAX; g++) {
-		struct pod_gpu *pg;
+	/* the set bits alone: a row names a few of ROW_GPUS_MAX */
+	for (uint32_t k = 0; k < GPU_WORDS; k++)
+		for (uint64_t bits = row->gpus_allocated[k]; bits; bits &= bits - 1) {
+			struct pod_gpu *pg = pod_gpu(pod, k * 64 + (uint32_t)__builtin_ctzll(bits));
 
-		if (!has_bit(row->gpus_allocated, g))
-			continue;
-		if (!(pg = pod_gpu(pod, g)))
-			return false;
-		ok &= span_add(&pg->allocated, row->unix_ms - (int64_t)w->ms, row->unix_ms);
-	}
+			if (!pg)
+				return false;
+			ok &= span_add(&pg->allocated, row->unix_ms - (int64_t)w->ms, row->unix_ms);
+		}
 	return ok;
 }
 
