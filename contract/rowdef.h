@@ -1,7 +1,8 @@
 /*
  * rowdef.h: the one definition of a croft-dataset row (croft-dataset(5)):
- * every field's name, type, place and when it is left out, in the order
- * rows list them, and the writer that walks it.  The sampler writes rows
+ * the row table (rowtable.h: every field's name, type, place, when it is
+ * left out and what it means, in the order rows list them), the types of
+ * its columns, and the writer that walks it.  The sampler writes rows
  * with it, the readers' scanner and jansson path read them by it, the
  * generator fakes them with it, and the JSON Schema and croft-dataset(5)'s
  * FIELDS are generated from it.  Any process, no privilege.

@@ -3,7 +3,7 @@
  * order rows list them, one list per object, each field with what it
  * means for a user: croft-dataset(5)'s FIELDS and the JSON Schema's
  * descriptions are generated from it at build time.  Included by
- * rowdef.h, which says what the columns hold.
+ * rowdef.h, which defines the columns' types.
  *
  * X(object, id, "name", type, omit, left_by, description):
  * - object: the field's object (ROOT, or the id of a field of type
