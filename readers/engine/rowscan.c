@@ -331,21 +331,21 @@ static inline bool key_matches(const char *p, const struct key *k)
 static const struct key keys[RF_COUNT] = { ROW_FIELDS_ALL(KEY_) };
 
 /*
- * Reads a key and its ':'.  Rows list keys in a fixed order, so the next
- * expected one is tried first, as bytes; then any order, any spacing.
- * Returns the key's index, -1 for a key we skip, -2 for bad syntax.
+ * Reads a key and its ':'.  Rows list keys in a fixed order, leaving out
+ * some, so the next expected one and those after it are tried first, as
+ * bytes; then any order, any spacing.  Returns the key's index, -1 for a
+ * key we skip, -2 for bad syntax.
  */
 static inline int next_key(struct scan *s, const struct key *known, int count, int *next)
 {
 	struct strv k;
 
-	if (*next < count) {
-		const struct key *e = &known[*next];
-		if (key_matches(s->p, e)) {
-			s->p += e->len;
-			return (*next)++;
+	for (int i = *next; i < count; i++)
+		if (key_matches(s->p, &known[i])) {
+			s->p += known[i].len;
+			*next = i + 1;
+			return i;
 		}
-	}
 	skip_ws(s);
 	if (!scan_string(s, &k) || !eat(s, ':'))
 		return -2;
