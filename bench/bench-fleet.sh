@@ -100,7 +100,8 @@ for n in $NS; do
 	while [ "$k" -le "$n" ]; do make_host "$k"; k=$((k + 1)); done
 	rm -rf "$DIR/fleet" && mkdir -p "$DIR/fleet"
 	k=1
-	while [ "$k" -le "$n" ]; do ln -s "$DIR/hosts/node-$k" "$DIR/fleet/node-$k"; k=$((k + 1)); done
+	# hard links, not symbolic ones: croft stats follows no link found in a walk
+	while [ "$k" -le "$n" ]; do cp -al "$DIR/hosts/node-$k" "$DIR/fleet/node-$k"; k=$((k + 1)); done
 	segs=$(find -L "$DIR/fleet" -name '*.jsonl.zst' | sort)
 	bytes=$(zstd -dc $segs | wc -c)
 	z=$(measure sh -c "zstd -dc $(echo $segs) > /dev/null")
