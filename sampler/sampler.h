@@ -17,9 +17,7 @@
 #include "config.h"
 #include "gpudev.h"
 #include "host.h"
-#include "nvml.h"
 #include "output.h"
-#include "verdict.h"
 #include "wire.h"
 
 struct catalog;
@@ -168,7 +166,7 @@ void sampler_labels_load(struct sampler *s);
  * when a field starts or stops being left out (at each poll's end). */
 size_t sampler_left_out(const struct sampler *s, struct left_out ret[LEFT_OUT_MAX]);
 void sampler_left_out_log(struct sampler *s);
-/* nvml_link.c: the NVML thread (nvml.h) from the loop's side */
+/* nvml_link.c: the NVML thread (gpu.h) from the loop's side */
 void sampler_nvml_start(struct sampler *s);
 void sampler_nvml_stop(struct sampler *s);
 /* A poll begins: a round is asked for, and a hang said. */

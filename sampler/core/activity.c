@@ -7,9 +7,7 @@
  */
 #include <string.h>
 
-#include "nvml.h"
 #include "host.h"
-#include "verdict.h"
 
 _Static_assert(sizeof(((struct activity_env *)0)->holders) / sizeof(uint16_t) == GPU_INDEX_MAX,
 	"a holder count per GPU index");

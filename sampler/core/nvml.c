@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nvml.h"
+#include "gpu.h"
 
 /* NVML's ABI as NVIDIA documents it (nvml.h of the driver), written here. */
 enum {

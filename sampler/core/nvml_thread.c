@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "nvml.h"
+#include "gpu.h"
 
 struct nvml {
 	pthread_t thread;

@@ -1,12 +1,11 @@
 /*
  * textfile_nvml.c: croft.prom's per-GPU figures from NVML's last round
- * (nvml.h): utilisation, memory used, power and the energy counter, each
+ * (gpu.h): utilisation, memory used, power and the energy counter, each
  * printed only where NVML gave it (a missing call, MIG, or no fresh round
  * leaves the series out).  croft-sampler, croft user.
  */
 #include <stdio.h>
 
-#include "nvml.h"
 #include "output.h"
 
 enum nvml_figure { NF_SM, NF_MEMORY_UTIL, NF_MEMORY_USED, NF_POWER, NF_ENERGY, NF_COUNT };

@@ -1,11 +1,11 @@
 /*
  * verdict.c: busy, idle or unknown, and the evidence that says so, for a
- * GPU-state process over a poll (verdict.h).  Idle is only ever said on
+ * GPU-state process over a poll (gpu.h).  Idle is only ever said on
  * evidence: user-mode submission and spinning syncs compute without a
  * system call, so the absence of ioctls alone proves nothing.  Pure.
  * croft-sampler, croft user.
  */
-#include "verdict.h"
+#include "gpu.h"
 
 static struct verdict say(enum gpu_activity a, enum gpu_activity_source s)
 {

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "nvml.h"
+#include "gpu.h"
 #include "testlib.h"
 
 static bool old_library; /* the STANDIN_OLD build is on LD_LIBRARY_PATH */

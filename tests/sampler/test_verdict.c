@@ -6,7 +6,7 @@
  * a span's verdict from its polls'.  Test process, any user.
  */
 #include "testlib.h"
-#include "verdict.h"
+#include "gpu.h"
 
 /* A quiet process as the kernel sees it: all known, nothing seen, no CPU. */
 static struct verdict_input quiet(void)
