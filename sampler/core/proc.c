@@ -77,7 +77,7 @@ static void identity_drop(struct proc_identity *id, struct cgroup_table *cgroups
 		.framework = SIZE_MAX };
 }
 
-static void proc_remove(struct proc_table *table, struct cgroup_table *cgroups, struct proc *p)
+void proc_table_drop(struct proc_table *table, struct cgroup_table *cgroups, struct proc *p)
 {
 	hash_del(HASH_BUCKET(table->buckets, p->hash.hash), &p->hash);
 	if (p->list_prev)
@@ -97,15 +97,10 @@ static void proc_remove(struct proc_table *table, struct cgroup_table *cgroups, 
 	free(p);
 }
 
-void proc_table_drop(struct proc_table *table, struct cgroup_table *cgroups, struct proc *p)
-{
-	proc_remove(table, cgroups, p);
-}
-
 void proc_table_clear(struct proc_table *table, struct cgroup_table *cgroups)
 {
 	while (table->list_head)
-		proc_remove(table, cgroups, table->list_head);
+		proc_table_drop(table, cgroups, table->list_head);
 	table->untracked = 0;
 }
 
@@ -532,7 +527,7 @@ static void proc_visit(struct proc_table *table, const struct poll_env *env, pid
 	if (p && proc_reread(p, env))
 		return;
 	if (p && p->ident.kthread)
-		proc_remove(table, env->cgroups, p);
+		proc_table_drop(table, env->cgroups, p);
 	else if (p) /* exited, and the tgid names another process now: its last row is due */
 		p->exit.gone_polls = 1;
 	if (table->count >= SAMPLER_PROCS_MAX) {
@@ -596,7 +591,7 @@ int proc_read_step(struct proc_table *table, const struct poll_env *env, struct 
 		if (p->cadence.seen_gen == env->gen)
 			continue;
 		if (p->ident.kthread)
-			proc_remove(table, env->cgroups, p);
+			proc_table_drop(table, env->cgroups, p);
 		else
 			p->exit.gone_polls++;
 	}
