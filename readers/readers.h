@@ -48,7 +48,7 @@ enum col_kind {
 struct col {
 	const char *title;           /* the table's heading; NULL: --json only */
 	const char *key;             /* --json's key; NULL: the table only */
-	enum col_kind kind;          /* */
+	enum col_kind kind;
 	int width, max_cols;         /* table columns; COL_TEXT: put_text's cut (0: none) */
 	int decimals, json_decimals; /* COL_REAL */
 	int gap;                     /* spaces before it on the table (0: one) */
