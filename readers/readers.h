@@ -46,8 +46,8 @@ enum col_kind {
 	COL_JSON,    /* --json only: a value the cell built */
 };
 struct col {
-	const char *title;           /* the table's heading; NULL: --json only */
-	const char *key;             /* --json's key; NULL: the table only */
+	const char *title; /* the table's heading; NULL: --json only */
+	const char *key;   /* --json's key; NULL: the table only */
 	enum col_kind kind;
 	int width, max_cols;         /* table columns; COL_TEXT: put_text's cut (0: none) */
 	int decimals, json_decimals; /* COL_REAL */
