@@ -70,7 +70,6 @@ ctrl=$TEST_TMP/ctrl
 dpkg-deb -e "$deb" "$ctrl"
 # script_has SCRIPT PATTERN: an extended regex matching one of its lines
 script_has() { grep -Eq "$2" "$ctrl/$1"; }
-units="'croft-probe.service' 'croft-sampler.service' 'croft-writer.service'"
 check "postinst: systemd-sysusers makes the croft user (dh_installsysusers)" \
 	script_has postinst '^ *systemd-sysusers .* croft\.conf$'
 check "postinst: systemd-tmpfiles --create applies croft.conf" \
@@ -78,12 +77,18 @@ check "postinst: systemd-tmpfiles --create applies croft.conf" \
 for u in croft-probe croft-sampler croft-writer; do
 	check "postinst: enables $u.service" script_has postinst "deb-systemd-helper enable '$u\.service'"
 done
-check "postinst: starts the three units on install, restarts them on upgrade" \
+# invoked ACTION SCRIPT: the units the script's deb-systemd-invoke ACTION lines name, in order
+invoked() { grep -o "deb-systemd-invoke $1 '[a-z-]*\.service'" "$ctrl/$2" | sed "s/.* '//; s/'$//" | paste -sd' '; }
+# one at a time (debian/rules), so that an upgrade costs the sampler's rows only its own
+# restart: not the writer's stop and start too (issue 32 item 6)
+check "postinst: starts the units on install, restarts them on upgrade, one at a time: writer, probe, sampler" \
 	bash -c "grep -q '_dh_action=restart' '$ctrl/postinst' && grep -q '_dh_action=start' '$ctrl/postinst' &&
-		grep -qF \"deb-systemd-invoke \\\$_dh_action $units\" '$ctrl/postinst'"
-check "prerm: stops the three units on remove only (an upgrade restarts them)" \
-	bash -c "grep -qF '\"\$1\" = remove' '$ctrl/prerm' && grep -qF \"deb-systemd-invoke stop $units\" '$ctrl/prerm' &&
-		! grep -q upgrade '$ctrl/prerm'"
+		[ \"\$1\" = 'croft-writer.service croft-probe.service croft-sampler.service' ]" _ \
+	"$(invoked '\$_dh_action' postinst)"
+check "prerm: stops the units on remove only (an upgrade restarts them): sampler, probe, writer" \
+	bash -c "grep -qF '\"\$1\" = remove' '$ctrl/prerm' && ! grep -q upgrade '$ctrl/prerm' &&
+		[ \"\$1\" = 'croft-sampler.service croft-probe.service croft-writer.service' ]" _ \
+	"$(invoked stop prerm)"
 # the postrm's commands: comments and the message's here-document left out
 awk '/<<.MSG.$/ { msg = 1 } !msg && !/^[[:space:]]*#/ { print } /^MSG$/ { msg = 0 }' \
 	"$ctrl/postrm" >"$TEST_TMP/postrm.code"

@@ -13,9 +13,10 @@ segments (zstd -dc).
       first row after it, and when the CPU time its rows give
       (usage.cpu_cores x span_ms, summed over the rows after the first of
       those within the LOG) differs from the schedstat LOG's growth over
-      the same span by more than TOLERANCE; prints the rows' gaps and how
-      far apart its last row before RESTART_MS and its first after it are
-      (issue 32 item 6 wants at most MAX_UPGRADE_GAP_MS: one poll lost)
+      the same span by more than TOLERANCE, and when its last row before
+      RESTART_MS and its first after it are more than MAX_UPGRADE_GAP_MS
+      apart (issue 32 item 6: an upgrade costs at most one poll); prints
+      the rows' gaps
   continuity.py window TGID FROM_MS TO_MS WANT
       the rows of TGID in (FROM_MS, TO_MS): at least WANT (the batches
       counted unacked; a poll may come between that count and TO_MS), none
@@ -35,7 +36,9 @@ LOG_INTERVAL_S = 0.05
 POLL_MS = 1000  # the poll_interval upgrade.sh sets (issue 32: an upgrade costs one poll at 1 s)
 MAX_GAP_MS = POLL_MS * 3 // 2  # a busy process has a row each poll: none missing
 # across an upgrade at most one poll missing: two poll intervals apart, plus
-# half a poll for the new sampler's polls falling at another phase
+# half a poll of margin for the sampler's own stop and start (its last row
+# at the stop and its first at the start each come at their own moment,
+# not on the old polls' phase)
 MAX_UPGRADE_GAP_MS = POLL_MS * 5 // 2
 TOLERANCE = 0.05  # the sampler reads a process up to ~0.3 s after its poll's unix_ms under TCG
 
@@ -115,9 +118,8 @@ def across(pid, log, restart_ms):
     print(f"CPU over {(times[-1] - times[0]) / 1000:.1f} s: rows {croft_s:.3f} s "
           f"(their span_ms cover {covered_ms / 1000:.1f} s), schedstat {kernel_s:.3f} s: "
           f"off by {off:.1%} (tolerance {TOLERANCE:.0%})")
-    # the gap is printed, not yet held to MAX_UPGRADE_GAP_MS: issue 32 item 6
-    # (an upgrade costs at most one poll) is not there (4438 ms at 1 s polls on 6.12)
-    return 0 if not dup and len(polls) <= 1 and before and off <= TOLERANCE else 1
+    return 0 if (not dup and len(polls) <= 1 and before and gap <= MAX_UPGRADE_GAP_MS and
+                 off <= TOLERANCE) else 1
 
 
 def window(tgid, from_ms, to_ms, want):
