@@ -129,6 +129,18 @@ static void final_identity(struct proc *p, const struct probe_final *f, const st
 	id->cg = final_cgroup(f, env);
 }
 
+/* Whether tgid, started at start_ticks, was written vanished not long ago. */
+static bool vanished_before(const struct proc_table *table, pid_t tgid, uint64_t start_ticks)
+{
+	size_t n = table->vanished_next < VANISHED_RECENT ? table->vanished_next : VANISHED_RECENT;
+
+	for (size_t i = 0; i < n; i++)
+		if (table->vanished[i].tgid == tgid &&
+			table->vanished[i].start_ticks == start_ticks)
+			return true;
+	return false;
+}
+
 /* A process born and gone between two polls: one row, from what the probe saw. */
 static struct proc *between_polls(
 	struct proc_table *table, const struct probe_final *f, const struct poll_env *env)
@@ -150,8 +162,8 @@ void proc_table_apply_finals(
 {
 	for (size_t i = 0; i < answer->finals_count; i++) {
 		const struct probe_final *f = &answer->finals[i];
-		struct proc *p = proc_table_find_start(
-			table, (pid_t)f->tgid, f->start_boot_ns / env->tick_ns);
+		uint64_t start_ticks = f->start_boot_ns / env->tick_ns;
+		struct proc *p = proc_table_find_start(table, (pid_t)f->tgid, start_ticks);
 		uint64_t exit_unix_ms = env->boot_unix_ms + f->exit_boot_ns / 1000000;
 		uint64_t from_unix_ms;
 
@@ -162,6 +174,9 @@ void proc_table_apply_finals(
 			last_cgroup(p, f, env);
 			from_unix_ms =
 				p->cadence.have_base ? p->cadence.base_poll.unix_ms : exit_unix_ms;
+		} else if (vanished_before(table, (pid_t)f->tgid, start_ticks)) {
+			table->finals_after_vanished++; /* it has its last row */
+			continue;
 		} else if ((p = between_polls(table, f, env))) {
 			from_unix_ms = env->boot_unix_ms + f->start_boot_ns / 1000000;
 		} else {

@@ -278,6 +278,7 @@ struct proc_cadence {
 
 #define EXIT_WAIT_POLLS 3     /* polls a process gone from /proc waits for the probe's final, */
 #define EXIT_WAIT_MS    10000 /* and at least this long (RCU callbacks can lag under load) */
+#define VANISHED_RECENT 256   /* processes written vanished whose late finals are known */
 
 /* How the process ended, for its last row; EXIT_LIVES while it lives. */
 struct proc_exit {
@@ -315,6 +316,15 @@ struct proc_table {
 	size_t untracked;    /* processes over SAMPLER_PROCS_MAX this poll */
 	bool untracked_said; /* logged, until all are tracked again */
 	size_t fds_open;
+	/* the last VANISHED_RECENT processes written vanished: a final the kernel
+	 * sends later still (its free lagging past EXIT_WAIT_MS) would otherwise
+	 * make a second last row, as one born and gone between polls */
+	struct {
+		pid_t tgid;
+		uint64_t start_ticks;
+	} vanished[VANISHED_RECENT];
+	size_t vanished_next;
+	uint64_t finals_after_vanished; /* such finals, dropped */
 };
 
 /* The live process of tgid (not one gone and waiting for its last row). */

@@ -79,6 +79,12 @@ static void identity_drop(struct proc_identity *id, struct cgroup_table *cgroups
 
 void proc_table_drop(struct proc_table *table, struct cgroup_table *cgroups, struct proc *p)
 {
+	if (p->exit.kind == EXIT_VANISHED) { /* its final may come yet (exits.c) */
+		size_t i = table->vanished_next++ % VANISHED_RECENT;
+
+		table->vanished[i].tgid = p->tgid;
+		table->vanished[i].start_ticks = p->ident.start_ticks;
+	}
 	hash_del(HASH_BUCKET(table->buckets, p->hash.hash), &p->hash);
 	if (p->list_prev)
 		p->list_prev->list_next = p->list_next;

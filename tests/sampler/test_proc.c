@@ -3,13 +3,15 @@
  * the loop: over a fake /proc of FAKE_PROCS processes, a pass cut after
  * every entry finds the same processes as one uncut pass, drops the gone,
  * and looking at the fds of one process a slice (the read's part after
- * the probe's answer) reaches every process once.  Test
- * process, any user.
+ * the probe's answer) reaches every process once.  And a process written
+ * vanished (its final late) whose final then comes gets no second last
+ * row.  Test process, any user.
  */
 #include <fcntl.h>
 #include <sys/stat.h>
 
 #include "host.h"
+#include "probe_link.h"
 #include "testlib.h"
 
 #define FAKE_PROCS 300
@@ -113,12 +115,78 @@ START_TEST(sliced_scan)
 }
 END_TEST
 
+/*
+ * The kernel frees a reaped process (and so the probe sends its final) an
+ * RCU grace period after its reap, which a loaded host stretched past
+ * EXIT_WAIT_MS: the process is written vanished, and its final, come
+ * later, must not make it a second last row, as one born and gone between
+ * polls.  A final of a process never seen still makes its one row.
+ */
+START_TEST(final_after_vanished)
+{
+	struct cgroup_mounts mounts = { 0 };
+	struct poll_env env = { .idle_every = 15, .tick_ns = 10000000, .page_size = 4096 };
+	struct probe_final late = { .tgid = 500,
+		.start_boot_ns = 500 * env.tick_ns + 1234,
+		.exit_boot_ns = 600 * env.tick_ns,
+		.cpu_ns = 20000000 };
+	struct probe_answer answer = {
+		.answered = true, .finals_sent = true, .finals = &late, .finals_count = 1
+	};
+	struct proc_table table;
+	struct proc *p;
+
+	memcpy(root + sizeof(root) - 7, "XXXXXX", 6); /* a template again, after the test before */
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	fake_proc(500);
+	env.procfd = open(root, O_RDONLY | O_DIRECTORY);
+	env.cgroups = cgroup_table_new(&mounts);
+	ck_assert_ptr_nonnull(env.cgroups);
+	proc_table_init(&table);
+	env.gen = 1;
+	env.first_poll = true;
+	sliced_pass(&table, &env);
+	gone_proc(500);
+	env.gen = 2;
+	env.first_poll = false;
+	sliced_pass(&table, &env);
+	p = proc_table_find_start(&table, 500, 500);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(p->exit.gone_polls, 1);
+
+	/* no final in time: its last row says what /proc showed, and it leaves (as poll.c) */
+	ck_assert(proc_vanished_due(p, false, 0));
+	p->exit.kind = EXIT_VANISHED;
+	proc_table_drop(&table, env.cgroups, p);
+	ck_assert_uint_eq(table.count, 0);
+
+	proc_table_apply_finals(&table, &env, &answer);
+	ck_assert_uint_eq(table.count, 0);
+	ck_assert_ptr_null(proc_table_find_start(&table, 500, 500));
+	ck_assert_uint_eq(table.finals_after_vanished, 1);
+
+	late.tgid = 501; /* never seen: born and gone between two polls */
+	late.start_boot_ns = 501 * env.tick_ns;
+	proc_table_apply_finals(&table, &env, &answer);
+	p = proc_table_find_start(&table, 501, 501);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(p->exit.kind, EXIT_BETWEEN_POLLS);
+	ck_assert_uint_eq(table.finals_after_vanished, 1);
+
+	proc_table_clear(&table, env.cgroups);
+	cgroup_table_free(env.cgroups);
+	close(env.procfd);
+	rmdir(root);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("proc");
 	TCase *tc = tcase_create("proc");
 
 	tcase_add_test(tc, sliced_scan);
+	tcase_add_test(tc, final_after_vanished);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
 }
