@@ -346,7 +346,7 @@ static inline int next_key(struct scan *s, const struct key *known, int count, i
 			*next = i + 1;
 			return i;
 		}
-	skip_ws(s);
+	skip_ws(s); /* only here: croft's compact rows have none before a key */
 	if (!scan_string(s, &k) || !eat(s, ':'))
 		return -2;
 	for (int i = 0; i < count; i++)
@@ -477,7 +477,6 @@ static bool scan_syscall(struct scan *s, struct row *row)
 		do {
 			bool ok;
 
-			skip_ws(s);
 			int k = next_key(
 				s, &keys[RF_SYSCALL_NAME], ROW_COUNT(ROW_FIELDS_SYSCALLS), &next);
 			if (k == -2)
@@ -588,7 +587,6 @@ static bool scan_object(
 		return false;
 	if (!eat(s, '}')) {
 		do {
-			skip_ws(s);
 			int k = next_key(s, object_keys, d->fields_count, &next);
 			if (k == -2)
 				return false;

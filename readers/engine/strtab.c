@@ -38,10 +38,13 @@ static inline void str_words(const char *s, size_t len, uint64_t *ret_head, uint
 		*ret_tail = load8(s + len - 8);
 		return;
 	}
-	if (len > 0) {
-		memcpy(&lo, s, len >= 4 ? 4 : len);
+	if (len >= 4) {
+		memcpy(&lo, s, 4);
 		if (len > 4)
 			memcpy(&hi, s + len - 4, 4);
+	} else if (len > 0) { /* first, middle and last: all of 1 to 3 bytes, no copy call */
+		lo = (uint32_t)(unsigned char)s[0] | (uint32_t)(unsigned char)s[len / 2] << 8 |
+		     (uint32_t)(unsigned char)s[len - 1] << 16;
 	}
 	*ret_head = lo;
 	*ret_tail = hi;
