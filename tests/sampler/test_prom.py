@@ -345,7 +345,7 @@ def run(t):
     # evidence (the probe's GPU waits), else unknown
     evidence = any('gpu_wait_count' in r for r in holder_rows(t.data, holder_cid))
     check('scraped: the stand-in GPU held idle for as long as it was idle',
-          None if wall > 3 and busy == 0 and (held == idle or not evidence) and
+          None if wall > 3 and busy == 0 and (abs(held - idle) < 1e-6 or not evidence) and
           abs(held - wall) <= 0.25 + 0.02 * wall else
           'idle-held grew %.3f s, busy %.3f s, held %.3f s, in %.3f s between polls '
           '(rows with the probe\'s GPU evidence: %s)' % (idle, busy, held, wall, evidence),
