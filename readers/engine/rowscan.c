@@ -148,8 +148,9 @@ static inline int swar_digits(const char *p, uint64_t *ret_value)
 	return n;
 }
 
-/* Strict JSON number without exponent; integers up to 18 digits. */
-static inline bool scan_number(struct scan *s, struct num *ret)
+/* Strict JSON number without exponent; integers up to 18 digits.  Always
+ * inlined: about 20 a row, and the call alone was 2% of croft stats. */
+__attribute__((always_inline)) static inline bool scan_number(struct scan *s, struct num *ret)
 {
 	const char *p = s->p;
 	bool neg = false;
