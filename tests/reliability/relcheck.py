@@ -76,14 +76,16 @@ def check_unique(rows):
     for r in rows:
         if 'tgid' not in r or 'unix_ms' not in r:
             fail('row without tgid/unix_ms: %.200r' % r)
-        k = (r['tgid'], r['unix_ms'])
+        # a process is (tgid, start_ms): under churn a pid is reused, and the
+        # last row of one process and a row of the next can share a poll
+        k = (r['tgid'], r.get('process', {}).get('start_ms'), r['unix_ms'])
         if k in seen:
             dups += 1
             if dups < 5:
-                print('duplicate row (tgid %d, unix_ms %d)' % k, file=sys.stderr)
+                print('duplicate row (tgid %d, start_ms %s, unix_ms %d)' % k, file=sys.stderr)
         seen[k] = True
     if dups:
-        fail('%d rows duplicated by (tgid, unix_ms)' % dups)
+        fail('%d rows duplicated by (tgid, start_ms, unix_ms)' % dups)
 
 
 def cmd_lines(data):
