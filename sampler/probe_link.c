@@ -1,28 +1,27 @@
 /*
  * probe_link.c: croft-sampler's client of croft-probe on probe.sock
- * (SOCK_SEQPACKET).  Each poll: connect when needed (HELLO), send
- * MT_PROBE_POLL, take the answer as it arrives until MT_PROBE_END within a
- * short timeout, and hand its per-tgid counts to the ask's completion
- * (probe_apply.c matches them to tracked processes and turns them into
- * rates).  Every wait is an event with a deadline: the sampler's loop
- * serves its other sockets meanwhile.  An answer that covers time before
- * this connection's first poll is no answer (the probe's baseline), so no
- * rate spans a gap.  croft-sampler, croft user.
+ * (SOCK_SEQPACKET, through client.c).  Each poll: connect when needed
+ * (HELLO), send MT_PROBE_POLL, take the answer as it arrives until
+ * MT_PROBE_END within a short timeout, and hand its per-tgid counts to the
+ * ask's completion (probe_apply.c matches them to tracked processes and
+ * turns them into rates).  Every wait is an event with a deadline: the
+ * sampler's loop serves its other sockets meanwhile.  An answer that
+ * covers time before this connection's first poll is no answer (the
+ * probe's baseline), so no rate spans a gap.  croft-sampler, croft user.
  */
 #include <errno.h>
-#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
-#include "clock.h"
+#include <event2/event.h>
+
+#include "client.h"
 #include "log.h"
 #include "msg.h"
 #include "probe_link.h"
 #include "probe_wire.h"
-#include "sock.h"
 
 #define PROBE_LINK_TIMEOUT_MS    1000 /* for HELLO and for a whole answer */
 #define PROBE_LINK_HELLO_WAIT_MS 100  /* a poll waits this long for a new connection's HELLO */
@@ -34,22 +33,15 @@ struct probe_link_gpu_ghost {
 	uint64_t start_boot_ns;
 };
 
-enum link_phase { LINK_DOWN, LINK_HELLO, LINK_READY };
-
 struct probe_link {
-	char path[256];
-	int fd; /* -1: not connected */
-	enum link_phase phase;
-	struct event *wait;       /* the HELLO or the answer arriving, or a deadline */
+	struct client *client;
+	struct event *deadline;   /* the ask is answered (maybe with none) when it fires */
 	probe_link_done_fn *done; /* of the last ask */
 	void *done_arg;
 	bool asked; /* its completion is still to come */
 	char state[384];
-	uint64_t answers;           /* on this connection */
-	uint64_t hello_deadline_ms; /* CLOCK_MONOTONIC: the HELLO is late after it */
-	uint64_t deadline_ms;       /* the ask is answered (maybe with none) by then */
-	uint8_t packet[MSG_PACKET_MAX];
-	uint8_t *procs; /* the PROCS payloads of this answer, batch headers stripped */
+	uint64_t answers; /* on this connection */
+	uint8_t *procs;   /* the PROCS payloads of this answer, batch headers stripped */
 	size_t procs_len, procs_cap;
 	/* the records no process took, offered once more with the next answer:
 	 * a process gone before its final came, or born after /proc was read */
@@ -68,7 +60,8 @@ struct probe_link {
 	struct probe_link_stats stats;
 };
 
-static void wait_cb(evutil_socket_t fd, short what, void *arg);
+static const struct client_ops probe_client_ops;
+static void deadline_cb(evutil_socket_t fd, short what, void *arg);
 
 struct probe_link *probe_link_new(struct event_base *base, const char *socket_path)
 {
@@ -76,12 +69,11 @@ struct probe_link *probe_link_new(struct event_base *base, const char *socket_pa
 
 	if (!link)
 		return NULL;
-	snprintf(link->path, sizeof(link->path), "%s", socket_path);
-	link->fd = -1;
 	snprintf(link->state, sizeof(link->state), "probe not connected yet");
-	link->wait = event_new(base, -1, 0, wait_cb, link);
-	if (!link->wait) {
-		free(link);
+	link->client = client_new(base, socket_path, &probe_client_ops, link);
+	link->deadline = evtimer_new(base, deadline_cb, link);
+	if (!link->client || !link->deadline) {
+		probe_link_free(link);
 		return NULL;
 	}
 	return link;
@@ -91,9 +83,9 @@ void probe_link_free(struct probe_link *link)
 {
 	if (!link)
 		return;
-	event_free(link->wait);
-	if (link->fd >= 0)
-		close(link->fd);
+	if (link->deadline)
+		event_free(link->deadline);
+	client_free(link->client);
 	free(link->procs);
 	free(link->carried);
 	free(link->exits);
@@ -114,54 +106,31 @@ void probe_link_get_stats(const struct probe_link *link, struct probe_link_stats
 
 static void link_down(struct probe_link *link, const char *what, int err)
 {
-	event_del(link->wait);
-	if (link->fd >= 0)
-		close(link->fd);
-	link->fd = -1;
-	link->phase = LINK_DOWN;
+	evtimer_del(link->deadline);
+	client_close(link->client);
 	link->answers = 0;
 	snprintf(link->state, sizeof(link->state), "probe not connected: %s: %s", what,
 		strerror(err));
 }
 
-/* One packet already here: 1 with *ret_hdr, -EAGAIN, or -errno. */
-static int recv_packet(struct probe_link *link, struct msg_hdr *ret_hdr)
+/* The ask is answered (maybe with none) in ms at the latest. */
+static void deadline_in(struct probe_link *link, int ms)
 {
-	int r = msg_recv_packet(link->fd, link->packet, sizeof(link->packet), ret_hdr);
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
 
-	return r == 0 ? -ECONNRESET : r;
-}
-
-/* Woken when a packet arrives or the nearer deadline passes. */
-static void wait_arm(struct probe_link *link)
-{
-	uint64_t now = clock_mono_ms(), until = link->hello_deadline_ms;
-	struct timeval tv;
-	int ms;
-
-	if (link->asked && (link->phase == LINK_READY || link->deadline_ms < until))
-		until = link->deadline_ms;
-	ms = (now < until ? (int)(until - now) : 0) + 1; /* past the deadline itself */
-	tv = (struct timeval){ ms / 1000, (ms % 1000) * 1000 };
-	event_del(link->wait);
-	event_assign(link->wait, event_get_base(link->wait), link->fd, EV_READ, wait_cb, link);
-	event_add(link->wait, &tv);
+	evtimer_add(link->deadline, &tv);
 }
 
 /* A connection begun: our HELLO sent, the probe's awaited in the loop. */
 static int link_connect(struct probe_link *link)
 {
 	struct msg_hello hello = msg_hello_make(ROLE_SAMPLER, 0, 0);
-	int fd = sock_try_connect(link->path, SOCK_SEQPACKET), r;
+	int r = client_connect(link->client, &hello);
 
-	if (fd < 0)
-		return fd;
-	link->fd = fd;
-	link->phase = LINK_HELLO;
-	link->hello_deadline_ms = clock_mono_ms() + PROBE_LINK_TIMEOUT_MS;
-	snprintf(link->state, sizeof(link->state), "probe not connected: waiting for its HELLO");
-	r = msg_send_packet(fd, MT_HELLO, &hello, sizeof(hello), NULL, 0);
-	return r < 0 ? r : 0;
+	if (r == 0)
+		snprintf(link->state, sizeof(link->state),
+			"probe not connected: waiting for its HELLO");
+	return r;
 }
 
 /* A PROCS packet: whole records, each syscall tail within its bound, read to the end. */
@@ -470,12 +439,12 @@ void probe_link_answered(struct probe_link *link)
 }
 
 /* No answer this poll: the link is dropped (reconnected at the next poll). */
-static void link_failed(struct probe_link *link, const char *what, int r)
+static void link_failed(struct probe_link *link, int r, bool ready)
 {
-	if (link->asked && link->phase == LINK_READY)
+	if (link->asked && ready)
 		link->stats.answers_lost++; /* its finals with it: those processes end vanished */
 	link->whole = false;
-	link_down(link, what, -r);
+	link_down(link, ready ? "answer" : client_path(link->client), -r);
 	if (link->asked)
 		probe_link_answered(link);
 }
@@ -487,67 +456,61 @@ static void send_poll(struct probe_link *link)
 
 	link->procs_len = link->exits_count = link->finals_count = 0;
 	link->stats.records_last = 0;
-	link->deadline_ms = clock_mono_ms() + PROBE_LINK_TIMEOUT_MS;
-	r = msg_send_packet(link->fd, MT_PROBE_POLL, &req, sizeof(req), NULL, 0);
+	r = client_send(link->client, MT_PROBE_POLL, &req, sizeof(req), NULL, 0);
 	if (r < 0)
-		link_failed(link, "answer", r);
+		link_failed(link, r, true);
 	else
-		wait_arm(link);
+		deadline_in(link, PROBE_LINK_TIMEOUT_MS);
 }
 
-/* What arrived of the answer, without blocking; its end, an error or the deadline end it. */
-static void read_answer(struct probe_link *link)
+/* The probe's HELLO: a poll waiting for it asks now. */
+static void probe_ready(void *ctx, const struct msg_hello *hello)
 {
-	struct msg_hdr hdr;
-	int r;
+	struct probe_link *link = ctx;
 
-	while ((r = recv_packet(link, &hdr)) > 0)
-		if ((r = probe_link_take(link, &hdr, link->packet + sizeof(hdr))) != 0)
-			break;
-	if (r == 1)
-		probe_link_answered(link);
-	else if (r == -EAGAIN && clock_mono_ms() < link->deadline_ms)
-		wait_arm(link);
-	else
-		link_failed(link, "answer", r == -EAGAIN ? -ETIMEDOUT : r);
-}
-
-/* The HELLO awaited: it came (a poll waiting asks), it is late, or the poll waited enough. */
-static void await_hello(struct probe_link *link)
-{
-	struct msg_hello hello;
-	struct msg_cursor cur;
-	struct msg_hdr hdr;
-	int r = recv_packet(link, &hdr);
-
-	if (r == -EAGAIN && clock_mono_ms() < link->hello_deadline_ms) {
-		if (link->asked && clock_mono_ms() >= link->deadline_ms)
-			probe_link_answered(link); /* none this poll; the HELLO is awaited still */
-		wait_arm(link);
-		return;
-	}
-	if (r > 0) {
-		msg_cursor_init(&cur, link->packet + sizeof(hdr), hdr.len);
-		r = msg_hello_check(hdr.type, &cur, ROLE_PROBE, &hello);
-	}
-	if (r < 0) {
-		link_failed(link, link->path, r == -EAGAIN ? -ETIMEDOUT : r);
-		return;
-	}
-	link->phase = LINK_READY;
-	log_info("probe: connected to %s", link->path);
+	log_info("probe: connected to %s", client_path(link->client));
 	if (link->asked)
 		send_poll(link);
 }
 
-static void wait_cb(evutil_socket_t fd, short what, void *arg)
+/* A packet of the answer; the probe speaks only when asked. */
+static int probe_message(void *ctx, const struct msg_hdr *hdr, const uint8_t *payload)
+{
+	struct probe_link *link = ctx;
+	int r = link->asked ? probe_link_take(link, hdr, payload) : -EPROTO;
+
+	if (r != 1)
+		return r;
+	evtimer_del(link->deadline);
+	probe_link_answered(link);
+	return 0;
+}
+
+static void probe_down(void *ctx, const struct client_end *end)
+{
+	link_failed(ctx, end->err ? end->err : -ECONNRESET, end->hello_seen);
+}
+
+static const struct client_ops probe_client_ops = {
+	.type = SOCK_SEQPACKET,
+	.peer_role = ROLE_PROBE,
+	.hello_deadline_ms = PROBE_LINK_TIMEOUT_MS,
+	.ready = probe_ready,
+	.message = probe_message,
+	.down = probe_down,
+};
+
+/* The answer is late, or a new connection's HELLO too late for this poll. */
+static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct probe_link *link = arg;
 
-	if (link->phase == LINK_HELLO)
-		await_hello(link);
-	else if (link->phase == LINK_READY && link->asked)
-		read_answer(link);
+	if (!link->asked)
+		return;
+	if (client_phase(link->client) == CLIENT_READY)
+		link_failed(link, -ETIMEDOUT, true);
+	else
+		probe_link_answered(link); /* none this poll; the HELLO is awaited still */
 }
 
 void probe_link_ask(struct probe_link *link, probe_link_done_fn *done, void *arg)
@@ -558,14 +521,13 @@ void probe_link_ask(struct probe_link *link, probe_link_done_fn *done, void *arg
 	link->done_arg = arg;
 	link->asked = true;
 	link->whole = false;
-	if (link->phase == LINK_READY) {
+	if (client_phase(link->client) == CLIENT_READY) {
 		send_poll(link);
-	} else if (link->phase == LINK_HELLO) {
+	} else if (client_phase(link->client) == CLIENT_HELLO) {
 		probe_link_answered(link); /* a HELLO already late: none this poll */
 	} else if ((r = link_connect(link)) < 0) {
-		link_failed(link, link->path, r);
+		link_failed(link, r, false);
 	} else {
-		link->deadline_ms = clock_mono_ms() + PROBE_LINK_HELLO_WAIT_MS;
-		wait_arm(link);
+		deadline_in(link, PROBE_LINK_HELLO_WAIT_MS);
 	}
 }
