@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "fileio.h"
+#include "fnv1a.h"
 #include "gpudev.h"
 
 _Static_assert(GPUDEV_SPEC_MAX >= CONFIG_GPU_DEVICES_MAX,
@@ -283,16 +284,6 @@ static bool registered(const struct gpudev_set *set, const char *devices)
 	return !it.seen_char && set->rules_count > 0;
 }
 
-/* FNV-1a: whether /proc/devices changed since the last look. */
-static uint64_t text_hash(const char *text)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *text; text++)
-		h = (h ^ (uint8_t)*text) * 0x100000001b3ull;
-	return h;
-}
-
 /* Resolves w's spec against the text just read; the old set stays on error. */
 static int watch_apply(
 	struct gpudev_watch *w, const char *devices, bool *ret_changed, char *err, size_t err_len)
@@ -326,7 +317,7 @@ int gpudev_watch_init(struct gpudev_watch *ret_w, const char *spec, const char *
 	strcpy(w.spec, spec ? spec : "");
 	if ((r = read_devices(proc_devices, &devices, err, err_len)) < 0)
 		return r;
-	w.text_hash = text_hash(devices);
+	w.text_hash = fnv1a(FNV1A_BASIS, devices, strlen(devices));
 	r = watch_apply(&w, devices, &changed, err, err_len);
 	free(devices);
 	if (r == 0)
@@ -347,7 +338,7 @@ int gpudev_watch_refresh(struct gpudev_watch *w, bool *ret_changed, char *err, s
 		return r;
 	}
 	w->read_failed = false;
-	hash = text_hash(devices);
+	hash = fnv1a(FNV1A_BASIS, devices, strlen(devices));
 	if (hash != w->text_hash) {
 		w->text_hash = hash; /* a text the spec cannot resolve is reported once */
 		r = watch_apply(w, devices, ret_changed, err, err_len);

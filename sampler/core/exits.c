@@ -14,11 +14,6 @@
 #include "probe_link.h"
 #include "host.h"
 
-static uint64_t delta(uint64_t now, uint64_t prev)
-{
-	return now >= prev ? now - prev : 0;
-}
-
 static void exit_status(struct proc_exit *e, int32_t wait_status)
 {
 	if (WIFSIGNALED(wait_status)) {
@@ -48,13 +43,15 @@ static void final_counters(
 		span_ms = 1;
 	c->span_s = (double)span_ms / 1e3;
 	c->cpu_ns = f->cpu_ns;
-	c->cpu_cores = (double)delta(f->cpu_ns, base_cpu) / 1e9 / c->span_s;
+	c->cpu_cores = (double)counter_delta(f->cpu_ns, base_cpu) / 1e9 / c->span_s;
 	c->rss_bytes = f->maxrss_bytes;
 	c->threads = 0; /* none left */
 	c->io_rates_valid = io_base;
 	if (io_base) {
-		c->read_bytes_s = (double)delta(f->read_bytes, cad->base_read_bytes) / c->span_s;
-		c->write_bytes_s = (double)delta(f->write_bytes, cad->base_write_bytes) / c->span_s;
+		c->read_bytes_s =
+			(double)counter_delta(f->read_bytes, cad->base_read_bytes) / c->span_s;
+		c->write_bytes_s =
+			(double)counter_delta(f->write_bytes, cad->base_write_bytes) / c->span_s;
 	}
 	c->rates_valid = true;
 	cad->idle = false;

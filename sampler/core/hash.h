@@ -1,6 +1,7 @@
 /*
  * hash.h: the sampler's one hash table, chained: an entry embeds a struct
- * hash_link, the table is its owner's array of buckets; and its one FNV-1a.
+ * hash_link, the table is its owner's array of buckets; keyed by FNV-1a
+ * (common/fnv1a.h).
  * Library of croft-sampler, croft user.
  */
 #ifndef CROFT_SAMPLER_HASH_H
@@ -9,17 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FNV1A_BASIS 0xcbf29ce484222325ull
-
-/* FNV-1a (64-bit) of n bytes, going on from h (FNV1A_BASIS to begin). */
-static inline uint64_t fnv1a(uint64_t h, const void *data, size_t n)
-{
-	const unsigned char *b = data;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
+#include "fnv1a.h"
 
 struct hash_link {
 	struct hash_link *next; /* the bucket's chain, newest first */

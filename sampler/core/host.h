@@ -19,6 +19,12 @@
 #include "hash.h"
 #include "rowdef.h"
 
+/* A counter's growth since prev; 0 where it went back (a reused pid, a reset). */
+static inline uint64_t counter_delta(uint64_t now, uint64_t prev)
+{
+	return now >= prev ? now - prev : 0;
+}
+
 struct catalog;
 
 #define SAMPLER_PROCS_MAX    65536 /* processes tracked at once */

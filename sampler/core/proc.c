@@ -187,11 +187,6 @@ static void read_io(struct proc *p, const struct poll_env *env)
 		c->io_ok = true;
 }
 
-static uint64_t delta(uint64_t now, uint64_t prev)
-{
-	return now >= prev ? now - prev : 0;
-}
-
 /*
  * Seconds from one poll to another: the rows' own clock (unix_ms) while the
  * wall clock keeps pace with the boot clock, so that a rate times the time
@@ -269,11 +264,11 @@ static void proc_sample(struct proc *p, const struct proc_stat *st, const struct
 				      : (double)env->poll_interval_ms / 1e3;
 	if (c->span_s <= 0 || env->now.boot_ns <= cad->base_poll.boot_ns)
 		return;
-	dcpu = delta(c->cpu_ns, cad->base_cpu_ns);
+	dcpu = counter_delta(c->cpu_ns, cad->base_cpu_ns);
 	c->cpu_cores = (double)dcpu / 1e9 / c->span_s;
 	if (c->io_ok && cad->base_io) {
-		dr = delta(c->read_bytes, cad->base_read_bytes);
-		dw = delta(c->write_bytes, cad->base_write_bytes);
+		dr = counter_delta(c->read_bytes, cad->base_read_bytes);
+		dw = counter_delta(c->write_bytes, cad->base_write_bytes);
 		c->read_bytes_s = (double)dr / c->span_s;
 		c->write_bytes_s = (double)dw / c->span_s;
 		c->io_rates_valid = true;
