@@ -448,24 +448,27 @@ static void gpu_listing(
 		true, gpu_cells, ret };
 }
 
-/* Left out of the table when out of memory; --json's is then empty. */
-static void table_gpu(const struct gpu_view *view, const struct ranked *r)
+/* A listing on the table (after a blank line), or as root's key in --json. */
+static void put_listing(json_t *root, const char *key, const struct listing *l)
 {
-	struct gpu_listing g;
-
-	if (!r->v)
+	if (root) {
+		json_object_set_new(root, key, listing_json(l));
 		return;
-	gpu_listing(view, r, &g);
+	}
 	putchar('\n');
-	listing_table(&g.l);
+	listing_table(l);
 }
 
-static json_t *json_gpu(const struct gpu_view *view, const struct ranked *r)
+/* Left out of the table when out of memory; --json's is then empty. */
+static void put_gpu(
+	json_t *root, const char *key, const struct gpu_view *view, const struct ranked *r)
 {
 	struct gpu_listing g;
 
+	if (!root && !r->v)
+		return;
 	gpu_listing(view, r, &g);
-	return listing_json(&g.l);
+	put_listing(root, key, &g.l);
 }
 
 /* Per host, by name; rows without one (older datasets) last. */
@@ -649,111 +652,84 @@ static void listings_build(
 	ret->hosts_shown = host_listing(s, &ret->hosts);
 }
 
-static void table_pods(const struct stats_result *s, bool by_gpu)
+static void put_pods(json_t *root, const char *key, const struct stats_result *s, bool by_gpu)
 {
 	struct pod_listing p;
 
 	pod_listing(s, by_gpu, &p);
-	putchar('\n');
-	listing_table(&p.l);
+	put_listing(root, key, &p.l);
 	free(p.v);
 }
 
-static json_t *json_pods(const struct stats_result *s, bool by_gpu)
+/* The figures before the listings: the time span, rows, processes, containers. */
+static void put_totals(json_t *root, const struct stats_result *s)
 {
-	struct pod_listing p;
-	json_t *arr;
-
-	pod_listing(s, by_gpu, &p);
-	arr = listing_json(&p.l);
-	free(p.v);
-	return arr;
-}
-
-void stats_print_table(
-	const struct stats_result *s, const struct ds_files *files, const struct ds_report *rep)
-{
+	double span_h = hours((uint64_t)(s->last_ms - s->first_ms));
 	char a[40], b[40];
-	struct rankings r;
-	struct listings l;
 
-	rankings_build(s, &r);
-	listings_build(s, &r, &l);
-	if (s->rows) {
-		format_time(s->first_ms, a, sizeof(a));
-		format_time(s->last_ms, b, sizeof(b));
-		printf("time span    %s .. %s (%.3f h)\n", a, b,
-			hours((uint64_t)(s->last_ms - s->first_ms)));
-	} else {
-		printf("time span    (no rows)\n");
+	if (root) {
+		json_object_set_new(root, "time_span",
+			json_time_span(s->rows, s->first_ms, s->last_ms, "hours", span_h, 6));
+		json_object_set_new(root, "rows", json_integer((json_int_t)s->rows));
+		json_object_set_new(root, "processes", json_integer((json_int_t)s->processes));
+		json_object_set_new(root, "containers", json_integer((json_int_t)s->containers));
+		return;
 	}
+	format_time(s->first_ms, a, sizeof(a));
+	format_time(s->last_ms, b, sizeof(b));
+	if (s->rows)
+		printf("time span    %s .. %s (%.3f h)\n", a, b, span_h);
+	else
+		printf("time span    (no rows)\n");
 	printf("rows         %" PRIu64 "\nprocesses    %" PRIu64 "\ncontainers   %" PRIu64 "\n",
 		s->rows, s->processes, s->containers);
-	if (l.hosts_shown) {
-		putchar('\n');
-		listing_table(&l.hosts.l);
-	}
-	putchar('\n');
-	listing_table(&l.workloads);
-	table_gpu(&view_containers, &r.containers);
-	table_gpu(&view_cwds, &r.cwds);
-	/* the GPU rankings of workloads, then the system holders apart */
-	table_gpu(&view_gpus, &r.gpus);
-	table_gpu(&view_pairs, &r.pairs);
-	if (r.users.n) {
-		putchar('\n');
-		listing_table(&l.users);
-	}
-	if (r.system.n)
-		table_gpu(&view_system, &r.system);
-	if (s->pods.uids.count) {
-		table_pods(s, false);
-		table_pods(s, true);
-	}
-	putchar('\n');
-	listing_table(&l.frameworks);
-	putchar('\n');
-	listing_table(&l.syscalls);
-	printf("\n");
-	report_table(stdout, files, rep);
-	free(l.hosts.order);
-	rankings_free(&r);
 }
 
-void stats_print_json(
-	const struct stats_result *s, const struct ds_files *files, const struct ds_report *rep)
+/*
+ * The table, or --json (json_t root).  The two keep the orders they had:
+ * --json lists workloads before hosts and the system holders (always)
+ * before users; the table hosts first and the system holders after users.
+ */
+void stats_print(const struct stats_result *s, const struct ds_files *files,
+	const struct ds_report *rep, bool json)
 {
-	json_t *root = json_object();
+	json_t *root = json ? json_object() : NULL;
 	struct rankings r;
 	struct listings l;
 
 	rankings_build(s, &r);
 	listings_build(s, &r, &l);
-	json_object_set_new(root, "time_span",
-		json_time_span(s->rows, s->first_ms, s->last_ms, "hours",
-			hours((uint64_t)(s->last_ms - s->first_ms)), 6));
-	json_object_set_new(root, "rows", json_integer((json_int_t)s->rows));
-	json_object_set_new(root, "processes", json_integer((json_int_t)s->processes));
-	json_object_set_new(root, "containers", json_integer((json_int_t)s->containers));
-	json_object_set_new(root, "workloads", listing_json(&l.workloads));
+	put_totals(root, s);
+	if (root)
+		put_listing(root, "workloads", &l.workloads);
 	if (l.hosts_shown)
-		json_object_set_new(root, "hosts", listing_json(&l.hosts.l));
-	json_object_set_new(
-		root, "gpu_held_by_container", json_gpu(&view_containers, &r.containers));
-	json_object_set_new(root, "gpu_held_by_cwd", json_gpu(&view_cwds, &r.cwds));
-	json_object_set_new(root, "gpu_held_by_gpu", json_gpu(&view_gpus, &r.gpus));
-	json_object_set_new(root, "gpu_held_by_container_gpu", json_gpu(&view_pairs, &r.pairs));
-	json_object_set_new(root, "gpu_held_system", json_gpu(&view_system, &r.system));
+		put_listing(root, "hosts", &l.hosts.l);
+	if (!root)
+		put_listing(root, "workloads", &l.workloads);
+	put_gpu(root, "gpu_held_by_container", &view_containers, &r.containers);
+	put_gpu(root, "gpu_held_by_cwd", &view_cwds, &r.cwds);
+	/* the GPU rankings of workloads, then the system holders apart */
+	put_gpu(root, "gpu_held_by_gpu", &view_gpus, &r.gpus);
+	put_gpu(root, "gpu_held_by_container_gpu", &view_pairs, &r.pairs);
+	if (root)
+		put_gpu(root, "gpu_held_system", &view_system, &r.system);
 	if (r.users.n)
-		json_object_set_new(root, "gpu_held_by_user", listing_json(&l.users));
-	if (s->pods.uids.count) { /* keys only on datasets of pods: the others' output stays */
-		json_object_set_new(root, "gpu_by_pod", json_pods(s, false));
-		json_object_set_new(root, "gpu_by_pod_gpu", json_pods(s, true));
+		put_listing(root, "gpu_held_by_user", &l.users);
+	if (!root && r.system.n)
+		put_gpu(root, "gpu_held_system", &view_system, &r.system);
+	if (s->pods.uids.count) { /* only on datasets of pods: the others' output stays */
+		put_pods(root, "gpu_by_pod", s, false);
+		put_pods(root, "gpu_by_pod_gpu", s, true);
 	}
-	json_object_set_new(root, "frameworks", listing_json(&l.frameworks));
-	json_object_set_new(root, "syscalls", listing_json(&l.syscalls));
-	json_object_set_new(root, "input", report_json(files, rep));
-	json_print(root);
+	put_listing(root, "frameworks", &l.frameworks);
+	put_listing(root, "syscalls", &l.syscalls);
+	if (root) {
+		json_object_set_new(root, "input", report_json(files, rep));
+		json_print(root);
+	} else {
+		printf("\n");
+		report_table(stdout, files, rep);
+	}
 	free(l.hosts.order);
 	rankings_free(&r);
 }

@@ -417,10 +417,7 @@ int cmd_stats(int argc, char **argv)
 		fprintf(stderr, "croft stats: out of memory\n");
 		goto out;
 	}
-	if (o.json)
-		stats_print_json(&s, &files, &rep);
-	else
-		stats_print_table(&s, &files, &rep);
+	stats_print(&s, &files, &rep, o.json);
 	status = exit_status(&rep);
 out:
 	for (int k = 0; k < o.threads; k++) {

@@ -158,9 +158,8 @@ struct stats_result {
 	const struct read_opts *o;         /* the holders' names */
 };
 
-void stats_print_table(
-	const struct stats_result *s, const struct ds_files *files, const struct ds_report *rep);
-void stats_print_json(
-	const struct stats_result *s, const struct ds_files *files, const struct ds_report *rep);
+/* out.c: the table, or --json */
+void stats_print(const struct stats_result *s, const struct ds_files *files,
+	const struct ds_report *rep, bool json);
 
 #endif
