@@ -14,29 +14,6 @@ static size_t shown(size_t count, size_t max)
 	return count < max ? count : max;
 }
 
-/* The spaces before a column: none before the first. */
-static void put_gap(const struct col *col, bool first)
-{
-	for (int k = first ? 0 : (col->gap ? col->gap : 1); k > 0; k--)
-		putchar(' ');
-}
-
-static void put_heading(const struct listing *l)
-{
-	bool first = true;
-
-	for (size_t c = 0; c < l->cols_count; c++) {
-		const struct col *col = &l->cols[c];
-
-		if (!col->title)
-			continue;
-		put_gap(col, first);
-		first = false;
-		printf(col->kind == COL_TEXT ? "%-*s" : "%*s", col->width, col->title);
-	}
-	putchar('\n');
-}
-
 static void put_cell(const struct col *col, const struct cell *cell)
 {
 	switch (col->kind) {
@@ -66,6 +43,28 @@ static void put_cell(const struct col *col, const struct cell *cell)
 	}
 }
 
+/* The heading (cells NULL) or an entry's line: the table's columns. */
+static void put_line(const struct listing *l, const struct cell *cells)
+{
+	bool first = true;
+
+	for (size_t c = 0; c < l->cols_count; c++) {
+		const struct col *col = &l->cols[c];
+
+		if (!col->title)
+			continue;
+		/* the spaces before a column: none before the first */
+		for (int k = first ? 0 : (col->gap ? col->gap : 1); k > 0; k--)
+			putchar(' ');
+		first = false;
+		if (cells)
+			put_cell(col, &cells[c]);
+		else
+			printf(col->kind == COL_TEXT ? "%-*s" : "%*s", col->width, col->title);
+	}
+	putchar('\n');
+}
+
 static void entry_cells(const struct listing *l, size_t i, bool json, struct cell *ret)
 {
 	memset(ret, 0, l->cols_count * sizeof(*ret));
@@ -77,21 +76,12 @@ void listing_table(const struct listing *l)
 	struct cell cells[LISTING_COLS_MAX];
 	size_t n = shown(l->count, l->table_max);
 
-	put_heading(l);
+	put_line(l, NULL);
 	if (l->count == 0 && l->empty)
 		printf("%s\n", l->empty);
 	for (size_t i = 0; i < n; i++) {
-		bool first = true;
-
 		entry_cells(l, i, false, cells);
-		for (size_t c = 0; c < l->cols_count; c++) {
-			if (!l->cols[c].title)
-				continue;
-			put_gap(&l->cols[c], first);
-			first = false;
-			put_cell(&l->cols[c], &cells[c]);
-		}
-		putchar('\n');
+		put_line(l, cells);
 	}
 	if (l->more && l->count > n)
 		printf("(%zu more)\n", l->count - n);
