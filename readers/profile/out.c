@@ -17,24 +17,41 @@ const char *phase_name(enum phase_kind kind)
 	return kind < PH_KINDS ? names[kind] : "?";
 }
 
-static void selector_text(const struct read_opts *o, char *buf, size_t size)
+/* The selector as the table says it ("tgid 1000 container 83eb") and, with
+ * ret_json, as --json's object (which adds --since and --until). */
+static void selector(const struct read_opts *o, char *buf, size_t size, json_t **ret_json)
 {
 	const struct filter *f = &o->filter;
+	const struct {
+		const char *key, *value;
+	} texts[] = { { "container", f->container }, { "pod", f->pod }, { "label", f->label },
+		{ "framework", f->framework } };
+	json_t *s = json_object();
 	size_t n = 0;
 
 	buf[0] = '\0';
-	if (f->has_tgid)
-		n += (size_t)snprintf(buf + n, size - n, "tgid %" PRId64 " ", f->tgid);
-	if (f->container && n < size)
-		n += (size_t)snprintf(buf + n, size - n, "container %s ", f->container);
-	if (f->pod && n < size)
-		n += (size_t)snprintf(buf + n, size - n, "pod %s ", f->pod);
-	if (f->label && n < size)
-		n += (size_t)snprintf(buf + n, size - n, "label %s ", f->label);
-	if (f->framework && n < size)
-		n += (size_t)snprintf(buf + n, size - n, "framework %s ", f->framework);
+	if (f->has_tgid) {
+		n += (size_t)snprintf(buf, size, "tgid %" PRId64 " ", f->tgid);
+		json_object_set_new(s, "tgid", json_integer(f->tgid));
+	}
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		if (!texts[i].value)
+			continue;
+		if (n < size)
+			n += (size_t)snprintf(
+				buf + n, size - n, "%s %s ", texts[i].key, texts[i].value);
+		json_object_set_new(s, texts[i].key, json_string(texts[i].value));
+	}
 	if (n > 0 && n < size)
 		buf[n - 1] = '\0';
+	if (f->has_since)
+		json_object_set_new(s, "since_ms", json_integer(f->since_ms));
+	if (f->has_until)
+		json_object_set_new(s, "until_ms", json_integer(f->until_ms));
+	if (ret_json)
+		*ret_json = s;
+	else
+		json_decref(s);
 }
 
 static void print_summary(const char *name, const struct summary *s, bool bytes)
@@ -255,7 +272,7 @@ void profile_print_table(const struct read_opts *o, const struct profile_result 
 	char sel[512], a[40], b[40];
 	struct listing l;
 
-	selector_text(o, sel, sizeof(sel));
+	selector(o, sel, sizeof(sel), NULL);
 	printf("profile          ");
 	put_text(stdout, sel, 0, 0);
 	printf(": %" PRIu64 " rows, %" PRIu64 " processes, %" PRIu64 " polls\n", p->rows,
@@ -308,36 +325,16 @@ static json_t *json_summary(const struct summary *s, int decimals, bool percenti
 	return o;
 }
 
-static json_t *json_selector(const struct read_opts *o)
-{
-	const struct filter *f = &o->filter;
-	json_t *s = json_object();
-
-	if (f->has_tgid)
-		json_object_set_new(s, "tgid", json_integer(f->tgid));
-	if (f->container)
-		json_object_set_new(s, "container", json_string(f->container));
-	if (f->pod)
-		json_object_set_new(s, "pod", json_string(f->pod));
-	if (f->label)
-		json_object_set_new(s, "label", json_string(f->label));
-	if (f->framework)
-		json_object_set_new(s, "framework", json_string(f->framework));
-	if (f->has_since)
-		json_object_set_new(s, "since_ms", json_integer(f->since_ms));
-	if (f->has_until)
-		json_object_set_new(s, "until_ms", json_integer(f->until_ms));
-	return s;
-}
-
 void profile_print_json(const struct read_opts *o, const struct profile_result *p,
 	const struct ds_files *files, const struct ds_report *rep)
 {
 	json_t *root = json_object(), *net = json_object(), *disk = json_object();
-	json_t *threads = json_object(), *pm = json_object();
+	json_t *threads = json_object(), *pm = json_object(), *sel_json;
 	struct listing phases, syscalls;
+	char sel[512];
 
-	json_object_set_new(root, "selector", json_selector(o));
+	selector(o, sel, sizeof(sel), &sel_json);
+	json_object_set_new(root, "selector", sel_json);
 	json_object_set_new(root, "rows", json_integer((json_int_t)p->rows));
 	json_object_set_new(root, "processes", json_integer((json_int_t)p->processes));
 	json_object_set_new(root, "polls", json_integer((json_int_t)p->samples));
@@ -400,7 +397,7 @@ int profile_write_svg(const struct read_opts *o, const struct profile_result *p)
 		for (size_t i = 0; i < p->phases_count; i++)
 			band[i] = (struct svg_stretch){ p->phases[i].start_ms, p->phases[i].end_ms,
 				phase_name(p->phases[i].kind) };
-		selector_text(o, sel, sizeof(sel));
+		selector(o, sel, sizeof(sel), NULL);
 		r = svg_write(o->svg_path, sel, &d);
 	}
 	if (r < 0)
