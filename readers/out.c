@@ -52,30 +52,26 @@ json_t *json_str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
-/* "<a>_ms", "<b>_ms" (unix ms), then "<a>", "<b>" (format_time) */
-static void json_set_instants(json_t *o, const char *a, int64_t a_ms, const char *b, int64_t b_ms)
-{
-	char key[32], t[40];
-
-	snprintf(key, sizeof(key), "%s_ms", a);
-	json_object_set_new(o, key, json_integer(a_ms));
-	snprintf(key, sizeof(key), "%s_ms", b);
-	json_object_set_new(o, key, json_integer(b_ms));
-	format_time(a_ms, t, sizeof(t));
-	json_object_set_new(o, a, json_string(t));
-	format_time(b_ms, t, sizeof(t));
-	json_object_set_new(o, b, json_string(t));
-}
-
+/* "first_ms", "last_ms" (unix ms), "first", "last" (format_time), the length */
 json_t *json_time_span(uint64_t rows, int64_t first_ms, int64_t last_ms, const char *length_key,
 	double length, int decimals)
 {
+	static const char *const names[2] = { "first", "last" };
+	const int64_t ms[2] = { first_ms, last_ms };
+	char key[32], t[40];
 	json_t *o;
 
 	if (!rows)
 		return json_null();
 	o = json_object();
-	json_set_instants(o, "first", first_ms, "last", last_ms);
+	for (int k = 0; k < 2; k++) {
+		snprintf(key, sizeof(key), "%s_ms", names[k]);
+		json_object_set_new(o, key, json_integer(ms[k]));
+	}
+	for (int k = 0; k < 2; k++) {
+		format_time(ms[k], t, sizeof(t));
+		json_object_set_new(o, names[k], json_string(t));
+	}
 	json_object_set_new(o, length_key, json_round(length, decimals));
 	return o;
 }

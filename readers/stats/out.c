@@ -373,15 +373,13 @@ static const char *rank_label(
 	const struct rank *r, enum rank_kind kind, const char *none, char *buf, size_t size)
 {
 	const char *name = r->name ? r->name : none;
+	char gpu[16] = "(no GPU named)";
 
 	if (kind == RK_NAME)
 		return name;
-	if (r->gpu == GPU_NONE)
-		snprintf(buf, size, "(no GPU named)%s%s", kind == RK_PAIR ? " " : "",
-			kind == RK_PAIR ? name : "");
-	else
-		snprintf(buf, size, "GPU %-3u%s%s", r->gpu, kind == RK_PAIR ? " " : "",
-			kind == RK_PAIR ? name : "");
+	if (r->gpu != GPU_NONE)
+		snprintf(gpu, sizeof(gpu), "GPU %-3u", r->gpu);
+	snprintf(buf, size, "%s%s%s", gpu, kind == RK_PAIR ? " " : "", kind == RK_PAIR ? name : "");
 	return buf;
 }
 
