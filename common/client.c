@@ -204,7 +204,7 @@ static int client_events(struct client *client)
 
 int client_connect(struct client *client, const struct msg_hello *hello)
 {
-	int ms = client->ops->hello_deadline_ms;
+	int ms = client->ops->hello_deadline_ms + 1; /* past the deadline, not at it */
 	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
 	int r;
 

@@ -113,11 +113,13 @@ static void link_down(struct probe_link *link, const char *what, int err)
 		strerror(err));
 }
 
-/* The ask is answered (maybe with none) in ms at the latest. */
+/* The ask is answered (maybe with none) once ms have passed. */
 static void deadline_in(struct probe_link *link, int ms)
 {
-	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	struct timeval tv;
 
+	ms++; /* past the deadline, not at it: a poll on the same beat asks first */
+	tv = (struct timeval){ ms / 1000, (ms % 1000) * 1000 };
 	evtimer_add(link->deadline, &tv);
 }
 
