@@ -129,10 +129,17 @@ def main():
         back_ms = time.time() * 1000
         time.sleep(1.5)  # the new probe's baseline answer
         burn_for(work, PHASE_S, done)
-        # vanished rows come 3 polls and at least 10 s after the last sight
+        # around the absence: a poll either side, for the answer in flight
+        margin = 2 * POLL_MS
+
+        def probe_saw(p):  # ended before the kill or began after the restart
+            return done[p][1] < killed_ms - margin or done[p][0] > back_ms + margin
+        # vanished rows come 3 polls and at least 10 s after the last sight; the
+        # last processes' finals come with the next answer
         try:
             wait_for(lambda: all(any('exited' in r for r in rows_of_key(run.of, pid))
-                                 for pid in done if rows_of_key(run.of, pid)), 60, 'last rows')
+                                 for pid in done if probe_saw(pid) or rows_of_key(run.of, pid)),
+                     60, 'last rows')
         except TimeoutError:
             pass  # the checks below say which
 
@@ -172,10 +179,7 @@ def main():
                 bad[pid] = (round(got, 6), round(done[pid][3], 6))
         tap.ok(not bad, 'the rest hold wait4\'s CPU time (1%, and the 4 decimals\' rounding)',
                json.dumps(dict(list(bad.items())[:8])))
-        # around the absence: a poll either side, for the answer in flight
-        margin = 2 * POLL_MS
-        before_after = [p for p in done
-                        if done[p][1] < killed_ms - margin or done[p][0] > back_ms + margin]
+        before_after = [p for p in done if probe_saw(p)]
         tap.ok(before_after and all(last[p] and last[p][0]['exited'] in ('probe', 'between_polls')
                                     for p in before_after),
                'with the probe there, before the kill and after the restart, every one of %d '
@@ -184,8 +188,7 @@ def main():
                            if not last[p] or last[p][0]['exited'] not in
                            ('probe', 'between_polls')})[:800])
         unseen = [p for p in done if not rows[p]]
-        outside = [p for p in unseen
-                   if done[p][0] > back_ms + margin or done[p][1] < killed_ms - margin]
+        outside = [p for p in unseen if probe_saw(p)]
         tap.ok(not outside, 'a process without a row lived wholly while the probe was away',
                'away %d..%d ms; %s' % (killed_ms, back_ms,
                                        json.dumps({p: done[p][:2] for p in outside})[:600]))
