@@ -23,9 +23,9 @@ import tempfile
 import time
 
 from probetest import Tap, require_bpf, wait_for
-from rowtest import proc_key, rows_of_key
+from absence import burn_for, check_rows
+from rowtest import POLL_MS
 
-POLL_MS = 500
 PHASE_S = 3.0  # starting processes before the kill, while away, after the restart
 
 
@@ -97,19 +97,6 @@ class CroftRun:
                 self.proc.wait()
 
 
-def burn_for(work, seconds, out):
-    """Short processes one after another for `seconds`;
-    out[proc_key] = (born, ended, status, cpu_s), wall ms."""
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        born = time.time() * 1000
-        p = subprocess.Popen([work, 'burn', '0.02'])
-        key = proc_key(p.pid)
-        _, status, ru = os.wait4(p.pid, 0)
-        p.returncode = 0  # reaped here: Popen must not wait for it again
-        out[key] = (born, time.time() * 1000, status, ru.ru_utime + ru.ru_stime)
-
-
 def main():
     require_bpf()
     work, croft, croftctl, build_dir = sys.argv[2:6]
@@ -119,79 +106,25 @@ def main():
         wait_for(run.probe_connected, 60, 'croft run\'s sampler connected to its probe')
         time.sleep(1.5)  # the probe's baseline answer is behind us
         done = {}
-        burn_for(work, PHASE_S, done)
+        burn_for(subprocess.Popen, work, PHASE_S, done)
         old_pid = run.daemon('croft-probe').get('pid')
         killed_ms = time.time() * 1000
         os.kill(old_pid, signal.SIGKILL)
-        burn_for(work, PHASE_S, done)
+        burn_for(subprocess.Popen, work, PHASE_S, done)
         wait_for(lambda: run.daemon('croft-probe').get('pid') not in (None, old_pid) and
                  run.probe_connected(), 60, 'croft run\'s new probe, the sampler on it')
         back_ms = time.time() * 1000
         time.sleep(1.5)  # the new probe's baseline answer
-        burn_for(work, PHASE_S, done)
-        # around the absence: a poll either side, for the answer in flight
-        margin = 2 * POLL_MS
-
-        def probe_saw(p):  # ended before the kill or began after the restart
-            return done[p][1] < killed_ms - margin or done[p][0] > back_ms + margin
-        # vanished rows come 3 polls and at least 10 s after the last sight; the
-        # last processes' finals come with the next answer
-        try:
-            wait_for(lambda: all(any('exited' in r for r in rows_of_key(run.of, pid))
-                                 for pid in done if probe_saw(pid) or rows_of_key(run.of, pid)),
-                     60, 'last rows')
-        except TimeoutError:
-            pass  # the checks below say which
-
-        def vanished():  # every vanished row on the host, the killed probe's own among them
-            return (run.sampler().get('last_rows', {}).get('vanished'),
-                    sum(r.get('exited') == 'vanished' for r in run.refresh()))
-        try:
-            wait_for(lambda: vanished()[0] == vanished()[1], 10, 'the count and the rows agree')
-        except TimeoutError:
-            pass  # the check says how they differ
-        counted, written = vanished()
-        rows = {pid: rows_of_key(run.of, pid) for pid in done}
-        last = {pid: [r for r in rs if 'exited' in r] for pid, rs in rows.items()}
-        seen = [pid for pid in done if rows[pid]]
-        kinds = [last[p][0]['exited'] for p in seen if last[p]]
-        print('# %d processes: %d probe, %d between_polls, %d vanished, %d without a row' %
-              (len(done), kinds.count('probe'), kinds.count('between_polls'),
-               kinds.count('vanished'), len(done) - len(seen)))
+        burn_for(subprocess.Popen, work, PHASE_S, done)
         text = run.log_text()
         tap.ok('croft-probe' in text and 'restarting croft-probe' in text,
                'croft run logs the probe\'s death and its restart',
                '\n'.join(ln for ln in text.splitlines() if 'probe' in ln)[-600:])
-        tap.ok(counted == written and kinds.count('vanished') <= written,
-               'the sampler counts every vanished row (status last_rows.vanished)',
-               'status %s, rows %d (ours %d)' % (counted, written, kinds.count('vanished')))
-        tap.ok(all(len(last[p]) == 1 and last[p] == rows[p][-1:] for p in seen),
-               'each of %d processes with rows has exactly one last row, its last' % len(seen),
-               json.dumps({p: [r.get('exited') for r in rows[p]] for p in seen
-                           if len(last[p]) != 1 or last[p] != rows[p][-1:]})[:800])
-        bad = {}
-        for pid in seen:
-            if last[pid] and last[pid][0]['exited'] == 'vanished':
-                continue  # what it did after its last reading went with the probe
-            got = sum(r['usage']['cpu_cores'] * r['span_ms'] for r in rows[pid]) / 1000.0
-            rounding = sum(0.00005 * r['span_ms'] for r in rows[pid]) / 1000.0
-            if abs(got - done[pid][3]) > 0.01 * done[pid][3] + rounding:
-                bad[pid] = (round(got, 6), round(done[pid][3], 6))
-        tap.ok(not bad, 'the rest hold wait4\'s CPU time (1%, and the 4 decimals\' rounding)',
-               json.dumps(dict(list(bad.items())[:8])))
-        before_after = [p for p in done if probe_saw(p)]
-        tap.ok(before_after and all(last[p] and last[p][0]['exited'] in ('probe', 'between_polls')
-                                    for p in before_after),
-               'with the probe there, before the kill and after the restart, every one of %d '
-               'has its last row from the probe' % len(before_after),
-               json.dumps({p: [r.get('exited') for r in rows[p]] for p in before_after
-                           if not last[p] or last[p][0]['exited'] not in
-                           ('probe', 'between_polls')})[:800])
-        unseen = [p for p in done if not rows[p]]
-        outside = [p for p in unseen if probe_saw(p)]
-        tap.ok(not outside, 'a process without a row lived wholly while the probe was away',
-               'away %d..%d ms; %s' % (killed_ms, back_ms,
-                                       json.dumps({p: done[p][:2] for p in outside})[:600]))
+
+        def vanished():  # every vanished row on the host, the killed probe's own among them
+            return (run.sampler().get('last_rows', {}).get('vanished'),
+                    sum(r.get('exited') == 'vanished' for r in run.refresh()))
+        check_rows(tap, done, run.of, vanished, killed_ms, back_ms)
     finally:
         run.stop()
         if tap.failed:

@@ -1,0 +1,82 @@
+# absence.py: what tests/probe/test-exits-probekill.py (the probe killed on
+# the test's own stack) and test-exits-run.py (killed under croft run) both
+# do: short processes one after another, each reaped with wait4, and the
+# checks of what the rows say around the probe's absence.
+import json
+import os
+import time
+
+from probetest import wait_for
+from rowtest import POLL_MS, proc_key, rows_of_key
+
+
+def burn_for(spawn, work, seconds, out):
+    """Short processes one after another for `seconds`, each started by
+    spawn(args) (a Popen); out[proc_key] = (born, ended, status, cpu_s), wall ms."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        born = time.time() * 1000
+        p = spawn([work, 'burn', '0.02'])
+        key = proc_key(p.pid)
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = 0  # reaped here: Popen must not wait for it again
+        out[key] = (born, time.time() * 1000, status, ru.ru_utime + ru.ru_stime)
+
+
+def check_rows(tap, done, of, vanished, killed_ms, back_ms):
+    """The rows of the processes in done (of: a pid's rows) around the probe's
+    absence from killed_ms to back_ms; vanished() gives (the sampler's count
+    of vanished last rows, those in the dataset).  Adds the TAP lines."""
+    margin = 2 * POLL_MS  # a poll either side, for the answer in flight
+
+    def probe_saw(p):  # ended before the kill or began after the restart
+        return done[p][1] < killed_ms - margin or done[p][0] > back_ms + margin
+    # vanished rows come 3 polls and at least 10 s after the last sight; the
+    # last processes' finals come with the next answer
+    try:
+        wait_for(lambda: all(any('exited' in r for r in rows_of_key(of, p))
+                             for p in done if probe_saw(p) or rows_of_key(of, p)),
+                 60, 'last rows')
+    except TimeoutError:
+        pass  # the checks below say which
+    try:  # the rows counted must have reached the writer
+        wait_for(lambda: vanished()[0] == vanished()[1], 10, 'the count and the rows agree')
+    except TimeoutError:
+        pass  # the check says how they differ
+    counted, written = vanished()
+    rows = {p: rows_of_key(of, p) for p in done}
+    last = {p: [r for r in rs if 'exited' in r] for p, rs in rows.items()}
+    seen = [p for p in done if rows[p]]
+    kinds = [last[p][0]['exited'] for p in seen if last[p]]
+    print('# %d processes: %d probe, %d between_polls, %d vanished, %d without a row' %
+          (len(done), kinds.count('probe'), kinds.count('between_polls'),
+           kinds.count('vanished'), len(done) - len(seen)))
+    tap.ok(counted == written and kinds.count('vanished') <= written,
+           'the sampler counts every vanished row (status last_rows.vanished)',
+           'status %s, rows %d (ours %d)' % (counted, written, kinds.count('vanished')))
+    tap.ok(all(len(last[p]) == 1 and last[p] == rows[p][-1:] for p in seen),
+           'each of %d processes with rows has exactly one last row, its last' % len(seen),
+           json.dumps({p: [r.get('exited') for r in rows[p]] for p in seen
+                       if len(last[p]) != 1 or last[p] != rows[p][-1:]})[:800])
+    bad = {}
+    for p in seen:
+        if last[p] and last[p][0]['exited'] == 'vanished':
+            continue  # what it did after its last reading went with the probe
+        got = sum(r['usage']['cpu_cores'] * r['span_ms'] for r in rows[p]) / 1000.0
+        rounding = sum(0.00005 * r['span_ms'] for r in rows[p]) / 1000.0
+        if abs(got - done[p][3]) > 0.01 * done[p][3] + rounding:
+            bad[p] = (round(got, 6), round(done[p][3], 6))
+    tap.ok(not bad, 'the rest hold wait4\'s CPU time (1%, and the 4 decimals\' rounding)',
+           json.dumps(dict(list(bad.items())[:8])))
+    before_after = [p for p in done if probe_saw(p)]
+    tap.ok(before_after and all(last[p] and last[p][0]['exited'] in ('probe', 'between_polls')
+                                for p in before_after),
+           'with the probe there, before the kill and after the restart, every one of %d '
+           'has its last row from the probe' % len(before_after),
+           json.dumps({p: [r.get('exited') for r in rows[p]] for p in before_after
+                       if not last[p] or last[p][0]['exited'] not in
+                       ('probe', 'between_polls')})[:800])
+    outside = [p for p in done if not rows[p] and probe_saw(p)]
+    tap.ok(not outside, 'a process without a row lived wholly while the probe was away',
+           'away %d..%d ms; %s' % (killed_ms, back_ms,
+                                   json.dumps({p: done[p][:2] for p in outside})[:600]))
