@@ -190,6 +190,23 @@ int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t
 /* Whether concern's programs are loaded and attached. */
 bool loader_has(const struct probe_objs *objs, enum probe_concern concern);
 void loader_close(struct probe_objs *objs);
+/* "tp_btf" or "raw_tp" */
+const char *loader_variant(const struct probe_objs *objs);
+
+/* loader_open.c: as root, before the drop. */
+/* Opens, loads and attaches one concern's object; *what: the step it failed at. */
+struct concern_opener {
+	enum probe_concern concern;
+	int (*open)(struct probe_objs *objs, const char **what);
+};
+/* In load order: gpufile, then ioctl (which takes gpufile's maps), then syscalls. */
+extern const struct concern_opener openers[CONCERNS];
+/* Notes each loaded program's count from its verifier log; frees the logs. */
+void take_verified(struct probe_objs *objs, struct bpf_object *obj);
+
+/* loader_maps.c: on the fds held, before and after the drop. */
+/* concern's counted map of epoch g; NULL when not loaded or it has none. */
+struct bpf_map *concern_map(const struct probe_objs *objs, enum probe_concern concern, uint32_t g);
 int loader_set_gpu_rules(struct probe_objs *objs, const struct gpudev_set *set);
 /* Points the programs at the other epoch and waits until none writes the old one. */
 int loader_flip(struct probe_objs *objs);
@@ -225,8 +242,6 @@ int loader_walk_threads(struct probe_objs *objs, uint32_t g);
  */
 int loader_take_event_counts(
 	const struct probe_objs *objs, uint32_t g, struct probe_event_count *ret_counts);
-/* "tp_btf" or "raw_tp" */
-const char *loader_variant(const struct probe_objs *objs);
 
 /* tgidmap.c: tgid -> u64, at most limit entries */
 struct tgidmap {
