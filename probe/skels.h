@@ -1,6 +1,7 @@
 /*
  * skels.h: the bpftool skeletons of croft-probe's eBPF objects, for the
- * files that open them (loader.c) and that reach into them (concerns.c).
+ * files that open them (loader_open.c), that read their maps
+ * (loader_maps.c) and that reach into them (concerns.c).
  * croft-probe only.
  */
 #ifndef CROFT_SKELS_H

@@ -2,7 +2,7 @@
  * gpufile.bpf.h: what ioctl.bpf.c and gpufile.bpf.c share: the GPU device
  * set, the fd -> file -> device test, and the in-flight marks of threads
  * inside a GPU ioctl or wait.  Each object declares the maps; croft-probe
- * hands gpufile's to ioctl before it loads (loader.c), so both see one set
+ * hands gpufile's to ioctl before it loads (loader_open.c), so both see one set
  * and one mark per thread.  Kernel side of croft-probe, loaded by root.
  */
 #ifndef CROFT_GPUFILE_BPF_H
