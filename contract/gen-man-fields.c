@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gentemplate.h"
 #include "rowdoc.h"
 
 #define TEXT_MAX  (1u << 20) /* bytes of the page's source */
@@ -100,24 +101,26 @@ static int only_comments(const char *s, size_t len)
 	return 1;
 }
 
+/* The generated FIELDS, after the heading's line. */
+static int put_fields(FILE *out)
+{
+	fputc('\n', out);
+	put_object(out, RF_ROOT);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static char text[TEXT_MAX];
 	const char *start, *next;
-	FILE *in, *out;
 	size_t n;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: gen-man-fields PAGE.scd OUTPUT.scd\n");
 		return 2;
 	}
-	if (!(in = fopen(argv[1], "r"))) {
-		perror(argv[1]);
+	if (gen_template_read(argv[1], text, sizeof(text), &n) < 0)
 		return 1;
-	}
-	n = fread(text, 1, sizeof(text) - 1, in);
-	fclose(in);
-	text[n] = '\0';
 	if (!(start = strstr(text, HEADING))) {
 		fprintf(stderr, "gen-man-fields: %s has no FIELDS section\n", argv[1]);
 		return 1;
@@ -132,17 +135,5 @@ int main(int argc, char **argv)
 			argv[1]);
 		return 1;
 	}
-	if (!(out = fopen(argv[2], "w"))) {
-		perror(argv[2]);
-		return 1;
-	}
-	fwrite(text, 1, (size_t)(start - text), out);
-	fputc('\n', out);
-	put_object(out, RF_ROOT);
-	fputs(next, out);
-	if (fclose(out)) {
-		perror(argv[2]);
-		return 1;
-	}
-	return 0;
+	return gen_write_spliced(argv[2], text, (size_t)(start - text), put_fields, next) < 0;
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gentemplate.h"
 #include "probe.h"
 #include "probe_wire.h"
 #include "wire.h"
@@ -255,7 +256,6 @@ static int put_facts(FILE *out)
 int main(int argc, char **argv)
 {
 	static char text[TEMPLATE_MAX];
-	FILE *in, *out;
 	char *at;
 	size_t n;
 
@@ -263,31 +263,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: gen-wire-py WIRE.PY.IN WIRE.PY\n");
 		return 2;
 	}
-	if (!(in = fopen(argv[1], "r"))) {
-		perror(argv[1]);
+	if (gen_template_read(argv[1], text, sizeof(text), &n) < 0)
 		return 1;
-	}
-	n = fread(text, 1, sizeof(text) - 1, in);
-	fclose(in);
-	text[n] = '\0';
 	if (!(at = strstr(text, FACTS_LINE))) {
 		fprintf(stderr, "gen-wire-py: %s has no line '%s'\n", argv[1], "# @WIRE_FACTS@");
 		return 1;
 	}
-	if (!(out = fopen(argv[2], "w"))) {
-		perror(argv[2]);
-		return 1;
-	}
-	fwrite(text, 1, (size_t)(at - text), out);
-	if (put_facts(out) < 0) {
-		fclose(out);
-		remove(argv[2]);
-		return 1;
-	}
-	fputs(at + strlen(FACTS_LINE), out);
-	if (fclose(out)) {
-		perror(argv[2]);
-		return 1;
-	}
-	return 0;
+	return gen_write_spliced(
+		       argv[2], text, (size_t)(at - text), put_facts, at + strlen(FACTS_LINE)) < 0;
 }
