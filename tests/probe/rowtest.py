@@ -89,11 +89,16 @@ class Stack:
         return self.rows.of(pid)
 
     def print_logs(self):
-        """The daemons' last lines, as TAP comments (for a failed test)."""
+        """The daemons' last lines and their figures, as TAP comments (for a failed test)."""
         for name in ('sampler.log', 'probe.log'):
             with open(os.path.join(self.probe.dir, name), errors='replace') as f:
                 for line in f.read().splitlines()[-25:]:
                     print('# %s: %s' % (name, line))
+        for name, figures in (('sampler', self.sampler_status), ('probe', self.probe.status)):
+            try:
+                print('# %s status: %s' % (name, json.dumps(figures())[:3000]))
+            except (OSError, ValueError) as e:
+                print('# %s status: %s' % (name, e))
 
     def close(self):
         for p in self.children:

@@ -14,7 +14,7 @@ import sys
 import time
 
 from probetest import Tap, require_bpf, wait_for
-from absence import burn_for, check_rows
+from absence import AnswerWatch, burn_for, check_rows
 from rowtest import Stack
 
 PHASE_S = 3.0  # starting processes before the kill, while away, after the restart
@@ -34,8 +34,9 @@ def main():
         wait_for(lambda: probe_connected(st), 30, 'the sampler connected to the probe')
         time.sleep(1.5)  # the probe's baseline answer is behind us
         done = {}
+        watch = AnswerWatch(lambda: st.sampler_status()['probe_link']['answers'])
         burn_for(st.spawn, work, PHASE_S, done)
-        killed_ms = time.time() * 1000
+        cut_ms = watch.cut()
         st.probe.kill(signal.SIGKILL)
         burn_for(st.spawn, work, PHASE_S, done)
         st.probe.start()
@@ -47,7 +48,7 @@ def main():
         def vanished():  # every vanished row on the host, the killed probe's own among them
             return (st.sampler_status()['last_rows']['vanished'],
                     sum(r.get('exited') == 'vanished' for r in st.rows.refresh()))
-        check_rows(tap, done, st.rows.of, vanished, killed_ms, back_ms)
+        check_rows(tap, done, st.rows.of, vanished, cut_ms, back_ms)
     finally:
         if tap.failed:
             st.print_logs()

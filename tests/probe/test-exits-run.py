@@ -23,7 +23,7 @@ import tempfile
 import time
 
 from probetest import Tap, require_bpf, wait_for
-from absence import burn_for, check_rows
+from absence import AnswerWatch, burn_for, check_rows
 from rowtest import POLL_MS
 
 PHASE_S = 3.0  # starting processes before the kill, while away, after the restart
@@ -106,9 +106,10 @@ def main():
         wait_for(run.probe_connected, 60, 'croft run\'s sampler connected to its probe')
         time.sleep(1.5)  # the probe's baseline answer is behind us
         done = {}
+        watch = AnswerWatch(lambda: run.sampler().get('probe_link', {}).get('answers', 0))
         burn_for(subprocess.Popen, work, PHASE_S, done)
         old_pid = run.daemon('croft-probe').get('pid')
-        killed_ms = time.time() * 1000
+        cut_ms = watch.cut()
         os.kill(old_pid, signal.SIGKILL)
         burn_for(subprocess.Popen, work, PHASE_S, done)
         wait_for(lambda: run.daemon('croft-probe').get('pid') not in (None, old_pid) and
@@ -124,7 +125,7 @@ def main():
         def vanished():  # every vanished row on the host, the killed probe's own among them
             return (run.sampler().get('last_rows', {}).get('vanished'),
                     sum(r.get('exited') == 'vanished' for r in run.refresh()))
-        check_rows(tap, done, run.of, vanished, killed_ms, back_ms)
+        check_rows(tap, done, run.of, vanished, cut_ms, back_ms)
     finally:
         run.stop()
         if tap.failed:
