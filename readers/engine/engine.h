@@ -253,6 +253,23 @@ void file_reader_free(struct file_reader *fr);
 /* Reads one file to its end; what it cannot read is reported, not returned. */
 void file_reader_read(struct file_reader *fr, const struct ds_file *f, uint32_t file_index);
 
+/* zstream.c: zstd frames decoded into a window the text is read from in
+ * place: ZSTD_decompressStream's calls, without its copy out. */
+struct zstream;
+int zstream_new(size_t text_cap, struct zstream **ret_zs);
+void zstream_free(struct zstream *zs);
+/* The next byte given starts a frame (as ZSTD_DCtx_reset, session only). */
+void zstream_reset(struct zstream *zs);
+/*
+ * ZSTD_decompressStream into an output of text_cap bytes holding *fill:
+ * decodes src[*pos..size) (moving *pos on) and adds its text to *fill.  The
+ * text is at *text, which this moves when its window starts over; the
+ * caller may move *text on, lowering *fill, as it reads.  Returns 0 at a
+ * frame's end, a zstd error code (nothing of this call added), or more.
+ */
+size_t zstream_decompress(
+	struct zstream *zs, char **text, size_t *fill, const void *src, size_t size, size_t *pos);
+
 #define NONE_ID     UINT32_MAX
 #define GAP_POLLS   2                      /* x idle_every polls: a longer gap is a new process */
 #define HOLDERS_MAX (CONFIG_NAMES_MAX / 2) /* names in gpu_system_holders */

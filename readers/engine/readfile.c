@@ -1,7 +1,8 @@
 /*
  * readfile.c: reads one .jsonl or .jsonl.zst in fixed buffers; zstd text is
  * held until its frame's checksum passes (frames up to 2 MiB), and a corrupt
- * frame is skipped to the next frame's magic.  Worker threads, no privilege.
+ * frame is skipped to the next frame's magic.  Rows are scanned where the
+ * text lies (zstd's window: zstream.c).  Worker threads, no privilege.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,9 +25,9 @@ struct file_reader {
 	void *ctx;
 	struct ds_report *rep;
 	bool jansson_only;
-	ZSTD_DCtx *dctx;
+	struct zstream *zs;
 	unsigned char *in;
-	char *out; /* READ_OUT_BYTES + 2 x ROWSCAN_PAD */
+	char *out; /* READ_OUT_BYTES + 2 x ROWSCAN_PAD: a plain file's text */
 	struct row row;
 
 	/* the file being read */
@@ -35,7 +36,8 @@ struct file_reader {
 	uint32_t file;
 	uint64_t line, kept, rows, rows_jansson, text_bytes, bytes_read;
 	bool discarding; /* inside an over-long line: drop up to '\n' */
-	size_t fill;     /* text bytes in out */
+	char *text;      /* the text not yet parsed: in out, or in zs's window */
+	size_t fill;     /* its bytes */
 	bool live;       /* the writer's live file: empty, or a last line being appended */
 	uint64_t live_tail_bytes;
 };
@@ -51,10 +53,9 @@ int file_reader_new(const struct ds_sink *sink, void *ctx, struct ds_report *rep
 	fr->ctx = ctx;
 	fr->rep = rep;
 	fr->jansson_only = jansson_only;
-	fr->dctx = ZSTD_createDCtx();
 	fr->in = malloc(READ_IN_BYTES);
 	fr->out = calloc(1, READ_OUT_BYTES + 2 * ROWSCAN_PAD);
-	if (!fr->dctx || !fr->in || !fr->out) {
+	if (zstream_new(READ_OUT_BYTES, &fr->zs) < 0 || !fr->in || !fr->out) {
 		file_reader_free(fr);
 		return -ENOMEM;
 	}
@@ -66,7 +67,7 @@ void file_reader_free(struct file_reader *fr)
 {
 	if (!fr)
 		return;
-	ZSTD_freeDCtx(fr->dctx);
+	zstream_free(fr->zs);
 	free(fr->in);
 	free(fr->out);
 	free(fr);
@@ -100,12 +101,12 @@ static void parse_fallback(struct file_reader *fr, const char *p, size_t len, bo
 }
 
 /*
- * Parses the whole lines of out[0..len); returns the bytes used.  The
+ * Parses the whole lines of text[0..len); returns the bytes used.  The
  * scanner finds each line's end itself; memchr only for lines it declines.
  */
 static size_t parse_lines(struct file_reader *fr, size_t len)
 {
-	char *p = fr->out, *end = fr->out + len;
+	char *p = fr->text, *end = fr->text + len;
 	const char *nl;
 
 	char *last = memrchr(p, '\n', len);
@@ -125,7 +126,7 @@ static size_t parse_lines(struct file_reader *fr, size_t len)
 		}
 		p = (char *)nl + 1;
 	}
-	return (size_t)(p - fr->out);
+	return (size_t)(p - fr->text);
 }
 
 /* Keeps the unfinished tail; a full buffer with no '\n' is a line too long. */
@@ -142,7 +143,7 @@ static void take_lines(struct file_reader *fr, size_t upto)
 		}
 		used = fr->fill;
 	}
-	memmove(fr->out, fr->out + used, fr->fill - used);
+	fr->text += used;
 	fr->fill -= used;
 }
 
@@ -153,16 +154,16 @@ static void take_last_line(struct file_reader *fr)
 		fr->fill = 0;
 		return;
 	}
-	memset(fr->out + fr->fill, 0, ROWSCAN_PAD);
-	fr->out[fr->fill] = '\n';
+	memset(fr->text + fr->fill, 0, ROWSCAN_PAD);
+	fr->text[fr->fill] = '\n';
 	const char *nl;
 	if (!fr->jansson_only &&
-		rowscan_fast(fr->out, fr->out + fr->fill + 1, &fr->row, &nl) == ROWSCAN_OK) {
+		rowscan_fast(fr->text, fr->text + fr->fill + 1, &fr->row, &nl) == ROWSCAN_OK) {
 		fr->line++;
 		fr->rows++;
 		fr->sink->row(fr->ctx, &fr->row);
 	} else {
-		parse_fallback(fr, fr->out, fr->fill, true);
+		parse_fallback(fr, fr->text, fr->fill, true);
 	}
 	fr->fill = 0;
 }
@@ -170,6 +171,8 @@ static void take_last_line(struct file_reader *fr)
 static void read_plain(struct file_reader *fr)
 {
 	for (;;) {
+		memmove(fr->out, fr->text, fr->fill);
+		fr->text = fr->out;
 		ssize_t n = read(fr->fd, fr->out + fr->fill, READ_OUT_BYTES - fr->fill);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -208,7 +211,7 @@ struct zread {
 	uint64_t in_base; /* file offset of in[0] */
 	ZSTD_inBuffer ib;
 	uint64_t frame_start; /* file offset where the current frame began */
-	size_t committed;     /* out[0..committed) passed its frame's checks */
+	size_t committed;     /* text[0..committed) passed its frame's checks */
 	bool in_frame;        /* bytes of an unfinished frame consumed */
 };
 
@@ -222,7 +225,7 @@ static void zstd_corrupt(struct file_reader *fr, struct zread *z, size_t err)
 	take_lines(fr, fr->fill);
 	fr->fill = 0; /* the line the corruption cut */
 	z->committed = 0;
-	ZSTD_DCtx_reset(fr->dctx, ZSTD_reset_session_only);
+	zstream_reset(fr->zs);
 	int64_t next = find_magic(fr, z->frame_start + 1);
 	z->in_base = next < 0 ? fr->size_bytes : (uint64_t)next;
 	z->frame_start = z->in_base;
@@ -253,15 +256,15 @@ static void read_zstd(struct file_reader *fr)
 {
 	struct zread z = { 0 };
 
-	ZSTD_DCtx_reset(fr->dctx, ZSTD_reset_session_only);
+	zstream_reset(fr->zs);
 	z.ib.src = fr->in;
 	for (;;) {
 		if (z.ib.pos == z.ib.size && !zstd_fill_input(fr, &z))
 			break;
-		ZSTD_outBuffer ob = { fr->out, READ_OUT_BYTES, fr->fill };
-		size_t ret = ZSTD_decompressStream(fr->dctx, &ob, &z.ib);
-		fr->text_bytes += ob.pos - fr->fill;
-		fr->fill = ob.pos;
+		size_t had = fr->fill;
+		size_t ret = zstream_decompress(
+			fr->zs, &fr->text, &fr->fill, z.ib.src, z.ib.size, &z.ib.pos);
+		fr->text_bytes += fr->fill - had;
 		if (ZSTD_isError(ret)) {
 			zstd_corrupt(fr, &z, ret);
 			continue;
@@ -340,6 +343,7 @@ void file_reader_read(struct file_reader *fr, const struct ds_file *f, uint32_t 
 	fr->line = fr->kept = fr->rows = fr->rows_jansson = fr->text_bytes = fr->bytes_read = 0;
 	fr->live_tail_bytes = 0;
 	fr->discarding = false;
+	fr->text = fr->out;
 	fr->fill = 0;
 	if (fr->sink->file_begin)
 		fr->sink->file_begin(fr->ctx, file_index);

@@ -633,6 +633,36 @@ def generated_rows_across_buffer_refills():
 
 
 @test
+def segments_longer_than_their_window():
+    """zstd's output is read where it is decoded, and its window starts over
+    many times in a long frame: one frame of ~8 MB with windows of 1 KiB to
+    4 MiB, without a content size or a checksum, incompressible lines (raw
+    blocks) and a skippable frame: what the plain text gives, text_bytes too."""
+    if not GEN:
+        raise Skip("no generator path given")
+    text = subprocess.run([GEN, "--processes", "150", "--polls", "100"], stdout=subprocess.PIPE,
+                          check=True).stdout
+    import random
+    junk = random.Random(5).randbytes(300000).replace(b"\n", b" ")
+    text = text + b"".join(junk[i:i + 3000] + b"\n" for i in range(0, len(junk), 3000)) + text[:200000]
+    plain = path("window", "plain", "croft-dataset.jsonl")
+    with open(plain, "wb") as f:
+        f.write(text)
+    ref, ref_in = figures("stats", plain, expect=3)
+    skippable = bytes.fromhex("502a4d18") + (5).to_bytes(4, "little") + b"notes"
+    shapes = (["--zstd=wlog=10"], ["--zstd=wlog=17"], ["-1", "--no-check"], ["-12"], ["--zstd=wlog=22"])
+    for i, args in enumerate(shapes):
+        p = path("window", str(i), "croft-dataset-1.jsonl.zst")
+        z = subprocess.run(["sh", "-c", "cat | zstd -q -c " + " ".join(args)], input=text,
+                           stdout=subprocess.PIPE, check=True).stdout
+        with open(p, "wb") as f:
+            f.write(skippable + z if i % 2 else z)
+        got, inp = figures("stats", p, expect=3)
+        assert got == ref and inp["text_bytes"] == ref_in["text_bytes"], (args, inp)
+        assert inp["bad_lines"] == ref_in["bad_lines"] > 0, (args, inp)
+
+
+@test
 def rows_match_the_json_schema():
     try:
         import jsonschema
