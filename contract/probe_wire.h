@@ -15,6 +15,7 @@
 #define PROBE_COMM_BYTES        16
 #define PROBE_EXE_BYTES         256
 #define PROBE_CGROUP_BYTES      256
+#define PROBE_ARGV_BYTES        512   /* of a final's argv; why so many: probe/bpf/probe.h */
 #define PROBE_FINALS_MAX        16384 /* probe_final records in one answer; more are cut, counted */
 
 /* MT_PROBE_POLL: sampler -> probe. */
@@ -79,6 +80,7 @@ enum probe_final_wire_flag {
 	PROBE_FINAL_EXIT_TIME_FLAG = 1u << 1, /* exit_boot_ns is the exit's, not the reap's */
 	PROBE_FINAL_CGROUP_FLAG = 1u << 2,    /* cgroup: its cgroup2 path */
 	PROBE_FINAL_CGROUP_V1_FLAG = 1u << 3, /* cgroup: its v1 memory controller's path */
+	PROBE_FINAL_ARGV_FLAG = 1u << 4,      /* argv_len bytes of argv: its exec's arguments */
 };
 
 /*
@@ -101,8 +103,13 @@ struct probe_final {
 	char comm[PROBE_COMM_BYTES];
 	char cgroup[PROBE_CGROUP_BYTES]; /* NUL-terminated path, in the hierarchy flags name */
 	char exe[PROBE_EXE_BYTES];       /* NUL-terminated: the path its exec was given */
+	uint32_t argv_len;               /* bytes of argv that are its (flags); the rest are 0 */
+	uint32_t reserved;               /* 0 */
+	/* the arguments its latest exec was given, a NUL after each as in
+	 * /proc/<pid>/cmdline, their first PROBE_ARGV_BYTES: the last one may be cut */
+	char argv[PROBE_ARGV_BYTES];
 };
-_Static_assert(sizeof(struct probe_final) == 592, "probe_final is 592 bytes");
+_Static_assert(sizeof(struct probe_final) == 1112, "probe_final is 1112 bytes");
 
 /*
  * A figure whose concern is not loaded, or lost counts this answer (a full

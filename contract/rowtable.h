@@ -159,8 +159,9 @@
 		"between two polls, from what the probe saw: *process.start_ms*, *comm*, "         \
 		"*uid*, *exe* (the path its exec(2) was given, not resolved; left out where "      \
 		"it did not exec while the probe ran), *cgroup* (and so *container_id* and "       \
-		"the pod), over the span from its start to its exit; *cwd*, *label* and "          \
-		"*framework* are left out (its maps were never read). *vanished*: the "            \
+		"the pod), *framework* from the arguments its exec(2) was given (see "             \
+		"*process.framework*), over the span from its start to its exit; *cwd* and "       \
+		"*label* are left out. *vanished*: the "                                           \
 		"process was gone at a poll and no final figures came for it (no probe, a "        \
 		"probe without the exit concern, or its final cut or dropped: croft-probe's "      \
 		"status *finals* counts those): the row says what /proc last showed, over "        \
@@ -234,7 +235,11 @@
 		"(*croft-frameworks*(5)). Left out when none matches. In a process's first "       \
 		"minute it may change to an earlier entry as more is loaded (pytorch, then "       \
 		"vllm); *croft stats* and *croft profile* take the process's last one for "        \
-		"all its rows.")
+		"all its rows. A process born and gone between two polls (*exited* "               \
+		"between_polls) has it from the arguments its latest exec(2) was given, the "      \
+		"first 512 bytes the probe kept of them, by the catalog's *cmdline* patterns "     \
+		"alone (its maps were never read); left out where none matches or the probe "      \
+		"did not see its exec (it began before the probe, or was forked without one).")
 #define ROW_FIELDS_USAGE(X)                                                                        \
 	X(USAGE, CPU_CORES, "cpu_cores", RT_FLOAT, RO_NEVER, RL_NONE,                              \
 		"Float, cores: the CPU time of all the process's threads (the kernel's "           \

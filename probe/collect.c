@@ -130,6 +130,12 @@ static int on_final(void *ctx, void *data, size_t len)
 	memcpy(f->rec.cgroup, e->cgroup, sizeof(f->rec.cgroup));
 	memcpy(f->rec.exe, e->exe, sizeof(f->rec.exe));
 	f->rec.cgroup[sizeof(f->rec.cgroup) - 1] = f->rec.exe[sizeof(f->rec.exe) - 1] = '\0';
+	if (e->flags & PROBE_FINAL_ARGV && e->argv_len <= sizeof(f->rec.argv)) {
+		f->rec.argv_len = e->argv_len;
+		memcpy(f->rec.argv, e->argv, e->argv_len); /* the rest stays 0 */
+	} else {
+		f->rec.flags &= ~PROBE_FINAL_ARGV_FLAG;
+	}
 	return 0;
 }
 

@@ -23,10 +23,12 @@ _Static_assert(PROBE_GPU_RULES == GPUDEV_RULES_MAX, "a gpu_devices rule has no r
 _Static_assert(PROBE_COMM_LEN == PROBE_COMM_BYTES, "an exit's comm is copied whole to the wire");
 _Static_assert(PROBE_EXE_LEN == PROBE_EXE_BYTES, "a final's exe is copied whole to the wire");
 _Static_assert(PROBE_CGROUP_LEN == PROBE_CGROUP_BYTES, "a final's cgroup is copied whole");
+_Static_assert(PROBE_ARGV_LEN == PROBE_ARGV_BYTES, "a final's argv is copied whole");
 _Static_assert((unsigned)PROBE_FINAL_EXE == PROBE_FINAL_EXE_FLAG &&
 		       (unsigned)PROBE_FINAL_EXIT_TIME == PROBE_FINAL_EXIT_TIME_FLAG &&
 		       (unsigned)PROBE_FINAL_CGROUP == PROBE_FINAL_CGROUP_FLAG &&
-		       (unsigned)PROBE_FINAL_CGROUP_V1 == PROBE_FINAL_CGROUP_V1_FLAG,
+		       (unsigned)PROBE_FINAL_CGROUP_V1 == PROBE_FINAL_CGROUP_V1_FLAG &&
+		       (unsigned)PROBE_FINAL_ARGV == PROBE_FINAL_ARGV_FLAG,
 	"a final's flags are sent as the programs set them");
 
 struct event_base;

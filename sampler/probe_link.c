@@ -200,7 +200,8 @@ static int take_exits(struct probe_link *link, struct msg_cursor *cur)
 	return 0;
 }
 
-/* A FINALS packet: whole records, their strings NUL-terminated within their fields. */
+/* A FINALS packet: whole records, their strings NUL-terminated within their fields, argv_len
+ * within argv. */
 static int take_finals(struct probe_link *link, struct msg_cursor *cur)
 {
 	struct probe_batch batch;
@@ -223,7 +224,7 @@ static int take_finals(struct probe_link *link, struct msg_cursor *cur)
 
 		msg_get(cur, f, sizeof(*f));
 		if (!memchr(f->cgroup, '\0', sizeof(f->cgroup)) ||
-			!memchr(f->exe, '\0', sizeof(f->exe)))
+			!memchr(f->exe, '\0', sizeof(f->exe)) || f->argv_len > sizeof(f->argv))
 			return -EBADMSG;
 		link->finals_count++;
 	}

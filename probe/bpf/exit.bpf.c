@@ -2,8 +2,8 @@
  * exit.bpf.c: a thread group's final figures, sent when its leader is
  * freed (after its reap): by then every thread's CPU time, I/O and peak RSS
  * are in its signal_struct, as wait4's rusage read them.
- * Its exe (the path its exec was given) and exit time are kept per tgid
- * from exec and exit until then.  Kernel side of croft-probe, loaded by root.
+ * Its exe (the path its exec was given), argv and exit time are kept per
+ * tgid from exec and exit until then.  Kernel side of croft-probe, loaded by root.
  */
 #include "vmlinux.h"
 #include "probe.bpf.h"
@@ -89,6 +89,7 @@ static __always_inline struct probe_life *life_of(__u32 tgid, __u64 start)
 		return NULL;
 	s->life.start_boot_ns = start;
 	s->life.exit_boot_ns = 0;
+	s->life.argv_len = 0;
 	s->life.exe[0] = '\0';
 	if (bpf_map_update_elem(&lives, &tgid, &s->life, BPF_ANY) < 0) {
 		struct probe_final_count *c = counts();
@@ -100,14 +101,33 @@ static __always_inline struct probe_life *life_of(__u32 tgid, __u64 start)
 	return bpf_map_lookup_elem(&lives, &tgid);
 }
 
+/*
+ * The argv its exec gave it, as /proc/<pid>/cmdline gives it (NUL after
+ * each argument), its first PROBE_ARGV_LEN bytes: p is current and its new
+ * image's stack holds them, written by the exec a moment ago.
+ */
+static __always_inline void exec_argv(struct task_struct *p, struct probe_life *life)
+{
+	struct mm_struct *mm = BPF_CORE_READ(p, mm);
+	unsigned long start = BPF_CORE_READ(mm, arg_start);
+	unsigned long len = BPF_CORE_READ(mm, arg_end) - start;
+
+	if (len > PROBE_ARGV_LEN)
+		len = PROBE_ARGV_LEN;
+	life->argv_len = 0;
+	if (len && bpf_probe_read_user(life->argv, len, (const void *)start) == 0)
+		life->argv_len = len;
+}
+
 static __always_inline void on_exec(struct task_struct *p, struct linux_binprm *bprm)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	struct probe_life *life = life_of(tgid, BPF_CORE_READ(p, group_leader, start_boottime));
 
-	if (life)
-		bpf_probe_read_kernel_str(
-			life->exe, sizeof(life->exe), BPF_CORE_READ(bprm, interp));
+	if (!life)
+		return;
+	bpf_probe_read_kernel_str(life->exe, sizeof(life->exe), BPF_CORE_READ(bprm, interp));
+	exec_argv(p, life);
 }
 
 /* The last thread out: when the group exited (its reap may come much later). */
@@ -255,7 +275,7 @@ static __always_inline void on_free(struct task_struct *p)
 			bpf_map_delete_elem(&lives, &tgid);
 		return;
 	}
-	__builtin_memset(e, 0, sizeof(*e) - sizeof(e->cgroup) - sizeof(e->exe));
+	__builtin_memset(e, 0, sizeof(*e) - sizeof(e->cgroup) - sizeof(e->exe) - sizeof(e->argv));
 	e->cgroup[0] = e->exe[0] = '\0';
 	e->tgid = tgid;
 	e->start_boot_ns = start;
@@ -270,6 +290,11 @@ static __always_inline void on_free(struct task_struct *p)
 		if (life->exe[0] &&
 			bpf_probe_read_kernel_str(e->exe, sizeof(e->exe), life->exe) > 0)
 			e->flags |= PROBE_FINAL_EXE;
+		if (life->argv_len &&
+			bpf_probe_read_kernel(e->argv, sizeof(e->argv), life->argv) == 0) {
+			e->argv_len = life->argv_len;
+			e->flags |= PROBE_FINAL_ARGV;
+		}
 		bpf_map_delete_elem(&lives, &tgid);
 	}
 	group_figures(p, e);

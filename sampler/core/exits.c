@@ -11,8 +11,9 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "probe_link.h"
+#include "catalog.h"
 #include "host.h"
+#include "probe_link.h"
 
 static void exit_status(struct proc_exit *e, int32_t wait_status)
 {
@@ -109,6 +110,18 @@ static void last_cgroup(struct proc *p, const struct probe_final *f, const struc
 	p->ident.cg = cg;
 }
 
+/*
+ * Its framework, from the arguments its exec was given, as the catalog's
+ * cmdline rules match /proc/<pid>/cmdline (its maps were never read); left
+ * out where the probe did not see its exec.
+ */
+static size_t final_framework(const struct probe_final *f, const struct poll_env *env)
+{
+	if (!env->catalog || !(f->flags & PROBE_FINAL_ARGV_FLAG))
+		return SIZE_MAX; /* never read: left out */
+	return catalog_match_cmdline(env->catalog, f->argv, f->argv_len, SIZE_MAX);
+}
+
 /* Who a process only the probe saw was: what its final says, its cgroup as /proc would. */
 static void final_identity(struct proc *p, const struct probe_final *f, const struct poll_env *env)
 {
@@ -116,7 +129,7 @@ static void final_identity(struct proc *p, const struct probe_final *f, const st
 
 	id->start_boot_ns = f->start_boot_ns;
 	id->start_ticks = f->start_boot_ns / env->tick_ns;
-	id->framework = SIZE_MAX; /* never read: left out */
+	id->framework = final_framework(f, env);
 	id->framework_done = true;
 	id->uid = f->uid;
 	id->uid_known = true;

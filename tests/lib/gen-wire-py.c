@@ -56,6 +56,8 @@ static const struct number numbers[] = {
 	NUMBER(PROBE_END_SCHED),
 	NUMBER(PROBE_END_FINALS),
 	NUMBER(PROBE_FINALS_MAX),
+	NUMBER(PROBE_FINAL_ARGV_FLAG),
+	NUMBER(PROBE_ARGV_BYTES),
 	NUMBER(PROBE_END_GPUFILE),
 	NUMBER(PROBE_WIRE_DROPS),
 };
@@ -148,6 +150,9 @@ static const struct field fields[] = {
 	STRING(probe_final, comm),
 	STRING(probe_final, cgroup),
 	STRING(probe_final, exe),
+	FIELD(probe_final, argv_len),
+	FIELD(probe_final, reserved),
+	STRING(probe_final, argv),
 	FIELD(probe_end, seq),
 	FIELD(probe_end, since_boot_ns),
 	FIELD(probe_end, until_boot_ns),

@@ -80,7 +80,8 @@ class ProbeClient:
                 for i in range(count):
                     f = FINAL.unpack_from(p, PROBE_BATCH.size + i * FINAL.size)
                     finals.append(dict(zip(FINAL_KEYS, f[:10]), comm=cstr(f[10]),
-                                       cgroup=cstr(f[11]), exe=cstr(f[12])))
+                                       cgroup=cstr(f[11]), exe=cstr(f[12]),
+                                       argv=f[15][:f[13]]))
             elif mtype == MT_PROBE_END:
                 f = END.unpack(p)
                 total = END_DROPS + PROBE_WIRE_DROPS

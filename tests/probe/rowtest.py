@@ -16,12 +16,14 @@ from wire import MT_CTL_STATUS, ctl_request  # noqa: E402
 POLL_MS = 500
 
 
-def proc_key(pid):
+def proc_key(pid, ticks=None):
     """'PID@START_MS': a process, its start (process.start_ms, to the clock tick) read
-    before its reap.  A pid alone is not one: with pid_max 32 768 and the host's other
-    work, a test's pid went to another of its processes within one run."""
-    with open('/proc/%d/stat' % pid) as f:
-        ticks = int(f.read().rsplit(')', 1)[1].split()[19])
+    before its reap (or by its parent: ticks, /proc/PID/stat's starttime).  A pid alone
+    is not one: with pid_max 32 768 and the host's other work, a test's pid went to
+    another of its processes within one run."""
+    if ticks is None:
+        with open('/proc/%d/stat' % pid) as f:
+            ticks = int(f.read().rsplit(')', 1)[1].split()[19])
     boot_ms = (time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)) * 1000
     return '%d@%d' % (pid, boot_ms + ticks * 1000 / os.sysconf('SC_CLK_TCK'))
 

@@ -6,21 +6,41 @@
 # rusage is the reference.  Every process started has rows and one last
 # row; its rows' cpu_cores x span_ms add up to its CPU time (1%), per
 # process and per cgroup; its exit code or signal is what wait4 said.  A
-# clean stop then writes the idle processes' rows up to the stop.
-# Runs as root (real probe, real cgroups).
+# clean stop then writes the idle processes' rows up to the stop.  Short
+# processes exec'd with an argv the built-in catalog's cmdline rules match
+# (or not; longer than the probe keeps; hostile bytes), and children forked
+# without an exec: a between-polls row's framework is the one those rules
+# give the argv the probe kept (worked out here from the catalog file),
+# left out for the forked.  Runs as root (real probe, real cgroups).
 # test-exits.py CROFT_PROBE PROBE_WORK CROFT_SAMPLER
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 
 from probetest import Tap, require_bpf, skip, wait_for
 from rowtest import Stack, proc_key, rows_of_key
 from cgroupfs import cgroup_mounts  # tests/lib, on the path probetest gives
+from wire import PROBE_ARGV_BYTES
 
 CONTAINER_ID = 'c0ffee' * 10 + 'beef'
 SHORT, IN_CONTAINER, GPU_USERS, FAILING, LONG = 160, 60, 40, 20, 6
+CATALOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'catalog',
+                       'frameworks.json')  # the built-in one, as the build embeds it
+ARGV_TRIES = 5  # of each: a poll may catch one alive
+# forks ARGV_TRIES children that exit at once, no exec; prints each one's pid and start
+FORKER = r"""
+import os, sys
+for _ in range(int(sys.argv[1])):
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    with open('/proc/%d/stat' % pid) as f:  # a zombie until the wait
+        print(pid, f.read().rsplit(')', 1)[1].split()[19], flush=True)
+    os.waitpid(pid, 0)
+"""
 
 
 def container_cgroups():
@@ -84,6 +104,79 @@ def run_all(st, work, node, scope):
         if p.pid in reaped:
             p.returncode = 0
     return done
+
+
+def argv_cases():
+    """(what, argv) of short processes whose argv alone can tell their framework."""
+    cut = b'x' * (PROBE_ARGV_BYTES - len(b'/bin/true\0') - 8)  # its word's first 8 kept
+    return [('spark-class\'s launcher', [b'/bin/true', b'-Xmx128m', b'-cp', b'/opt/spark/jars/*',
+                                          b'org.apache.spark.launcher.Main']),
+            ('pyspark\'s daemon', [b'/bin/true', b'-m', b'pyspark.daemon']),
+            ('no word of the catalog\'s (one across two arguments)',
+             [b'/bin/true', b'spark', b'org.apache', b'.spark']),
+            ('its word, then twice the bound', [b'/bin/true', b'pyspark',
+                                                 b'x' * 2 * PROBE_ARGV_BYTES]),
+            ('its word past the bound', [b'/bin/true', b'x' * PROBE_ARGV_BYTES, b'pyspark']),
+            ('its word cut by the bound', [b'/bin/true', cut + b'org.apache.spark.deploy']),
+            ('hostile bytes and its word', [b'/bin/true', b'a\nb"c\\d\xff\xfe\t',
+                                            b'\x1b[31m pyspark \xc3\x28']),
+            ('hostile bytes, no word', [b'/bin/true', b'\n"\xff\xfe', b'pys\xffpark\n'])]
+
+
+def catalog_framework(argv):
+    """The framework croft-frameworks(5)'s cmdline rules give what the probe keeps of
+    argv (its first PROBE_ARGV_BYTES bytes, a NUL after each argument): the first entry
+    with a word inside one argument, else None."""
+    kept = b''.join(a + b'\0' for a in argv)[:PROBE_ARGV_BYTES].split(b'\0')
+    with open(CATALOG) as f:
+        for entry in json.load(f):
+            if any(w.encode() in a for w in entry.get('cmdline', ()) for a in kept):
+                return entry['name']
+    return None
+
+
+def spawn_short(st):
+    """Every argv case ARGV_TRIES times, then children forked by a process whose own
+    argv the catalog matches: {proc_key: (what, framework its between-polls row gets)}."""
+    want = {}
+    for what, argv in argv_cases():
+        for _ in range(ARGV_TRIES):
+            pid = os.posix_spawn(argv[0], argv, {})
+            want[proc_key(pid)] = (what, catalog_framework(argv))
+            os.waitpid(pid, 0)
+    forker = st.spawn([sys.executable, '-c', FORKER, str(ARGV_TRIES), 'pyspark'],
+                      stdout=subprocess.PIPE, text=True)
+    for line in forker.stdout:
+        pid, ticks = (int(x) for x in line.split())
+        want[proc_key(pid, ticks)] = ('forked, its exec not seen', None)
+    forker.wait()
+    return want
+
+
+def check_frameworks(st, tap):
+    """Between-polls rows of the short processes: the framework their argv tells."""
+    want = spawn_short(st)
+    try:
+        wait_for(lambda: all(any('exited' in r for r in rows_of_key(st.rows.of, k))
+                             for k in want), 60, 'a last row for each short process')
+    except TimeoutError:
+        pass  # the check below says which
+    seen, wrong = set(), {}
+    for key, (what, framework) in want.items():
+        for r in rows_of_key(st.rows.of, key):  # every line JSON (Rows), hostile bytes too
+            if r.get('exited') != 'between_polls':
+                continue  # a poll caught it alive: /proc's cmdline and maps tell it
+            seen.add(what)
+            if r['process'].get('framework') != framework:
+                wrong[key] = (what, framework, r['process'].get('framework'))
+    cases = {w for w, _ in want.values()}
+    tap.ok(not wrong and seen == cases and
+           {f for _, f in want.values()} == {'spark', None},
+           'born and gone between polls: the framework the catalog gives the argv its exec '
+           'was given (cut at %d bytes), none where it tells none or no exec was seen' %
+           PROBE_ARGV_BYTES,
+           json.dumps(dict(wrong=list(wrong.values())[:6],
+                           without_such_row=sorted(cases - seen))))
 
 
 def rmdir_done(d):
@@ -179,6 +272,7 @@ def main():
                'GPU users: every ioctl in their rows', '%d of %d' % (len(gpu), GPU_USERS))
         tap.ok(all(rs and 'cgroup' in rs[-1]['process'] and 'comm' in rs[-1]['process']
                    for rs in rows.values()), 'last rows name comm and cgroup')
+        check_frameworks(st, tap)
         # a clean stop: the idle sleepers (a row every 15 polls) are written up to it
         t_stop = int(time.time() * 1000)
         st.sampler.terminate()

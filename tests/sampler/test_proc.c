@@ -5,11 +5,13 @@
  * and looking at the fds of one process a slice (the read's part after
  * the probe's answer) reaches every process once.  And a process written
  * vanished (its final late) whose final then comes gets no second last
- * row.  Test process, any user.
+ * row.  A process born and gone between polls takes its framework from
+ * the argv the probe sent, where it sent one.  Test process, any user.
  */
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "catalog.h"
 #include "host.h"
 #include "probe_link.h"
 #include "testlib.h"
@@ -180,6 +182,65 @@ START_TEST(final_after_vanished)
 }
 END_TEST
 
+/* tgid's between-polls row, made from a final with argv_len bytes of argv (NULL: none sent). */
+static size_t between_polls_framework(
+	const struct poll_env *env, pid_t tgid, const char *argv, uint32_t argv_len)
+{
+	struct probe_final f = { .tgid = (uint32_t)tgid, .start_boot_ns = tgid * env->tick_ns };
+	struct probe_answer answer = {
+		.answered = true, .finals_sent = true, .finals = &f, .finals_count = 1
+	};
+	struct proc_table table;
+	struct proc *p;
+	size_t framework;
+
+	if (argv) {
+		f.flags = PROBE_FINAL_ARGV_FLAG;
+		f.argv_len = argv_len;
+		memcpy(f.argv, argv, argv_len);
+	}
+	proc_table_init(&table);
+	proc_table_apply_finals(&table, env, &answer);
+	p = proc_table_find_start(&table, tgid, (uint64_t)tgid);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(p->exit.kind, EXIT_BETWEEN_POLLS);
+	framework = p->ident.framework;
+	proc_table_clear(&table, env->cgroups);
+	return framework;
+}
+
+/*
+ * The catalog's cmdline rules over the argv the probe kept: the earliest
+ * entry with a word inside one argument (not across the NUL between two,
+ * not past argv_len), none where none has; left out without an argv.
+ */
+START_TEST(between_polls_argv)
+{
+	static const char text[] = "[{\"name\": \"lib\", \"libraries\": [\"libzed\"]},"
+				   " {\"name\": \"bee\", \"cmdline\": [\"bee\"]},"
+				   " {\"name\": \"sea\", \"cmdline\": [\"sea\", \"bee-cut\"]}]";
+	struct cgroup_mounts mounts = { 0 };
+	struct poll_env env = { .idle_every = 15, .tick_ns = 10000000, .page_size = 4096 };
+	struct catalog *cat;
+	char err[256];
+
+	ck_assert_int_eq(catalog_parse(text, sizeof(text) - 1, "test", &cat, err, sizeof(err)), 0);
+	env.catalog = cat;
+	env.cgroups = cgroup_table_new(&mounts);
+	ck_assert_ptr_nonnull(env.cgroups);
+	ck_assert_uint_eq(between_polls_framework(&env, 601, "x\0sea\0bee-cut\0", 16), 1);
+	ck_assert_uint_eq(between_polls_framework(&env, 602, "x\0sea\0", 7), 2);
+	ck_assert_uint_eq(between_polls_framework(&env, 603, "x\0be\0e\0libzed\0", 14), 3);
+	ck_assert_uint_eq(between_polls_framework(&env, 604, "x\0sea\0", 4), 3); /* "x\0se" */
+	ck_assert_uint_eq(between_polls_framework(&env, 605, "\xff\n\"bee\"\xfe", 8), 1);
+	ck_assert_uint_eq(between_polls_framework(&env, 606, NULL, 0), SIZE_MAX);
+	env.catalog = NULL; /* none loaded: left out */
+	ck_assert_uint_eq(between_polls_framework(&env, 607, "bee", 3), SIZE_MAX);
+	cgroup_table_free(env.cgroups);
+	catalog_free(cat);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("proc");
@@ -187,6 +248,7 @@ int main(void)
 
 	tcase_add_test(tc, sliced_scan);
 	tcase_add_test(tc, final_after_vanished);
+	tcase_add_test(tc, between_polls_argv);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
 }
