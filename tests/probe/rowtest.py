@@ -11,6 +11,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'sampler'))
 from fakewriter import FakeWriter  # noqa: E402
 from probetest import Probe, wait_for  # noqa: E402
+from rowfile import Rows  # noqa: E402
 from wire import MT_CTL_STATUS, ctl_request  # noqa: E402
 
 POLL_MS = 500
@@ -32,26 +33,6 @@ def rows_of_key(of, key):
     """The rows of the process KEY names (of: a pid's rows): its tgid, its start within 1 s."""
     pid, start_ms = (int(x) for x in key.split('@'))
     return [r for r in of(pid) if abs(r['process'].get('start_ms', 0) - start_ms) < 1000]
-
-
-class Rows:
-    """The fake writer's output, read incrementally; every line must be JSON."""
-
-    def __init__(self, path):
-        self.path, self.offset, self.rows = path, 0, []
-
-    def refresh(self):
-        if os.path.exists(self.path):
-            with open(self.path, 'rb') as f:
-                f.seek(self.offset)
-                data = f.read()
-            end = data.rfind(b'\n') + 1
-            self.offset += end
-            self.rows += [json.loads(x) for x in data[:end].split(b'\n')[:-1]]
-        return self.rows
-
-    def of(self, pid):
-        return [r for r in self.refresh() if r['tgid'] == pid]
 
 
 class Stack:

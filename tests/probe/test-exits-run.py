@@ -24,6 +24,7 @@ import time
 
 from probetest import Tap, require_bpf, wait_for
 from absence import AnswerWatch, burn_for, check_rows
+from rowfile import Rows
 from rowtest import POLL_MS
 
 PHASE_S = 3.0  # starting processes before the kill, while away, after the restart
@@ -45,7 +46,7 @@ class CroftRun:
         self.proc = subprocess.Popen(
             [croft, 'run', '--data-dir', self.data, '--runtime-dir', self.rt, '--config', conf],
             stdout=open(self.log, 'wb'), stderr=subprocess.STDOUT)
-        self.offset, self.rows, self.ino = 0, [], None
+        self.rows = Rows(os.path.join(self.data, 'croft-dataset.jsonl'))
 
     def daemon(self, name):
         """name's row of croftctl status --json ({} while it does not answer)."""
@@ -65,23 +66,6 @@ class CroftRun:
 
     def probe_connected(self):
         return self.sampler().get('probe', '').startswith('connected')
-
-    def refresh(self):
-        path = os.path.join(self.data, 'croft-dataset.jsonl')
-        if os.path.exists(path):
-            with open(path, 'rb') as f:
-                ino = os.fstat(f.fileno()).st_ino
-                if ino != self.ino:  # rotated (on the UTC hour): the new live file from its start
-                    self.ino, self.offset = ino, 0
-                f.seek(self.offset)
-                data = f.read()
-            end = data.rfind(b'\n') + 1
-            self.offset += end
-            self.rows += [json.loads(ln) for ln in data[:end].splitlines()]
-        return self.rows
-
-    def of(self, pid):
-        return [r for r in self.refresh() if r['tgid'] == pid]
 
     def log_text(self):
         with open(self.log, errors='replace') as f:
@@ -124,8 +108,8 @@ def main():
 
         def vanished():  # every vanished row on the host, the killed probe's own among them
             return (run.sampler().get('last_rows', {}).get('vanished'),
-                    sum(r.get('exited') == 'vanished' for r in run.refresh()))
-        check_rows(tap, done, run.of, vanished, cut_ms, back_ms)
+                    sum(r.get('exited') == 'vanished' for r in run.rows.refresh()))
+        check_rows(tap, done, run.rows.of, vanished, cut_ms, back_ms)
     finally:
         run.stop()
         if tap.failed:

@@ -32,7 +32,9 @@ import sys
 import tempfile
 import time
 
-from taplib import check, results, skip_all, wait
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from rowfile import Rows  # noqa: E402
+from taplib import check, results, skip_all, wait  # noqa: E402
 
 CROFT, CROFTCTL, STANDIN_DIR, POLLER, BUILD_DIR = [os.path.abspath(a) for a in sys.argv[1:6]]
 PROMTOOL = shutil.which(sys.argv[6]) if len(sys.argv) > 6 else None  # optional
@@ -94,7 +96,7 @@ class Run:
              os.path.join(tmp, 'devices'), CROFT, 'run', '--data-dir', self.data,
              '--runtime-dir', self.rt, '--config', conf],
             env=env, stdout=open(self.log, 'wb'), stderr=subprocess.STDOUT)
-        self.offset, self.rows, self.stopping, self.ino = 0, [], False, None
+        self.rows, self.stopping = Rows(os.path.join(self.data, 'croft-dataset.jsonl')), False
 
     def status(self, key='status'):
         """croft-sampler's row of croftctl status --json: its figures, or another key."""
@@ -118,19 +120,7 @@ class Run:
 
     def refresh(self):
         self.alive()
-        path = os.path.join(self.data, 'croft-dataset.jsonl')
-        if not os.path.exists(path):
-            return self.rows
-        with open(path, 'rb') as f:
-            ino = os.fstat(f.fileno()).st_ino
-            if ino != self.ino:  # rotated (on the UTC hour): the new live file from its start
-                self.ino, self.offset = ino, 0
-            f.seek(self.offset)
-            data = f.read()
-        end = data.rfind(b'\n') + 1
-        self.offset += end
-        self.rows += [json.loads(ln) for ln in data[:end].splitlines()]
-        return self.rows
+        return self.rows.refresh()
 
     def of(self, pid, since_ms=0):
         return [r for r in self.refresh() if r['tgid'] == pid and r['unix_ms'] > since_ms]
