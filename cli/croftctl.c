@@ -17,6 +17,7 @@
 #include "config.h"
 #include "ctl.h"
 #include "msg.h"
+#include "probe_host.h"
 #include "usage.h"
 
 static const char *const daemons[] = { "croft-writer", "croft-sampler", "croft-probe" };
@@ -141,13 +142,32 @@ static void print_figures(json_t *obj, const char *prefix, int depth)
 	}
 }
 
+/* The probe not running: the host's reason it cannot, where the host shows one (the
+ * check croft run makes before starting it and the sampler's status). */
+static void add_host_reason(const struct answer *a, char *reason, size_t len)
+{
+	char host[PROBE_HOST_WHY_MAX];
+	const char *blocker;
+	size_t used = strlen(reason);
+
+	if (strcmp(a->daemon, "croft-probe") || (a->ret != -ENOENT && a->ret != -ECONNREFUSED))
+		return;
+	if ((blocker = probe_host_blocker(false, host, sizeof(host))))
+		snprintf(reason + used, len - used, "; this host cannot run it: %s", blocker);
+}
+
 /* No answer: the row says why; refused: whether it runs is not ours to know. */
 static void status_down(const struct answer *a, bool table, json_t *row)
 {
-	char reason[PATH_MAX + 128];
-	const char *why = a->ret < 0 ? no_answer_reason(a, "status needs root or the croft group",
-					       reason, sizeof(reason))
-				     : (a->text ? a->text : strerror(a->status));
+	char reason[PATH_MAX + 128 + PROBE_HOST_WHY_MAX];
+	const char *why = reason;
+
+	if (a->ret < 0) {
+		no_answer_reason(a, "status needs root or the croft group", reason, sizeof(reason));
+		add_host_reason(a, reason, sizeof(reason));
+	} else {
+		why = a->text ? a->text : strerror(a->status);
+	}
 
 	json_object_set_new(row, "up", json_false());
 	json_object_set_new(row, "refused", json_boolean(refused(a)));

@@ -9,13 +9,11 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <linux/bpf.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,6 +28,7 @@
 #include "log.h"
 #include "msg.h"
 #include "priv.h"
+#include "probe_host.h"
 #include "run.h"
 #include "usage.h"
 
@@ -138,45 +137,14 @@ static int run_find_binary(const char *name, const char *subdir, char *ret_path,
 	return access(ret_path, X_OK) == 0 ? 0 : -ENOENT;
 }
 
-/* Loads the smallest tracing program: what the probe needs of the kernel. */
-static int run_bpf_works(void)
-{
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	union bpf_attr attr;
-	int fd;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_TRACEPOINT;
-	attr.insns = (uint64_t)(uintptr_t)insns;
-	attr.insn_cnt = 2;
-	attr.license = (uint64_t)(uintptr_t) "GPL";
-	fd = (int)syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
-	if (fd < 0)
-		return -errno;
-	close(fd);
-	return access("/sys/kernel/btf/vmlinux", R_OK) == 0 ? 0 : -ENOENT;
-}
-
 /* Why the probe cannot run here, or NULL when it can. */
 static const char *run_probe_blocker(char *buf, size_t len)
 {
-	int ret;
-
 	if (geteuid() != 0)
 		return "croft run is not running as root (run as root, it starts the probe)";
 	if (run_find_binary("croft-probe", "probe", probe.path, sizeof(probe.path)) < 0)
 		return "croft-probe is not built (meson -Dprobe needs clang, bpftool and BTF)";
-	ret = run_bpf_works();
-	if (ret == -ENOENT)
-		return "the kernel has no BTF (/sys/kernel/btf/vmlinux)";
-	if (ret < 0) {
-		snprintf(buf, len, "the kernel refuses BPF programs: %s", strerror(-ret));
-		return buf;
-	}
-	return NULL;
+	return probe_host_blocker(true, buf, len);
 }
 
 /*

@@ -20,6 +20,7 @@
 #include "client.h"
 #include "log.h"
 #include "msg.h"
+#include "probe_host.h"
 #include "probe_link.h"
 #include "probe_wire.h"
 
@@ -104,13 +105,35 @@ void probe_link_get_stats(const struct probe_link *link, struct probe_link_stats
 	*ret_stats = link->stats;
 }
 
-static void link_down(struct probe_link *link, const char *what, int err)
+/*
+ * A socket missing, or left by a probe gone (nobody listens), is no probe
+ * running: said so, with the host's reason it cannot run where the host
+ * shows one (probe_host.c, the check croft run makes before starting it).
+ */
+static bool said_not_running(struct probe_link *link, int err)
+{
+	const char *path = client_path(link->client), *blocker;
+	char host[PROBE_HOST_WHY_MAX];
+
+	if (err != ENOENT && err != ECONNREFUSED)
+		return false;
+	blocker = probe_host_blocker(false, host, sizeof(host));
+	snprintf(link->state, sizeof(link->state),
+		"probe not connected: croft-probe is not running (%s%s%s)%s%s",
+		err == ENOENT ? "no " : "", path,
+		err == ENOENT ? "" : " is stale: nobody listens on it",
+		blocker ? "; this host cannot run it: " : "", blocker ? blocker : "");
+	return true;
+}
+
+static void link_down(struct probe_link *link, bool connecting, int err)
 {
 	evtimer_del(link->deadline);
 	client_close(link->client);
 	link->answers = 0;
-	snprintf(link->state, sizeof(link->state), "probe not connected: %s: %s", what,
-		strerror(err));
+	if (!connecting || !said_not_running(link, err))
+		snprintf(link->state, sizeof(link->state), "probe not connected: %s: %s",
+			connecting ? client_path(link->client) : "answer", strerror(err));
 }
 
 /* The ask is answered (maybe with none) once ms have passed. */
@@ -447,7 +470,7 @@ static void link_failed(struct probe_link *link, int r, bool ready)
 	if (link->asked && ready)
 		link->stats.answers_lost++; /* its finals with it: those processes end vanished */
 	link->whole = false;
-	link_down(link, ready ? "answer" : client_path(link->client), -r);
+	link_down(link, !ready, -r);
 	if (link->asked)
 		probe_link_answered(link);
 }

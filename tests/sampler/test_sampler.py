@@ -7,6 +7,7 @@
 import base64
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -27,6 +28,7 @@ from wire import (HDR, MT_CTL_LABEL, MT_CTL_RELOAD, MT_CTL_STATUS, MT_HELLO,  # 
 
 SAMPLER, HELPER, TORCH, BUILD_DIR = [os.path.abspath(a) for a in sys.argv[1:5]]
 WRITER = os.path.abspath(sys.argv[5]) if len(sys.argv) > 5 else None  # croft-writer
+CROFTCTL = os.path.abspath(sys.argv[6]) if len(sys.argv) > 6 else None
 POLL_MS = 250
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
 LEFTOUT = os.path.join(SRC, 'tests', 'vm', 'guest', 'leftout.py')
@@ -1477,6 +1479,87 @@ def t_probe_no_hello(h):
     return '; '.join(problems) or None
 
 
+NO_BTF = 'the kernel has no BTF (/sys/kernel/btf/vmlinux)'
+
+
+def without_btf(argv):
+    """argv in a mount namespace of its own where /sys/kernel/btf is an empty tmpfs:
+    a host without the kernel's BTF, which croft-probe cannot run on."""
+    return ['unshare', '-m', '--propagation', 'private', 'sh', '-c',
+            'mount -t tmpfs none /sys/kernel/btf && exec "$@"', 'sh'] + argv
+
+
+def croftctl_status(rt, wrap=lambda argv: argv):
+    return subprocess.run(wrap([CROFTCTL, '--runtime-dir', rt, 'status']),
+                          capture_output=True, text=True).stdout
+
+
+def t_probe_absent(h):
+    """No probe: the sampler's status says it is not running, a probe.sock
+    missing and one left behind (a real socket file nobody listens on)
+    apart, and croftctl shows it; on a host without the kernel's BTF (a
+    mount namespace hiding it) croftctl's probe row and a sampler started
+    there add that this host cannot run the probe."""
+    path = os.path.join(h.rt, 'probe.sock')
+    problems, states = [], set()
+
+    def probe_state(want):
+        return h.rows.wait(lambda: states.add(h.figures().get('probe')) or
+                           want in states, 10)
+    missing = 'probe not connected: croft-probe is not running (no %s)' % path
+    stale = ('probe not connected: croft-probe is not running (%s is stale: nobody listens '
+             'on it)' % path)
+    if not probe_state(missing):
+        problems.append('no probe.sock: states %s' % sorted(map(str, states)))
+    table = croftctl_status(h.rt) if CROFTCTL else ''
+    if CROFTCTL and not re.search(r'^    probe: %s$' % re.escape(missing), table, re.M):
+        problems.append('croftctl status shows no %r: %s' % (missing, table))
+    if CROFTCTL and not re.search(r'^croft-probe +down .*not running \(no %s\)$' %
+                                  re.escape(os.path.join(h.rt, 'probe.ctl')), table, re.M):
+        problems.append('croftctl status: probe row %s' % table)
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    srv.bind(path)
+    os.chmod(path, 0o666)  # the sampler runs as nobody (a probe's is 0660 in its group)
+    srv.close()  # the file stays: a probe gone without removing its socket
+    try:
+        states.clear()
+        if not probe_state(stale):
+            problems.append('a stale probe.sock: states %s' % sorted(map(str, states)))
+    finally:
+        os.unlink(path)
+    if not CROFTCTL:
+        return '; '.join(problems) or None
+    table = croftctl_status(h.rt, without_btf)
+    if not re.search(r'^croft-probe +down .*not running .*; this host cannot run it: %s$' %
+                     re.escape(NO_BTF), table, re.M):
+        problems.append('croftctl status without BTF: probe row %s' % table)
+    rt = os.path.join(h.tmp, 'rt-no-btf')
+    log = open(os.path.join(h.tmp, 'sampler-no-btf.log'), 'ab')
+    s = subprocess.Popen(without_btf([SAMPLER, '-c', h.conf, '-r', rt, '-u', 'nobody',
+                                      '--writer-socket', os.path.join(rt, 'no-writer.sock'),
+                                      '--state-dir', os.path.join(h.tmp, 'state-no-btf')]),
+                         stdout=log, stderr=subprocess.STDOUT)
+    try:
+        want = 'probe not connected: croft-probe is not running (no %s); ' \
+               'this host cannot run it: %s' % (os.path.join(rt, 'probe.sock'), NO_BTF)
+
+        def said():
+            try:
+                st, text = ctl_request(os.path.join(rt, 'sampler.ctl'), MT_CTL_STATUS, timeout=5)
+            except OSError:
+                return None
+            got = json.loads(text)['figures'].get('probe') if st == 0 else None
+            states.add(got)
+            return got == want
+        states.clear()
+        if not h.rows.wait(said, 20):
+            problems.append('a sampler without BTF: states %s' % sorted(map(str, states)))
+    finally:
+        s.terminate()
+        s.wait(10)
+    return '; '.join(problems) or None
+
+
 def leftout(left_out, readme=KERNELS_MD, man=MAN):
     """tests/vm/guest/leftout.py on the sampler's left_out: (exit status, its output)."""
     with tempfile.NamedTemporaryFile('w', suffix='.json') as f:
@@ -1679,6 +1762,8 @@ def main():
              ('sampler.ctl answers while a poll waits for the probe', t_status_mid_poll),
              ('left out on this host: status, docs/kernels.md and croft-sampler(8) agree', t_left_out),
              ('a probe.sock that never says HELLO: polls on time, status answers', t_probe_no_hello),
+             ('no probe: status says it is not running (socket missing, stale) and why',
+              t_probe_absent),
              ('GPU device files without the probe: gpu-held, late opener found', t_gpu_fd),
              ('last GPU file closed: no-gpu within two polls, idle or busy', t_gpu_close),
              ('gpus: NVIDIA minors, DRM nodes by PCI order, kept current', t_gpus),
