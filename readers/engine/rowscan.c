@@ -303,10 +303,24 @@ static bool skip_value(struct scan *s, int depth)
 
 /* A known key as it appears in croft's compact rows: "name": */
 struct key {
-	char quoted[32]; /* zero-padded: compared eight bytes at a time */
+	char quoted[32]; /* zero-padded */
+	uint32_t bytes;  /* bit i set: quoted[i] is the key's */
 	uint8_t len;
 };
 
+#ifdef __SSE2__
+/* The 32 bytes at p (within the padding) against the key, at once. */
+static inline bool key_matches(const char *p, const struct key *k)
+{
+	__m128i lo = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)p),
+		_mm_loadu_si128((const __m128i *)(const void *)k->quoted));
+	__m128i hi = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16)),
+		_mm_loadu_si128((const __m128i *)(const void *)(k->quoted + 16)));
+	uint32_t same = (uint32_t)_mm_movemask_epi8(lo) | (uint32_t)_mm_movemask_epi8(hi) << 16;
+
+	return (same & k->bytes) == k->bytes;
+}
+#else
 static inline bool key_matches(const char *p, const struct key *k)
 {
 	uint64_t a, b;
@@ -326,9 +340,12 @@ static inline bool key_matches(const char *p, const struct key *k)
 	}
 	return true;
 }
+#endif
 
 /* Every field's key, by field id; an object's keys are one run of them. */
-#define KEY_(object, id, name, ...) [RF_##id] = { "\"" name "\":", sizeof(name) + 2 },
+#define KEY_(object, id, name, ...)                                                                \
+	[RF_##id] = { "\"" name "\":", (uint32_t)((1ull << (sizeof(name) + 2)) - 1),               \
+		sizeof(name) + 2 },
 static const struct key keys[RF_COUNT] = { ROW_FIELDS_ALL(KEY_) };
 
 /*
