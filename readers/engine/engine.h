@@ -72,6 +72,7 @@ struct row {
 	int64_t read_x1e4, write_x1e4, rx_x1e4, tx_x1e4; /* bytes per second x 1e4 */
 	uint64_t gpus[ROW_GPUS_MAX / 64];                /* bit i: GPU i held (HAS_GPUS) */
 	uint64_t gpus_allocated[ROW_GPUS_MAX / 64]; /* bit i: GPU i allocated (HAS_ALLOCATED) */
+	bool padded; /* rowscan_fast's: its strings lie in the read buffer, 16 bytes readable */
 	uint32_t syscalls_count;
 	struct row_syscall syscalls[ROW_SYSCALLS_MAX];
 };
@@ -331,6 +332,8 @@ struct strtab {
 uint64_t str_hash(const char *s, size_t len);
 /* Returns the id, or NONE_ID when out of memory. */
 uint32_t strtab_intern(struct strtab *t, const char *s, size_t len);
+/* The same for a string of row (of the scanner's rows, read without a copy). */
+uint32_t strtab_intern_row(struct strtab *t, const struct row *row, const struct strv *sv);
 const char *strtab_str(const struct strtab *t, uint32_t id, size_t *ret_len);
 /* Each of local's ids to global's, interning there: count + 1 entries
  * (calloc'd), or NULL when out of memory. */

@@ -668,6 +668,7 @@ enum rowscan_result rowscan_fast(
 	uint32_t need = 1u << RF_UNIX_MS | 1u << RF_TGID | 1u << RF_WORKLOAD;
 	if ((seen & need) != need)
 		return ROWSCAN_FALLBACK;
+	row->padded = true;
 	*ret_newline = s.p;
 	return ROWSCAN_OK;
 }

@@ -124,7 +124,32 @@ static uint32_t strtab_add(struct strtab *t, const char *s, size_t len)
 	return (uint32_t)t->count++;
 }
 
-/* Short strings (most here) are told apart in the slot, without the arena. */
+/*
+ * A string's words in a slot: up to 16 bytes, the string itself, zero-padded
+ * (padded: 16 bytes are readable from s, as in the read buffer); a longer
+ * one, its last 16 bytes.  With the length, they tell short strings apart
+ * without the arena.
+ */
+static inline void slot_words(
+	const char *s, size_t len, bool padded, uint64_t *ret_head, uint64_t *ret_tail)
+{
+	static const uint64_t keep[9] = { 0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff,
+		0xffffffffffff, 0xffffffffffffff, ~0ull };
+	char copy[16] = { 0 };
+
+	if (len > 16) {
+		*ret_head = load8(s + len - 16);
+		*ret_tail = load8(s + len - 8);
+		return;
+	}
+	if (!padded) {
+		memcpy(copy, s, len);
+		s = copy;
+	}
+	*ret_head = load8(s) & keep[len < 8 ? len : 8];
+	*ret_tail = load8(s + 8) & keep[len < 8 ? 0 : len - 8];
+}
+
 static inline bool slot_holds(const struct strtab *t, const struct st_slot *slot, const char *s,
 	size_t len, uint64_t head, uint64_t tail)
 {
@@ -133,12 +158,12 @@ static inline bool slot_holds(const struct strtab *t, const struct st_slot *slot
 	return len <= 16 || !memcmp(t->arena + t->off[slot->id], s, len);
 }
 
-uint32_t strtab_intern(struct strtab *t, const char *s, size_t len)
+static inline uint32_t intern(struct strtab *t, const char *s, size_t len, bool padded)
 {
 	if ((t->count + 1) * 2 > t->slots_cap && strtab_grow_slots(t) < 0)
 		return NONE_ID;
 	uint64_t head, tail;
-	str_words(s, len, &head, &tail);
+	slot_words(s, len, padded, &head, &tail);
 	uint64_t h = hash_words(s, len, head, tail);
 	size_t mask = t->slots_cap - 1, j = h & mask;
 
@@ -149,6 +174,16 @@ uint32_t strtab_intern(struct strtab *t, const char *s, size_t len)
 	if (id != NONE_ID)
 		t->slots[j] = (struct st_slot){ h, head, tail, id, (uint32_t)len };
 	return id;
+}
+
+uint32_t strtab_intern(struct strtab *t, const char *s, size_t len)
+{
+	return intern(t, s, len, false);
+}
+
+uint32_t strtab_intern_row(struct strtab *t, const struct row *row, const struct strv *sv)
+{
+	return intern(t, sv->ptr, sv->len, row->padded);
 }
 
 const char *strtab_str(const struct strtab *t, uint32_t id, size_t *ret_len)

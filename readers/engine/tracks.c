@@ -119,7 +119,7 @@ static void add_calls(struct track_worker *w, const struct row *r, uint64_t weig
 {
 	for (uint32_t i = 0; i < r->syscalls_count; i++) {
 		const struct row_syscall *sc = &r->syscalls[i];
-		uint32_t id = strtab_intern(&w->syscalls, sc->name.ptr, sc->name.len);
+		uint32_t id = strtab_intern_row(&w->syscalls, r, &sc->name);
 
 		if (id == NONE_ID || !VEC_ID_ROOM(w->calls, w->calls_cap, id)) {
 			w->oom = true;
@@ -136,7 +136,7 @@ static void defer_calls(struct track_worker *w, struct track_head *h, const stru
 	h->sys_off = (uint32_t)w->sys_count;
 	for (uint32_t i = 0; i < r->syscalls_count; i++) {
 		const struct row_syscall *sc = &r->syscalls[i];
-		uint32_t id = strtab_intern(&w->syscalls, sc->name.ptr, sc->name.len);
+		uint32_t id = strtab_intern_row(&w->syscalls, r, &sc->name);
 
 		if (id == NONE_ID || !VEC_ROOM(w->sys, w->sys_cap, w->sys_count)) {
 			w->oom = true;
