@@ -37,6 +37,7 @@ struct collector {
 	size_t pending_count, pending_cap;
 	struct pending_final *finals; /* read, not yet in an answer */
 	size_t finals_count, finals_cap;
+	struct argvs argvs; /* exec'd groups' arguments, for their finals */
 	uint64_t page_size;
 	struct answer ans;
 	struct collector_stats stats;
@@ -92,15 +93,21 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-/* A reaped group, as the wire says it; kept for the answer its epoch falls in. */
+/*
+ * A reaped group, as the wire says it; kept for the answer its epoch falls
+ * in.  A shorter record is an exec's arguments (probe.h).
+ */
 static int on_final(void *ctx, void *data, size_t len)
 {
 	struct collector *col = ctx;
 	const struct probe_final_event *e = data;
 	struct pending_final *f;
 
-	if (len < sizeof(*e))
+	if (len < sizeof(*e)) {
+		if (argvs_put(&col->argvs, data, len) < 0)
+			col->stats.argvs_unkept++;
 		return 0;
+	}
 	col->stats.finals_delivered++;
 	if (col->finals_count == col->finals_cap) {
 		size_t cap = col->finals_cap ? col->finals_cap * 2 : 256;
@@ -130,12 +137,7 @@ static int on_final(void *ctx, void *data, size_t len)
 	memcpy(f->rec.cgroup, e->cgroup, sizeof(f->rec.cgroup));
 	memcpy(f->rec.exe, e->exe, sizeof(f->rec.exe));
 	f->rec.cgroup[sizeof(f->rec.cgroup) - 1] = f->rec.exe[sizeof(f->rec.exe) - 1] = '\0';
-	if (e->flags & PROBE_FINAL_ARGV && e->argv_len <= sizeof(f->rec.argv)) {
-		f->rec.argv_len = e->argv_len;
-		memcpy(f->rec.argv, e->argv, e->argv_len); /* the rest stays 0 */
-	} else {
-		f->rec.flags &= ~PROBE_FINAL_ARGV_FLAG;
-	}
+	argvs_take(&col->argvs, &f->rec); /* its exec's record came before it */
 	return 0;
 }
 
@@ -182,6 +184,7 @@ int collector_new(struct probe_objs *objs, struct collector **ret_collector)
 	col->objs = objs;
 	col->starts.limit = PROBE_STARTS_MAX;
 	col->index.limit = PROBE_STARTS_MAX;
+	col->argvs.by_tgid.limit = PROBE_ARGVS_MAX;
 	col->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	/* proc not loaded: no events, start times from /proc only */
 	if (rings_new(col) < 0 || buffers_new(col) < 0) {
@@ -207,6 +210,7 @@ void collector_free(struct collector *col)
 	free(col->ans.finals);
 	free(col->pending);
 	free(col->finals);
+	argvs_free(&col->argvs);
 	free(col->keys);
 	free(col->vals);
 	free(col);
@@ -525,6 +529,22 @@ static void take_finals(struct collector *col, uint32_t now)
 	col->stats.finals_cut += cut;
 }
 
+/*
+ * A group started before the previous answer's interval began was in /proc
+ * when that answer's poll read it, unless it was gone by then: its final
+ * came with that answer or this one.  Kept PROBE_ARGVS_KEEP_NS at least
+ * besides, for a free the kernel delays.
+ */
+static void prune_argvs(struct collector *col, uint64_t until)
+{
+	uint64_t before = col->ans.end.since_boot_ns; /* still the previous answer's */
+
+	if (until < PROBE_ARGVS_KEEP_NS)
+		return;
+	argvs_prune(&col->argvs,
+		before < until - PROBE_ARGVS_KEEP_NS ? before : until - PROBE_ARGVS_KEEP_NS);
+}
+
 int collector_answer(struct collector *col, bool first, const struct answer **ret_answer)
 {
 	uint64_t began = clock_mono_ns(), until;
@@ -543,6 +563,7 @@ int collector_answer(struct collector *col, bool first, const struct answer **re
 	old = col->objs->epoch ^ 1;
 	collector_drain(col); /* the old epoch's last events: next answer's exits */
 	take_finals(col, col->objs->epoch);
+	prune_argvs(col, until);
 	settle_events(col, old);
 	if ((r = loader_walk_threads(col->objs, old)) < 0)
 		log_warnx("walking the threads for their scheduling counts: %s", strerror(-r));

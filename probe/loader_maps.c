@@ -202,6 +202,7 @@ int loader_final_counts(const struct probe_objs *objs, struct probe_final_count 
 		ret_count->seen += values[cpu].seen;
 		ret_count->dropped += values[cpu].dropped;
 		ret_count->lives_full += values[cpu].lives_full;
+		ret_count->argvs_dropped += values[cpu].argvs_dropped;
 	}
 	free(values);
 	return r;

@@ -23,12 +23,13 @@ _Static_assert(PROBE_GPU_RULES == GPUDEV_RULES_MAX, "a gpu_devices rule has no r
 _Static_assert(PROBE_COMM_LEN == PROBE_COMM_BYTES, "an exit's comm is copied whole to the wire");
 _Static_assert(PROBE_EXE_LEN == PROBE_EXE_BYTES, "a final's exe is copied whole to the wire");
 _Static_assert(PROBE_CGROUP_LEN == PROBE_CGROUP_BYTES, "a final's cgroup is copied whole");
-_Static_assert(PROBE_ARGV_LEN == PROBE_ARGV_BYTES, "a final's argv is copied whole");
+_Static_assert(PROBE_ARGV_LEN == PROBE_ARGV_BYTES, "an exec's argv is copied whole");
+_Static_assert(sizeof(struct probe_exec_argv) < sizeof(struct probe_final_event),
+	"finals tells its two records apart by their length");
 _Static_assert((unsigned)PROBE_FINAL_EXE == PROBE_FINAL_EXE_FLAG &&
 		       (unsigned)PROBE_FINAL_EXIT_TIME == PROBE_FINAL_EXIT_TIME_FLAG &&
 		       (unsigned)PROBE_FINAL_CGROUP == PROBE_FINAL_CGROUP_FLAG &&
-		       (unsigned)PROBE_FINAL_CGROUP_V1 == PROBE_FINAL_CGROUP_V1_FLAG &&
-		       (unsigned)PROBE_FINAL_ARGV == PROBE_FINAL_ARGV_FLAG,
+		       (unsigned)PROBE_FINAL_CGROUP_V1 == PROBE_FINAL_CGROUP_V1_FLAG,
 	"a final's flags are sent as the programs set them");
 
 struct event_base;
@@ -48,10 +49,12 @@ struct bpf_map;
 #define PROBE_NAME           "croft-probe"
 #define PROBE_SOCKET_NAME    "probe.sock"
 #define PROBE_CTL_NAME       "probe.ctl"
-#define PROBE_PEERS_MAX      4           /* connections on probe.sock at once */
-#define PROBE_HELLO_S        5           /* seconds a new peer has to say HELLO */
-#define PROBE_PEER_QUEUE_MAX (64u << 20) /* bytes queued towards one peer */
-#define PROBE_STARTS_MAX     (1u << 20)  /* tgids whose start time we remember */
+#define PROBE_PEERS_MAX      4              /* connections on probe.sock at once */
+#define PROBE_HELLO_S        5              /* seconds a new peer has to say HELLO */
+#define PROBE_PEER_QUEUE_MAX (64u << 20)    /* bytes queued towards one peer */
+#define PROBE_STARTS_MAX     (1u << 20)     /* tgids whose start time we remember */
+#define PROBE_ARGVS_MAX      32768          /* exec'd groups whose arguments we keep */
+#define PROBE_ARGVS_KEEP_NS  10000000000ull /* ... at least this long, unless taken */
 
 /*
  * croft-probe's concerns, one eBPF object each; concerns[] (concerns.c)
@@ -257,6 +260,15 @@ void tgidmap_del(struct tgidmap *m, uint32_t key);
 void tgidmap_clear(struct tgidmap *m);
 void tgidmap_free(struct tgidmap *m);
 
+/* argvs.c: exec'd groups' arguments, by tgid, until their final takes them */
+struct argvs {
+	struct tgidmap by_tgid; /* -> struct kept_argv * */
+};
+int argvs_put(struct argvs *a, const struct probe_exec_argv *rec, size_t len);
+void argvs_take(struct argvs *a, struct probe_final *f);
+void argvs_prune(struct argvs *a, uint64_t before_boot_ns);
+void argvs_free(struct argvs *a);
+
 /* collect.c: one answer = everything since the previous one. */
 struct answer_proc {
 	struct probe_proc rec;
@@ -295,6 +307,7 @@ struct collector_stats {
 	uint64_t exits_unqueued;   /* exits lost: EXITS_PENDING_MAX reached */
 	uint64_t finals_delivered; /* reaped groups read from their ring buffer */
 	uint64_t finals_cut;       /* not sent: over PROBE_FINALS_MAX an answer, or memory */
+	uint64_t argvs_unkept;     /* exec's arguments not kept: PROBE_ARGVS_MAX, or memory */
 	struct event_tally events[PROBE_EV_SLOTS]; /* by enum probe_event_kind */
 	uint64_t full_answers[CONCERNS];           /* answers that found the map full */
 	uint64_t voided_answers[CONCERNS];         /* answers that left its fields out: drops */

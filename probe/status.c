@@ -161,8 +161,10 @@ static json_t *events_json(const struct collector_stats *cs)
 
 /*
  * Reaped groups (exit.bpf.c): seen by the programs, dropped by the full ring
- * buffer, delivered to us, cut from answers over PROBE_FINALS_MAX; and the
- * exes or exit times the full lives map could not keep.
+ * buffer, delivered to us, cut from answers over PROBE_FINALS_MAX; the exes
+ * or exit times the full lives map could not keep; and the exec's
+ * arguments the full ring buffer dropped, or we could not keep (their
+ * between-polls rows leave the framework out).
  */
 static json_t *finals_json(const struct probe_state *st, const struct collector_stats *cs)
 {
@@ -170,9 +172,11 @@ static json_t *finals_json(const struct probe_state *st, const struct collector_
 
 	if (loader_final_counts(st->objs, &k) < 0)
 		memset(&k, 0, sizeof(k));
-	return json_pack("{s:I, s:I, s:I, s:I, s:I}", "seen", (json_int_t)k.seen, "dropped",
-		(json_int_t)k.dropped, "delivered", (json_int_t)cs->finals_delivered, "cut",
-		(json_int_t)cs->finals_cut, "lives_full", (json_int_t)k.lives_full);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "seen", (json_int_t)k.seen,
+		"dropped", (json_int_t)k.dropped, "delivered", (json_int_t)cs->finals_delivered,
+		"cut", (json_int_t)cs->finals_cut, "lives_full", (json_int_t)k.lives_full,
+		"argvs_dropped", (json_int_t)k.argvs_dropped, "argvs_unkept",
+		(json_int_t)cs->argvs_unkept);
 }
 
 void *status_figures(struct probe_state *st)

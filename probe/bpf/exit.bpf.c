@@ -2,8 +2,9 @@
  * exit.bpf.c: a thread group's final figures, sent when its leader is
  * freed (after its reap): by then every thread's CPU time, I/O and peak RSS
  * are in its signal_struct, as wait4's rusage read them.
- * Its exe (the path its exec was given), argv and exit time are kept per
- * tgid from exec and exit until then.  Kernel side of croft-probe, loaded by root.
+ * Its exe (the path its exec was given) and exit time are kept per tgid
+ * from exec and exit until then; its arguments are sent at each exec.
+ * Kernel side of croft-probe, loaded by root.
  */
 #include "vmlinux.h"
 #include "probe.bpf.h"
@@ -30,10 +31,12 @@ struct {
 	__type(value, struct probe_final_count);
 } final_counts SEC(".maps");
 
-/* A life being written, and the cgroup path being built (twice its size: see cgroup_path). */
+/* A life being written, the cgroup path being built (twice its size: see cgroup_path),
+ * an exec's arguments being sent. */
 struct scratch {
 	struct probe_life life;
 	char path[2 * PROBE_CGROUP_LEN];
+	struct probe_exec_argv argv;
 };
 
 struct {
@@ -89,7 +92,6 @@ static __always_inline struct probe_life *life_of(__u32 tgid, __u64 start)
 		return NULL;
 	s->life.start_boot_ns = start;
 	s->life.exit_boot_ns = 0;
-	s->life.argv_len = 0;
 	s->life.exe[0] = '\0';
 	if (bpf_map_update_elem(&lives, &tgid, &s->life, BPF_ANY) < 0) {
 		struct probe_final_count *c = counts();
@@ -102,21 +104,28 @@ static __always_inline struct probe_life *life_of(__u32 tgid, __u64 start)
 }
 
 /*
- * The argv its exec gave it, as /proc/<pid>/cmdline gives it (NUL after
- * each argument), its first PROBE_ARGV_LEN bytes: p is current and its new
- * image's stack holds them, written by the exec a moment ago.
+ * The arguments its exec gave it, sent to croft-probe (probe.h: struct
+ * probe_exec_argv): p is current and its new image's stack holds them,
+ * written by the exec a moment ago.
  */
-static __always_inline void exec_argv(struct task_struct *p, struct probe_life *life)
+static __always_inline void send_argv(struct task_struct *p, __u32 tgid)
 {
 	struct mm_struct *mm = BPF_CORE_READ(p, mm);
 	unsigned long start = BPF_CORE_READ(mm, arg_start);
 	unsigned long len = BPF_CORE_READ(mm, arg_end) - start;
+	struct probe_final_count *c;
+	struct scratch *s = scratch_get();
 
 	if (len > PROBE_ARGV_LEN)
 		len = PROBE_ARGV_LEN;
-	life->argv_len = 0;
-	if (len && bpf_probe_read_user(life->argv, len, (const void *)start) == 0)
-		life->argv_len = len;
+	if (!s || !len || bpf_probe_read_user(s->argv.argv, len, (const void *)start) < 0)
+		return;
+	s->argv.tgid = tgid;
+	s->argv.argv_len = (__u32)len;
+	s->argv.start_boot_ns = BPF_CORE_READ(p, group_leader, start_boottime);
+	len += offsetof(struct probe_exec_argv, argv);
+	if (bpf_ringbuf_output(&finals, &s->argv, len, BPF_RB_NO_WAKEUP) < 0 && (c = counts()))
+		c->argvs_dropped++;
 }
 
 static __always_inline void on_exec(struct task_struct *p, struct linux_binprm *bprm)
@@ -124,10 +133,10 @@ static __always_inline void on_exec(struct task_struct *p, struct linux_binprm *
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	struct probe_life *life = life_of(tgid, BPF_CORE_READ(p, group_leader, start_boottime));
 
-	if (!life)
-		return;
-	bpf_probe_read_kernel_str(life->exe, sizeof(life->exe), BPF_CORE_READ(bprm, interp));
-	exec_argv(p, life);
+	if (life)
+		bpf_probe_read_kernel_str(
+			life->exe, sizeof(life->exe), BPF_CORE_READ(bprm, interp));
+	send_argv(p, tgid);
 }
 
 /* The last thread out: when the group exited (its reap may come much later). */
@@ -275,7 +284,7 @@ static __always_inline void on_free(struct task_struct *p)
 			bpf_map_delete_elem(&lives, &tgid);
 		return;
 	}
-	__builtin_memset(e, 0, sizeof(*e) - sizeof(e->cgroup) - sizeof(e->exe) - sizeof(e->argv));
+	__builtin_memset(e, 0, sizeof(*e) - sizeof(e->cgroup) - sizeof(e->exe));
 	e->cgroup[0] = e->exe[0] = '\0';
 	e->tgid = tgid;
 	e->start_boot_ns = start;
@@ -290,11 +299,6 @@ static __always_inline void on_free(struct task_struct *p)
 		if (life->exe[0] &&
 			bpf_probe_read_kernel_str(e->exe, sizeof(e->exe), life->exe) > 0)
 			e->flags |= PROBE_FINAL_EXE;
-		if (life->argv_len &&
-			bpf_probe_read_kernel(e->argv, sizeof(e->argv), life->argv) == 0) {
-			e->argv_len = life->argv_len;
-			e->flags |= PROBE_FINAL_ARGV;
-		}
 		bpf_map_delete_elem(&lives, &tgid);
 	}
 	group_figures(p, e);

@@ -15,8 +15,8 @@
 #define PROBE_GPU_RULES         64            /* GPUDEV_RULES_MAX: asserted in probed.h */
 #define PROBE_EVENTS_BYTES      (256 * 1024)  /* ring buffer of fork/exec/exit events */
 #define PROBE_COMM_LEN          16            /* PROBE_COMM_BYTES: asserted in probed.h */
-#define PROBE_FINALS_BYTES      (2048 * 1024) /* reaped groups' finals: ~1 870 of 1 120 bytes */
-#define PROBE_LIVES_ENTRIES     32768         /* groups whose exec (exe, argv) or exit is kept */
+#define PROBE_FINALS_BYTES      (2048 * 1024) /* reaped groups' finals, and exec's argvs */
+#define PROBE_LIVES_ENTRIES     32768         /* groups whose exe (exec) or exit time is kept */
 #define PROBE_EXE_LEN           256           /* PROBE_EXE_BYTES: asserted in probed.h */
 #define PROBE_ARGV_LEN          512           /* PROBE_ARGV_BYTES: asserted in probed.h */
 #define PROBE_CGROUP_LEN        256           /* PROBE_CGROUP_BYTES: asserted in probed.h */
@@ -158,25 +158,36 @@ struct probe_event {
 /*
  * exit.bpf.c: what it keeps per thread group between its exec, its exit and
  * its reap (lives: hash, key tgid), and the record it sends at the reap.
- * argv is for the framework of a process born and gone between two polls
- * (the sampler reads /proc/<pid>/cmdline for the others).  The catalog's
- * cmdline rules name a word in one argument (the built-in one: pyspark,
- * org.apache.spark), and the short processes that carry one name it
- * early: bin/pyspark, spark-class's launcher (java -Xmx128m -cp with its
- * jars' wildcard, then org.apache.spark.launcher.Main), python -m
- * pyspark.daemon: within 200 bytes, long paths and all.  The drivers and
- * executors whose main class follows kilobytes of JVM options live across
- * polls.  A longer argv is cut: a word found in what is kept is in the
- * whole.  512 keeps a life (792 bytes, and the hash's 56 of header and
- * key) within one 1 KiB kernel allocation: PROBE_LIVES_ENTRIES of them
- * 32 MiB at most, a few MiB for a host's processes exec'd since the start.
  */
 struct probe_life {
 	__u64 start_boot_ns; /* the group leader's start_boottime */
 	__u64 exit_boot_ns;  /* 0: not exited yet */
-	__u32 argv_len;      /* bytes of argv its exec gave it that argv holds; 0: none seen */
-	__u32 reserved;
 	char exe[PROBE_EXE_LEN];
+};
+
+/*
+ * finals also carries, at each exec, the arguments the new image was
+ * given, as /proc/<pid>/cmdline gives them (a NUL after each), their first
+ * PROBE_ARGV_LEN bytes: a record of offsetof(argv) + argv_len bytes, always
+ * shorter than a probe_final_event (asserted in probed.h).  croft-probe
+ * keeps them until the group's final takes them, for the framework of a
+ * process born and gone between two polls (the sampler reads
+ * /proc/<pid>/cmdline for the others).  Sent rather than kept in lives:
+ * a bigger life cost every exec 0.9 us more (cold memory written), a
+ * record only its bytes.  The catalog's cmdline rules name a word in one
+ * argument (the built-in one: pyspark, org.apache.spark), and the short
+ * processes that carry one name it early: bin/pyspark, spark-class's
+ * launcher (java -Xmx128m -cp with its jars' wildcard, then
+ * org.apache.spark.launcher.Main), python -m pyspark.daemon: within 200
+ * bytes, long paths and all; the drivers and executors whose main class
+ * follows kilobytes of JVM options live across polls.  512 leaves room
+ * for long paths.  A longer argv is cut: a word found in what is kept is
+ * in the whole.
+ */
+struct probe_exec_argv {
+	__u32 tgid;
+	__u32 argv_len;      /* bytes of argv sent */
+	__u64 start_boot_ns; /* the group leader's start_boottime */
 	char argv[PROBE_ARGV_LEN];
 };
 
@@ -185,7 +196,6 @@ enum probe_final_flag {
 	PROBE_FINAL_EXIT_TIME = 1u << 1, /* exit_boot_ns is the exit's (else the reap's) */
 	PROBE_FINAL_CGROUP = 1u << 2,    /* cgroup is its path in the cgroup2 hierarchy */
 	PROBE_FINAL_CGROUP_V1 = 1u << 3, /* ... in the cgroup v1 memory hierarchy */
-	PROBE_FINAL_ARGV = 1u << 4,      /* argv's first argv_len bytes are its exec's */
 };
 
 /* finals: ring buffer, one per group leader reaped (release_task). */
@@ -201,11 +211,10 @@ struct probe_final_event {
 	__s32 wait_status; /* as wait(2) gives it */
 	__u32 flags;       /* enum probe_final_flag */
 	__u32 epoch;       /* the epoch the programs wrote when it was sent */
-	__u32 argv_len;    /* bytes of argv that are its exec's (flags) */
+	__u32 reserved;
 	char comm[PROBE_COMM_LEN];
 	char cgroup[PROBE_CGROUP_LEN];
 	char exe[PROBE_EXE_LEN];
-	char argv[PROBE_ARGV_LEN]; /* past argv_len: not written */
 };
 
 /* final_counts: per-CPU array of one: finals sent, finals the full ring buffer dropped,
@@ -214,6 +223,7 @@ struct probe_final_count {
 	__u64 seen;
 	__u64 dropped;
 	__u64 lives_full;
+	__u64 argvs_dropped; /* exec's arguments the full ring buffer dropped */
 };
 
 #endif
