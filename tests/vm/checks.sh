@@ -662,6 +662,8 @@ check "left out: croftctl status, docs/kernels.md's '$readme_column' column and 
 check "verified instructions of every program under tests/vm/verifier-ceilings" t_verifier
 check "croftctl status: croft-probe counts socket bytes by $net_source" t_net_source $net_source
 check "rows of a 1 MiB/s loopback TCP sender: network_tx_bytes_s 1 MiB/s +-10%" t_net_rows
+check "processes born and gone between polls: the framework their exec's argv gives (spark)" \
+	python3 "$here/rows.py" framework 20 120
 
 check "cgroup $([ "$cg_v1" = true ] && echo v1 || echo v2) at /sys/fs/cgroup, as booted" t_cgroup_layout
 check "CPUQuota=30% busy loop (docker-<64 hex>.scope): cgroup cpu_cores 0.30+-0.05, throttled fraction > 0" t_cpu_quota

@@ -25,8 +25,16 @@
       when a row lacks the field.  The first row only starts the span: a
       process's first row stands for one poll interval, while its counts
       are all the probe had (more, when polls run late)
+  rows.py framework COUNT TIMEOUT_S
+      starts COUNT short processes, one after another, each reaped at
+      once: /bin/true -m pyspark.daemon, whose argv the built-in catalog's
+      spark entry matches (cmdline pyspark); waits until each has its last
+      row; fails unless some are between_polls rows (born and gone between
+      two polls: the framework comes from the argv the probe kept at the
+      exec) and every between_polls row of them says spark
 """
 import json
+import os
 import statistics
 import sys
 import time
@@ -170,6 +178,45 @@ def rate(rows_file, field, want, tolerance):
     return 0 if off <= tolerance else 1
 
 
+def last_rows(starts):
+    """The last row of each process of starts ({tgid: start_ms}, start within 1 s)."""
+    out = {}
+    try:
+        with open(DATASET, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    row = json.loads(line)
+                except ValueError:
+                    continue  # a line being appended
+                start = starts.get(row["tgid"])
+                if (start is not None and "exited" in row and
+                        abs(row["process"].get("start_ms", 0) - start) < 1000):
+                    out[row["tgid"]] = row
+    except FileNotFoundError:
+        pass
+    return out
+
+
+def framework(count, timeout_s):
+    argv = ["/bin/true", "-m", "pyspark.daemon"]
+    tick_ms = 1000 / os.sysconf("SC_CLK_TCK")
+    boot_ms = (time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)) * 1000
+    starts = {}
+    for _ in range(count):
+        pid = os.posix_spawn(argv[0], argv, {})
+        with open(f"/proc/{pid}/stat") as f:  # a zombie until the wait
+            starts[pid] = boot_ms + int(f.read().rsplit(")", 1)[1].split()[19]) * tick_ms
+        os.waitpid(pid, 0)
+    deadline = time.monotonic() + timeout_s
+    while len(rows := last_rows(starts)) < count and time.monotonic() < deadline:
+        time.sleep(0.5)
+    between = [r for r in rows.values() if r["exited"] == "between_polls"]
+    said = sorted({str(r["process"].get("framework")) for r in between})
+    print(f"{len(rows)} of {count} last rows, {len(between)} between_polls; their framework: "
+          f"{said}")
+    return 0 if len(rows) == count and between and said == ["spark"] else 1
+
+
 def main(argv):
     if len(argv) >= 5 and argv[1] == "wait":
         since = int(argv[6]) if len(argv) == 7 and argv[5] == "--since" else 0
@@ -182,6 +229,8 @@ def main(argv):
         return cpufit(argv[2], argv[3], float(argv[4]))
     if len(argv) == 6 and argv[1] == "rate":
         return rate(argv[2], argv[3], float(argv[4]), float(argv[5]))
+    if len(argv) == 4 and argv[1] == "framework":
+        return framework(int(argv[2]), float(argv[3]))
     print(__doc__, file=sys.stderr)
     return 2
 
