@@ -408,11 +408,12 @@ static bool scan_int(struct scan *s, int64_t *ret, uint32_t *has, uint32_t bit)
 
 /* Where the readers keep a field of the row; both paths store through it. */
 enum slot_kind {
-	SLOT_SKIP,   /* checked, not kept */
-	SLOT_STRING, /* a struct strv */
-	SLOT_INT,    /* an int64_t */
-	SLOT_FIXED,  /* an int64_t in 1e-4 units */
-	SLOT_OBJECT, /* its fields */
+	SLOT_SKIP,        /* checked, not kept */
+	SLOT_STRING,      /* a struct strv */
+	SLOT_INT,         /* an int64_t */
+	SLOT_FIXED,       /* an int64_t in 1e-4 units */
+	SLOT_OBJECT,      /* its fields */
+	SLOT_SKIP_OBJECT, /* checked only, its known keys found as the row's are */
 	SLOT_WORKLOAD,
 	SLOT_GPUS,
 	SLOT_SYSCALLS,
@@ -441,6 +442,7 @@ static const struct slot slots[RF_COUNT] = {
 	[RF_GPUS] = { SLOT_GPUS, offsetof(struct row, gpus), HAS_GPUS },
 	[RF_GPUS_ALLOCATED] = { SLOT_GPUS, offsetof(struct row, gpus_allocated), HAS_ALLOCATED },
 	OWN_(USAGE, SLOT_OBJECT),
+	OWN_(CGROUP_USAGE, SLOT_SKIP_OBJECT),
 	OWN_(SYSCALLS, SLOT_SYSCALLS),
 	STR_(GPU_ACTIVITY, gpu_activity),
 	NUM_(GPU_SM_PERCENT, sm_x1e4, HAS_SM),
@@ -596,6 +598,9 @@ static inline bool scan_field(struct scan *s, struct row *row, enum row_field f,
 		return scan_fixed(s, slot_at(row, f), &row->has, slots[f].has_bit);
 	case SLOT_OBJECT:
 		return scan_object(s, row, f, depth + 1, &seen);
+	case SLOT_SKIP_OBJECT: /* whatever skip_value takes: a key twice too */
+		return *s->p == '{' ? scan_object(s, row, f, depth + 1, NULL)
+				    : skip_value(s, depth);
 	case SLOT_WORKLOAD:
 		return scan_string(s, &str) &&
 		       workload_parse(str.ptr, str.len, &row->workload) == 0;
@@ -611,9 +616,11 @@ static inline bool scan_field(struct scan *s, struct row *row, enum row_field f,
 /*
  * The fields of an object (RF_ROOT: the row), each known one once (a
  * second means jansson's last-wins rule: not ours); *ret_seen: which.
+ * ret_seen NULL: an object none of whose fields is kept, a key twice is fine.
  */
 _Static_assert(ROW_COUNT(ROW_FIELDS_ROOT) <= 32 && ROW_COUNT(ROW_FIELDS_USAGE) <= 32 &&
-		       ROW_COUNT(ROW_FIELDS_PROCESS) <= 32,
+		       ROW_COUNT(ROW_FIELDS_PROCESS) <= 32 &&
+		       ROW_COUNT(ROW_FIELDS_CGROUP_USAGE) <= 32,
 	"an object's fields seen are bits of a uint32_t");
 static bool scan_object(
 	struct scan *s, struct row *row, enum row_field object, int depth, uint32_t *ret_seen)
@@ -634,7 +641,7 @@ static bool scan_object(
 			if (k == -1) {
 				if (!skip_value(s, depth))
 					return false;
-			} else if (!first_time(&seen, k) ||
+			} else if ((!first_time(&seen, k) && ret_seen) ||
 				   !scan_field(s, row, d->first_field + k, depth)) {
 				return false;
 			}
@@ -642,7 +649,8 @@ static bool scan_object(
 		if (!eat(s, '}'))
 			return false;
 	}
-	*ret_seen = seen;
+	if (ret_seen)
+		*ret_seen = seen;
 	return true;
 }
 
