@@ -169,10 +169,12 @@
 		"poll wrote its row; it had done nothing since otherwise, or that poll "           \
 		"would have), with *cpu_cores* 0 and no probe figures; what it did after "         \
 		"that poll is unknown and no *exit_ms*, *exit_code* or *exit_signal* is "          \
-		"given. A process gone from /proc waits for its final figures 3 polls and "        \
-		"at least 10 s (the kernel frees a process an RCU grace period after its "         \
-		"reap, which can lag under load) before it is written as vanished. Left out "      \
-		"while the process lives.")
+		"given. A process no poll read is written vanished from the probe's record "       \
+		"of its exit when its final never comes: its *comm* and *process.start_ms*, "      \
+		"*span_ms* 0, nothing else. A process gone from /proc waits for its final "        \
+		"figures 3 polls and at least 10 s (the kernel frees a process an RCU grace "      \
+		"period after its reap, which can lag under load) before it is written as "        \
+		"vanished. Left out while the process lives.")
 #define ROW_FIELDS_PROCESS(X)                                                                      \
 	X(PROCESS, START_MS, "start_ms", RT_INT, RO_OLDER, RL_NONE,                                \
 		"Integer, milliseconds since the Unix epoch: when the process started "            \

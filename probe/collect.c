@@ -498,6 +498,35 @@ static void take_exits(struct collector *col)
 }
 
 /*
+ * An exit drained after this answer's exits were taken, of a group whose
+ * final goes in this answer, goes in it too: the sampler takes an exit
+ * record with no final yet for a group still to be closed (ENOMEM: it
+ * stays for the next answer).
+ */
+static void exit_with_final(struct collector *col, const struct probe_final *f)
+{
+	struct answer *ans = &col->ans;
+	struct probe_exit *grown;
+
+	for (size_t i = 0; i < col->pending_count; i++) {
+		if (col->pending[i].tgid != f->tgid ||
+			col->pending[i].start_boot_ns != f->start_boot_ns)
+			continue;
+		if (ans->exits_count == ans->exits_cap) {
+			size_t cap = ans->exits_cap ? ans->exits_cap * 2 : 64;
+
+			if (!(grown = realloc(ans->exits, cap * sizeof(*grown))))
+				return;
+			ans->exits = grown;
+			ans->exits_cap = cap;
+		}
+		ans->exits[ans->exits_count++] = col->pending[i];
+		col->pending[i] = col->pending[--col->pending_count];
+		return;
+	}
+}
+
+/*
  * The reaped groups of the epoch just closed (and any older straggler) to
  * the answer, at most PROBE_FINALS_MAX: their counts were all written
  * before, so they are in this answer or earlier ones.  Those sent under the
@@ -516,9 +545,10 @@ static void take_finals(struct collector *col, uint32_t now)
 			col->finals[kept++] = *f;
 		else if (ans->finals_count == PROBE_FINALS_MAX)
 			cut++;
-		else if (ans->finals_count < ans->finals_cap || grow_finals(ans) == 0)
+		else if (ans->finals_count < ans->finals_cap || grow_finals(ans) == 0) {
 			ans->finals[ans->finals_count++] = f->rec;
-		else
+			exit_with_final(col, &f->rec);
+		} else
 			cut++;
 	}
 	col->finals_count = kept;

@@ -113,6 +113,7 @@ static json_t *status_json(struct sampler *s)
 		{ "last_rows.probe", json_integer(s->stats.last_rows[EXIT_PROBE]) },
 		{ "last_rows.between_polls", json_integer(s->stats.last_rows[EXIT_BETWEEN_POLLS]) },
 		{ "last_rows.vanished", json_integer(s->stats.last_rows[EXIT_VANISHED]) },
+		{ "last_rows.vanished_unread", json_integer((json_int_t)s->procs.vanished_unread) },
 		{ "last_rows.finals_after_vanished",
 			json_integer((json_int_t)s->procs.finals_after_vanished) },
 		{ "gpu_device_rules", json_string(rules) },

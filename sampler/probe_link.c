@@ -417,6 +417,8 @@ static int answer_of(struct probe_link *link, struct probe_answer *ret_answer)
 	/* a baseline's counts span time before we asked; its finals are whole all the same */
 	ret_answer->finals = link->finals;
 	ret_answer->finals_count = link->finals_count;
+	ret_answer->exits = link->exits;
+	ret_answer->exits_count = link->exits_count;
 	ret_answer->finals_sent = ret_answer->finals_sent && ret_answer->answered;
 	if (!ret_answer->answered)
 		return 0;

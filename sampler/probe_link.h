@@ -40,6 +40,8 @@ struct probe_answer {
 	size_t tgids_count;
 	const struct probe_final *finals; /* reaped groups, their final figures */
 	size_t finals_count;
+	const struct probe_exit *exits; /* groups that exited; none after its final's answer */
+	size_t exits_count;
 };
 
 /*

@@ -177,6 +177,10 @@ void proc_table_apply_finals(
 		uint64_t exit_unix_ms = env->boot_unix_ms + f->exit_boot_ns / 1000000;
 		uint64_t from_unix_ms;
 
+		if (p && p->exit.unread) { /* kept from its exit record: the final says more */
+			proc_table_drop(table, env->cgroups, p);
+			p = NULL;
+		}
 		if (p && (p->ident.kthread || p->exit.kind != EXIT_LIVES))
 			continue;
 		if (p) {
@@ -222,4 +226,47 @@ bool proc_vanished_due(struct proc *p, bool finals_sent, uint64_t now_unix_ms)
 	c->probe.valid = c->probe.syscalls_valid = c->probe.ioctl_valid = false;
 	c->probe.sched_valid = c->probe.net_valid = false;
 	return true;
+}
+
+#define KTHREADD_PID 2 /* the kernel's thread maker: every kernel thread's parent */
+
+/* Kernel threads have no rows. */
+static bool exit_of_kthread(const struct probe_exit *x)
+{
+	return x->tgid == KTHREADD_PID || x->ppid == KTHREADD_PID;
+}
+
+/*
+ * A group the probe saw exit, that no poll read and no final closed yet:
+ * the kernel frees a reaped process (where the probe takes its final) an
+ * RCU grace period after the reap, which a loaded host stretched past a
+ * minute here.  Kept from its exit record, it waits for its final as a
+ * process gone from /proc does, and is written vanished when none comes
+ * (its comm and start, nothing else known), so that every group the probe
+ * saw exit has a row.  The probe sends no exit record after its final's.
+ */
+void proc_table_apply_exits(
+	struct proc_table *table, const struct poll_env *env, const struct probe_answer *answer)
+{
+	for (size_t i = 0; i < answer->exits_count; i++) {
+		const struct probe_exit *x = &answer->exits[i];
+		uint64_t start_ticks = x->start_boot_ns / env->tick_ns;
+		struct proc *p;
+
+		if (exit_of_kthread(x) || table->count >= SAMPLER_PROCS_MAX ||
+			proc_table_find_start(table, (pid_t)x->tgid, start_ticks) ||
+			vanished_before(table, (pid_t)x->tgid, start_ticks) ||
+			!(p = calloc(1, sizeof(*p))))
+			continue;
+		p->tgid = (pid_t)x->tgid;
+		p->ident.start_boot_ns = x->start_boot_ns;
+		p->ident.start_ticks = start_ticks;
+		p->ident.framework = SIZE_MAX; /* never read: left out */
+		p->ident.framework_done = true;
+		p->ident.comm = copy_str(x->comm, sizeof(x->comm), &p->ident.comm_len);
+		p->cadence.rows_started = true;
+		p->exit.unread = true;
+		p->exit.last_seen = env->now;
+		proc_table_add_gone(table, p);
+	}
 }

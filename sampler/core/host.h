@@ -294,6 +294,7 @@ struct proc_exit {
 	uint64_t unix_ms; /* the exit's wall clock; 0: unknown */
 	bool code_known, signal_known;
 	int code, signal; /* WEXITSTATUS; WTERMSIG */
+	bool unread;      /* no poll read it: kept from the probe's exit record (exits.c) */
 };
 
 struct proc {
@@ -331,6 +332,7 @@ struct proc_table {
 	} vanished[VANISHED_RECENT];
 	size_t vanished_next;
 	uint64_t finals_after_vanished; /* such finals, dropped */
+	uint64_t vanished_unread;       /* written vanished from the probe's exit record alone */
 };
 
 /* The live process of tgid (not one gone and waiting for its last row). */
@@ -350,6 +352,9 @@ struct poll_env;
  * answer's records are reset, before they are applied. */
 struct probe_answer;
 void proc_table_apply_finals(
+	struct proc_table *table, const struct poll_env *env, const struct probe_answer *answer);
+/* Then its exit records: a group no poll read and no final closed waits for its final. */
+void proc_table_apply_exits(
 	struct proc_table *table, const struct poll_env *env, const struct probe_answer *answer);
 /* Whether p (gone from /proc, no final) gets its last row now, as vanished. */
 bool proc_vanished_due(struct proc *p, bool finals_sent, uint64_t now_unix_ms);

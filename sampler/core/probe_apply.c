@@ -101,13 +101,20 @@ static void forget_gpu(struct proc_probe_rates *pr)
 	pr->gpu_blocked_threads = 0;
 }
 
-/* The tracked process a record is about: same tgid and same start (in clock ticks). */
+/*
+ * The tracked process a record is about: same tgid and same start (in clock
+ * ticks).  Not one kept from its exit record alone: its counts are carried
+ * to its final, which makes it anew (exits.c).
+ */
 static struct proc *probe_match(
 	struct proc_table *table, const struct probe_proc *rec, uint64_t tick_ns)
 {
+	struct proc *p;
+
 	if (!rec->start_boot_ns)
 		return NULL;
-	return proc_table_find_start(table, (pid_t)rec->tgid, rec->start_boot_ns / tick_ns);
+	p = proc_table_find_start(table, (pid_t)rec->tgid, rec->start_boot_ns / tick_ns);
+	return p && !p->exit.unread ? p : NULL;
 }
 
 void proc_table_apply_probe(
@@ -115,6 +122,7 @@ void proc_table_apply_probe(
 {
 	/* last rows first: their records are applied over their spans (a baseline has none) */
 	proc_table_apply_finals(table, env, answer);
+	proc_table_apply_exits(table, env, answer);
 	for (struct proc *p = table->list_head; p; p = p->list_next)
 		probe_reset(p, answer);
 	for (size_t i = 0; i < answer->tgids_count; i++) {

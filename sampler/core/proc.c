@@ -82,6 +82,7 @@ void proc_table_drop(struct proc_table *table, struct cgroup_table *cgroups, str
 	if (p->exit.kind == EXIT_VANISHED) { /* its final may come yet (exits.c) */
 		size_t i = table->vanished_next++ % VANISHED_RECENT;
 
+		table->vanished_unread += p->exit.unread;
 		table->vanished[i].tgid = p->tgid;
 		table->vanished[i].start_ticks = p->ident.start_ticks;
 	}

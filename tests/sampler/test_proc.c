@@ -241,6 +241,89 @@ START_TEST(between_polls_argv)
 }
 END_TEST
 
+/*
+ * The probe saw a group exit, no poll read it and its final has not come
+ * (its free lagging): it waits as a process gone from /proc does, then is
+ * written vanished from the exit record; a final that comes first makes it
+ * the one row of a process born and gone between polls; a kernel thread's
+ * exit makes nothing.
+ */
+START_TEST(exit_without_final)
+{
+	struct cgroup_mounts mounts = { 0 };
+	struct poll_env env = { .idle_every = 15, .tick_ns = 10000000, .page_size = 4096 };
+	struct probe_exit exits[] = {
+		{ .tgid = 600, .ppid = 1, .start_boot_ns = 600 * env.tick_ns, .comm = "short" },
+		{ .tgid = 601, .ppid = 1, .start_boot_ns = 601 * env.tick_ns, .comm = "freed" },
+		{ .tgid = 602,
+			.ppid = 2,
+			.start_boot_ns = 602 * env.tick_ns,
+			.comm = "kworker/0:1" },
+	};
+	struct probe_final freed = { .tgid = 601,
+		.start_boot_ns = 601 * env.tick_ns,
+		.exit_boot_ns = 700 * env.tick_ns,
+		.cpu_ns = 20000000 };
+	struct probe_answer answer = {
+		.answered = true, .finals_sent = true, .exits = exits, .exits_count = 3
+	};
+	struct proc_table table;
+	struct proc *p;
+
+	env.cgroups = cgroup_table_new(&mounts);
+	ck_assert_ptr_nonnull(env.cgroups);
+	proc_table_init(&table);
+	env.now.unix_ms = 1000000;
+	proc_table_apply_finals(&table, &env, &answer);
+	proc_table_apply_exits(&table, &env, &answer);
+	ck_assert_uint_eq(table.count, 2); /* not the kernel thread */
+	p = proc_table_find_start(&table, 600, 600);
+	ck_assert_ptr_nonnull(p);
+	ck_assert(p->exit.unread);
+	ck_assert_str_eq(p->ident.comm, "short");
+
+	/* the final of 601 comes: its one row is a between-polls row, and only one */
+	answer = (struct probe_answer){
+		.answered = true, .finals_sent = true, .finals = &freed, .finals_count = 1
+	};
+	proc_table_apply_finals(&table, &env, &answer);
+	ck_assert_uint_eq(table.count, 2);
+	p = proc_table_find_start(&table, 601, 601);
+	ck_assert_ptr_nonnull(p);
+	ck_assert(!p->exit.unread);
+	ck_assert_int_eq(p->exit.kind, EXIT_BETWEEN_POLLS);
+	proc_table_drop(&table, env.cgroups, p);
+
+	/* 600's never comes: it waits 3 polls and 10 s, then is written vanished */
+	p = proc_table_find_start(&table, 600, 600);
+	p->exit.gone_polls = EXIT_WAIT_POLLS;
+	ck_assert(!proc_vanished_due(p, true, env.now.unix_ms + EXIT_WAIT_MS - 1));
+	ck_assert(proc_vanished_due(p, true, env.now.unix_ms + EXIT_WAIT_MS));
+	ck_assert(p->counters.rates_valid && p->counters.span_s == 0 && p->counters.cpu_cores == 0);
+	p->exit.kind = EXIT_VANISHED;
+	proc_table_drop(&table, env.cgroups, p);
+	ck_assert_uint_eq(table.vanished_unread, 1);
+
+	/* its exit record again, or its final late: no second row */
+	answer = (struct probe_answer){
+		.answered = true, .finals_sent = true, .exits = exits, .exits_count = 1
+	};
+	proc_table_apply_exits(&table, &env, &answer);
+	ck_assert_uint_eq(table.count, 0);
+	freed.tgid = 600;
+	freed.start_boot_ns = 600 * env.tick_ns;
+	answer = (struct probe_answer){
+		.answered = true, .finals_sent = true, .finals = &freed, .finals_count = 1
+	};
+	proc_table_apply_finals(&table, &env, &answer);
+	ck_assert_uint_eq(table.count, 0);
+	ck_assert_uint_eq(table.finals_after_vanished, 1);
+
+	proc_table_clear(&table, env.cgroups);
+	cgroup_table_free(env.cgroups);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("proc");
@@ -249,6 +332,7 @@ int main(void)
 	tcase_add_test(tc, sliced_scan);
 	tcase_add_test(tc, final_after_vanished);
 	tcase_add_test(tc, between_polls_argv);
+	tcase_add_test(tc, exit_without_final);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
 }
