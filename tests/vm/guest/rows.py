@@ -45,23 +45,23 @@ LOG_INTERVAL_S = 0.05
 BRACKET_MS = 250  # reads further apart than this (the VM stalled) say nothing of between
 
 
-def rows_of(cgroup, since_ms):
-    out = []
+def dataset_rows():
+    """The live dataset's whole rows, none while it is not there yet."""
     try:
         with open(DATASET, encoding="utf-8") as f:
             for line in f:
                 try:
-                    row = json.loads(line)
+                    yield json.loads(line)
                 except ValueError:
                     continue  # a line being appended
-                if row.get("process", {}).get("cgroup") != cgroup:
-                    continue
-                if row["unix_ms"] < since_ms or "cgroup_usage" not in row:
-                    continue
-                out.append(row)
     except FileNotFoundError:
-        pass
-    return out
+        return
+
+
+def rows_of(cgroup, since_ms):
+    return [row for row in dataset_rows()
+            if row.get("process", {}).get("cgroup") == cgroup and
+            row["unix_ms"] >= since_ms and "cgroup_usage" in row]
 
 
 def wait(cgroup, count, timeout_s, since_ms):
@@ -181,19 +181,11 @@ def rate(rows_file, field, want, tolerance):
 def last_rows(starts):
     """The last row of each process of starts ({tgid: start_ms}, start within 1 s)."""
     out = {}
-    try:
-        with open(DATASET, encoding="utf-8") as f:
-            for line in f:
-                try:
-                    row = json.loads(line)
-                except ValueError:
-                    continue  # a line being appended
-                start = starts.get(row["tgid"])
-                if (start is not None and "exited" in row and
-                        abs(row["process"].get("start_ms", 0) - start) < 1000):
-                    out[row["tgid"]] = row
-    except FileNotFoundError:
-        pass
+    for row in dataset_rows():
+        start = starts.get(row["tgid"])
+        if (start is not None and "exited" in row and
+                abs(row["process"].get("start_ms", 0) - start) < 1000):
+            out[row["tgid"]] = row
     return out
 
 
