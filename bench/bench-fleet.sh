@@ -61,8 +61,7 @@ gbs() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.2f", (s > 0 ? b / s / 1e9 : 0
 
 SCHED= W1= W2=
 stop_dask() {
-	for p in $W2 $W1 $SCHED; do kill "$p" 2>/dev/null || true; done
-	for p in $W2 $W1 $SCHED; do wait "$p" 2>/dev/null || true; done
+	stop_pids TERM $W2 $W1 $SCHED
 	SCHED= W1= W2=
 }
 trap stop_dask EXIT

@@ -47,13 +47,6 @@ print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))' >"$TMP/ids"
 	sleep 0.3
 }
 
-stop_tool() {
-	[ -n "$TOOL_PID" ] || return 0
-	kill -TERM "$TOOL_PID" 2>/dev/null || true
-	wait "$TOOL_PID" 2>/dev/null || true
-	TOOL_PID=
-}
-
 echo "bench-gpufile: $N calls per kind, pinned to CPU 0, fastest chunk, best of $ROUNDS interleaved rounds"
 round=0
 while [ $round -lt "$ROUNDS" ]; do

@@ -25,6 +25,7 @@ command -v bpftrace >/dev/null || { echo "bench-probe: needs bpftrace (apt-get i
 [ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
 
 tool_bench_setup bench-probe
+TOOL_SIGNAL=INT # bpftrace prints its maps and detaches on Ctrl-C
 
 # wait_line FILE TEXT: until FILE holds TEXT (the tool attached), 30 s at most
 wait_line() {
@@ -67,20 +68,6 @@ print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))' >"$TMP/ids"
 		wait_line "$TMP/out" Attaching ;;
 	esac
 	sleep 0.3
-}
-
-stop_tool() {
-	[ -n "$TOOL_PID" ] || return 0
-	kill -INT "$TOOL_PID" 2>/dev/null || true
-	i=0
-	# until it is gone or a zombie (exited, waiting for our wait)
-	while [ -r /proc/"$TOOL_PID"/stat ] && ! grep -q ') Z ' /proc/"$TOOL_PID"/stat 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 100 ] || kill -KILL "$TOOL_PID" 2>/dev/null || true
-		sleep 0.05
-	done
-	wait "$TOOL_PID" 2>/dev/null || true
-	TOOL_PID=
 }
 
 # Programs already attached by others (another croft-probe, bpftrace...) are

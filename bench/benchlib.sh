@@ -21,10 +21,27 @@ for p in json.load(sys.stdin):
 print("%.1f" % total)' "$@"
 }
 
+# stop_pids SIGNAL PID...: the processes this bench started, each sent
+# SIGNAL, given 5 s to end (gone, or a zombie waiting for our wait), then
+# SIGKILL, then reaped: one that ignores its first signal cannot hang a bench.
+stop_pids() {
+	sig=$1
+	shift
+	for p in "$@"; do kill -"$sig" "$p" 2>/dev/null || true; done
+	for p in "$@"; do
+		i=0
+		while [ -r /proc/"$p"/stat ] && ! grep -q ') Z ' /proc/"$p"/stat 2>/dev/null; do
+			i=$((i + 1))
+			[ $i -lt 100 ] || kill -KILL "$p" 2>/dev/null || true
+			sleep 0.05
+		done
+		wait "$p" 2>/dev/null || true
+	done
+}
+
 # tool_bench_setup NAME: a fresh $TMP for the bench NAME, no tool running
-# yet ($TOOL_PID), and on exit the tool stopped (by $TOOL_SIGNAL, TERM
-# unless the bench says otherwise), kernel.bpf_stats_enabled
-# put back as it was and $TMP removed.
+# yet ($TOOL_PID), and on exit the tool stopped (stop_tool) and
+# kernel.bpf_stats_enabled put back as it was and $TMP removed.
 tool_bench_setup() {
 	TMP=$(mktemp -d "/tmp/croft-$1.XXXXXX")
 	TOOL_PID=
@@ -32,8 +49,17 @@ tool_bench_setup() {
 	trap tool_bench_cleanup EXIT INT TERM
 }
 
+# stop_tool: the tool ($TOOL_PID, if any) stopped by $TOOL_SIGNAL, TERM
+# unless the bench says otherwise.
+stop_tool() {
+	if [ -n "$TOOL_PID" ]; then
+		stop_pids "${TOOL_SIGNAL:-TERM}" "$TOOL_PID"
+	fi
+	TOOL_PID=
+}
+
 tool_bench_cleanup() {
-	[ -n "$TOOL_PID" ] && kill -"${TOOL_SIGNAL:-TERM}" "$TOOL_PID" 2>/dev/null && wait "$TOOL_PID" 2>/dev/null
+	stop_tool
 	echo "$STATS_WAS" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null
 	rm -rf "$TMP"
 }
