@@ -5,7 +5,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'sampler'))
@@ -17,6 +16,12 @@ from wire import MT_CTL_STATUS, ctl_request  # noqa: E402
 POLL_MS = 500
 
 
+def boot_ms():
+    """The boot's unix ms as the sampler reckons start_ms from it: /proc/stat's btime."""
+    with open('/proc/stat') as f:
+        return 1000 * int(next(line for line in f if line.startswith('btime ')).split()[1])
+
+
 def proc_key(pid, ticks=None):
     """'PID@START_MS': a process, its start (process.start_ms, to the clock tick) read
     before its reap (or by its parent: ticks, /proc/PID/stat's starttime).  A pid alone
@@ -25,14 +30,14 @@ def proc_key(pid, ticks=None):
     if ticks is None:
         with open('/proc/%d/stat' % pid) as f:
             ticks = int(f.read().rsplit(')', 1)[1].split()[19])
-    boot_ms = (time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)) * 1000
-    return '%d@%d' % (pid, boot_ms + ticks * 1000 / os.sysconf('SC_CLK_TCK'))
+    return '%d@%d' % (pid, boot_ms() + ticks * 1000 // os.sysconf('SC_CLK_TCK'))
 
 
 def rows_of_key(of, key):
-    """The rows of the process KEY names (of: a pid's rows): its tgid, its start within 1 s."""
+    """The rows of the process KEY names (of: a pid's rows): its tgid and start_ms,
+    reckoned alike, so the same to the ms unless the clock was stepped between."""
     pid, start_ms = (int(x) for x in key.split('@'))
-    return [r for r in of(pid) if abs(r['process'].get('start_ms', 0) - start_ms) < 1000]
+    return [r for r in of(pid) if abs(r['process'].get('start_ms', 0) - start_ms) <= 50]
 
 
 class Stack:
