@@ -23,7 +23,7 @@ static void put_cell(const struct col *col, const struct cell *cell)
 			fputs(cell->prefix, stdout);
 			width -= (int)strlen(cell->prefix);
 		}
-		put_text(stdout, cell->text ? cell->text : col->none, width, col->max_cols);
+		put_text(stdout, cell->text ? cell->text : col->none, width, col->cut);
 		break;
 	}
 	case COL_COUNT:
@@ -32,8 +32,9 @@ static void put_cell(const struct col *col, const struct cell *cell)
 	case COL_INT:
 		printf("%*" PRId64, col->width, cell->value);
 		break;
+	case COL_HOURS:
 	case COL_REAL:
-		printf("%*.*f", col->width, col->decimals, cell->real);
+		printf("%*.*f", col->width, col->kind == COL_HOURS ? 3 : col->decimals, cell->real);
 		break;
 	case COL_PERCENT:
 		printf("%*.1f%%", col->width - 1, cell->real);
@@ -98,9 +99,10 @@ static json_t *cell_json(const struct col *col, const struct cell *cell)
 		return json_integer((json_int_t)cell->count);
 	case COL_INT:
 		return json_integer(cell->value);
+	case COL_HOURS:
 	case COL_REAL:
 	case COL_PERCENT:
-		return json_round(cell->real, col->json_decimals);
+		return json_round(cell->real, col->kind == COL_HOURS ? 6 : col->json_decimals);
 	default:
 		return cell->json;
 	}

@@ -34,13 +34,15 @@ void format_time(int64_t ms, char *buf, size_t size);
 
 /*
  * columns.c: a listing, printed as a table (listing_table) or as --json's
- * array of objects (listing_json) from one list of columns.  A column
- * without a title is --json's only, one without a key the table's only.
+ * array of objects (listing_json) from one list of columns, written with
+ * designated initialisers.  A column without a title is --json's only, one
+ * without a key the table's only.
  */
 enum col_kind {
 	COL_TEXT,    /* left-aligned, escaped (put_text); a string or null */
 	COL_COUNT,   /* uint64_t */
 	COL_INT,     /* int64_t */
+	COL_HOURS,   /* double: "%.3f" on the table, rounded to 6 decimals in --json */
 	COL_REAL,    /* decimals on the table, rounded to json_decimals in --json */
 	COL_PERCENT, /* the table's "12.5%" (width counts the '%') */
 	COL_JSON,    /* --json only: a value the cell built */
@@ -49,36 +51,11 @@ struct col {
 	const char *title; /* the table's heading; NULL: --json only */
 	const char *key;   /* --json's key; NULL: the table only */
 	enum col_kind kind;
-	int width, max_cols;         /* table columns; COL_TEXT: put_text's cut (0: none) */
+	int width, cut;              /* table columns; COL_TEXT: put_text's cut (0: none) */
 	int decimals, json_decimals; /* COL_REAL */
 	int gap;                     /* spaces before it on the table (0: one) */
 	const char *none;            /* COL_TEXT: the table's text for a NULL one */
 };
-/* Columns of each kind, every field given (some compilers warn otherwise). */
-#define TEXT_COL(title, key, width, max_cols, none)                                                \
-	{                                                                                          \
-		title, key, COL_TEXT, width, max_cols, 0, 0, 0, none                               \
-	}
-#define COUNT_COL(title, key, width)                                                               \
-	{                                                                                          \
-		title, key, COL_COUNT, width, 0, 0, 0, 0, NULL                                     \
-	}
-#define INT_COL(title, key, width)                                                                 \
-	{                                                                                          \
-		title, key, COL_INT, width, 0, 0, 0, 0, NULL                                       \
-	}
-#define REAL_COL(title, key, width, decimals, json_decimals)                                       \
-	{                                                                                          \
-		title, key, COL_REAL, width, 0, decimals, json_decimals, 0, NULL                   \
-	}
-#define PERCENT_COL(title, width)                                                                  \
-	{                                                                                          \
-		title, NULL, COL_PERCENT, width, 0, 0, 0, 0, NULL                                  \
-	}
-#define JSON_COL(key)                                                                              \
-	{                                                                                          \
-		NULL, key, COL_JSON, 0, 0, 0, 0, 0, NULL                                           \
-	}
 #define LISTING_COLS_MAX 10
 #define CELL_TEXT_MAX    400 /* bytes of a text a cell writes (a longer one is cut) */
 struct cell {
@@ -86,7 +63,7 @@ struct cell {
 	const char *prefix;      /* COL_TEXT, the table only: written as it is, within the width */
 	uint64_t count;          /* COL_COUNT */
 	int64_t value;           /* COL_INT */
-	double real;             /* COL_REAL, COL_PERCENT */
+	double real;             /* COL_HOURS, COL_REAL, COL_PERCENT */
 	json_t *json;            /* COL_JSON: the listing takes it */
 	bool null, omit;         /* --json: null; its key left out */
 	char buf[CELL_TEXT_MAX]; /* where the cell may write its text or prefix */

@@ -136,15 +136,20 @@ enum {
 	PC_COUNT
 };
 static const struct col phase_cols[PC_COUNT] = {
-	INT_COL("tgid", "tgid", 10),
-	TEXT_COL("phase", "phase", 7, 0, NULL),
-	INT_COL(NULL, "start_ms", 0),
-	INT_COL(NULL, "end_ms", 0),
-	TEXT_COL("start", "start", 24, 0, NULL),
-	TEXT_COL("end", "end", 24, 0, NULL),
-	REAL_COL("length s", "length_s", 12, 1, 3),
-	{ "gpus", NULL, COL_TEXT, 0, 0, 0, 0, 2, NULL }, /* two spaces before it */
-	JSON_COL("gpus"),
+	{ .title = "tgid", .key = "tgid", .kind = COL_INT, .width = 10 },
+	{ .title = "phase", .key = "phase", .width = 7 },
+	{ .key = "start_ms", .kind = COL_INT },
+	{ .key = "end_ms", .kind = COL_INT },
+	{ .title = "start", .key = "start", .width = 24 },
+	{ .title = "end", .key = "end", .width = 24 },
+	{ .title = "length s",
+		.key = "length_s",
+		.kind = COL_REAL,
+		.width = 12,
+		.decimals = 1,
+		.json_decimals = 3 },
+	{ .title = "gpus", .gap = 2 },
+	{ .key = "gpus", .kind = COL_JSON },
 };
 
 static void phase_cells(const void *ctx, size_t i, bool json, struct cell *c)
@@ -193,11 +198,11 @@ static void print_phases(const struct profile_result *p)
 /* The syscalls, the most calls first: calls and share of all the calls. */
 enum { YC_NAME, YC_CALLS_TEXT, YC_CALLS, YC_SHARE_TEXT, YC_SHARE, YC_COUNT };
 static const struct col syscall_cols[YC_COUNT] = {
-	TEXT_COL("syscall", "name", 24, 24, NULL),
-	REAL_COL("calls", NULL, 16, 0, 0),
-	COUNT_COL(NULL, "calls", 0),
-	PERCENT_COL("share", 8),
-	REAL_COL(NULL, "share", 0, 0, 4),
+	{ .title = "syscall", .key = "name", .width = 24, .cut = 24 },
+	{ .title = "calls", .kind = COL_REAL, .width = 16 },
+	{ .key = "calls", .kind = COL_COUNT },
+	{ .title = "share", .kind = COL_PERCENT, .width = 8 },
+	{ .key = "share", .kind = COL_REAL, .json_decimals = 4 },
 };
 
 static void syscall_cells(const void *ctx, size_t i, bool json, struct cell *c)

@@ -14,11 +14,12 @@
 
 struct rank {
 	uint32_t id;
-	const char *name;          /* NULL: host / unknown / none */
-	uint64_t a, b;             /* sort keys, descending */
-	u128 big;                  /* first key where the figure is wide */
-	uint32_t gpu;              /* container x GPU: the GPU (GPU_NONE: none) */
-	const struct gpu_acc *acc; /* GPU rankings: the figures */
+	const char *name;               /* NULL: host / unknown / none */
+	uint64_t a, b;                  /* sort keys, descending */
+	u128 big;                       /* first key where the figure is wide */
+	uint32_t gpu;                   /* container x GPU: the GPU (GPU_NONE: none) */
+	const struct gpu_acc *acc;      /* GPU rankings: the figures */
+	uint64_t unheld_ms, unalloc_ms; /* pods: allocated not held, held not allocated */
 };
 
 static int cmp_rank(const void *x, const void *y)
@@ -64,18 +65,22 @@ static void rank_build(
 	qsort(ret->v, ret->n, sizeof(*ret->v), cmp_rank);
 }
 
-/* GPU rankings: entries that held a GPU, the most idle first; the one
- * after the names is other's (the host's, the unknown cwd's). */
+/* A GPU ranking's entry, the most idle first; false (left out) where it held none. */
+static bool rank_acc(
+	struct rank *ret, uint32_t id, const char *name, uint32_t gpu, const struct gpu_acc *a)
+{
+	*ret = (struct rank){ id, name, a->activity_ms[GA_IDLE], a->held_ms, 0, gpu, a, 0, 0 };
+	return a->held_ms != 0;
+}
+
+/* By container or cwd; the entry after the names is other's (the host's, the unknown cwd's). */
 static bool gpu_entry(const struct strtab *names, const struct gpu_acc *acc,
 	const struct gpu_acc *other, size_t i, struct rank *ret)
 {
 	bool named = i < names->count;
-	const struct gpu_acc *a = named ? &acc[i] : other;
 
-	*ret = (struct rank){ named ? (uint32_t)i : HOST_ID,
-		named ? strtab_str(names, (uint32_t)i, NULL) : NULL, a->activity_ms[GA_IDLE],
-		a->held_ms, 0, 0, a };
-	return a->held_ms != 0;
+	return rank_acc(ret, named ? (uint32_t)i : HOST_ID,
+		named ? strtab_str(names, (uint32_t)i, NULL) : NULL, 0, named ? &acc[i] : other);
 }
 
 static bool entry_container(const struct stats_result *s, size_t i, struct rank *ret)
@@ -91,42 +96,30 @@ static bool entry_cwd(const struct stats_result *s, size_t i, struct rank *ret)
 /* Per GPU index: the GPUs held, the most idle first, then by index. */
 static bool entry_by_gpu(const struct stats_result *s, size_t i, struct rank *ret)
 {
-	const struct gpu_acc *a = &s->gpu.by_gpu[i];
-
-	*ret = (struct rank){ (uint32_t)i, NULL, a->activity_ms[GA_IDLE], a->held_ms, 0,
-		(uint32_t)i, a };
-	return a->held_ms != 0;
+	return rank_acc(ret, (uint32_t)i, NULL, (uint32_t)i, &s->gpu.by_gpu[i]);
 }
 
 static bool entry_pair(const struct stats_result *s, size_t i, struct rank *ret)
 {
 	const struct gpu_pair *p = &s->gpu.pairs[i];
 
-	*ret = (struct rank){ p->container,
+	rank_acc(ret, p->container,
 		p->container == NONE_ID ? NULL : strtab_str(&s->containers_tab, p->container, NULL),
-		p->acc.activity_ms[GA_IDLE], p->acc.held_ms, 0, p->gpu, &p->acc };
+		p->gpu, &p->acc);
 	return true;
 }
 
 /* The system holders that held a GPU, by name (gpu_system_holders). */
 static bool entry_system(const struct stats_result *s, size_t i, struct rank *ret)
 {
-	const struct gpu_acc *a = &s->gpu.system[i];
-
-	*ret = (struct rank){ (uint32_t)i, s->o->holders[i], a->activity_ms[GA_IDLE], a->held_ms, 0,
-		0, a };
-	return a->held_ms != 0;
+	return rank_acc(ret, (uint32_t)i, s->o->holders[i], 0, &s->gpu.system[i]);
 }
 
 /* Per user: only where rows carry process.uid (older datasets' output stays). */
 static bool entry_user(const struct stats_result *s, size_t i, struct rank *ret)
 {
-	const struct user_acc *u = &s->users.v[i];
-
 	/* id: the uid, so that ties go by uid whichever thread met it first */
-	*ret = (struct rank){ (uint32_t)u->uid, NULL, u->acc.activity_ms[GA_IDLE], u->acc.held_ms,
-		0, 0, &u->acc };
-	return u->acc.held_ms != 0;
+	return rank_acc(ret, (uint32_t)s->users.v[i].uid, NULL, 0, &s->users.v[i].acc);
 }
 
 static bool users_shown(const struct stats_result *s)
@@ -145,19 +138,32 @@ static bool entry_framework(const struct stats_result *s, size_t i, struct rank 
 
 	*ret = (struct rank){ named ? (uint32_t)i : HOST_ID,
 		named ? strtab_str(t, (uint32_t)i, NULL) : NULL, f->processes, 0, f->cpu_x1e4_ms, 0,
-		NULL };
+		NULL, 0, 0 };
 	return f->processes != 0;
+}
+
+/* Per host, by name; rows without one (older datasets) last. */
+static bool entry_host(const struct stats_result *s, size_t i, struct rank *ret)
+{
+	const struct strtab *t = &s->join->hosts;
+	bool named = i < t->count;
+
+	*ret = (struct rank){ named ? (uint32_t)i : HOST_ID,
+		named ? strtab_str(t, (uint32_t)i, NULL) : NULL, 0, 0, 0, 0, NULL, 0, 0 };
+	return named || s->no_host.rows;
 }
 
 /* Every ranking the table or --json shows, built once. */
 struct rankings {
-	struct ranked containers, cwds, gpus, pairs, system, users, frameworks;
+	const struct stats_result *s;
+	struct ranked containers, cwds, gpus, pairs, system, users, frameworks, hosts;
 	struct syscall_calls *syscalls;
 	struct user_names names; /* the users' */
 };
 
 static void rankings_build(const struct stats_result *s, struct rankings *ret)
 {
+	ret->s = s;
 	rank_build(s, s->containers_tab.count + 1, entry_container, &ret->containers);
 	rank_build(s, s->cwds_tab.count + 1, entry_cwd, &ret->cwds);
 	rank_build(s, GPU_NONE + 1, entry_by_gpu, &ret->gpus);
@@ -165,6 +171,8 @@ static void rankings_build(const struct stats_result *s, struct rankings *ret)
 	rank_build(s, s->gpu.system_count, entry_system, &ret->system);
 	rank_build(s, users_shown(s) ? s->users.count : 0, entry_user, &ret->users);
 	rank_build(s, s->frameworks_tab.count + 1, entry_framework, &ret->frameworks);
+	/* only where rows name their host: older datasets' output stays as it was */
+	rank_build(s, s->join->hosts.count ? s->join->hosts.count + 1 : 0, entry_host, &ret->hosts);
 	ret->syscalls = syscalls_ranked(s->join);
 	user_names_load(&ret->names, USER_NAMES_FILE);
 	for (size_t i = 0; ret->users.v && i < ret->users.n; i++) {
@@ -183,6 +191,7 @@ static void rankings_free(struct rankings *r)
 	free(r->system.v);
 	free(r->users.v);
 	free(r->frameworks.v);
+	free(r->hosts.v);
 	free(r->syscalls);
 	user_names_free(&r->names);
 }
@@ -197,13 +206,17 @@ static double cpu_hours(u128 x1e4_ms)
 	return (double)x1e4_ms / FIXED_SCALE / MS_PER_HOUR;
 }
 
+#define HOURS_COL(t, k, w)                                                                         \
+	{                                                                                          \
+		.title = t, .key = k, .kind = COL_HOURS, .width = w                                \
+	}
+
 /* A GPU ranking's figures: held, then busy, idle and unknown. */
 #define ACC_COLS 4
-#define ACC_COL_LIST(width)                                                                        \
-	REAL_COL("held h", "gpu_held_hours", width, 3, 6),                                         \
-		REAL_COL("busy h", "busy_gpu_held_hours", width, 3, 6),                            \
-		REAL_COL("idle h", "idle_gpu_held_hours", width, 3, 6),                            \
-		REAL_COL("unknown h", "unknown_gpu_held_hours", width, 3, 6)
+#define ACC_COL_LIST(w)                                                                            \
+	HOURS_COL("held h", "gpu_held_hours", w), HOURS_COL("busy h", "busy_gpu_held_hours", w),   \
+		HOURS_COL("idle h", "idle_gpu_held_hours", w),                                     \
+		HOURS_COL("unknown h", "unknown_gpu_held_hours", w)
 
 static void acc_cells(struct cell *c, const struct gpu_acc *a)
 {
@@ -211,21 +224,6 @@ static void acc_cells(struct cell *c, const struct gpu_acc *a)
 	c[1].real = hours(a->activity_ms[GA_BUSY]);
 	c[2].real = hours(a->activity_ms[GA_IDLE]);
 	c[3].real = hours(a->activity_ms[GA_UNKNOWN]);
-}
-
-/* A pod's, or a pod x GPU's, figures. */
-struct pod_figures {
-	const struct gpu_acc *acc;
-	uint64_t allocated_not_held_ms, held_not_allocated_ms;
-};
-
-static struct pod_figures pod_figures_of(const struct pod_acc *pod, const struct pod_gpu *pg)
-{
-	if (pg)
-		return (struct pod_figures){ &pg->acc, pg->allocated_not_held_ms,
-			pg->held_not_allocated_ms };
-	return (struct pod_figures){ &pod->acc, pod->allocated_not_held_ms,
-		pod->held_not_allocated_ms };
 }
 
 /*
@@ -248,31 +246,23 @@ static struct rank *rank_pods(const struct stats_result *s, bool by_gpu, size_t 
 		const char *uid = strtab_str(&ps->uids, (uint32_t)i, NULL);
 
 		for (size_t k = 0; k < (by_gpu ? pod->gpus_count : 1); k++) {
-			struct pod_figures f = pod_figures_of(pod, by_gpu ? &pod->gpus[k] : NULL);
+			const struct pod_gpu *pg = by_gpu ? &pod->gpus[k] : NULL;
+			const struct gpu_acc *acc = pg ? &pg->acc : &pod->acc;
+			uint64_t idle_ms = acc->activity_ms[GA_IDLE];
+			uint64_t unheld =
+				pg ? pg->allocated_not_held_ms : pod->allocated_not_held_ms;
+			uint64_t unalloc =
+				pg ? pg->held_not_allocated_ms : pod->held_not_allocated_ms;
 
-			uint64_t idle_ms = f.acc->activity_ms[GA_IDLE];
-
-			if (!f.acc->held_ms && !f.allocated_not_held_ms &&
-				!f.held_not_allocated_ms && !pod->gpus_count)
+			if (!acc->held_ms && !unheld && !unalloc && !pod->gpus_count)
 				continue;
-			v[n++] = (struct rank){ (uint32_t)i, uid, idle_ms, f.acc->held_ms,
-				(u128)idle_ms + f.allocated_not_held_ms,
-				by_gpu ? pod->gpus[k].gpu : 0, f.acc };
+			v[n++] = (struct rank){ (uint32_t)i, uid, idle_ms, acc->held_ms,
+				(u128)idle_ms + unheld, pg ? pg->gpu : 0, acc, unheld, unalloc };
 		}
 	}
 	qsort(v, n, sizeof(*v), cmp_rank);
 	*ret_n = n;
 	return v;
-}
-
-static const struct pod_gpu *rank_pod_gpu(const struct stats_result *s, const struct rank *r)
-{
-	const struct pod_acc *pod = &s->pods.pods[r->id];
-
-	for (size_t k = 0; k < pod->gpus_count; k++)
-		if (pod->gpus[k].gpu == r->gpu)
-			return &pod->gpus[k];
-	return NULL;
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -321,7 +311,6 @@ static void pod_cells(const void *ctx, size_t i, bool json, struct cell *c)
 	const struct pod_listing *p = ctx;
 	const struct rank *r = &p->v[i];
 	const struct pod_acc *pod = &p->s->pods.pods[r->id];
-	struct pod_figures f = pod_figures_of(pod, p->by_gpu ? rank_pod_gpu(p->s, r) : NULL);
 
 	c[PC_POD].text = r->name;
 	if (p->by_gpu) {
@@ -332,23 +321,24 @@ static void pod_cells(const void *ctx, size_t i, bool json, struct cell *c)
 	c[PC_QOS].text = pod_qos_text(pod->qos);
 	if (json && !p->by_gpu)
 		c[PC_CONTAINERS].json = json_pod_containers(p->s, pod);
-	acc_cells(&c[PC_ACC], f.acc);
-	c[PC_UNHELD].real = hours(f.allocated_not_held_ms);
-	c[PC_UNALLOC].real = hours(f.held_not_allocated_ms);
+	acc_cells(&c[PC_ACC], r->acc);
+	c[PC_UNHELD].real = hours(r->unheld_ms);
+	c[PC_UNALLOC].real = hours(r->unalloc_ms);
 }
 
 /* Out of memory: no entries (the table keeps its heading).  The caller frees ret->v. */
 static void pod_listing(const struct stats_result *s, bool by_gpu, struct pod_listing *ret)
 {
 	const struct col cols[PC_COUNT] = {
-		TEXT_COL(by_gpu ? "GPU hours by GPU and pod" : "GPU hours by pod", "pod_uid",
-			by_gpu ? 44 : 36, 0, NULL),
-		COUNT_COL(NULL, by_gpu ? "gpu" : NULL, 0),
-		TEXT_COL("qos", by_gpu ? NULL : "pod_qos", 10, 0, "-"),
-		JSON_COL(by_gpu ? NULL : "containers"),
+		{ .title = by_gpu ? "GPU hours by GPU and pod" : "GPU hours by pod",
+			.key = "pod_uid",
+			.width = by_gpu ? 44 : 36 },
+		{ .key = by_gpu ? "gpu" : NULL, .kind = COL_COUNT },
+		{ .title = "qos", .key = by_gpu ? NULL : "pod_qos", .width = 10, .none = "-" },
+		{ .key = by_gpu ? NULL : "containers", .kind = COL_JSON },
 		ACC_COL_LIST(10),
-		REAL_COL("alloc-unheld h", "allocated_not_held_hours", 14, 3, 6),
-		REAL_COL("held-unalloc h", "held_not_allocated_hours", 14, 3, 6),
+		HOURS_COL("alloc-unheld h", "allocated_not_held_hours", 14),
+		HOURS_COL("held-unalloc h", "held_not_allocated_hours", 14),
 	};
 	size_t n = 0;
 
@@ -432,11 +422,11 @@ static void gpu_listing(
 	const struct gpu_view *view, const struct ranked *r, struct gpu_listing *ret)
 {
 	const struct col cols[GC_COUNT] = {
-		TEXT_COL(view->title, NULL, view->width, 0, NULL),
-		TEXT_COL(NULL, view->key, 0, 0, NULL),
-		COUNT_COL(NULL, view->gpu_key, 0),
+		{ .title = view->title, .width = view->width },
+		{ .key = view->key },
+		{ .key = view->gpu_key, .kind = COL_COUNT },
 		ACC_COL_LIST(12),
-		PERCENT_COL("idle %", 7),
+		{ .title = "idle %", .kind = COL_PERCENT, .width = 7 },
 	};
 
 	ret->view = view;
@@ -469,48 +459,12 @@ static void put_gpu(
 	put_listing(root, key, &g.l);
 }
 
-/* Per host, by name; rows without one (older datasets) last. */
-static size_t hosts_listed(const struct stats_result *s)
-{
-	size_t n = s->join->hosts.count;
-
-	return n && s->no_host.rows ? n + 1 : n;
-}
-
-static const struct host_acc *host_at(
-	const struct stats_result *s, const uint32_t *order, size_t i, const char **ret_name)
-{
-	if (i == s->join->hosts.count) {
-		*ret_name = NULL;
-		return &s->no_host;
-	}
-	*ret_name = strtab_str(&s->join->hosts, order[i], NULL);
-	return &s->by_host[order[i]];
-}
-
-static int cmp_host_id(const void *a, const void *b, void *hosts)
-{
-	return strcmp(strtab_str(hosts, *(const uint32_t *)a, NULL),
-		strtab_str(hosts, *(const uint32_t *)b, NULL));
-}
-
-static uint32_t *hosts_by_name(const struct stats_result *s)
-{
-	uint32_t *order = calloc(s->join->hosts.count + 1, sizeof(*order));
-
-	if (!order)
-		return NULL;
-	for (uint32_t i = 0; i < s->join->hosts.count; i++)
-		order[i] = i;
-	qsort_r(order, s->join->hosts.count, sizeof(*order), cmp_host_id, (void *)&s->join->hosts);
-	return order;
-}
-
 /* Per host; per workload state: rows, processes, process-hours. */
 #define PROCESS_COLS 3
 #define PROCESS_COL_LIST                                                                           \
-	COUNT_COL("rows", "rows", 12), COUNT_COL("processes", "processes", 10),                    \
-		REAL_COL("process-hours", "process_hours", 14, 3, 6)
+	{ .title = "rows", .key = "rows", .kind = COL_COUNT, .width = 12 },                        \
+		{ .title = "processes", .key = "processes", .kind = COL_COUNT, .width = 10 },      \
+		HOURS_COL("process-hours", "process_hours", 14)
 
 static void process_cells(struct cell *c, uint64_t rows, uint64_t processes, uint64_t ms)
 {
@@ -521,39 +475,24 @@ static void process_cells(struct cell *c, uint64_t rows, uint64_t processes, uin
 
 enum { HC_HOST, HC_PROCESS, HC_ACC = HC_PROCESS + PROCESS_COLS, HC_COUNT = HC_ACC + ACC_COLS };
 static const struct col host_cols[HC_COUNT] = {
-	TEXT_COL("host", "host", 32, 32, "(no host: older rows)"),
+	{ .title = "host", .key = "host", .width = 32, .cut = 32, .none = "(no host: older rows)" },
 	PROCESS_COL_LIST,
 	ACC_COL_LIST(12),
 };
-struct host_listing {
-	const struct stats_result *s;
-	uint32_t *order; /* the caller frees it */
-	struct listing l;
-};
-
 static void host_cells(const void *ctx, size_t i, bool json, struct cell *c)
 {
-	const struct host_listing *h = ctx;
-	const struct host_acc *a = host_at(h->s, h->order, i, &c[HC_HOST].text);
+	const struct rankings *r = ctx;
+	const struct rank *h = &r->hosts.v[i];
+	const struct host_acc *a = h->id == HOST_ID ? &r->s->no_host : &r->s->by_host[h->id];
 
+	c[HC_HOST].text = h->name;
 	process_cells(&c[HC_PROCESS], a->rows, a->processes, a->ms);
 	acc_cells(&c[HC_ACC], &a->gpu);
 }
 
-/* Only where rows name their host: older datasets' output stays as it
- * was.  False when there is none to list (or no memory). */
-static bool host_listing(const struct stats_result *s, struct host_listing *ret)
-{
-	ret->s = s;
-	ret->order = hosts_listed(s) ? hosts_by_name(s) : NULL;
-	ret->l = (struct listing){ host_cols, HC_COUNT, hosts_listed(s), SIZE_MAX, SIZE_MAX, NULL,
-		false, host_cells, ret };
-	return ret->order != NULL;
-}
-
 enum { WC_STATE, WC_PROCESS, WC_COUNT = WC_PROCESS + PROCESS_COLS };
 static const struct col workload_cols[WC_COUNT] = {
-	TEXT_COL("workload", "workload", 12, 0, NULL),
+	{ .title = "workload", .key = "workload", .width = 12 },
 	PROCESS_COL_LIST,
 };
 
@@ -580,11 +519,11 @@ static const char *user_label(const struct rank *r, char *buf, size_t size)
 
 enum { UC_LABEL, UC_UID, UC_USER, UC_ACC, UC_IDLE = UC_ACC + ACC_COLS, UC_COUNT };
 static const struct col user_cols[UC_COUNT] = {
-	TEXT_COL("GPU-held hours by user", NULL, 40, 40, NULL),
-	COUNT_COL(NULL, "uid", 0),
-	TEXT_COL(NULL, "user", 0, 0, NULL),
+	{ .title = "GPU-held hours by user", .width = 40, .cut = 40 },
+	{ .key = "uid", .kind = COL_COUNT },
+	{ .key = "user" },
 	ACC_COL_LIST(12),
-	PERCENT_COL("idle %", 7),
+	{ .title = "idle %", .kind = COL_PERCENT, .width = 7 },
 };
 
 static void user_cells(const void *ctx, size_t i, bool json, struct cell *c)
@@ -601,9 +540,9 @@ static void user_cells(const void *ctx, size_t i, bool json, struct cell *c)
 
 enum { FC_NAME, FC_PROCESSES, FC_CPU, FC_COUNT };
 static const struct col framework_cols[FC_COUNT] = {
-	TEXT_COL("framework", "framework", 24, 24, "(none)"),
-	COUNT_COL("processes", "processes", 10),
-	REAL_COL("CPU-hours", "cpu_hours", 12, 3, 6),
+	{ .title = "framework", .key = "framework", .width = 24, .cut = 24, .none = "(none)" },
+	{ .title = "processes", .key = "processes", .kind = COL_COUNT, .width = 10 },
+	HOURS_COL("CPU-hours", "cpu_hours", 12),
 };
 
 static void framework_cells(const void *ctx, size_t i, bool json, struct cell *c)
@@ -617,8 +556,8 @@ static void framework_cells(const void *ctx, size_t i, bool json, struct cell *c
 
 enum { SC_NAME, SC_CALLS, SC_COUNT };
 static const struct col syscall_cols[SC_COUNT] = {
-	TEXT_COL("syscall", "name", 24, 24, NULL),
-	COUNT_COL("calls", "calls", 16),
+	{ .title = "syscall", .key = "name", .width = 24, .cut = 24 },
+	{ .title = "calls", .key = "calls", .kind = COL_COUNT, .width = 16 },
 };
 
 static void syscall_cells(const void *ctx, size_t i, bool json, struct cell *c)
@@ -631,9 +570,7 @@ static void syscall_cells(const void *ctx, size_t i, bool json, struct cell *c)
 
 /* The listings whose columns stay the same. */
 struct listings {
-	struct listing workloads, users, frameworks, syscalls;
-	struct host_listing hosts;
-	bool hosts_shown;
+	struct listing workloads, users, frameworks, syscalls, hosts;
 };
 
 static void listings_build(
@@ -647,7 +584,8 @@ static void listings_build(
 		TOP_JSON, NULL, false, framework_cells, &r->frameworks };
 	ret->syscalls = (struct listing){ syscall_cols, SC_COUNT, r->syscalls ? syscalls_top(s) : 0,
 		SIZE_MAX, SIZE_MAX, NULL, false, syscall_cells, r->syscalls };
-	ret->hosts_shown = host_listing(s, &ret->hosts);
+	ret->hosts = (struct listing){ host_cols, HC_COUNT, r->hosts.n, SIZE_MAX, SIZE_MAX, NULL,
+		false, host_cells, r };
 }
 
 static void put_pods(json_t *root, const char *key, const struct stats_result *s, bool by_gpu)
@@ -700,8 +638,8 @@ void stats_print(const struct stats_result *s, const struct ds_files *files,
 	put_totals(root, s);
 	if (root)
 		put_listing(root, "workloads", &l.workloads);
-	if (l.hosts_shown)
-		put_listing(root, "hosts", &l.hosts.l);
+	if (r.hosts.n)
+		put_listing(root, "hosts", &l.hosts);
 	if (!root)
 		put_listing(root, "workloads", &l.workloads);
 	put_gpu(root, "gpu_held_by_container", &view_containers, &r.containers);
@@ -728,6 +666,5 @@ void stats_print(const struct stats_result *s, const struct ds_files *files,
 		printf("\n");
 		report_table(stdout, files, rep);
 	}
-	free(l.hosts.order);
 	rankings_free(&r);
 }
