@@ -6,7 +6,7 @@
  * holds only scdoc comments, so no prose lives in two places.  Build
  * machine, no privilege.
  *
- * usage: gen-man-fields PAGE.scd OUTPUT.scd
+ * usage: gen-man-fields PAGE.scd > OUTPUT.scd
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,9 +15,8 @@
 #include "gentemplate.h"
 #include "rowdoc.h"
 
-#define TEXT_MAX  (1u << 20) /* bytes of the page's source */
-#define WRAP_COLS 68         /* a description line's text, after its tab */
-#define HEADING   "\n# FIELDS\n"
+#define WRAP_COLS 68 /* a description line's text, after its tab */
+#define HEADING   "# FIELDS\n"
 
 /* One paragraph (len bytes of text), wrapped at spaces, each line indented. */
 static void put_paragraph(FILE *out, const char *text, size_t len)
@@ -88,52 +87,33 @@ static void put_object(FILE *out, enum row_field object)
 	}
 }
 
-/* Whether the section (len bytes) holds only blank lines and scdoc comments ("; "). */
-static int only_comments(const char *s, size_t len)
+/* The page's own FIELDS section: up to the next heading, blank lines and
+ * scdoc comments ("; ") only. */
+static bool in_fields(const char *line)
 {
-	for (const char *end = s + len; s < end;) {
-		const char *eol = memchr(s, '\n', (size_t)(end - s));
-
-		if (*s != '\n' && *s != ';')
-			return 0;
-		s = eol ? eol + 1 : end;
+	if (!strncmp(line, "# ", 2))
+		return false;
+	if (*line != '\n' && *line != ';') {
+		fprintf(stderr, "gen-man-fields: FIELDS holds text; descriptions belong in "
+				"contract/rowtable.h\n");
+		exit(1);
 	}
-	return 1;
+	return true;
 }
 
-/* The generated FIELDS, after the heading's line. */
+/* The heading and the generated FIELDS. */
 static int put_fields(FILE *out)
 {
-	fputc('\n', out);
+	fputs(HEADING "\n", out);
 	put_object(out, RF_ROOT);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	static char text[TEXT_MAX];
-	const char *start, *next;
-	size_t n;
-
-	if (argc != 3) {
-		fprintf(stderr, "usage: gen-man-fields PAGE.scd OUTPUT.scd\n");
+	if (argc != 2) {
+		fprintf(stderr, "usage: gen-man-fields PAGE.scd > OUTPUT.scd\n");
 		return 2;
 	}
-	if (gen_template_read(argv[1], text, sizeof(text), &n) < 0)
-		return 1;
-	if (!(start = strstr(text, HEADING))) {
-		fprintf(stderr, "gen-man-fields: %s has no FIELDS section\n", argv[1]);
-		return 1;
-	}
-	start += strlen(HEADING);
-	next = strstr(start, "\n# ");
-	next = next ? next + 1 : text + n;
-	if (!only_comments(start, (size_t)(next - start))) {
-		fprintf(stderr,
-			"gen-man-fields: %s: FIELDS holds text; descriptions belong in "
-			"contract/rowtable.h\n",
-			argv[1]);
-		return 1;
-	}
-	return gen_write_spliced(argv[2], text, (size_t)(start - text), put_fields, next) < 0;
+	return gen_splice(argv[1], HEADING, put_fields, in_fields);
 }

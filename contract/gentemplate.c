@@ -1,76 +1,44 @@
 /*
- * gentemplate.c: the build-time generators' template read whole and their
- * output written around the generated part (gentemplate.h).  Build
- * machine, no privilege.
+ * gentemplate.c: the build-time generators' template copied around the
+ * generated part (gentemplate.h).  Build machine, no privilege.
  */
-#include <errno.h>
-#include <stdbool.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "gentemplate.h"
 
-int gen_template_read(const char *path, char *text, size_t size, size_t *ret_len)
+int gen_splice(const char *path, const char *marker, gen_put_fn *put, gen_stretch_fn *in_stretch)
 {
 	FILE *in = fopen(path, "r");
-	size_t len;
-	int full;
+	enum { BEFORE, STRETCH, AFTER } at = BEFORE;
+	char *line = NULL;
+	size_t cap = 0;
+	int r = 0;
 
 	if (!in) {
 		perror(path);
-		return -1;
+		return 1;
 	}
-	len = fread(text, 1, size - 1, in);
-	/* a template cut at size would make an output that looks whole */
-	full = len == size - 1 && fgetc(in) != EOF;
-	if (ferror(in) || full) {
-		fprintf(stderr, "%s: %s\n", path,
-			full ? "larger than the generator reads" : strerror(errno));
-		fclose(in);
-		return -1;
+	while (r == 0 && getline(&line, &cap, in) >= 0) {
+		if (at == BEFORE && !strcmp(line, marker)) {
+			at = STRETCH;
+			r = put(stdout);
+		} else if (at != STRETCH || !in_stretch || !in_stretch(line)) {
+			at = at == BEFORE ? BEFORE : AFTER;
+			fputs(line, stdout);
+		}
 	}
+	if (r == 0 && ferror(in)) {
+		perror(path);
+		r = -1;
+	} else if (r == 0 && at == BEFORE) {
+		fprintf(stderr, "%s: no line %s", path, marker);
+		r = -1;
+	} else if (r == 0 && (fflush(stdout) || ferror(stdout))) {
+		perror("stdout");
+		r = -1;
+	}
+	free(line);
 	fclose(in);
-	text[len] = '\0';
-	*ret_len = len;
-	return 0;
-}
-
-/* A failed output goes, so that nothing reads a part of it as the whole, but
- * only a file the generator made: never a device or a pipe it was pointed at. */
-static void drop_output(FILE *out, const char *path)
-{
-	struct stat st;
-	bool regular = fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode);
-
-	fclose(out);
-	if (regular)
-		remove(path);
-}
-
-int gen_write_spliced(
-	const char *path, const char *text, size_t head_len, gen_put_fn *put, const char *tail)
-{
-	FILE *out = fopen(path, "w");
-
-	if (!out) {
-		perror(path);
-		return -1;
-	}
-	fwrite(text, 1, head_len, out);
-	if (put(out) < 0) { /* put said why */
-		drop_output(out, path);
-		return -1;
-	}
-	fputs(tail, out);
-	if (fflush(out) || ferror(out)) {
-		perror(path);
-		drop_output(out, path);
-		return -1;
-	}
-	if (fclose(out)) {
-		perror(path);
-		return -1;
-	}
-	return 0;
+	return r < 0;
 }

@@ -1,30 +1,25 @@
 /*
  * gentemplate.h: what the build-time generators (gen-man-fields,
- * gen-wire-py) share: a template read whole, and their output written as
- * that template with a generated part in place of one stretch of it.
- * Build machine, no privilege.
+ * gen-wire-py) share: a template copied to stdout (meson captures it, and
+ * writes the output only when the generator succeeds) with a generated part
+ * in place of one stretch of it.  Build machine, no privilege.
  */
 #ifndef CROFT_GENTEMPLATE_H
 #define CROFT_GENTEMPLATE_H
 
-#include <stddef.h>
+#include <stdbool.h>
 #include <stdio.h>
 
-/*
- * Reads path whole into text[size] as a string, *ret_len its bytes; -1 when
- * it cannot be read or does not fit (said on stderr, naming path).
- */
-int gen_template_read(const char *path, char *text, size_t size, size_t *ret_len);
-
-/* Writes what takes the template's place; -1 (said on stderr) to give up. */
+/* Writes what takes the stretch's place; -1 (said on stderr) to give up. */
 typedef int gen_put_fn(FILE *out);
+/* Whether a line after the marker is still in the stretch. */
+typedef bool gen_stretch_fn(const char *line);
 
 /*
- * Writes path: head_len bytes of text, what put writes, then tail (a
- * string).  -1 when anything fails (said on stderr), with path removed
- * where it is a regular file.
+ * Copies the template at path to stdout, with what put writes in place of
+ * the line marker and the lines after it that in_stretch takes (NULL: the
+ * marker alone).  0, or 1 when anything fails (said on stderr).
  */
-int gen_write_spliced(
-	const char *path, const char *text, size_t head_len, gen_put_fn *put, const char *tail);
+int gen_splice(const char *path, const char *marker, gen_put_fn *put, gen_stretch_fn *in_stretch);
 
 #endif

@@ -6,7 +6,7 @@
  * hole fails the build, as the Python side packs without padding) and the
  * drop reasons, then the helpers of wire.py.in.  Build machine, any user.
  *
- * usage: gen-wire-py WIRE.PY.IN WIRE.PY
+ * usage: gen-wire-py WIRE.PY.IN > WIRE.PY
  */
 #include <linux/types.h>
 #include <stddef.h>
@@ -18,8 +18,7 @@
 #include "probe_wire.h"
 #include "wire.h"
 
-#define TEMPLATE_MAX (1u << 16)
-#define FACTS_LINE   "# @WIRE_FACTS@\n"
+#define FACTS_LINE "# @WIRE_FACTS@\n"
 
 struct number {
 	const char *name;
@@ -260,20 +259,9 @@ static int put_facts(FILE *out)
 
 int main(int argc, char **argv)
 {
-	static char text[TEMPLATE_MAX];
-	char *at;
-	size_t n;
-
-	if (argc != 3) {
-		fprintf(stderr, "usage: gen-wire-py WIRE.PY.IN WIRE.PY\n");
+	if (argc != 2) {
+		fprintf(stderr, "usage: gen-wire-py WIRE.PY.IN > WIRE.PY\n");
 		return 2;
 	}
-	if (gen_template_read(argv[1], text, sizeof(text), &n) < 0)
-		return 1;
-	if (!(at = strstr(text, FACTS_LINE))) {
-		fprintf(stderr, "gen-wire-py: %s has no line '%s'\n", argv[1], "# @WIRE_FACTS@");
-		return 1;
-	}
-	return gen_write_spliced(
-		       argv[2], text, (size_t)(at - text), put_facts, at + strlen(FACTS_LINE)) < 0;
+	return gen_splice(argv[1], FACTS_LINE, put_facts, NULL);
 }
