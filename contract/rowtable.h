@@ -44,8 +44,11 @@
 		"the kernel's node name (uname -n; on a Kubernetes node the node name). "          \
 		"Rows of older datasets lack it.")                                                 \
 	X(ROOT, PROCESS, "process", RT_OBJECT, RO_NEVER, RL_NONE, NULL)                            \
-	X(ROOT, WORKLOAD, "workload", RT_STRING, RO_NEVER, RL_NONE,                                \
-		"String: *no-gpu*, *gpu-onset* or *gpu-held* (see GPU STATES).")                   \
+	X(ROOT, WORKLOAD, "workload", RT_STRING, RO_NONE, RL_NONE,                                 \
+		"String: *no-gpu*, *gpu-onset* or *gpu-held* (see GPU STATES). Left out in "       \
+		"the *vanished* row of a process no poll read (see *exited*): what the probe "     \
+		"saw of its GPU use goes with its final figures, which never came. *croft "        \
+		"stats* counts such a row with the no-gpu rows.")                                  \
 	X(ROOT, IOCTL_COUNT, "ioctl_count", RT_INT, RO_NO_GPU, RL_PROBE_IOCTL | RL_GPU_DEVICE,     \
 		"Integer: GPU ioctls the process made this poll. From the probe. Left out "        \
 		"for no-gpu processes, without the probe, on a host without a GPU device, "        \

@@ -673,7 +673,7 @@ enum rowscan_result rowscan_fast(
 	if (s.p >= s.end || *s.p != '\n')
 		return ROWSCAN_FALLBACK;
 	/* Not a row: let jansson's path word the reason. */
-	uint32_t need = 1u << RF_UNIX_MS | 1u << RF_TGID | 1u << RF_WORKLOAD;
+	uint32_t need = 1u << RF_UNIX_MS | 1u << RF_TGID; /* no workload: no-gpu (rowtable.h) */
 	if ((seen & need) != need)
 		return ROWSCAN_FALLBACK;
 	row->padded = true;

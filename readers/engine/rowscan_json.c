@@ -110,10 +110,11 @@ static int row_from_json(json_t *root, struct row *row, char *err, size_t err_si
 	json_t *wl = json_field(root, RF_WORKLOAD);
 	json_t *gpus = json_field(root, RF_GPUS), *syscalls = json_field(root, RF_SYSCALLS);
 
-	row_clear(row);
+	row_clear(row); /* no workload: no-gpu (rowtable.h) */
 	if (!json_is_object(root) || !json_is_integer(ms) || !json_is_integer(tgid) ||
-		!json_is_string(wl) ||
-		workload_parse(json_string_value(wl), json_string_length(wl), &row->workload) < 0) {
+		(wl && (!json_is_string(wl) ||
+			       workload_parse(json_string_value(wl), json_string_length(wl),
+				       &row->workload) < 0))) {
 		snprintf(err, err_size,
 			"not a croft row (needs integer unix_ms and tgid and a known workload)");
 		return -EINVAL;

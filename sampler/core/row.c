@@ -210,9 +210,9 @@ static bool top_value(struct row_source *src, enum row_field f, struct row_value
 		return true;
 	case RF_HOST:
 		return ctx->host && str_value(v, ctx->host, strlen(ctx->host));
-	case RF_WORKLOAD:
-		return str_value(
-			v, workload_name(p->gpu.wl.state), strlen(workload_name(p->gpu.wl.state)));
+	case RF_WORKLOAD: /* unread: its GPU evidence went to the final that never came */
+		return !p->exit.unread && str_value(v, workload_name(p->gpu.wl.state),
+						  strlen(workload_name(p->gpu.wl.state)));
 	case RF_IOCTL_COUNT:
 		v->u = p->counters.probe.gpu_ioctls;
 		return gpu;

@@ -456,7 +456,7 @@ def truncated_segment():
 
 @test
 def garbage_lines_and_an_empty_file():
-    lines = ROWS[:6] + ["this is not JSON", '{"unix_ms":1,"tgid":2}', ""] + ROWS[6:]
+    lines = ROWS[:6] + ["this is not JSON", '{"unix_ms":1,"tgid":2,"workload":"busy"}', ""] + ROWS[6:]
     d = os.path.join(TMP, "garbage")
     write_lines(path("garbage", "croft-dataset-20261020T140000Z.jsonl"), lines)
     open(path("garbage", "croft-dataset-20261020T150000Z.jsonl"), "wb").close()

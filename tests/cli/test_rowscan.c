@@ -41,6 +41,10 @@ static const char *const good_rows[] = {
 	"{\"a\": []}], \"unix_ms\" : -0, \"usage\": {\"cpu_cores\": 12, \"zz\": \"q\"} } \r",
 	"{\"unix_ms\":3,\"tgid\":4,\"workload\":\"gpu-held\",\"syscalls\":[{\"name\":\"read\"},{"
 	"\"rate_per_sec\":1.5},{\"name\":\"write\",\"rate_per_sec\":-0.25,\"extra\":1}]}",
+	/* the vanished row of a process no poll read: no workload, read as no-gpu */
+	"{\"unix_ms\":1792504802000,\"span_ms\":0,\"tgid\":600,\"host\":\"node-a\",\"process\":{"
+	"\"start_ms\":1792504801234,\"comm\":\"short\"},\"usage\":{\"cpu_cores\":0.0,\"rss_"
+	"bytes\":0,\"threads\":0},\"exited\":\"vanished\"}",
 };
 
 /* Lines the scanner must decline or get exactly right. */
@@ -128,6 +132,11 @@ START_TEST(test_good_rows_take_the_fast_path)
 	ck_assert_int_eq(rowcheck_line(big, strlen(big), why, sizeof(why)), 1);
 	ck_assert(row_has_gpu(&rowcheck_ref, 7) && row_has_gpu(&rowcheck_ref, 64));
 	ck_assert(!row_has_gpu(&rowcheck_ref, 256) && !row_has_gpu(&rowcheck_fast, 256));
+	/* no workload: no-gpu, by both paths */
+	const char *vanished = good_rows[sizeof(good_rows) / sizeof(good_rows[0]) - 1];
+	rowcheck_line(vanished, strlen(vanished), why, sizeof(why));
+	ck_assert_int_eq(rowcheck_fast.workload, WL_NO_GPU);
+	ck_assert_int_eq(rowcheck_ref.workload, WL_NO_GPU);
 }
 END_TEST
 

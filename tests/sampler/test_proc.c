@@ -9,10 +9,12 @@
  * the argv the probe sent, where it sent one.  Test process, any user.
  */
 #include <fcntl.h>
+#include <jansson.h>
 #include <sys/stat.h>
 
 #include "catalog.h"
 #include "host.h"
+#include "output.h"
 #include "probe_link.h"
 #include "testlib.h"
 
@@ -241,12 +243,34 @@ START_TEST(between_polls_argv)
 }
 END_TEST
 
+/* p's row, as the poll writes it: its "exited" and, where it has one, its "workload". */
+static void row_says(const struct proc *p, const char *exited, const char *workload)
+{
+	struct row_context ctx = { .unix_ms = 1 };
+	struct jbuf b = { 0 };
+	json_error_t err;
+	json_t *row;
+
+	row_format(&b, p, &ctx);
+	ck_assert(!b.failed);
+	row = json_loadb(b.data, b.len, 0, &err);
+	ck_assert_msg(row, "%s: %.*s", err.text, (int)b.len, b.data);
+	ck_assert_str_eq(json_string_value(json_object_get(row, "exited")), exited);
+	if (workload)
+		ck_assert_str_eq(json_string_value(json_object_get(row, "workload")), workload);
+	else
+		ck_assert_msg(!json_object_get(row, "workload"), "%.*s", (int)b.len, b.data);
+	json_decref(row);
+	jbuf_free(&b);
+}
+
 /*
  * The probe saw a group exit, no poll read it and its final has not come
  * (its free lagging): it waits as a process gone from /proc does, then is
- * written vanished from the exit record; a final that comes first makes it
- * the one row of a process born and gone between polls; a kernel thread's
- * exit makes nothing.
+ * written vanished from the exit record, without a workload (what the
+ * probe saw of its GPU use went with the final); a final that comes first
+ * makes it the one row of a process born and gone between polls, which
+ * has one; a kernel thread's exit makes nothing.
  */
 START_TEST(exit_without_final)
 {
@@ -292,6 +316,7 @@ START_TEST(exit_without_final)
 	ck_assert_ptr_nonnull(p);
 	ck_assert(!p->exit.unread);
 	ck_assert_int_eq(p->exit.kind, EXIT_BETWEEN_POLLS);
+	row_says(p, "between_polls", "no-gpu");
 	proc_table_drop(&table, env.cgroups, p);
 
 	/* 600's never comes: it waits 3 polls and 10 s, then is written vanished */
@@ -301,6 +326,7 @@ START_TEST(exit_without_final)
 	ck_assert(proc_vanished_due(p, true, env.now.unix_ms + EXIT_WAIT_MS));
 	ck_assert(p->counters.rates_valid && p->counters.span_s == 0 && p->counters.cpu_cores == 0);
 	p->exit.kind = EXIT_VANISHED;
+	row_says(p, "vanished", NULL);
 	proc_table_drop(&table, env.cgroups, p);
 	ck_assert_uint_eq(table.vanished_unread, 1);
 
