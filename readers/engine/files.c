@@ -20,10 +20,6 @@
 struct collect {
 	struct ds_files files;
 	size_t cap;
-	struct {
-		dev_t dev;
-		ino_t ino;
-	} * seen;
 	char *err;
 	size_t err_size;
 	int depth;            /* of the directory being walked, below its root */
@@ -39,28 +35,16 @@ static bool has_suffix(const char *s, const char *suffix)
 
 static int collect_add(struct collect *c, const char *path, const struct stat *st, bool named)
 {
+	char *copy;
+
 	for (size_t i = 0; i < c->files.n; i++)
-		if (c->seen[i].dev == st->st_dev && c->seen[i].ino == st->st_ino)
+		if (c->files.v[i].dev == st->st_dev && c->files.v[i].ino == st->st_ino)
 			return 0;
 	if (c->files.n >= DS_FILES_MAX) {
 		snprintf(c->err, c->err_size, "more than %d files", DS_FILES_MAX);
 		return -E2BIG;
 	}
-	if (c->files.n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		struct ds_file *v = realloc(c->files.v, cap * sizeof(*v));
-		void *seen = v ? realloc(c->seen, cap * sizeof(*c->seen)) : NULL;
-		if (!v || !seen) {
-			if (v)
-				c->files.v = v;
-			return -ENOMEM;
-		}
-		c->files.v = v;
-		c->seen = seen;
-		c->cap = cap;
-	}
-	char *copy = strdup(path);
-	if (!copy)
+	if (!VEC_ROOM(c->files.v, c->cap, c->files.n) || !(copy = strdup(path)))
 		return -ENOMEM;
 	c->files.v[c->files.n] = (struct ds_file){ .path = copy,
 		.size_bytes = (uint64_t)st->st_size,
@@ -68,8 +52,6 @@ static int collect_add(struct collect *c, const char *path, const struct stat *s
 		.named = named,
 		.dev = st->st_dev,
 		.ino = st->st_ino };
-	c->seen[c->files.n].dev = st->st_dev;
-	c->seen[c->files.n].ino = st->st_ino;
 	c->files.n++;
 	return 0;
 }
@@ -201,7 +183,6 @@ int ds_collect(
 	if (c.links_skipped)
 		fprintf(stderr, "croft: %zu symbolic link%s below the paths given not followed\n",
 			c.links_skipped, c.links_skipped == 1 ? "" : "s");
-	free(c.seen);
 	if (r < 0) {
 		ds_files_free(&c.files);
 		return r;

@@ -250,25 +250,19 @@ static void print_origins(const struct row_origins *o)
 			e[EXIT_VANISHED]);
 }
 
-static json_t *json_origins(const uint64_t *v, int n, const char *(*name)(int), const char *none)
+/* labelled_rows by label_source ("not_said": none), or exited by how it was seen */
+static json_t *json_origins(const uint64_t *v, bool labels)
 {
 	json_t *o = json_object();
 
-	for (int k = 0; k < n; k++)
-		if (name(k) || none)
+	for (int k = 0; k < (labels ? LABEL_SOURCE_COUNT : EXIT_COUNT); k++) {
+		const char *name = labels ? label_source_name(k) : exit_kind_name(k);
+
+		if (name || labels)
 			json_object_set_new(
-				o, name(k) ? name(k) : none, json_integer((json_int_t)v[k]));
+				o, name ? name : "not_said", json_integer((json_int_t)v[k]));
+	}
 	return o;
-}
-
-static const char *label_source_key(int k)
-{
-	return label_source_name((enum label_source)k);
-}
-
-static const char *exit_kind_key(int k)
-{
-	return exit_kind_name((enum exit_kind)k);
 }
 
 void profile_print_table(const struct read_opts *o, const struct profile_result *p,
@@ -348,12 +342,10 @@ void profile_print_json(const struct read_opts *o, const struct profile_result *
 			(double)(p->last_ms - p->first_ms) / 1000.0, 3));
 	/* keys only where rows say: older datasets' output stays */
 	if (sum_of(p->origins.label_rows, LABEL_SOURCE_COUNT))
-		json_object_set_new(root, "labelled_rows",
-			json_origins(p->origins.label_rows, LABEL_SOURCE_COUNT, label_source_key,
-				"not_said"));
+		json_object_set_new(
+			root, "labelled_rows", json_origins(p->origins.label_rows, true));
 	if (sum_of(p->origins.exits, EXIT_COUNT))
-		json_object_set_new(root, "exited",
-			json_origins(p->origins.exits, EXIT_COUNT, exit_kind_key, NULL));
+		json_object_set_new(root, "exited", json_origins(p->origins.exits, false));
 	json_object_set_new(
 		root, "cpu_cores", json_summary(&p->cpu, 4, true, p->has_any & HAS_CPU));
 	json_object_set_new(

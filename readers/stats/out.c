@@ -302,8 +302,6 @@ struct pod_listing {
 	const struct stats_result *s;
 	bool by_gpu;
 	struct rank *v;
-	struct col cols[PC_COUNT];
-	struct listing l;
 };
 
 static void pod_cells(const void *ctx, size_t i, bool json, struct cell *c)
@@ -324,36 +322,6 @@ static void pod_cells(const void *ctx, size_t i, bool json, struct cell *c)
 	acc_cells(&c[PC_ACC], r->acc);
 	c[PC_UNHELD].real = hours(r->unheld_ms);
 	c[PC_UNALLOC].real = hours(r->unalloc_ms);
-}
-
-/* Out of memory: no entries (the table keeps its heading).  The caller frees ret->v. */
-static void pod_listing(const struct stats_result *s, bool by_gpu, struct pod_listing *ret)
-{
-	const struct col cols[PC_COUNT] = {
-		{ .title = by_gpu ? "GPU hours by GPU and pod" : "GPU hours by pod",
-			.key = "pod_uid",
-			.width = by_gpu ? 44 : 36 },
-		{ .key = by_gpu ? "gpu" : NULL, .kind = COL_COUNT },
-		{ .title = "qos", .key = by_gpu ? NULL : "pod_qos", .width = 10, .none = "-" },
-		{ .key = by_gpu ? NULL : "containers", .kind = COL_JSON },
-		ACC_COL_LIST(10),
-		HOURS_COL("alloc-unheld h", "allocated_not_held_hours", 14),
-		HOURS_COL("held-unalloc h", "held_not_allocated_hours", 14),
-	};
-	size_t n = 0;
-
-	*ret = (struct pod_listing){ .s = s, .by_gpu = by_gpu, .v = rank_pods(s, by_gpu, &n) };
-	memcpy(ret->cols, cols, sizeof(cols));
-	ret->l = (struct listing){ ret->cols, PC_COUNT, ret->v ? n : 0, TOP_TABLE, TOP_JSON, NULL,
-		true, pod_cells, ret };
-}
-
-/* The syscalls listed: the first TOP_SYSCALLS_STATS. */
-static size_t syscalls_top(const struct stats_result *s)
-{
-	size_t n = s->join->syscalls.count;
-
-	return n < TOP_SYSCALLS_STATS ? n : TOP_SYSCALLS_STATS;
 }
 
 enum rank_kind { RK_NAME, RK_GPU, RK_PAIR };
@@ -400,8 +368,6 @@ enum { GC_LABEL, GC_NAME, GC_GPU, GC_ACC, GC_IDLE = GC_ACC + ACC_COLS, GC_COUNT 
 struct gpu_listing {
 	const struct gpu_view *view;
 	const struct ranked *r;
-	struct col cols[GC_COUNT];
-	struct listing l;
 };
 
 static void gpu_cells(const void *ctx, size_t i, bool json, struct cell *c)
@@ -416,24 +382,6 @@ static void gpu_cells(const void *ctx, size_t i, bool json, struct cell *c)
 	c[GC_GPU].null = r->gpu == GPU_NONE;
 	acc_cells(&c[GC_ACC], r->acc);
 	c[GC_IDLE].real = 100.0 * (double)r->a / (double)r->b;
-}
-
-static void gpu_listing(
-	const struct gpu_view *view, const struct ranked *r, struct gpu_listing *ret)
-{
-	const struct col cols[GC_COUNT] = {
-		{ .title = view->title, .width = view->width },
-		{ .key = view->key },
-		{ .key = view->gpu_key, .kind = COL_COUNT },
-		ACC_COL_LIST(12),
-		{ .title = "idle %", .kind = COL_PERCENT, .width = 7 },
-	};
-
-	ret->view = view;
-	ret->r = r;
-	memcpy(ret->cols, cols, sizeof(cols));
-	ret->l = (struct listing){ ret->cols, GC_COUNT, r->n, TOP_TABLE, TOP_JSON, "(no GPU held)",
-		true, gpu_cells, ret };
 }
 
 /* A listing on the table (after a blank line), or as root's key in --json. */
@@ -451,12 +399,19 @@ static void put_listing(json_t *root, const char *key, const struct listing *l)
 static void put_gpu(
 	json_t *root, const char *key, const struct gpu_view *view, const struct ranked *r)
 {
-	struct gpu_listing g;
+	const struct col cols[GC_COUNT] = {
+		{ .title = view->title, .width = view->width },
+		{ .key = view->key },
+		{ .key = view->gpu_key, .kind = COL_COUNT },
+		ACC_COL_LIST(12),
+		{ .title = "idle %", .kind = COL_PERCENT, .width = 7 },
+	};
+	struct gpu_listing g = { view, r };
 
-	if (!root && !r->v)
-		return;
-	gpu_listing(view, r, &g);
-	put_listing(root, key, &g.l);
+	if (root || r->v)
+		put_listing(root, key,
+			&(struct listing){ cols, GC_COUNT, r->n, TOP_TABLE, TOP_JSON,
+				"(no GPU held)", true, gpu_cells, &g });
 }
 
 /* Per host; per workload state: rows, processes, process-hours. */
@@ -582,18 +537,33 @@ static void listings_build(
 		true, user_cells, &r->users };
 	ret->frameworks = (struct listing){ framework_cols, FC_COUNT, r->frameworks.n, TOP_TABLE,
 		TOP_JSON, NULL, false, framework_cells, &r->frameworks };
-	ret->syscalls = (struct listing){ syscall_cols, SC_COUNT, r->syscalls ? syscalls_top(s) : 0,
-		SIZE_MAX, SIZE_MAX, NULL, false, syscall_cells, r->syscalls };
+	ret->syscalls = (struct listing){ syscall_cols, SC_COUNT,
+		r->syscalls ? s->join->syscalls.count : 0, TOP_SYSCALLS_STATS, TOP_SYSCALLS_STATS,
+		NULL, false, syscall_cells, r->syscalls };
 	ret->hosts = (struct listing){ host_cols, HC_COUNT, r->hosts.n, SIZE_MAX, SIZE_MAX, NULL,
 		false, host_cells, r };
 }
 
+/* Out of memory: no entries (the table keeps its heading). */
 static void put_pods(json_t *root, const char *key, const struct stats_result *s, bool by_gpu)
 {
-	struct pod_listing p;
+	const struct col cols[PC_COUNT] = {
+		{ .title = by_gpu ? "GPU hours by GPU and pod" : "GPU hours by pod",
+			.key = "pod_uid",
+			.width = by_gpu ? 44 : 36 },
+		{ .key = by_gpu ? "gpu" : NULL, .kind = COL_COUNT },
+		{ .title = "qos", .key = by_gpu ? NULL : "pod_qos", .width = 10, .none = "-" },
+		{ .key = by_gpu ? NULL : "containers", .kind = COL_JSON },
+		ACC_COL_LIST(10),
+		HOURS_COL("alloc-unheld h", "allocated_not_held_hours", 14),
+		HOURS_COL("held-unalloc h", "held_not_allocated_hours", 14),
+	};
+	size_t n = 0;
+	struct pod_listing p = { s, by_gpu, rank_pods(s, by_gpu, &n) };
 
-	pod_listing(s, by_gpu, &p);
-	put_listing(root, key, &p.l);
+	put_listing(root, key,
+		&(struct listing){ cols, PC_COUNT, p.v ? n : 0, TOP_TABLE, TOP_JSON, NULL, true,
+			pod_cells, &p });
 	free(p.v);
 }
 

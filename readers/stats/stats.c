@@ -45,31 +45,9 @@ static uint32_t intern_sv(struct worker *w, struct strtab *t, const struct strv 
 	return id;
 }
 
-/* The entry of id in a per-id array, or *none (NONE_ID, out of memory). */
-static struct gpu_acc *acc_of(
-	struct worker *w, struct gpu_acc **v, size_t *cap, uint32_t id, struct gpu_acc *none)
-{
-	if (id == NONE_ID)
-		return none;
-	if (!vec_room((void **)v, cap, sizeof(**v), id, true)) {
-		w->sw.oom = true;
-		return none;
-	}
-	return &(*v)[id];
-}
-
-/* The figures of host id (a worker's or the join's), or *none. */
-static struct host_acc *host_acc_of(
-	struct host_acc **v, size_t *cap, uint32_t id, struct host_acc *none, bool *oom)
-{
-	if (id == NONE_ID)
-		return none;
-	if (!vec_room((void **)v, cap, sizeof(**v), id, true)) {
-		*oom = true;
-		return none;
-	}
-	return &(*v)[id];
-}
+/* The entry of id in a per-id array v (VEC_ID_ROOM's), or none (NONE_ID; out of memory: *oom). */
+#define ID_ENTRY(v, cap, id, none, oom)                                                            \
+	((id) == NONE_ID ? (none) : VEC_ID_ROOM(v, cap, id) ? &(v)[id] : (*(oom) = true, (none)))
 
 static int64_t row_uid(const struct row *row)
 {
@@ -90,9 +68,10 @@ static void held_row(struct worker *w, const struct row *row, uint32_t container
 	}
 	cwd = intern_sv(w, &w->cwds, &row->cwd);
 	gpu_acc_add(&host->gpu, activity, ms);
-	gpu_acc_add(acc_of(w, &w->by_container, &w->by_container_cap, container, &w->host),
+	gpu_acc_add(ID_ENTRY(w->by_container, w->by_container_cap, container, &w->host, &w->sw.oom),
 		activity, ms);
-	gpu_acc_add(acc_of(w, &w->by_cwd, &w->by_cwd_cap, cwd, &w->cwd_unknown), activity, ms);
+	gpu_acc_add(
+		ID_ENTRY(w->by_cwd, w->by_cwd_cap, cwd, &w->cwd_unknown, &w->sw.oom), activity, ms);
 	if (!gpu_sums_add(&w->gpu, container, row->gpus, activity, ms) ||
 		!user_sums_add(&w->users, row_uid(row), activity, ms))
 		w->sw.oom = true;
@@ -182,7 +161,7 @@ static void stats_row(void *ctx, const struct row *row)
 	track = track_row(&w->sw, row, &weight, &first);
 	if (!track)
 		return;
-	host = host_acc_of(&w->by_host, &w->by_host_cap, track->head.host, &w->no_host, &w->sw.oom);
+	host = ID_ENTRY(w->by_host, w->by_host_cap, track->head.host, &w->no_host, &w->sw.oom);
 	host->rows++;
 	if (first)
 		row_first(w, track, row, container);
@@ -232,7 +211,7 @@ static uint32_t remap(struct merge *m, int table, int worker, uint32_t id)
 
 static struct host_acc *merge_host(struct merge *m, uint32_t id)
 {
-	return host_acc_of(&m->s->by_host, &m->cap_host, id, &m->s->no_host, &m->oom);
+	return ID_ENTRY(m->s->by_host, m->cap_host, id, &m->s->no_host, &m->oom);
 }
 
 static void host_acc_sum(struct host_acc *to, const struct host_acc *from)
