@@ -25,6 +25,13 @@ struct join {
 	struct open_phase open;
 };
 
+const char *phase_name(enum phase_kind kind)
+{
+	static const char *const names[PH_KINDS] = { "onset", "busy", "idle", "unknown" };
+
+	return kind < PH_KINDS ? names[kind] : "?";
+}
+
 bool phase_gpus_equal(const struct phase_gpus *a, const struct phase_gpus *b)
 {
 	return a->known == b->known && !memcmp(a->bits, b->bits, sizeof(a->bits));

@@ -10,13 +10,6 @@
 
 #include "profile.h"
 
-const char *phase_name(enum phase_kind kind)
-{
-	static const char *const names[PH_KINDS] = { "onset", "busy", "idle", "unknown" };
-
-	return kind < PH_KINDS ? names[kind] : "?";
-}
-
 /* The selector as the table says it ("tgid 1000 container 83eb") and, with
  * ret_json, as --json's object (which adds --since and --until). */
 static void selector(const struct read_opts *o, char *buf, size_t size, json_t **ret_json)
@@ -378,28 +371,14 @@ void profile_print_json(const struct read_opts *o, const struct profile_result *
 
 int profile_write_svg(const struct read_opts *o, const struct profile_result *p)
 {
-	struct svg_point *pts = calloc(p->samples + 1, sizeof(*pts));
-	struct svg_stretch *band = calloc(p->phases_count + 1, sizeof(*band));
-	struct svg_data d = { pts, p->samples, band, p->phases_count, (p->has_any & HAS_SM) != 0 };
+	struct svg_data d = { p->samples_v, p->samples, p->phases, p->phases_count,
+		(p->has_any & HAS_SM) != 0 };
 	char sel[512];
-	int r = -ENOMEM;
+	int r;
 
-	if (pts && band) {
-		for (size_t i = 0; i < p->samples; i++) {
-			const struct sample *s = &p->samples_v[i];
-			pts[i] = (struct svg_point){ s->ms, (double)s->cpu_x1e4 / FIXED_SCALE,
-				(double)s->rss, (double)s->ioctls,
-				(double)s->sm_x1e4 / FIXED_SCALE };
-		}
-		for (size_t i = 0; i < p->phases_count; i++)
-			band[i] = (struct svg_stretch){ p->phases[i].start_ms, p->phases[i].end_ms,
-				phase_name(p->phases[i].kind) };
-		selector(o, sel, sizeof(sel), NULL);
-		r = svg_write(o->svg_path, sel, &d);
-	}
+	selector(o, sel, sizeof(sel), NULL);
+	r = svg_write(o->svg_path, sel, &d);
 	if (r < 0)
 		fprintf(stderr, "croft profile: %s: %s\n", o->svg_path, strerror(-r));
-	free(pts);
-	free(band);
 	return r;
 }

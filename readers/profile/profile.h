@@ -144,18 +144,10 @@ void steps_free(struct steps *s);
 
 /* svg.c: CPU, RSS, GPU ioctls and NVML's SM % against time, the GPU
  * phases as a band above them */
-struct svg_point {
-	int64_t ms;
-	double cpu_cores, rss_bytes, gpu_ioctls, sm_percent;
-};
-struct svg_stretch {
-	int64_t start_ms, end_ms;
-	const char *kind; /* "onset", "busy", "idle", "unknown" */
-};
 struct svg_data {
-	const struct svg_point *pts;
+	const struct sample *pts; /* the polls' sums */
 	size_t count;
-	const struct svg_stretch *band;
+	const struct phase *band;
 	size_t band_count;
 	bool sm_panel; /* rows carried gpu_sm_percent */
 };

@@ -29,7 +29,7 @@
 struct series {
 	const char *id, *title, *unit, *color;
 	double scale; /* value / scale is what the axis shows */
-	size_t field; /* offset in struct svg_point */
+	size_t field; /* offset of an int64_t in struct sample */
 };
 
 static void xml_text(FILE *f, const char *s)
@@ -55,12 +55,17 @@ static void xml_text(FILE *f, const char *s)
 	}
 }
 
-static double value(const struct svg_point *p, size_t field)
+static double value(const struct sample *p, size_t field)
 {
-	double v;
+	int64_t v;
 
 	memcpy(&v, (const char *)p + field, sizeof(v));
-	return v;
+	return (double)v;
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
 }
 
 /* A round axis top at or above max: 1, 2 or 5 times a power of ten. */
@@ -134,7 +139,7 @@ static void x_ticks(FILE *f, int y0, int y1, int64_t t0, int64_t t1)
 	}
 }
 
-static void panel(FILE *f, const struct series *se, int y0, const struct svg_point *pts, size_t n,
+static void panel(FILE *f, const struct series *se, int y0, const struct sample *pts, size_t n,
 	int64_t t0, int64_t t1)
 {
 	double max = 0;
@@ -176,7 +181,7 @@ static void panel(FILE *f, const struct series *se, int y0, const struct svg_poi
 }
 
 /* More points than a page can show: the maximum of each bucket. */
-static size_t bucket(const struct svg_point *pts, size_t n, struct svg_point *out)
+static size_t bucket(const struct sample *pts, size_t n, struct sample *out)
 {
 	if (n <= SVG_POINTS_MAX) {
 		memcpy(out, pts, n * sizeof(*pts));
@@ -186,32 +191,17 @@ static size_t bucket(const struct svg_point *pts, size_t n, struct svg_point *ou
 		size_t lo = b * n / SVG_POINTS_MAX, hi = (b + 1) * n / SVG_POINTS_MAX;
 		out[b] = pts[lo];
 		for (size_t i = lo + 1; i < hi; i++) {
-			out[b].cpu_cores = fmax(out[b].cpu_cores, pts[i].cpu_cores);
-			out[b].rss_bytes = fmax(out[b].rss_bytes, pts[i].rss_bytes);
-			out[b].gpu_ioctls = fmax(out[b].gpu_ioctls, pts[i].gpu_ioctls);
-			out[b].sm_percent = fmax(out[b].sm_percent, pts[i].sm_percent);
+			out[b].cpu_x1e4 = max64(out[b].cpu_x1e4, pts[i].cpu_x1e4);
+			out[b].rss = max64(out[b].rss, pts[i].rss);
+			out[b].ioctls = max64(out[b].ioctls, pts[i].ioctls);
+			out[b].sm_x1e4 = max64(out[b].sm_x1e4, pts[i].sm_x1e4);
 		}
 	}
 	return SVG_POINTS_MAX;
 }
 
 /* The band's colours, by phase; its legend in this order. */
-static const struct {
-	const char *kind, *color, *text;
-} band_kinds[] = {
-	{ "onset", "#9ecae1", "onset" },
-	{ "busy", "#74c476", "busy" },
-	{ "idle", "#fd8d3c", "idle" },
-	{ "unknown", "#bdbdbd", "unknown" },
-};
-
-static const char *band_color(const char *kind)
-{
-	for (size_t i = 0; i < sizeof(band_kinds) / sizeof(band_kinds[0]); i++)
-		if (!strcmp(kind, band_kinds[i].kind))
-			return band_kinds[i].color;
-	return "#000";
-}
+static const char *const band_colors[PH_KINDS] = { "#9ecae1", "#74c476", "#fd8d3c", "#bdbdbd" };
 
 /* The GPU phases over the panels' time axis; several processes' overlap, shaded. */
 static void band(FILE *f, const struct svg_data *d, int y0, int64_t t0, int64_t t1)
@@ -222,7 +212,7 @@ static void band(FILE *f, const struct svg_data *d, int y0, int64_t t0, int64_t 
 		"height=\"%d\" fill=\"none\" stroke=\"#888\"/>\n",
 		PLOT_X0 - 6, y0 + BAND_H / 2 + 4, PLOT_X0, y0, PLOT_X1 - PLOT_X0, BAND_H);
 	for (size_t i = 0; i < d->band_count; i++) {
-		const struct svg_stretch *st = &d->band[i];
+		const struct phase *st = &d->band[i];
 		int64_t a = st->start_ms < t0 ? t0 : st->start_ms;
 		int64_t b = st->end_ms > t1 ? t1 : st->end_ms;
 		double x = x_of(a, t0, t1), w = b > a ? x_of(b, t0, t1) - x : 1.0;
@@ -232,15 +222,16 @@ static void band(FILE *f, const struct svg_data *d, int y0, int64_t t0, int64_t 
 		fprintf(f,
 			"<rect class=\"phase phase-%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
 			"height=\"%d\" fill=\"%s\" fill-opacity=\"0.8\"><title>%s</title></rect>\n",
-			st->kind, x, y0, w < 1.0 ? 1.0 : w, BAND_H, band_color(st->kind), st->kind);
+			phase_name(st->kind), x, y0, w < 1.0 ? 1.0 : w, BAND_H,
+			band_colors[st->kind], phase_name(st->kind));
 	}
-	for (size_t i = 0; i < sizeof(band_kinds) / sizeof(band_kinds[0]); i++) {
-		int x = PLOT_X0 + (int)i * 110;
+	for (int i = 0; i < PH_KINDS; i++) {
+		int x = PLOT_X0 + i * 110;
 		fprintf(f,
 			"<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
 			"<text x=\"%d\" y=\"%d\" class=\"tick\">%s</text>\n",
-			x, y0 + BAND_H + 8, band_kinds[i].color, x + 16, y0 + BAND_H + 18,
-			band_kinds[i].text);
+			x, y0 + BAND_H + 8, band_colors[i], x + 16, y0 + BAND_H + 18,
+			phase_name(i));
 	}
 	fprintf(f, "</g>\n");
 }
@@ -248,25 +239,25 @@ static void band(FILE *f, const struct svg_data *d, int y0, int64_t t0, int64_t 
 int svg_write(const char *path, const char *title, const struct svg_data *d)
 {
 	size_t count = d->count;
-	struct svg_point *v =
-		calloc(count < SVG_POINTS_MAX ? count + 1 : SVG_POINTS_MAX, sizeof(*v));
-	double rss_max = 0;
+	struct sample *v = calloc(count < SVG_POINTS_MAX ? count + 1 : SVG_POINTS_MAX, sizeof(*v));
+	int64_t rss_max = 0;
 	char a[40], b[40];
 
 	if (!v)
 		return -ENOMEM;
 	size_t n = bucket(d->pts, count, v);
 	for (size_t i = 0; i < n; i++)
-		rss_max = fmax(rss_max, v[i].rss_bytes);
-	bool gib = rss_max >= 1024.0 * 1024 * 1024;
+		rss_max = max64(rss_max, v[i].rss);
+	bool gib = rss_max >= 1024LL * 1024 * 1024;
 	const struct series series[PANELS_MAX] = {
-		{ "cpu", "CPU", "cores", "#1f77b4", 1, offsetof(struct svg_point, cpu_cores) },
+		{ "cpu", "CPU", "cores", "#1f77b4", FIXED_SCALE,
+			offsetof(struct sample, cpu_x1e4) },
 		{ "rss", "RSS", gib ? "GiB" : "MiB", "#2ca02c", gib ? 1073741824.0 : 1048576.0,
-			offsetof(struct svg_point, rss_bytes) },
+			offsetof(struct sample, rss) },
 		{ "gpu-ioctls", "GPU ioctls", "per poll", "#d62728", 1,
-			offsetof(struct svg_point, gpu_ioctls) },
-		{ "gpu-sm", "GPU SM", "%, NVML", "#9467bd", 1,
-			offsetof(struct svg_point, sm_percent) },
+			offsetof(struct sample, ioctls) },
+		{ "gpu-sm", "GPU SM", "%, NVML", "#9467bd", FIXED_SCALE,
+			offsetof(struct sample, sm_x1e4) },
 	};
 	int panels = d->sm_panel ? 4 : 3;
 	int top = TOP + BAND_H + BAND_GAP;
