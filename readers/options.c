@@ -206,6 +206,7 @@ static int parse_opt(struct read_opts *o, int c, char *const *argv, const char *
 		return 0;
 	case OPT_LABEL:
 		f->label = optarg;
+		f->label_len = strlen(optarg);
 		return 0;
 	case OPT_POD:
 		f->pod = optarg;
@@ -213,6 +214,7 @@ static int parse_opt(struct read_opts *o, int c, char *const *argv, const char *
 		return 0;
 	case OPT_HOST:
 		f->host = optarg;
+		f->host_len = strlen(optarg);
 		return 0;
 	case OPT_FRAMEWORK:
 		f->framework = optarg;

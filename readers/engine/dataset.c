@@ -15,27 +15,21 @@ bool filter_in_span(const struct filter *f, int64_t ms)
 	return (!f->has_since || ms >= f->since_ms) && (!f->has_until || ms < f->until_ms);
 }
 
+/* Whether the row's string is want, or (prefix) begins with it; want NULL: any. */
+static bool str_match(const struct strv *v, const char *want, size_t len, bool prefix)
+{
+	return !want ||
+	       (v->ptr && (prefix ? v->len >= len : v->len == len) && !memcmp(v->ptr, want, len));
+}
+
 bool filter_match(const struct filter *f, const struct row *row)
 {
-	if (!filter_in_span(f, row->unix_ms))
-		return false;
-	if (f->has_tgid && row->tgid != f->tgid)
-		return false;
-	if (f->container && (!row->container_id.ptr || row->container_id.len < f->container_len ||
-				    memcmp(row->container_id.ptr, f->container, f->container_len)))
-		return false;
-	if (f->pod && (!row->pod_uid.ptr || row->pod_uid.len < f->pod_len ||
-			      memcmp(row->pod_uid.ptr, f->pod, f->pod_len)))
-		return false;
-	if (f->label && (!row->label.ptr || row->label.len != strlen(f->label) ||
-				memcmp(row->label.ptr, f->label, row->label.len)))
-		return false;
-	if (f->host && (!row->host.ptr || row->host.len != strlen(f->host) ||
-			       memcmp(row->host.ptr, f->host, row->host.len)))
-		return false;
-	if (f->framework && !(f->fw_select && fw_select_has(f->fw_select, row)))
-		return false;
-	return true;
+	return filter_in_span(f, row->unix_ms) && (!f->has_tgid || row->tgid == f->tgid) &&
+	       str_match(&row->container_id, f->container, f->container_len, true) &&
+	       str_match(&row->pod_uid, f->pod, f->pod_len, true) &&
+	       str_match(&row->label, f->label, f->label_len, false) &&
+	       str_match(&row->host, f->host, f->host_len, false) &&
+	       (!f->framework || (f->fw_select && fw_select_has(f->fw_select, row)));
 }
 
 int read_dataset(struct read_opts *o, const struct ds_sink *sink, void *const *ctxs, int threads,

@@ -283,7 +283,7 @@ struct filter {
 	int64_t since_ms, until_ms, tgid;
 	const char *container, *pod, *label, *framework; /* NULL = any */
 	const char *host;                                /* NULL = any; rows without one: none */
-	size_t container_len, pod_len;
+	size_t container_len, pod_len, label_len, host_len;
 	const struct fw_select *fw_select; /* with framework: the processes ending with it */
 };
 

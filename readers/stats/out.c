@@ -324,9 +324,21 @@ static void pod_cells(const void *ctx, size_t i, bool json, struct cell *c)
 	c[PC_UNALLOC].real = hours(r->unalloc_ms);
 }
 
-enum rank_kind { RK_NAME, RK_GPU, RK_PAIR };
+enum rank_kind { RK_NAME, RK_GPU, RK_PAIR, RK_USER };
 
-/* An entry as the table shows it: its name, "GPU 3", or both. */
+/* "name (uid)", the uid alone where the host names none, or none. */
+static const char *user_label(const struct rank *r, char *buf, size_t size)
+{
+	if (r->id == (uint32_t)USER_NONE)
+		return "(no uid: older rows)";
+	if (r->name)
+		snprintf(buf, size, "%s (%" PRIu32 ")", r->name, r->id);
+	else
+		snprintf(buf, size, "%" PRIu32, r->id);
+	return buf;
+}
+
+/* An entry as the table shows it: its name, "GPU 3", both, or its user. */
 static const char *rank_label(
 	const struct rank *r, enum rank_kind kind, const char *none, char *buf, size_t size)
 {
@@ -335,6 +347,8 @@ static const char *rank_label(
 
 	if (kind == RK_NAME)
 		return name;
+	if (kind == RK_USER)
+		return user_label(r, buf, size);
 	if (r->gpu != GPU_NONE)
 		snprintf(gpu, sizeof(gpu), "GPU %-3u", r->gpu);
 	snprintf(buf, size, "%s%s%s", gpu, kind == RK_PAIR ? " " : "", kind == RK_PAIR ? name : "");
@@ -343,8 +357,9 @@ static const char *rank_label(
 
 /*
  * A GPU ranking: the table's title and label (width: container ids are 64
- * characters, shown whole, as --container takes them), --json's keys for
- * the name ("container_id", "cwd", "holder") and the GPU, or NULL.
+ * characters, shown whole, as --container takes them; users' names cut at
+ * 40), --json's keys for the name ("container_id", "cwd", "holder",
+ * "user", after "uid") and the GPU, or NULL.
  */
 struct gpu_view {
 	const char *title, *none;
@@ -363,8 +378,10 @@ static const struct gpu_view view_system = {
 	"system holders (gpu_system_holders; not in the rankings above)", NULL, 64, RK_NAME,
 	"holder", NULL
 };
+static const struct gpu_view view_users = { "GPU-held hours by user", NULL, 40, RK_USER, "user",
+	NULL };
 
-enum { GC_LABEL, GC_NAME, GC_GPU, GC_ACC, GC_IDLE = GC_ACC + ACC_COLS, GC_COUNT };
+enum { GC_LABEL, GC_UID, GC_NAME, GC_GPU, GC_ACC, GC_IDLE = GC_ACC + ACC_COLS, GC_COUNT };
 struct gpu_listing {
 	const struct gpu_view *view;
 	const struct ranked *r;
@@ -377,6 +394,8 @@ static void gpu_cells(const void *ctx, size_t i, bool json, struct cell *c)
 
 	c[GC_LABEL].text = rank_label(
 		r, g->view->kind, g->view->none, c[GC_LABEL].buf, sizeof(c[GC_LABEL].buf));
+	c[GC_UID].count = r->id;
+	c[GC_UID].null = r->id == (uint32_t)USER_NONE;
 	c[GC_NAME].text = r->name;
 	c[GC_GPU].count = r->gpu;
 	c[GC_GPU].null = r->gpu == GPU_NONE;
@@ -400,7 +419,10 @@ static void put_gpu(
 	json_t *root, const char *key, const struct gpu_view *view, const struct ranked *r)
 {
 	const struct col cols[GC_COUNT] = {
-		{ .title = view->title, .width = view->width },
+		{ .title = view->title,
+			.width = view->width,
+			.cut = view->kind == RK_USER ? 40 : 0 },
+		{ .key = view->kind == RK_USER ? "uid" : NULL, .kind = COL_COUNT },
 		{ .key = view->key },
 		{ .key = view->gpu_key, .kind = COL_COUNT },
 		ACC_COL_LIST(12),
@@ -460,39 +482,6 @@ static void workload_cells(const void *ctx, size_t i, bool json, struct cell *c)
 	process_cells(&c[WC_PROCESS], s->wl_rows[k], s->wl_processes[k], s->wl_ms[k]);
 }
 
-/* "name (uid)", the uid alone where the host names none, or none. */
-static const char *user_label(const struct rank *r, char *buf, size_t size)
-{
-	if (r->id == (uint32_t)USER_NONE)
-		return "(no uid: older rows)";
-	if (r->name)
-		snprintf(buf, size, "%s (%" PRIu32 ")", r->name, r->id);
-	else
-		snprintf(buf, size, "%" PRIu32, r->id);
-	return buf;
-}
-
-enum { UC_LABEL, UC_UID, UC_USER, UC_ACC, UC_IDLE = UC_ACC + ACC_COLS, UC_COUNT };
-static const struct col user_cols[UC_COUNT] = {
-	{ .title = "GPU-held hours by user", .width = 40, .cut = 40 },
-	{ .key = "uid", .kind = COL_COUNT },
-	{ .key = "user" },
-	ACC_COL_LIST(12),
-	{ .title = "idle %", .kind = COL_PERCENT, .width = 7 },
-};
-
-static void user_cells(const void *ctx, size_t i, bool json, struct cell *c)
-{
-	const struct rank *r = &((const struct ranked *)ctx)->v[i];
-
-	c[UC_LABEL].text = user_label(r, c[UC_LABEL].buf, sizeof(c[UC_LABEL].buf));
-	c[UC_UID].count = r->id;
-	c[UC_UID].null = r->id == (uint32_t)USER_NONE;
-	c[UC_USER].text = r->name;
-	acc_cells(&c[UC_ACC], r->acc);
-	c[UC_IDLE].real = 100.0 * (double)r->a / (double)r->b;
-}
-
 enum { FC_NAME, FC_PROCESSES, FC_CPU, FC_COUNT };
 static const struct col framework_cols[FC_COUNT] = {
 	{ .title = "framework", .key = "framework", .width = 24, .cut = 24, .none = "(none)" },
@@ -525,7 +514,7 @@ static void syscall_cells(const void *ctx, size_t i, bool json, struct cell *c)
 
 /* The listings whose columns stay the same. */
 struct listings {
-	struct listing workloads, users, frameworks, syscalls, hosts;
+	struct listing workloads, frameworks, syscalls, hosts;
 };
 
 static void listings_build(
@@ -533,8 +522,6 @@ static void listings_build(
 {
 	ret->workloads = (struct listing){ workload_cols, WC_COUNT, WL_COUNT, SIZE_MAX, SIZE_MAX,
 		NULL, false, workload_cells, s };
-	ret->users = (struct listing){ user_cols, UC_COUNT, r->users.n, TOP_TABLE, TOP_JSON, NULL,
-		true, user_cells, &r->users };
 	ret->frameworks = (struct listing){ framework_cols, FC_COUNT, r->frameworks.n, TOP_TABLE,
 		TOP_JSON, NULL, false, framework_cells, &r->frameworks };
 	ret->syscalls = (struct listing){ syscall_cols, SC_COUNT,
@@ -620,7 +607,7 @@ void stats_print(const struct stats_result *s, const struct ds_files *files,
 	if (root)
 		put_gpu(root, "gpu_held_system", &view_system, &r.system);
 	if (r.users.n)
-		put_listing(root, "gpu_held_by_user", &l.users);
+		put_gpu(root, "gpu_held_by_user", &view_users, &r.users);
 	if (!root && r.system.n)
 		put_gpu(root, "gpu_held_system", &view_system, &r.system);
 	if (s->pods.uids.count) { /* only on datasets of pods: the others' output stays */
