@@ -94,7 +94,7 @@ static json_t *cell_json(const struct col *col, const struct cell *cell)
 		return json_null();
 	switch (col->kind) {
 	case COL_TEXT:
-		return json_str_or_null(cell->text);
+		return cell->text ? json_string(cell->text) : json_null();
 	case COL_COUNT:
 		return json_integer((json_int_t)cell->count);
 	case COL_INT:

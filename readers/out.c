@@ -47,11 +47,6 @@ uint64_t calls_rounded(u128 calls_x1e7)
 	return (uint64_t)((calls_x1e7 + 5000000) / 10000000);
 }
 
-json_t *json_str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
 /* "first_ms", "last_ms" (unix ms), "first", "last" (format_time), the length */
 json_t *json_time_span(uint64_t rows, int64_t first_ms, int64_t last_ms, const char *length_key,
 	double length, int decimals)

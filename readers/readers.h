@@ -90,7 +90,6 @@ int holder_of(const struct read_opts *o, const struct row *row);
 
 /* out.c: --json and the table, shared bits */
 json_t *json_round(double value, int decimals);
-json_t *json_str_or_null(const char *s);
 /* The rows' time_span: their first and last instants and its length
  * (length_key: length, rounded to decimals); null without rows. */
 json_t *json_time_span(uint64_t rows, int64_t first_ms, int64_t last_ms, const char *length_key,

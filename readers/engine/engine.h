@@ -57,7 +57,8 @@ enum row_has {
 	HAS_SM = 1u << 13,        /* gpu_sm_percent: NVML read it */
 };
 
-#define ROW_GPUS_MAX 256 /* GPU indices kept, 0..255; others are not counted */
+#define ROW_GPUS_MAX  256 /* GPU indices kept, 0..255; others are not counted */
+#define ROW_GPU_WORDS (ROW_GPUS_MAX / 64)
 
 struct row {
 	int64_t unix_ms, tgid;
@@ -70,8 +71,8 @@ struct row {
 	int64_t uid, sm_x1e4; /* HAS_UID; HAS_SM: percent x 1e4 */
 	int64_t cpu_x1e4, rss_bytes, threads;
 	int64_t read_x1e4, write_x1e4, rx_x1e4, tx_x1e4; /* bytes per second x 1e4 */
-	uint64_t gpus[ROW_GPUS_MAX / 64];                /* bit i: GPU i held (HAS_GPUS) */
-	uint64_t gpus_allocated[ROW_GPUS_MAX / 64]; /* bit i: GPU i allocated (HAS_ALLOCATED) */
+	uint64_t gpus[ROW_GPU_WORDS];                    /* bit i: GPU i held (HAS_GPUS) */
+	uint64_t gpus_allocated[ROW_GPU_WORDS]; /* bit i: GPU i allocated (HAS_ALLOCATED) */
 	bool padded; /* rowscan_fast's: its strings lie in the read buffer, 16 bytes readable */
 	uint32_t syscalls_count;
 	struct row_syscall syscalls[ROW_SYSCALLS_MAX];
@@ -110,7 +111,7 @@ int rowscan_jansson(const char *line, size_t len, struct row *ret_row, struct js
 void row_clear(struct row *row);
 struct strv *row_str_slot(struct row *row, enum row_field f);
 int64_t *row_num_slot(struct row *row, enum row_field f, uint32_t *ret_has_bit);
-void row_gpu_add(uint64_t bits[ROW_GPUS_MAX / 64], int64_t index);
+void row_gpu_add(uint64_t bits[ROW_GPU_WORDS], int64_t index);
 /* The row's verdict; rows without one (older datasets, no-gpu rows) are unknown. */
 static inline enum gpu_activity row_activity(const struct row *row)
 {
@@ -120,9 +121,14 @@ static inline enum gpu_activity row_activity(const struct row *row)
 
 	return a < 0 ? GA_UNKNOWN : (enum gpu_activity)a;
 }
+/* Bit i of a set of GPUs (a row's gpus or gpus_allocated, a phase's). */
+static inline bool gpu_bit(const uint64_t bits[ROW_GPU_WORDS], unsigned i)
+{
+	return (bits[i / 64] >> (i % 64)) & 1;
+}
 static inline bool row_has_gpu(const struct row *row, unsigned index)
 {
-	return index < ROW_GPUS_MAX && (row->gpus[index / 64] >> (index % 64)) & 1;
+	return index < ROW_GPUS_MAX && gpu_bit(row->gpus, index);
 }
 
 /* vec.c: growing arrays.  *v holds *cap elements of elem bytes; vec_room

@@ -555,7 +555,7 @@ static bool scan_syscalls(struct scan *s, struct row *row)
 	return eat(s, ']');
 }
 
-void row_gpu_add(uint64_t bits[ROW_GPUS_MAX / 64], int64_t index)
+void row_gpu_add(uint64_t bits[ROW_GPU_WORDS], int64_t index)
 {
 	if (index >= 0 && index < ROW_GPUS_MAX)
 		bits[index / 64] |= 1ull << (index % 64);

@@ -89,7 +89,7 @@ static void row_from_syscalls(json_t *arr, struct row *row)
 
 /* Integers only, as the scanner; other entries are no GPU. */
 static void row_from_gpus(
-	json_t *arr, uint64_t bits[ROW_GPUS_MAX / 64], uint32_t has_bit, struct row *row)
+	json_t *arr, uint64_t bits[ROW_GPU_WORDS], uint32_t has_bit, struct row *row)
 {
 	size_t i;
 	json_t *el;

@@ -45,7 +45,7 @@ static size_t emit_phase(struct join *j, int64_t tgid, const struct stretch *st,
 		return SIZE_MAX;
 	res->phases[res->phases_count] =
 		(struct phase){ tgid, start, st->end_ms, (enum phase_kind)st->kind, st->gpus };
-	for (size_t w = 0; w < PHASE_GPU_WORDS; w++)
+	for (size_t w = 0; w < ROW_GPU_WORDS; w++)
 		res->gpus.bits[w] |= st->gpus.bits[w];
 	res->gpus.known |= st->gpus.known;
 	return res->phases_count++;

@@ -75,11 +75,6 @@ static void print_rate(const char *name, const struct summary *s, bool known)
 	printf("%-16s mean %s/s, max %s/s\n", name, mean, max);
 }
 
-static bool has_gpu(const struct phase_gpus *g, unsigned i)
-{
-	return (g->bits[i / 64] >> (i % 64)) & 1;
-}
-
 /* "0-3,6"; "none" when the rows said [], "-" where they carried no gpus;
  * cut at GPUS_TEXT_MAX bytes. */
 #define GPUS_TEXT_MAX 256
@@ -92,9 +87,9 @@ static void gpus_text(const struct phase_gpus *g, char *buf, size_t size)
 	for (unsigned i = 0; i < ROW_GPUS_MAX && len < size; i++) {
 		unsigned end = i;
 
-		if (!has_gpu(g, i))
+		if (!gpu_bit(g->bits, i))
 			continue;
-		while (end + 1 < ROW_GPUS_MAX && has_gpu(g, end + 1))
+		while (end + 1 < ROW_GPUS_MAX && gpu_bit(g->bits, end + 1))
 			end++;
 		len += (size_t)snprintf(buf + len, size - len, end > i ? "%s%u-%u" : "%s%u",
 			len ? "," : "", i, end);
@@ -110,7 +105,7 @@ static json_t *json_gpus(const struct phase_gpus *g)
 		return json_null();
 	arr = json_array();
 	for (unsigned i = 0; i < ROW_GPUS_MAX; i++)
-		if (has_gpu(g, i))
+		if (gpu_bit(g->bits, i))
 			json_array_append_new(arr, json_integer(i));
 	return arr;
 }

@@ -47,12 +47,10 @@ struct steps {
 enum phase_kind { PH_ONSET, PH_BUSY, PH_IDLE, PH_UNKNOWN, PH_KINDS };
 const char *phase_name(enum phase_kind kind);
 
-#define PHASE_GPU_WORDS (ROW_GPUS_MAX / 64)
-
 /* The GPUs a phase held: its rows' gpus, all the same (a change starts
  * another phase); known false where the rows carry none. */
 struct phase_gpus {
-	uint64_t bits[PHASE_GPU_WORDS];
+	uint64_t bits[ROW_GPU_WORDS];
 	bool known;
 };
 

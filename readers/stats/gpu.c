@@ -68,12 +68,12 @@ static bool add_one(struct gpu_sums *g, uint32_t container, uint32_t gpu,
 	return true;
 }
 
-bool gpu_sums_add(struct gpu_sums *g, uint32_t container, const uint64_t gpus[GPU_WORDS],
+bool gpu_sums_add(struct gpu_sums *g, uint32_t container, const uint64_t gpus[ROW_GPU_WORDS],
 	enum gpu_activity activity, uint64_t ms)
 {
 	bool any = false, ok = true;
 
-	for (uint32_t w = 0; w < GPU_WORDS; w++)
+	for (uint32_t w = 0; w < ROW_GPU_WORDS; w++)
 		for (uint64_t bits = gpus[w]; bits; bits &= bits - 1) {
 			ok &= add_one(g, container, w * 64 + (uint32_t)__builtin_ctzll(bits),
 				activity, ms);

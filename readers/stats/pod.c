@@ -137,11 +137,6 @@ static bool add_container(struct pod_acc *pod, uint32_t container)
 	return true;
 }
 
-static bool has_bit(const uint64_t bits[GPU_WORDS], uint32_t gpu)
-{
-	return (bits[gpu / 64] >> (gpu % 64)) & 1;
-}
-
 /* The GPUs the row holds: held hours (gpu-held), the pod's held and unallocated time. */
 static bool held_gpus(struct pod_acc *pod, const struct row *row, const struct pod_row_weight *w)
 {
@@ -149,7 +144,7 @@ static bool held_gpus(struct pod_acc *pod, const struct row *row, const struct p
 
 	if (w->held)
 		gpu_acc_add(&pod->acc, w->activity, w->ms);
-	for (uint32_t k = 0; k < GPU_WORDS; k++)
+	for (uint32_t k = 0; k < ROW_GPU_WORDS; k++)
 		for (uint64_t bits = row->gpus[k]; bits; bits &= bits - 1) {
 			uint32_t g = k * 64 + (uint32_t)__builtin_ctzll(bits);
 			struct pod_gpu *pg = pod_gpu(pod, g);
@@ -159,7 +154,7 @@ static bool held_gpus(struct pod_acc *pod, const struct row *row, const struct p
 			if (w->held)
 				gpu_acc_add(&pg->acc, w->activity, w->ms);
 			ok &= span_add(&pg->held, row->unix_ms - (int64_t)w->ms, row->unix_ms);
-			if ((row->has & HAS_ALLOCATED) && !has_bit(row->gpus_allocated, g))
+			if ((row->has & HAS_ALLOCATED) && !gpu_bit(row->gpus_allocated, g))
 				ok &= span_add(&pg->unallocated, row->unix_ms - (int64_t)w->ms,
 					row->unix_ms);
 		}
@@ -186,7 +181,7 @@ bool pod_sums_row(struct pod_sums *ps, const struct row *row, uint32_t container
 	if (!(row->has & HAS_ALLOCATED))
 		return ok;
 	/* the set bits alone: a row names a few of ROW_GPUS_MAX */
-	for (uint32_t k = 0; k < GPU_WORDS; k++)
+	for (uint32_t k = 0; k < ROW_GPU_WORDS; k++)
 		for (uint64_t bits = row->gpus_allocated[k]; bits; bits &= bits - 1) {
 			struct pod_gpu *pg = pod_gpu(pod, k * 64 + (uint32_t)__builtin_ctzll(bits));
 

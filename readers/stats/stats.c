@@ -16,7 +16,7 @@ struct stats_track {
 	u128 cpu_x1e4_ms;       /* rows after the first */
 	int64_t first_cpu_x1e4;
 	uint32_t framework, first_container, first_cwd;
-	uint64_t first_gpus[GPU_WORDS];
+	uint64_t first_gpus[ROW_GPU_WORDS];
 	int64_t first_uid;    /* process.uid; -1: none */
 	int16_t first_holder; /* gpu_system_holders name; -1: a workload */
 	uint8_t states, first_state, first_activity;

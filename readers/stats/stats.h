@@ -15,8 +15,7 @@ struct gpu_acc {
 	uint64_t activity_ms[GA_COUNT];
 };
 
-#define GPU_WORDS (ROW_GPUS_MAX / 64)
-#define GPU_NONE  ROW_GPUS_MAX /* by_gpu's entry for rows naming no GPU */
+#define GPU_NONE ROW_GPUS_MAX /* by_gpu's entry for rows naming no GPU */
 
 /* gpu.c: per GPU, per container x GPU, per system holder */
 struct gpu_pair {
@@ -39,7 +38,7 @@ void gpu_acc_sum(struct gpu_acc *to, const struct gpu_acc *from);
 bool gpu_sums_init(struct gpu_sums *g, size_t holders);
 void gpu_sums_free(struct gpu_sums *g);
 /* ms of a workload's gpu-held row on each of its GPUs (or on none). */
-bool gpu_sums_add(struct gpu_sums *g, uint32_t container, const uint64_t gpus[GPU_WORDS],
+bool gpu_sums_add(struct gpu_sums *g, uint32_t container, const uint64_t gpus[ROW_GPU_WORDS],
 	enum gpu_activity activity, uint64_t ms);
 /* remap: from's container ids to to's (NULL: the same table). */
 bool gpu_sums_merge(struct gpu_sums *to, const struct gpu_sums *from, const uint32_t *remap);
