@@ -51,22 +51,18 @@ uint64_t calls_rounded(u128 calls_x1e7)
 json_t *json_time_span(uint64_t rows, int64_t first_ms, int64_t last_ms, const char *length_key,
 	double length, int decimals)
 {
-	static const char *const names[2] = { "first", "last" };
-	const int64_t ms[2] = { first_ms, last_ms };
-	char key[32], t[40];
+	char first[40], last[40];
 	json_t *o;
 
 	if (!rows)
 		return json_null();
+	format_time(first_ms, first, sizeof(first));
+	format_time(last_ms, last, sizeof(last));
 	o = json_object();
-	for (int k = 0; k < 2; k++) {
-		snprintf(key, sizeof(key), "%s_ms", names[k]);
-		json_object_set_new(o, key, json_integer(ms[k]));
-	}
-	for (int k = 0; k < 2; k++) {
-		format_time(ms[k], t, sizeof(t));
-		json_object_set_new(o, names[k], json_string(t));
-	}
+	json_object_set_new(o, "first_ms", json_integer(first_ms));
+	json_object_set_new(o, "last_ms", json_integer(last_ms));
+	json_object_set_new(o, "first", json_string(first));
+	json_object_set_new(o, "last", json_string(last));
 	json_object_set_new(o, length_key, json_round(length, decimals));
 	return o;
 }

@@ -512,25 +512,6 @@ static void syscall_cells(const void *ctx, size_t i, bool json, struct cell *c)
 	c[SC_CALLS].count = calls_rounded(v[i].calls_x1e7);
 }
 
-/* The listings whose columns stay the same. */
-struct listings {
-	struct listing workloads, frameworks, syscalls, hosts;
-};
-
-static void listings_build(
-	const struct stats_result *s, const struct rankings *r, struct listings *ret)
-{
-	ret->workloads = (struct listing){ workload_cols, WC_COUNT, WL_COUNT, SIZE_MAX, SIZE_MAX,
-		NULL, false, workload_cells, s };
-	ret->frameworks = (struct listing){ framework_cols, FC_COUNT, r->frameworks.n, TOP_TABLE,
-		TOP_JSON, NULL, false, framework_cells, &r->frameworks };
-	ret->syscalls = (struct listing){ syscall_cols, SC_COUNT,
-		r->syscalls ? s->join->syscalls.count : 0, TOP_SYSCALLS_STATS, TOP_SYSCALLS_STATS,
-		NULL, false, syscall_cells, r->syscalls };
-	ret->hosts = (struct listing){ host_cols, HC_COUNT, r->hosts.n, SIZE_MAX, SIZE_MAX, NULL,
-		false, host_cells, r };
-}
-
 /* Out of memory: no entries (the table keeps its heading). */
 static void put_pods(json_t *root, const char *key, const struct stats_result *s, bool by_gpu)
 {
@@ -588,17 +569,19 @@ void stats_print(const struct stats_result *s, const struct ds_files *files,
 {
 	json_t *root = json ? json_object() : NULL;
 	struct rankings r;
-	struct listings l;
+	struct listing workloads = { workload_cols, WC_COUNT, WL_COUNT, SIZE_MAX, SIZE_MAX, NULL,
+		false, workload_cells, s };
 
 	rankings_build(s, &r);
-	listings_build(s, &r, &l);
 	put_totals(root, s);
 	if (root)
-		put_listing(root, "workloads", &l.workloads);
+		put_listing(root, "workloads", &workloads);
 	if (r.hosts.n)
-		put_listing(root, "hosts", &l.hosts);
+		put_listing(root, "hosts",
+			&(struct listing){ host_cols, HC_COUNT, r.hosts.n, SIZE_MAX, SIZE_MAX, NULL,
+				false, host_cells, &r });
 	if (!root)
-		put_listing(root, "workloads", &l.workloads);
+		put_listing(root, "workloads", &workloads);
 	put_gpu(root, "gpu_held_by_container", &view_containers, &r.containers);
 	put_gpu(root, "gpu_held_by_cwd", &view_cwds, &r.cwds);
 	/* the GPU rankings of workloads, then the system holders apart */
@@ -614,8 +597,13 @@ void stats_print(const struct stats_result *s, const struct ds_files *files,
 		put_pods(root, "gpu_by_pod", s, false);
 		put_pods(root, "gpu_by_pod_gpu", s, true);
 	}
-	put_listing(root, "frameworks", &l.frameworks);
-	put_listing(root, "syscalls", &l.syscalls);
+	put_listing(root, "frameworks",
+		&(struct listing){ framework_cols, FC_COUNT, r.frameworks.n, TOP_TABLE, TOP_JSON,
+			NULL, false, framework_cells, &r.frameworks });
+	put_listing(root, "syscalls",
+		&(struct listing){ syscall_cols, SC_COUNT, r.syscalls ? s->join->syscalls.count : 0,
+			TOP_SYSCALLS_STATS, TOP_SYSCALLS_STATS, NULL, false, syscall_cells,
+			r.syscalls });
 	if (root) {
 		json_object_set_new(root, "input", report_json(files, rep));
 		json_print(root);

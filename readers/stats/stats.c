@@ -195,15 +195,6 @@ struct merge {
 
 enum { T_CONTAINERS, T_CWDS, T_FRAMEWORKS };
 
-static uint32_t *remap_table(struct merge *m, struct strtab *global, const struct strtab *local)
-{
-	uint32_t *map = strtab_remap(global, local);
-
-	if (!map)
-		m->oom = true;
-	return map;
-}
-
 static uint32_t remap(struct merge *m, int table, int worker, uint32_t id)
 {
 	return id == NONE_ID || !m->remap[table][worker] ? NONE_ID : m->remap[table][worker][id];
@@ -227,10 +218,11 @@ static void merge_worker_sums(struct merge *m, struct worker *w)
 	struct stats_result *s = m->s;
 	int k = w->sw.index;
 
-	m->remap[T_CONTAINERS][k] = remap_table(m, &s->containers_tab, &w->containers);
-	m->remap[T_CWDS][k] = remap_table(m, &s->cwds_tab, &w->cwds);
-	m->remap[T_FRAMEWORKS][k] = remap_table(m, &s->frameworks_tab, &w->frameworks);
-	if (m->oom || !VEC_ID_ROOM(s->by_container, m->cap_container, s->containers_tab.count) ||
+	m->remap[T_CONTAINERS][k] = strtab_remap(&s->containers_tab, &w->containers);
+	m->remap[T_CWDS][k] = strtab_remap(&s->cwds_tab, &w->cwds);
+	m->remap[T_FRAMEWORKS][k] = strtab_remap(&s->frameworks_tab, &w->frameworks);
+	if (!m->remap[T_CONTAINERS][k] || !m->remap[T_CWDS][k] || !m->remap[T_FRAMEWORKS][k] ||
+		!VEC_ID_ROOM(s->by_container, m->cap_container, s->containers_tab.count) ||
 		!VEC_ID_ROOM(s->by_cwd, m->cap_cwd, s->cwds_tab.count)) {
 		m->oom = true;
 		return;
