@@ -9,11 +9,6 @@
 
 #include "readers.h"
 
-static size_t shown(size_t count, size_t max)
-{
-	return count < max ? count : max;
-}
-
 static void put_cell(const struct col *col, const struct cell *cell)
 {
 	switch (col->kind) {
@@ -66,22 +61,17 @@ static void put_line(const struct listing *l, const struct cell *cells)
 	putchar('\n');
 }
 
-static void entry_cells(const struct listing *l, size_t i, bool json, struct cell *ret)
-{
-	memset(ret, 0, l->cols_count * sizeof(*ret));
-	l->cells(l->ctx, i, json, ret);
-}
-
 void listing_table(const struct listing *l)
 {
 	struct cell cells[LISTING_COLS_MAX];
-	size_t n = shown(l->count, l->table_max);
+	size_t n = l->count < l->table_max ? l->count : l->table_max;
 
 	put_line(l, NULL);
 	if (l->count == 0 && l->empty)
 		printf("%s\n", l->empty);
 	for (size_t i = 0; i < n; i++) {
-		entry_cells(l, i, false, cells);
+		memset(cells, 0, sizeof(cells));
+		l->cells(l->ctx, i, false, cells);
 		put_line(l, cells);
 	}
 	if (l->more && l->count > n)
@@ -112,11 +102,13 @@ json_t *listing_json(const struct listing *l)
 {
 	struct cell cells[LISTING_COLS_MAX];
 	json_t *arr = json_array();
+	size_t n = l->count < l->json_max ? l->count : l->json_max;
 
-	for (size_t i = 0; i < shown(l->count, l->json_max); i++) {
+	for (size_t i = 0; i < n; i++) {
 		json_t *e = json_object();
 
-		entry_cells(l, i, true, cells);
+		memset(cells, 0, sizeof(cells));
+		l->cells(l->ctx, i, true, cells);
 		for (size_t c = 0; c < l->cols_count; c++)
 			if (l->cols[c].key && !cells[c].omit)
 				json_object_set_new(

@@ -97,12 +97,6 @@ static uint64_t span_minus(const struct span_set *a, const struct span_set *b)
 	return total;
 }
 
-static void span_free(struct span_set *set)
-{
-	free(set->v);
-	*set = (struct span_set){ NULL, 0, 0 };
-}
-
 static struct pod_acc *pod_of(struct pod_sums *ps, uint32_t id)
 {
 	if (id == NONE_ID ||
@@ -262,9 +256,9 @@ void pod_sums_free(struct pod_sums *ps)
 		struct pod_acc *pod = &ps->pods[i];
 
 		for (size_t k = 0; k < pod->gpus_count; k++) {
-			span_free(&pod->gpus[k].allocated);
-			span_free(&pod->gpus[k].held);
-			span_free(&pod->gpus[k].unallocated);
+			free(pod->gpus[k].allocated.v);
+			free(pod->gpus[k].held.v);
+			free(pod->gpus[k].unallocated.v);
 		}
 		free(pod->gpus);
 		free(pod->containers);
