@@ -122,18 +122,35 @@ static size_t final_framework(const struct probe_final *f, const struct poll_env
 	return catalog_match_cmdline(env->catalog, f->argv, f->argv_len, SIZE_MAX);
 }
 
-/* Who a process only the probe saw was: what its final says, its cgroup as /proc would. */
+/*
+ * A process only the probe saw, as its final or its exit record names it
+ * (tgid, start, comm), its maps never read; NULL without memory.
+ */
+static struct proc *probe_only_new(pid_t tgid, uint64_t start_boot_ns,
+	const char comm[PROBE_COMM_BYTES], const struct poll_env *env)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->tgid = tgid;
+	p->ident.start_boot_ns = start_boot_ns;
+	p->ident.start_ticks = start_boot_ns / env->tick_ns;
+	p->ident.framework = SIZE_MAX; /* never read: left out */
+	p->ident.framework_done = true;
+	p->ident.comm = copy_str(comm, PROBE_COMM_BYTES, &p->ident.comm_len);
+	p->cadence.rows_started = true;
+	return p;
+}
+
+/* Who it was, beyond its name: what its final says, its cgroup as /proc would. */
 static void final_identity(struct proc *p, const struct probe_final *f, const struct poll_env *env)
 {
 	struct proc_identity *id = &p->ident;
 
-	id->start_boot_ns = f->start_boot_ns;
-	id->start_ticks = f->start_boot_ns / env->tick_ns;
 	id->framework = final_framework(f, env);
-	id->framework_done = true;
 	id->uid = f->uid;
 	id->uid_known = true;
-	id->comm = copy_str(f->comm, sizeof(f->comm), &id->comm_len);
 	if (f->flags & PROBE_FINAL_EXE_FLAG)
 		id->exe = copy_str(f->exe, sizeof(f->exe), &id->exe_len);
 	id->cg = final_cgroup(f, env);
@@ -155,13 +172,11 @@ static bool vanished_before(const struct proc_table *table, pid_t tgid, uint64_t
 static struct proc *between_polls(
 	struct proc_table *table, const struct probe_final *f, const struct poll_env *env)
 {
-	struct proc *p = calloc(1, sizeof(*p));
+	struct proc *p = probe_only_new((pid_t)f->tgid, f->start_boot_ns, f->comm, env);
 
 	if (!p)
 		return NULL;
-	p->tgid = (pid_t)f->tgid;
 	final_identity(p, f, env);
-	p->cadence.rows_started = true;
 	p->exit.kind = EXIT_BETWEEN_POLLS;
 	proc_table_add_gone(table, p);
 	return p;
@@ -256,15 +271,8 @@ void proc_table_apply_exits(
 		if (exit_of_kthread(x) || table->count >= SAMPLER_PROCS_MAX ||
 			proc_table_find_start(table, (pid_t)x->tgid, start_ticks) ||
 			vanished_before(table, (pid_t)x->tgid, start_ticks) ||
-			!(p = calloc(1, sizeof(*p))))
+			!(p = probe_only_new((pid_t)x->tgid, x->start_boot_ns, x->comm, env)))
 			continue;
-		p->tgid = (pid_t)x->tgid;
-		p->ident.start_boot_ns = x->start_boot_ns;
-		p->ident.start_ticks = start_ticks;
-		p->ident.framework = SIZE_MAX; /* never read: left out */
-		p->ident.framework_done = true;
-		p->ident.comm = copy_str(x->comm, sizeof(x->comm), &p->ident.comm_len);
-		p->cadence.rows_started = true;
 		p->exit.unread = true;
 		p->exit.last_seen = env->now;
 		proc_table_add_gone(table, p);

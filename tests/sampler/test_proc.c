@@ -287,7 +287,8 @@ START_TEST(exit_without_final)
 	struct probe_final freed = { .tgid = 601,
 		.start_boot_ns = 601 * env.tick_ns,
 		.exit_boot_ns = 700 * env.tick_ns,
-		.cpu_ns = 20000000 };
+		.cpu_ns = 20000000,
+		.comm = "freed" };
 	struct probe_answer answer = {
 		.answered = true, .finals_sent = true, .exits = exits, .exits_count = 3
 	};
@@ -316,6 +317,7 @@ START_TEST(exit_without_final)
 	ck_assert_ptr_nonnull(p);
 	ck_assert(!p->exit.unread);
 	ck_assert_int_eq(p->exit.kind, EXIT_BETWEEN_POLLS);
+	ck_assert_str_eq(p->ident.comm, "freed");
 	row_says(p, "between_polls", "no-gpu");
 	proc_table_drop(&table, env.cgroups, p);
 
