@@ -50,6 +50,26 @@ struct collector {
 /* The wire has room for every drop reason (the rest are sent as 0). */
 _Static_assert(PROBE_DROP_REASONS <= PROBE_WIRE_DROPS, "a drop reason has no room on the wire");
 
+/*
+ * An array of *cap items of size bytes, count in use, with room for one
+ * more: itself, or moved to twice the room (64 at first, max at most);
+ * NULL when max are in use or without memory, the array as it was.
+ */
+static void *grow(void *items, size_t *cap, size_t count, size_t size, size_t max)
+{
+	size_t room = *cap ? *cap * 2 : 64;
+	void *grown;
+
+	if (count < *cap)
+		return items;
+	if (room > max)
+		room = max;
+	if (room <= count || !(grown = realloc(items, room * size)))
+		return NULL;
+	*cap = room;
+	return grown;
+}
+
 static int add_exit(struct collector *col, const struct probe_event *e)
 {
 	struct probe_exit *x;
@@ -58,14 +78,10 @@ static int add_exit(struct collector *col, const struct probe_event *e)
 		if (col->pending[i].tgid == e->tgid &&
 			col->pending[i].start_boot_ns == e->start_boot_ns)
 			return 0; /* two threads saw signal->live == 0 */
-	if (col->pending_count == col->pending_cap) {
-		size_t cap = col->pending_cap ? col->pending_cap * 2 : 64;
-
-		if (cap > EXITS_PENDING_MAX || !(x = realloc(col->pending, cap * sizeof(*x))))
-			return -ENOMEM;
-		col->pending = x;
-		col->pending_cap = cap;
-	}
+	if (!(x = grow(col->pending, &col->pending_cap, col->pending_count, sizeof(*x),
+		      EXITS_PENDING_MAX)))
+		return -ENOMEM;
+	col->pending = x;
 	x = &col->pending[col->pending_count++];
 	memset(x, 0, sizeof(*x));
 	x->tgid = e->tgid;
@@ -109,16 +125,12 @@ static int on_final(void *ctx, void *data, size_t len)
 		return 0;
 	}
 	col->stats.finals_delivered++;
-	if (col->finals_count == col->finals_cap) {
-		size_t cap = col->finals_cap ? col->finals_cap * 2 : 256;
-
-		if (cap > FINALS_PENDING_MAX || !(f = realloc(col->finals, cap * sizeof(*f)))) {
-			col->stats.finals_cut++;
-			return 0;
-		}
-		col->finals = f;
-		col->finals_cap = cap;
+	if (!(f = grow(col->finals, &col->finals_cap, col->finals_count, sizeof(*f),
+		      FINALS_PENDING_MAX))) {
+		col->stats.finals_cut++;
+		return 0;
 	}
+	col->finals = f;
 	f = &col->finals[col->finals_count++];
 	f->epoch = e->epoch & 1;
 	f->rec = (struct probe_final){
@@ -236,19 +248,16 @@ static struct answer_proc *collector_proc(struct collector *col, uint32_t tgid)
 {
 	struct answer *ans = &col->ans;
 	uint64_t *idx = tgidmap_get(&col->index, tgid);
+	size_t had = ans->procs_cap;
 	struct answer_proc *p;
 
 	if (idx)
 		return &ans->procs[*idx];
-	if (ans->procs_count == ans->procs_cap) {
-		size_t cap = ans->procs_cap ? ans->procs_cap * 2 : 256;
-
-		if (!(p = realloc(ans->procs, cap * sizeof(*p))))
-			return NULL;
-		memset(p + ans->procs_cap, 0, (cap - ans->procs_cap) * sizeof(*p));
-		ans->procs = p;
-		ans->procs_cap = cap;
-	}
+	if (!(p = grow(ans->procs, &ans->procs_cap, ans->procs_count, sizeof(*p),
+		      SIZE_MAX / sizeof(*p))))
+		return NULL;
+	memset(p + had, 0, (ans->procs_cap - had) * sizeof(*p)); /* no syscalls array yet */
+	ans->procs = p;
 	if (tgidmap_put(&col->index, tgid, ans->procs_count) < 0)
 		return NULL;
 	p = &ans->procs[ans->procs_count++];
@@ -471,18 +480,6 @@ static void settle_events(struct collector *col, uint32_t g)
 	}
 }
 
-static int grow_finals(struct answer *ans)
-{
-	size_t cap = ans->finals_cap ? ans->finals_cap * 2 : 256;
-	struct probe_final *f = realloc(ans->finals, cap * sizeof(*f));
-
-	if (!f)
-		return -ENOMEM;
-	ans->finals = f;
-	ans->finals_cap = cap;
-	return 0;
-}
-
 /* Hands the exits drained so far to the answer. */
 static void take_exits(struct collector *col)
 {
@@ -512,14 +509,10 @@ static void exit_with_final(struct collector *col, const struct probe_final *f)
 		if (col->pending[i].tgid != f->tgid ||
 			col->pending[i].start_boot_ns != f->start_boot_ns)
 			continue;
-		if (ans->exits_count == ans->exits_cap) {
-			size_t cap = ans->exits_cap ? ans->exits_cap * 2 : 64;
-
-			if (!(grown = realloc(ans->exits, cap * sizeof(*grown))))
-				return;
-			ans->exits = grown;
-			ans->exits_cap = cap;
-		}
+		if (!(grown = grow(ans->exits, &ans->exits_cap, ans->exits_count, sizeof(*grown),
+			      SIZE_MAX / sizeof(*grown))))
+			return;
+		ans->exits = grown;
 		ans->exits[ans->exits_count++] = col->pending[i];
 		col->pending[i] = col->pending[--col->pending_count];
 		return;
@@ -535,6 +528,7 @@ static void exit_with_final(struct collector *col, const struct probe_final *f)
 static void take_finals(struct collector *col, uint32_t now)
 {
 	struct answer *ans = &col->ans;
+	struct probe_final *grown;
 	size_t kept = 0, cut = 0;
 
 	ans->finals_count = 0;
@@ -545,7 +539,9 @@ static void take_finals(struct collector *col, uint32_t now)
 			col->finals[kept++] = *f;
 		else if (ans->finals_count == PROBE_FINALS_MAX)
 			cut++;
-		else if (ans->finals_count < ans->finals_cap || grow_finals(ans) == 0) {
+		else if ((grown = grow(ans->finals, &ans->finals_cap, ans->finals_count,
+				  sizeof(*grown), PROBE_FINALS_MAX))) {
+			ans->finals = grown;
 			ans->finals[ans->finals_count++] = f->rec;
 			exit_with_final(col, &f->rec);
 		} else
