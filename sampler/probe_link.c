@@ -34,6 +34,12 @@ struct probe_link_gpu_ghost {
 	uint64_t start_boot_ns;
 };
 
+/* Records as sent: a struct probe_proc, then its syscalls, then the next. */
+struct probe_link_bytes {
+	uint8_t *data;
+	size_t len, cap;
+};
+
 struct probe_link {
 	struct client *client;
 	struct event *deadline;   /* the ask is answered (maybe with none) when it fires */
@@ -42,12 +48,11 @@ struct probe_link {
 	bool asked; /* its completion is still to come */
 	char state[384];
 	uint64_t answers; /* on this connection */
-	uint8_t *procs;   /* the PROCS payloads of this answer, batch headers stripped */
-	size_t procs_len, procs_cap;
+	/* the PROCS payloads of this answer, batch headers stripped */
+	struct probe_link_bytes procs;
 	/* the records no process took, offered once more with the next answer:
 	 * a process gone before its final came, or born after /proc was read */
-	uint8_t *carried;
-	size_t carried_len, carried_cap;
+	struct probe_link_bytes carried;
 	struct probe_exit *exits;
 	size_t exits_count, exits_cap;
 	struct probe_final *finals;
@@ -87,8 +92,8 @@ void probe_link_free(struct probe_link *link)
 	if (link->deadline)
 		event_free(link->deadline);
 	client_free(link->client);
-	free(link->procs);
-	free(link->carried);
+	free(link->procs.data);
+	free(link->carried.data);
 	free(link->exits);
 	free(link->finals);
 	free(link->tgids);
@@ -146,25 +151,33 @@ static void deadline_in(struct probe_link *link, int ms)
 	evtimer_add(link->deadline, &tv);
 }
 
-/* A connection begun: our HELLO sent, the probe's awaited in the loop. */
-static int link_connect(struct probe_link *link)
+/* n bytes appended to b, whose length stays within max: 0, -EMSGSIZE or -ENOMEM. */
+static int bytes_append(struct probe_link_bytes *b, const void *src, size_t n, size_t max)
 {
-	struct msg_hello hello = msg_hello_make(ROLE_SAMPLER, 0, 0);
-	int r = client_connect(link->client, &hello);
+	uint8_t *grown;
 
-	if (r == 0)
-		snprintf(link->state, sizeof(link->state),
-			"probe not connected: waiting for its HELLO");
-	return r;
+	if (n == 0)
+		return 0; /* data may still be NULL, and NULL + 0 is UB */
+	if (b->len + n > max)
+		return -EMSGSIZE;
+	if (b->len + n > b->cap) {
+		if (!(grown = realloc(b->data, (b->len + n) * 2)))
+			return -ENOMEM;
+		b->data = grown;
+		b->cap = (b->len + n) * 2;
+	}
+	memcpy(b->data + b->len, src, n);
+	b->len += n;
+	return 0;
 }
 
 /* A PROCS packet: whole records, each syscall tail within its bound, read to the end. */
 static int take_procs(struct probe_link *link, struct msg_cursor *cur)
 {
 	struct probe_batch batch;
-	const uint8_t *start = cur->pos;
-	size_t len = cur->left;
-	uint8_t *grown;
+	const uint8_t *start;
+	size_t len;
+	int r;
 
 	if (msg_get(cur, &batch, sizeof(batch)) < 0)
 		return -EBADMSG;
@@ -183,20 +196,8 @@ static int take_procs(struct probe_link *link, struct msg_cursor *cur)
 	}
 	if (msg_end(cur) < 0)
 		return -EBADMSG;
-	if (len == 0)
-		return 0; /* an empty batch: procs may still be NULL, and NULL + 0 is UB */
-	if (link->procs_len + len > PROBE_LINK_ANSWER_MAX)
-		return -EMSGSIZE;
-	if (link->procs_len + len > link->procs_cap) {
-		size_t cap = (link->procs_len + len) * 2;
-
-		if (!(grown = realloc(link->procs, cap)))
-			return -ENOMEM;
-		link->procs = grown;
-		link->procs_cap = cap;
-	}
-	memcpy(link->procs + link->procs_len, start, len);
-	link->procs_len += len;
+	if ((r = bytes_append(&link->procs, start, len, PROBE_LINK_ANSWER_MAX)) < 0)
+		return r;
 	link->stats.records_last += batch.count;
 	return 0;
 }
@@ -278,16 +279,6 @@ int probe_link_take(struct probe_link *link, const struct msg_hdr *hdr, const ui
 	}
 }
 
-/* Remembers an unmatched record with GPU ioctls, for the exit that may follow. */
-static void note_unmatched_gpu(struct probe_link *link, const struct probe_proc *rec)
-{
-	struct probe_link_gpu_ghost *g = &link->ghosts[link->ghosts_next++ % PROBE_LINK_GHOSTS];
-
-	g->tgid = rec->tgid;
-	g->start_boot_ns = rec->start_boot_ns;
-	link->stats.gpu_records_unmatched++;
-}
-
 /*
  * A process that used the GPU and exited between two polls was never in
  * /proc for us: its exit is counted, so it does not vanish without trace.
@@ -312,64 +303,18 @@ static void count_exits(struct probe_link *link)
 	}
 }
 
-/* Appends t's record and syscalls to the carried ones; false when over the bound. */
-static bool carry_tgid(struct probe_link *link, const struct probe_tgid *t)
-{
-	size_t sys_len = t->rec.syscalls_count * sizeof(struct probe_syscall);
-	size_t len = sizeof(t->rec) + sys_len;
-	uint8_t *grown;
-
-	if (link->carried_len + len > PROBE_LINK_ANSWER_MAX)
-		return false;
-	if (link->carried_len + len > link->carried_cap) {
-		size_t cap = (link->carried_len + len) * 2;
-
-		if (!(grown = realloc(link->carried, cap)))
-			return false;
-		link->carried = grown;
-		link->carried_cap = cap;
-	}
-	memcpy(link->carried + link->carried_len, &t->rec, sizeof(t->rec));
-	if (sys_len)
-		memcpy(link->carried + link->carried_len + sizeof(t->rec), t->syscalls, sys_len);
-	link->carried_len += len;
-	return true;
-}
-
-/*
- * The last answer's records carried over go after this answer's in procs,
- * so both are indexed alike (a process may take two records: they add).
- */
-static int join_carried(struct probe_link *link)
-{
-	uint8_t *grown;
-	size_t len = link->carried_len;
-
-	if (!len)
-		return 0;
-	if (link->procs_len + len > link->procs_cap) {
-		size_t cap = (link->procs_len + len) * 2;
-
-		if (!(grown = realloc(link->procs, cap)))
-			return -ENOMEM;
-		link->procs = grown;
-		link->procs_cap = cap;
-	}
-	memcpy(link->procs + link->procs_len, link->carried, len);
-	link->procs_len += len;
-	link->carried_len = 0;
-	return 0;
-}
-
 /* The records of a whole answer, one per tgid as sent (take_procs checked their bounds). */
 static int index_tgids(struct probe_link *link, size_t *ret_count)
 {
-	size_t n = 0, fresh_len = link->procs_len;
+	size_t n = 0, fresh_len = link->procs.len;
 
-	if (join_carried(link) < 0)
+	/* the last answer's records carried over go after this answer's, indexed alike
+	 * (a process may take two records: they add) */
+	if (bytes_append(&link->procs, link->carried.data, link->carried.len, SIZE_MAX) < 0)
 		return -ENOMEM;
+	link->carried.len = 0;
 	/* by offset: procs is NULL in an answer without records, and NULL + 0 is UB */
-	for (size_t off = 0; off < link->procs_len; n++) {
+	for (size_t off = 0; off < link->procs.len; n++) {
 		struct probe_tgid *t;
 
 		if (n == link->tgids_cap) {
@@ -381,8 +326,9 @@ static int index_tgids(struct probe_link *link, size_t *ret_count)
 			link->tgids_cap = cap;
 		}
 		t = &link->tgids[n];
-		memcpy(&t->rec, link->procs + off, sizeof(t->rec));
-		t->syscalls = (const struct probe_syscall *)(link->procs + off + sizeof(t->rec));
+		memcpy(&t->rec, link->procs.data + off, sizeof(t->rec));
+		t->syscalls =
+			(const struct probe_syscall *)(link->procs.data + off + sizeof(t->rec));
 		t->matched = false;
 		t->carried = off >= fresh_len;
 		off += sizeof(t->rec) + t->rec.syscalls_count * sizeof(struct probe_syscall);
@@ -442,13 +388,21 @@ static void applied(struct probe_link *link, const struct probe_answer *answer)
 	}
 	for (size_t i = 0; i < answer->tgids_count; i++) {
 		const struct probe_tgid *t = &answer->tgids[i];
+		/* its record and syscalls, as they lie in procs */
+		const uint8_t *sent = (const uint8_t *)t->syscalls - sizeof(t->rec);
+		size_t len = sizeof(t->rec) + t->rec.syscalls_count * sizeof(struct probe_syscall);
 
 		if (t->matched)
 			continue;
-		if (!t->carried && carry_tgid(link, t))
+		if (!t->carried &&
+			bytes_append(&link->carried, sent, len, PROBE_LINK_ANSWER_MAX) == 0)
 			continue;
-		if (t->rec.gpu_ioctls)
-			note_unmatched_gpu(link, &t->rec);
+		if (!t->rec.gpu_ioctls)
+			continue;
+		/* remembered for the exit that may follow */
+		link->ghosts[link->ghosts_next++ % PROBE_LINK_GHOSTS] =
+			(struct probe_link_gpu_ghost){ t->rec.tgid, t->rec.start_boot_ns };
+		link->stats.gpu_records_unmatched++;
 	}
 	count_exits(link);
 }
@@ -482,7 +436,7 @@ static void send_poll(struct probe_link *link)
 	struct probe_poll req = { 0 };
 	int r;
 
-	link->procs_len = link->exits_count = link->finals_count = 0;
+	link->procs.len = link->exits_count = link->finals_count = 0;
 	link->stats.records_last = 0;
 	r = client_send(link->client, MT_PROBE_POLL, &req, sizeof(req), NULL, 0);
 	if (r < 0)
@@ -543,6 +497,7 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 
 void probe_link_ask(struct probe_link *link, probe_link_done_fn *done, void *arg)
 {
+	struct msg_hello hello = msg_hello_make(ROLE_SAMPLER, 0, 0);
 	int r;
 
 	link->done = done;
@@ -553,9 +508,11 @@ void probe_link_ask(struct probe_link *link, probe_link_done_fn *done, void *arg
 		send_poll(link);
 	} else if (client_phase(link->client) == CLIENT_HELLO) {
 		probe_link_answered(link); /* a HELLO already late: none this poll */
-	} else if ((r = link_connect(link)) < 0) {
+	} else if ((r = client_connect(link->client, &hello)) < 0) {
 		link_failed(link, r, false);
-	} else {
+	} else { /* our HELLO sent, the probe's awaited in the loop */
+		snprintf(link->state, sizeof(link->state),
+			"probe not connected: waiting for its HELLO");
 		deadline_in(link, PROBE_LINK_HELLO_WAIT_MS);
 	}
 }

@@ -58,7 +58,7 @@ static void link_down(struct writer_link *link, const char *why)
 }
 
 /* Queues unsent batches, in order, up to the output high-water mark. */
-static void link_pump(struct writer_link *link)
+void writer_link_kick(struct writer_link *link)
 {
 	if (client_phase(link->client) != CLIENT_READY)
 		return;
@@ -87,7 +87,7 @@ static void writer_ready(void *ctx, const struct msg_hello *hello)
 	link->backoff_ms = RETRY_FIRST_MS;
 	link->down_logged = false;
 	log_info("writer %s: connected", client_path(link->client));
-	link_pump(link);
+	writer_link_kick(link);
 }
 
 static int writer_message(void *ctx, const struct msg_hdr *hdr, const uint8_t *payload)
@@ -105,7 +105,7 @@ static int writer_message(void *ctx, const struct msg_hdr *hdr, const uint8_t *p
 
 static void writer_writable(void *ctx)
 {
-	link_pump(ctx);
+	writer_link_kick(ctx);
 }
 
 static void writer_down(void *ctx, const struct client_end *end)
@@ -171,11 +171,6 @@ void writer_link_free(struct writer_link *link)
 	if (link->retry)
 		event_free(link->retry);
 	free(link);
-}
-
-void writer_link_kick(struct writer_link *link)
-{
-	link_pump(link);
 }
 
 const char *writer_link_state(const struct writer_link *link)
