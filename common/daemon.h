@@ -1,11 +1,11 @@
 /*
- * daemon.h: what the three daemons share around main(), a file a job:
- * the command line (daemon_opts.c), the user, the directories handed to it
- * and the drop (daemon_priv.c), the configuration file (daemon_config.c),
- * the control socket's shared answers (daemon_ctl.c), systemd's or croft
- * run's notifications (daemon_notify.c) and the loop (daemon_loop.c).
- * Outside systemd every notify call is a no-op.  Daemon processes; the
- * runtime dir needs root only to hand it to the croft group.
+ * daemon.h: what the three daemons share around main(): before the loop,
+ * the command line, the configuration file it names, the user, the
+ * directories handed to it and the drop (daemon_config.c); the control
+ * socket's shared answers (daemon_ctl.c); the loop and systemd's or croft
+ * run's notifications (daemon_loop.c).  Outside systemd every notify call
+ * is a no-op.  Daemon processes; the runtime dir needs root only to hand it
+ * to the croft group.
  */
 #ifndef CROFT_DAEMON_H
 #define CROFT_DAEMON_H
@@ -30,7 +30,7 @@ typedef int (*daemon_reload_fn)(void *ctx, char **ret_errors);
 /* SIGTERM or SIGINT; a daemon that ends by event_base_loopexit at once passes NULL. */
 typedef void (*daemon_stop_fn)(void *ctx);
 
-/* daemon_opts.c */
+/* daemon_config.c */
 struct daemon_opts {
 	const char *name;        /* "croft-writer" */
 	const char *extra_usage; /* lines for the daemon's own options, or NULL */
@@ -61,7 +61,6 @@ void daemon_opts_init(struct daemon_opts *opts, const char *name, const char *ex
  * must handle it; what it does not know goes to daemon_bad_option.
  */
 bool daemon_option(struct daemon_opts *opts, int opt, const char *arg);
-void daemon_usage(const struct daemon_opts *opts, int status) __attribute__((noreturn));
 /* A usage error: "NAME: MESSAGE", "Try 'NAME --help'...", exit 2 (usage.h). */
 void daemon_bad_option(const struct daemon_opts *opts, char *const *argv, int opt)
 	__attribute__((noreturn));
@@ -73,7 +72,6 @@ void daemon_args_done(const struct daemon_opts *opts, int argc, char *const *arg
 void daemon_checked(const struct daemon_opts *opts, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* daemon_priv.c */
 /*
  * The user to drop to: as root, --user or croft, else nobody (none: fatal);
  * started unprivileged, the caller itself ("uid N"), whose privileges
@@ -95,7 +93,6 @@ int daemon_runtime_dir(const char *dir, gid_t gid);
  * root's or uid's and writable by no one else.  *ret_fd: the directory. */
 int daemon_state_dir(const char *dir, uid_t uid, gid_t gid, int *ret_fd);
 
-/* daemon_config.c */
 /*
  * Before the privilege drop: keeps path's directory open (file_keep_dir) so
  * that a reload after the drop still reads path however the directories
@@ -157,7 +154,7 @@ int daemon_status(const char *state, const char *why, void *figures, struct evbu
 /* Notes the daemon's name and start for daemon_status (daemon_opts_init calls it). */
 void daemon_status_start(const char *name);
 
-/* daemon_notify.c */
+/* daemon_loop.c */
 /*
  * croft run's notify socket: the number of an inherited fd, one end of a
  * datagram socketpair made for this daemon alone, taking what NOTIFY_SOCKET
@@ -169,9 +166,7 @@ void daemon_status_start(const char *name);
 /* To croft run through its socketpair, else to systemd (a no-op outside it). */
 void daemon_notify(const char *text);
 void daemon_notify_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void daemon_notify_stopping(void);
 
-/* daemon_loop.c */
 /*
  * croft run's supervisor pipe: the number of an inherited fd, the read end
  * of a pipe whose write end only croft run holds.  At its EOF (croft run

@@ -1,15 +1,19 @@
 /*
  * daemon_loop.c: the loop every daemon runs: signals (stop, reload), the
- * systemd watchdog and croft run's supervisor pipe.  Runs in each daemon,
- * after the privilege drop.
+ * systemd watchdog and croft run's supervisor pipe; and what a daemon tells
+ * its supervisor (READY=1, STATUS=, WATCHDOG=1, STOPPING=1): croft run
+ * through its notify socketpair, else systemd (a no-op outside it).  Runs
+ * in each daemon.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -28,6 +32,65 @@ struct daemon_loop {
 	void *ctx;
 	struct event *events[DAEMON_SIGNALS + 2]; /* the signals, the watchdog, croft run's pipe */
 };
+
+/*
+ * An fd croft run hands down, named by the environment variable env_name
+ * (then unset): -1 when none, or when not an open one (said, with what is
+ * then not done).
+ */
+static int daemon_inherited_fd(const char *env_name, const char *unless)
+{
+	const char *env = getenv(env_name);
+	char *end;
+	long fd;
+
+	if (!env)
+		return -1;
+	errno = 0;
+	fd = strtol(env, &end, 10);
+	if (errno || end == env || *end || fd < 3 || fd > INT_MAX ||
+		fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0) {
+		log_warnx("%s=%s: not an open descriptor; %s", env_name, env, unless);
+		fd = -1;
+	}
+	unsetenv(env_name);
+	return (int)fd;
+}
+
+/* croft run's notify socket: an inherited datagram socketpair end (no name
+ * anyone else could send to or bind); -1 when none, -2 before the first look. */
+static int daemon_supervisor_notify_fd(void)
+{
+	static int notify_fd = -2;
+
+	if (notify_fd == -2)
+		notify_fd = daemon_inherited_fd(DAEMON_NOTIFY_FD_ENV, "croft run not told");
+	return notify_fd;
+}
+
+void daemon_notify(const char *text)
+{
+	int fd = daemon_supervisor_notify_fd();
+
+	if (fd >= 0)
+		send(fd, text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL);
+	else
+		sd_notify(0, text);
+}
+
+void daemon_notify_status(const char *fmt, ...)
+{
+	char status[256];
+	va_list ap;
+
+	if (!getenv("NOTIFY_SOCKET") && daemon_supervisor_notify_fd() < 0)
+		return;
+	memcpy(status, "STATUS=", 7);
+	va_start(ap, fmt);
+	vsnprintf(status + 7, sizeof(status) - 7, fmt, ap);
+	va_end(ap);
+	daemon_notify(status);
+}
 
 static void daemon_signal_cb(evutil_socket_t sig, short what, void *arg)
 {
@@ -76,23 +139,12 @@ static void daemon_supervisor_cb(evutil_socket_t fd, short what, void *arg)
  */
 static struct event *daemon_watch_supervisor(struct event_base *base)
 {
-	const char *env = getenv(DAEMON_SUPERVISOR_FD_ENV);
+	int fd = daemon_inherited_fd(DAEMON_SUPERVISOR_FD_ENV, "croft run not watched");
 	struct event *ev;
-	char *end;
-	long fd;
 
-	if (!env)
+	if (fd < 0)
 		return NULL;
-	errno = 0;
-	fd = strtol(env, &end, 10);
-	if (errno || end == env || *end || fd < 3 || fd > INT_MAX ||
-		fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0) {
-		log_warnx("%s=%s: not an open descriptor; croft run not watched",
-			DAEMON_SUPERVISOR_FD_ENV, env);
-		return NULL;
-	}
-	unsetenv(DAEMON_SUPERVISOR_FD_ENV);
-	ev = event_new(base, (int)fd, EV_READ, daemon_supervisor_cb, event_self_cbarg());
+	ev = event_new(base, fd, EV_READ, daemon_supervisor_cb, event_self_cbarg());
 	if (!ev || event_add(ev, NULL) < 0)
 		log_warnx("croft run's pipe: cannot watch it");
 	return ev;
@@ -134,7 +186,7 @@ void daemon_run(struct event_base *base, daemon_stop_fn stop, daemon_reload_fn r
 	snprintf(ready, sizeof(ready), "READY=1\nSTATUS=%s", ready_status);
 	daemon_notify(ready);
 	event_base_dispatch(base);
-	daemon_notify_stopping();
+	daemon_notify("STOPPING=1");
 	for (size_t i = 0; i < sizeof(loop.events) / sizeof(loop.events[0]); i++)
 		if (loop.events[i])
 			event_free(loop.events[i]);

@@ -96,7 +96,8 @@ static void log_write(const char *line, size_t len)
 	}
 }
 
-void log_vmsg(int priority, bool with_errno, const char *fmt, va_list ap)
+static void __attribute__((format(printf, 3, 0)))
+log_vmsg(int priority, bool with_errno, const char *fmt, va_list ap)
 {
 	int saved_errno = errno;
 	char prefix[128], msg[LOG_LINE_MAX], line[LOG_LINE_MAX + 256];
@@ -124,37 +125,21 @@ void log_vmsg(int priority, bool with_errno, const char *fmt, va_list ap)
 	errno = saved_errno;
 }
 
-#define LOG_FN(fn, priority, with_errno)                                                           \
+/* then: what follows the line (fatal's exit), or nothing */
+#define LOG_FN(fn, priority, with_errno, then)                                                     \
 	void fn(const char *fmt, ...)                                                              \
 	{                                                                                          \
 		va_list ap;                                                                        \
 		va_start(ap, fmt);                                                                 \
 		log_vmsg(priority, with_errno, fmt, ap);                                           \
 		va_end(ap);                                                                        \
+		then;                                                                              \
 	}
 
-LOG_FN(log_warn, LOG_WARNING, true)
-LOG_FN(log_warnx, LOG_WARNING, false)
-LOG_FN(log_info, LOG_INFO, false)
-LOG_FN(log_notice, LOG_NOTICE, false)
-LOG_FN(log_debug, LOG_DEBUG, false)
-
-void fatal(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vmsg(LOG_CRIT, true, fmt, ap);
-	va_end(ap);
-	exit(1);
-}
-
-void fatalx(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vmsg(LOG_CRIT, false, fmt, ap);
-	va_end(ap);
-	exit(1);
-}
+LOG_FN(log_warn, LOG_WARNING, true, )
+LOG_FN(log_warnx, LOG_WARNING, false, )
+LOG_FN(log_info, LOG_INFO, false, )
+LOG_FN(log_notice, LOG_NOTICE, false, )
+LOG_FN(log_debug, LOG_DEBUG, false, )
+LOG_FN(fatal, LOG_CRIT, true, exit(1))
+LOG_FN(fatalx, LOG_CRIT, false, exit(1))

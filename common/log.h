@@ -20,8 +20,6 @@ void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void log_vmsg(int priority, bool with_errno, const char *fmt, va_list ap)
-	__attribute__((format(printf, 3, 0)));
 
 /* Log at LOG_CRIT and exit(1); fatal appends strerror(errno). */
 void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

@@ -178,16 +178,6 @@ static void acquire(struct sampler *s, const struct options *o, struct priv_user
 		fatalx("control socket %s: cannot listen: %s", path, strerror(-r));
 }
 
-/* What every row says of its host: its name, and its boot for start_ms. */
-static void host_and_boot(struct sampler *s)
-{
-	struct utsname uts;
-
-	if (uname(&uts) == 0)
-		snprintf(s->node_name, sizeof(s->node_name), "%s", uts.nodename);
-	s->boot_unix_ms = boottime_unix_ms(s->state_dirfd, s->procfd);
-}
-
 static void stop_now_cb(evutil_socket_t fd, short what, void *arg)
 {
 	event_base_loopexit(arg, NULL);
@@ -206,7 +196,7 @@ static void sampler_stop(void *ctx)
 	if (s->stopping)
 		return;
 	s->stopping = true;
-	daemon_notify_stopping();
+	daemon_notify("STOPPING=1");
 	sampler_poll_stop(s);
 	sampler_poll_close(s);
 	spool_stats(s->spool, &sp);
@@ -232,13 +222,17 @@ static void set_up(struct sampler *s, const struct priv_user *user)
 	struct timeval tick = { 0, 100000 };
 	struct cgroup_mounts mounts;
 	struct spool_stats sp;
+	struct utsname uts;
 
 	s->tick_ns = 1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
 	s->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	if (cgroup_mounts_read(&mounts))
 		memset(&mounts, 0, sizeof(mounts));
 	proc_table_init(&s->procs);
-	host_and_boot(s);
+	/* what every row says of its host: its name, and its boot for start_ms */
+	if (uname(&uts) == 0)
+		snprintf(s->node_name, sizeof(s->node_name), "%s", uts.nodename);
+	s->boot_unix_ms = boottime_unix_ms(s->state_dirfd, s->procfd);
 	spool_stats(s->spool, &sp);
 	s->polls_before =
 		carry_load(s->carry, spool_epoch(s->spool), sp.next_seq - 1, s->boot_unix_ms);
