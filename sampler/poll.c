@@ -293,7 +293,6 @@ static void format_begin(struct sampler *s)
 	activity_count_holders(&s->poll.activity, &s->procs);
 }
 
-/* One slice of the poll: until POLL_SLICE_NS have passed, the probe is awaited or it ends. */
 /* The processes over the limit, said when they begin and when they end. */
 static void log_untracked(struct proc_table *procs)
 {
@@ -306,6 +305,7 @@ static void log_untracked(struct proc_table *procs)
 	procs->untracked_said = procs->untracked > 0;
 }
 
+/* One slice of the poll: until POLL_SLICE_NS have passed, the probe is awaited or it ends. */
 static void poll_slice_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct sampler *s = arg;

@@ -176,8 +176,7 @@ const struct nvml_result *sampler_nvml_fresh(struct sampler *s);
 size_t sampler_nvml_left_out(const struct sampler *s, struct left_out *ret, size_t max);
 /* control.c */
 int sampler_ctl(void *ctx, uint32_t type, struct msg_cursor *payload, struct evbuffer *reply);
-/* Checks and applies a reload (while a poll runs: at its end). */
-/* ctx is the struct sampler; a daemon_reload_fn. */
+/* Checks and applies a reload (while a poll runs: at its end); a daemon_reload_fn. */
 int sampler_reload(void *ctx, char **ret_errors);
 
 #endif

@@ -34,12 +34,7 @@ struct writer_link {
 	bool down_logged;
 };
 
-static void link_connect(struct writer_link *link);
-
-static void retry_cb(evutil_socket_t fd, short what, void *arg)
-{
-	link_connect(arg);
-}
+static void link_connect(evutil_socket_t fd, short what, void *arg);
 
 static void link_down(struct writer_link *link, const char *why)
 {
@@ -134,8 +129,10 @@ static const struct client_ops writer_client_ops = {
 	.down = writer_down,
 };
 
-static void link_connect(struct writer_link *link)
+/* At start and at each retry (link->retry's callback). */
+static void link_connect(evutil_socket_t fd, short what, void *arg)
 {
+	struct writer_link *link = arg;
 	struct msg_hello hello = msg_hello_make(ROLE_SAMPLER, spool_epoch(link->spool), 0);
 	int r = client_connect(link->client, &hello);
 
@@ -154,12 +151,12 @@ struct writer_link *writer_link_new(struct event_base *base, const char *path, s
 	link->spool = spool;
 	link->backoff_ms = RETRY_FIRST_MS;
 	link->client = client_new(base, path, &writer_client_ops, link);
-	link->retry = evtimer_new(base, retry_cb, link);
+	link->retry = evtimer_new(base, link_connect, link);
 	if (!link->client || !link->retry) {
 		writer_link_free(link);
 		return NULL;
 	}
-	link_connect(link);
+	link_connect(-1, 0, link);
 	return link;
 }
 
