@@ -20,8 +20,6 @@ _Static_assert(GPUDEV_SPEC_MAX >= CONFIG_GPU_DEVICES_MAX,
 	"every gpu_devices value croft.conf takes is a spec");
 
 #define GPUDEV_DEFAULT_SPEC "nvidia*, kfd, accel, 226:128-255"
-#define GPUDEV_FILE_MAX     (64u << 10) /* bytes of /proc/devices we read */
-#define GPUDEV_NAME_MAX     64
 #define GPUDEV_MAJOR_MAX    4095u /* 12 bits, MAJOR() */
 
 static int gpudev_fail(char *err, size_t err_len, const char *fmt, ...)
@@ -111,13 +109,8 @@ static bool name_matches(const char *pattern, const char *name)
 	return !strcmp(pattern, name);
 }
 
-/* Walks the character-device section of a /proc/devices text. */
-struct chrdev_iter {
-	const char *line;
-	bool in_char, seen_char;
-};
-
-static bool chrdev_next(struct chrdev_iter *it, unsigned *ret_major, char ret_name[GPUDEV_NAME_MAX])
+bool gpudev_chrdev_next(
+	struct gpudev_chrdev *it, unsigned *ret_major, char ret_name[GPUDEV_NAME_MAX])
 {
 	while (it->line && *it->line) {
 		const char *line = it->line, *nl = strchr(line, '\n');
@@ -171,13 +164,13 @@ static bool gpu_driver_name(const char *pattern)
 static int gpudev_named(
 	struct gpudev_set *set, const char *pattern, const char *devices, bool *ret_found)
 {
-	struct chrdev_iter it = { .line = devices };
+	struct gpudev_chrdev it = { .line = devices };
 	char name[GPUDEV_NAME_MAX];
 	unsigned major;
 	int r;
 
 	*ret_found = false;
-	while (chrdev_next(&it, &major, name)) {
+	while (gpudev_chrdev_next(&it, &major, name)) {
 		if (!name_matches(pattern, name))
 			continue;
 		*ret_found = true;
@@ -273,11 +266,11 @@ int gpudev_resolve(const char *spec, const char *proc_devices, struct gpudev_set
  */
 static bool registered(const struct gpudev_set *set, const char *devices)
 {
-	struct chrdev_iter it = { .line = devices };
+	struct gpudev_chrdev it = { .line = devices };
 	char name[GPUDEV_NAME_MAX];
 	unsigned major;
 
-	while (chrdev_next(&it, &major, name))
+	while (gpudev_chrdev_next(&it, &major, name))
 		for (size_t i = 0; i < set->rules_count; i++)
 			if (set->rules[i].major == major)
 				return true;

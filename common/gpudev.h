@@ -39,6 +39,17 @@ bool gpudev_match(const struct gpudev_set *set, dev_t rdev);
 /* "195:*, 226:128-255" ("none" for no rule), cut to len, for logs. */
 void gpudev_set_format(const struct gpudev_set *set, char *buf, size_t len);
 
+#define GPUDEV_FILE_MAX (64u << 10) /* bytes of /proc/devices read */
+#define GPUDEV_NAME_MAX 64
+/* The character-device section of a /proc/devices text, from line on. */
+struct gpudev_chrdev {
+	const char *line;
+	bool in_char, seen_char;
+};
+/* Its next "MAJOR name" line; false at its end. */
+bool gpudev_chrdev_next(
+	struct gpudev_chrdev *it, unsigned *ret_major, char ret_name[GPUDEV_NAME_MAX]);
+
 /*
  * A spec's set while croft runs: a driver that registers later (nvidia-uvm
  * on the first CUDA call, a driver container) joins it.  proc_devices is

@@ -22,8 +22,7 @@
 #include "fileio.h"
 #include "host.h"
 
-#define PROC_DEVICES_MAX (64u << 10) /* bytes of /proc/devices read */
-#define NV_MINOR_GPU_MAX 253u        /* 254 is nvidia-modeset, 255 nvidiactl */
+#define NV_MINOR_GPU_MAX 253u /* 254 is nvidia-modeset, 255 nvidiactl */
 
 /*
  * The names NVIDIA's driver registers its major under: GPU files are
@@ -50,28 +49,18 @@ static void add_nvidia_major(struct gpu_index *gi, uint32_t major)
 		gi->nvidia_majors[gi->nvidia_count++] = major;
 }
 
-/* The character-device section of /proc/devices: "MAJOR name" lines. */
+/* NVIDIA's majors and nvidia-caps' among /proc/devices' character devices. */
 static void parse_devices(struct gpu_index *gi, const char *text)
 {
-	bool in_char = false;
+	struct gpudev_chrdev it = { .line = text };
+	char name[GPUDEV_NAME_MAX];
+	unsigned major;
 
-	for (const char *line = text; line && *line;) {
-		const char *nl = strchr(line, '\n');
-		char name[64];
-		unsigned major;
-
-		if (!strncmp(line, "Character devices:", 18))
-			in_char = true;
-		else if (!strncmp(line, "Block devices:", 14))
-			in_char = false;
-		else if (in_char && sscanf(line, "%u %63s", &major, name) == 2 &&
-			 is_nvidia_name(name))
+	while (gpudev_chrdev_next(&it, &major, name))
+		if (is_nvidia_name(name))
 			add_nvidia_major(gi, major);
-		else if (in_char && sscanf(line, "%u %63s", &major, name) == 2 &&
-			 !strcmp(name, "nvidia-caps"))
+		else if (!strcmp(name, "nvidia-caps"))
 			gi->caps_major = major;
-		line = nl ? nl + 1 : NULL;
-	}
 }
 
 /* The last path component of the device behind a sysfs class entry. */
@@ -136,7 +125,7 @@ int gpu_index_load(
 
 	memset(gi, 0, sizeof(*gi));
 	gi->sysfs = sysfs;
-	r = file_read_bounded(proc_devices, PROC_DEVICES_MAX, &text, &len);
+	r = file_read_bounded(proc_devices, GPUDEV_FILE_MAX, &text, &len);
 	if (r == 0) {
 		parse_devices(gi, text);
 		free(text);
