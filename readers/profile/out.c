@@ -366,13 +366,11 @@ void profile_print_json(const struct read_opts *o, const struct profile_result *
 
 int profile_write_svg(const struct read_opts *o, const struct profile_result *p)
 {
-	struct svg_data d = { p->samples_v, p->samples, p->phases, p->phases_count,
-		(p->has_any & HAS_SM) != 0 };
 	char sel[512];
 	int r;
 
 	selector(o, sel, sizeof(sel), NULL);
-	r = svg_write(o->svg_path, sel, &d);
+	r = svg_write(o->svg_path, sel, p);
 	if (r < 0)
 		fprintf(stderr, "croft profile: %s: %s\n", o->svg_path, strerror(-r));
 	return r;

@@ -140,16 +140,9 @@ int steps_continue(struct steps *fix, const struct sample *a_last, const struct 
 int steps_sum(void *const *pw, int workers, const struct steps *fix, struct profile_result *res);
 void steps_free(struct steps *s);
 
-/* svg.c: CPU, RSS, GPU ioctls and NVML's SM % against time, the GPU
- * phases as a band above them */
-struct svg_data {
-	const struct sample *pts; /* the polls' sums */
-	size_t count;
-	const struct phase *band;
-	size_t band_count;
-	bool sm_panel; /* rows carried gpu_sm_percent */
-};
-int svg_write(const char *path, const char *title, const struct svg_data *d);
+/* svg.c: CPU, RSS, GPU ioctls and (where rows carried it) NVML's SM % of
+ * the polls' sums against time, the GPU phases as a band above them */
+int svg_write(const char *path, const char *title, const struct profile_result *p);
 /* svg.c: the x axis' ticks: a round step (1 s .. 1 day) giving at most
  * max_ticks ticks over t0..t1, and the first at or after t0 on it. */
 int64_t svg_tick_step_ms(int64_t t0, int64_t t1, int max_ticks);

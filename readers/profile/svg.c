@@ -204,15 +204,15 @@ static size_t bucket(const struct sample *pts, size_t n, struct sample *out)
 static const char *const band_colors[PH_KINDS] = { "#9ecae1", "#74c476", "#fd8d3c", "#bdbdbd" };
 
 /* The GPU phases over the panels' time axis; several processes' overlap, shaded. */
-static void band(FILE *f, const struct svg_data *d, int y0, int64_t t0, int64_t t1)
+static void band(FILE *f, const struct profile_result *p, int y0, int64_t t0, int64_t t1)
 {
 	fprintf(f,
 		"<g class=\"band\">\n<text x=\"%d\" y=\"%d\" text-anchor=\"end\" "
 		"class=\"axis-label\">GPU</text>\n<rect x=\"%d\" y=\"%d\" width=\"%d\" "
 		"height=\"%d\" fill=\"none\" stroke=\"#888\"/>\n",
 		PLOT_X0 - 6, y0 + BAND_H / 2 + 4, PLOT_X0, y0, PLOT_X1 - PLOT_X0, BAND_H);
-	for (size_t i = 0; i < d->band_count; i++) {
-		const struct phase *st = &d->band[i];
+	for (size_t i = 0; i < p->phases_count; i++) {
+		const struct phase *st = &p->phases[i];
 		int64_t a = st->start_ms < t0 ? t0 : st->start_ms;
 		int64_t b = st->end_ms > t1 ? t1 : st->end_ms;
 		double x = x_of(a, t0, t1), w = b > a ? x_of(b, t0, t1) - x : 1.0;
@@ -236,16 +236,16 @@ static void band(FILE *f, const struct svg_data *d, int y0, int64_t t0, int64_t 
 	fprintf(f, "</g>\n");
 }
 
-int svg_write(const char *path, const char *title, const struct svg_data *d)
+int svg_write(const char *path, const char *title, const struct profile_result *p)
 {
-	size_t count = d->count;
+	size_t count = p->samples;
 	struct sample *v = calloc(count < SVG_POINTS_MAX ? count + 1 : SVG_POINTS_MAX, sizeof(*v));
 	int64_t rss_max = 0;
 	char a[40], b[40];
 
 	if (!v)
 		return -ENOMEM;
-	size_t n = bucket(d->pts, count, v);
+	size_t n = bucket(p->samples_v, count, v);
 	for (size_t i = 0; i < n; i++)
 		rss_max = max64(rss_max, v[i].rss);
 	bool gib = rss_max >= 1024LL * 1024 * 1024;
@@ -259,7 +259,7 @@ int svg_write(const char *path, const char *title, const struct svg_data *d)
 		{ "gpu-sm", "GPU SM", "%, NVML", "#9467bd", FIXED_SCALE,
 			offsetof(struct sample, sm_x1e4) },
 	};
-	int panels = d->sm_panel ? 4 : 3;
+	int panels = p->has_any & HAS_SM ? 4 : 3;
 	int top = TOP + BAND_H + BAND_GAP;
 	int height = top + panels * (PANEL_H + PANEL_GAP);
 	FILE *f = fopen(path, "w");
@@ -269,12 +269,12 @@ int svg_write(const char *path, const char *title, const struct svg_data *d)
 		return r;
 	}
 	int64_t t0 = n ? v[0].ms : 0, t1 = n ? v[n - 1].ms : 0;
-	for (size_t i = 0, any = n; i < d->band_count; i++, any = 1) {
+	for (size_t i = 0, any = n; i < p->phases_count; i++, any = 1) {
 		/* a process's first phase begins before its first row */
-		if (!any || d->band[i].start_ms < t0)
-			t0 = d->band[i].start_ms;
-		if (!any || d->band[i].end_ms > t1)
-			t1 = d->band[i].end_ms;
+		if (!any || p->phases[i].start_ms < t0)
+			t0 = p->phases[i].start_ms;
+		if (!any || p->phases[i].end_ms > t1)
+			t1 = p->phases[i].end_ms;
 	}
 	time_label(t0, "%Y-%m-%d %H:%M:%S", a, sizeof(a));
 	time_label(t1, "%Y-%m-%d %H:%M:%S", b, sizeof(b));
@@ -292,7 +292,7 @@ int svg_write(const char *path, const char *title, const struct svg_data *d)
 	fprintf(f,
 		"</text>\n<text x=\"%d\" y=\"50\" class=\"tick\">%s .. %s UTC, %zu polls</text>\n",
 		PLOT_X0, a, b, count);
-	band(f, d, TOP, t0, t1);
+	band(f, p, TOP, t0, t1);
 	for (int i = 0; i < panels; i++)
 		panel(f, &series[i], top + i * (PANEL_H + PANEL_GAP), v, n, t0, t1);
 	fprintf(f, "</svg>\n");
