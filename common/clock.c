@@ -6,7 +6,7 @@
 
 #include "clock.h"
 
-static uint64_t clock_ns(clockid_t id)
+uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 

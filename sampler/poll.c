@@ -25,14 +25,6 @@
 
 #define POLL_PRIORITIES 3
 
-static uint64_t cpu_time_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 static void flush_batch(struct sampler *s)
 {
 	struct poll_run *run = &s->poll;
@@ -234,7 +226,7 @@ static void poll_finish(struct sampler *s)
 	s->last_poll = run->env.now;
 	s->stats.polls++;
 	s->stats.duration_us = (clock_mono_ns() - run->start_mono_ns) / 1000;
-	s->stats.cpu_us = cpu_time_us() - run->start_cpu_us;
+	s->stats.cpu_us = clock_ns(CLOCK_PROCESS_CPUTIME_ID) / 1000 - run->start_cpu_us;
 	write_textfile(s);
 	sampler_left_out_log(s);
 	if (run->at_end) {
@@ -436,7 +428,7 @@ void sampler_poll_start(struct sampler *s)
 		.closing = run->closing,
 	};
 	run->start_mono_ns = clock_mono_ns();
-	run->start_cpu_us = cpu_time_us();
+	run->start_cpu_us = clock_ns(CLOCK_PROCESS_CPUTIME_ID) / 1000;
 	run->running = true;
 	run->again = false;
 	run->phase = POLL_READ;
