@@ -480,3 +480,67 @@ void emit_transient_row(struct gen *g, const struct proc *like, int poll, uint64
 	g->transient_rng = g->rng;
 	g->rng = rows_rng;
 }
+
+#define UNREAD_TGID_FIRST 3500000u /* above the transients' */
+#define UNREAD_WAIT_MS    10000    /* the sampler waits this long for a final (EXIT_WAIT_MS) */
+
+/*
+ * What the sampler writes of a process no poll read, from the probe's exit
+ * record alone when its final never came (sampler/core/exits.c, row.c): its
+ * comm and start, no workload (its GPU evidence went with the final), no
+ * span, zero usage, exited vanished.
+ */
+static bool unread_get(void *arg, enum row_field f, size_t index, struct row_value *v)
+{
+	const struct gen *g = arg;
+	const struct gen_row *r = &g->row;
+
+	(void)index;
+	switch (f) {
+	case RF_UNIX_MS:
+		v->u = r->unix_ms;
+		return true;
+	case RF_TGID:
+		v->u = r->p->tgid;
+		return true;
+	case RF_HOST:
+		return str_value(v, g->host);
+	case RF_START_MS:
+		v->u = r->p->start_ms;
+		return true;
+	case RF_COMM:
+		return str_value(v, r->p->comm);
+	case RF_EXITED:
+		return str_value(v, exit_kind_name(EXIT_VANISHED));
+	case RF_SPAN_MS:
+	case RF_RSS_BYTES:
+	case RF_THREADS:
+		v->u = 0;
+		return true;
+	case RF_CPU_CORES:
+		v->f = 0.0;
+		return true;
+	case RF_PROCESS:
+	case RF_USAGE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Its tgid from a range of its own and its draw from unread_rng: the other
+ * rows of a seed stay what they are without --vanished-unread.  Born
+ * between two polls, it was written after the sampler's wait.
+ */
+void emit_unread_row(struct gen *g, const struct proc *like, uint64_t unix_ms)
+{
+	const struct row_sink sink = { g, sink_put, unread_get };
+	uint64_t before = UNREAD_WAIT_MS + POLL_MS - rng_below(&g->unread_rng, POLL_MS / 2);
+	struct proc p = { .comm = like->comm };
+
+	p.tgid = UNREAD_TGID_FIRST + g->unreads++;
+	p.start_ms = unix_ms > before ? unix_ms - before : 0;
+	g->row = (struct gen_row){ .p = &p, .unix_ms = unix_ms };
+	row_write(&sink);
+}

@@ -365,6 +365,10 @@ static bool emit_poll(struct gen *g, int poll, uint64_t unix_ms, int polls, uint
 				break;
 			}
 	}
+	/* and every unread_every-th poll, one like a process of the host's that
+	 * no poll read is written vanished */
+	if (g->unread_every && (uint32_t)poll % g->unread_every == g->unread_every - 1)
+		emit_unread_row(g, &g->procs[rng_below(&g->unread_rng, g->nprocs)], unix_ms);
 	return true;
 }
 
@@ -403,13 +407,16 @@ static int parse_size(const char *text, uint64_t *ret)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: croft-gen-rows [--processes N] [--polls N | --bytes SIZE] [--seed S]\n"
-		   "                      [--start-ms T] [--host NAME]\n"
+		   "                      [--start-ms T] [--host NAME] [--vanished-unread N]\n"
 		   "Writes deterministic, realistic croft-dataset rows to stdout: one line per\n"
 		   "process per 2 s poll (idle processes every 15th poll).  Defaults: 300\n"
 		   "processes, 15 polls, seed 1, start 1792504800000 (2026-10-20T14:00:00Z),\n"
 		   "host gen-host.  The same seed on two hosts makes identical nodes: the\n"
 		   "same processes and tgids, their own container ids and pod UIDs.\n"
-		   "--bytes stops after the line that reaches SIZE (k, M, G, KiB, MiB, GiB).\n");
+		   "--bytes stops after the line that reaches SIZE (k, M, G, KiB, MiB, GiB).\n"
+		   "--vanished-unread N: every Nth poll also writes the vanished row of a\n"
+		   "process no poll read, as the sampler writes it from the probe's exit record\n"
+		   "alone (no workload, span_ms 0); the other rows stay the same.\n");
 }
 
 int main(int argc, char **argv)
@@ -421,6 +428,7 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "start-ms", required_argument, NULL, 't' },
 		{ "host", required_argument, NULL, 'H' },
+		{ "vanished-unread", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -477,6 +485,13 @@ int main(int argc, char **argv)
 			}
 			g.host = optarg;
 			break;
+		case 'u':
+			if (usage_number(optarg, 1, POLLS_MAX, &number) < 0)
+				return usage_error(PROGRAM,
+					"--vanished-unread '%.64s': expected 1..%d", optarg,
+					POLLS_MAX);
+			g.unread_every = (uint32_t)number;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -495,6 +510,7 @@ int main(int argc, char **argv)
 	g.rng.s = seed;
 	g.exit_rng.s = seed ^ 0x9e3779b97f4a7c15ull;
 	g.transient_rng.s = seed ^ 0xbf58476d1ce4e5b9ull;
+	g.unread_rng.s = seed ^ 0x94d049bb133111ebull;
 	/* identical nodes (one seed, two hosts) run the same processes, but
 	 * their runtimes name containers and pods each their own way */
 	g.id_rng.s = seed;

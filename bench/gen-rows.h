@@ -130,8 +130,11 @@ struct gen {
 	struct rng id_rng;        /* container ids and pod UIDs: the seed and the host's */
 	struct rng exit_rng;      /* last rows' draws, apart: the other rows stay a seed's */
 	struct rng transient_rng; /* those of processes born and gone between polls */
+	struct rng unread_rng;    /* those of processes no poll read (--vanished-unread) */
 	uint32_t next_tgid;
-	uint32_t transients; /* processes born and gone between polls so far */
+	uint32_t transients;   /* processes born and gone between polls so far */
+	uint32_t unread_every; /* polls between vanished rows of unread processes; 0: none */
+	uint32_t unreads;      /* such rows so far */
 	size_t ncontainers, nprocs;
 	struct container containers[CONTAINERS_MAX];
 	struct proc *procs;
@@ -148,5 +151,7 @@ void emit_row(struct gen *g, struct proc *p, int poll, uint64_t unix_ms);
 void emit_exit_row(struct gen *g, struct proc *p, int poll, uint64_t unix_ms);
 /* The one row of a process like `like` born and gone since the previous poll. */
 void emit_transient_row(struct gen *g, const struct proc *like, int poll, uint64_t unix_ms);
+/* The vanished row of a process like `like` that no poll read and whose final never came. */
+void emit_unread_row(struct gen *g, const struct proc *like, uint64_t unix_ms);
 
 #endif
