@@ -79,7 +79,8 @@ def add_row(sums, r, holders):
         sums["without_span"] += 1  # older datasets: croft stats' gap rule, not here
         return
     sums["rows"] += 1
-    wl, host = r.get("workload"), r.get("host")
+    # no workload (a vanished row of a process no poll read): no-gpu, as croft stats reads it
+    wl, host = r.get("workload", "no-gpu"), r.get("host")
     usage = r.get("usage") or {}
     cpu = max(e4(usage.get("cpu_cores")), 0)
     add(sums, "process_hours", wl, span)

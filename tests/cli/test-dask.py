@@ -3,7 +3,8 @@
 # cluster (Debian's python3-distributed: a scheduler and two workers on
 # 127.0.0.1, started and stopped by pid here) gives croft stats' figures on
 # a generated three-host fleet (two identical nodes; segments of one zstd
-# frame, and one of two frames), checked by fleet_check.py; both workers
+# frame, and one of two frames; every 40th poll a vanished row without
+# workload, which croft stats counts as no-gpu), checked by fleet_check.py; both workers
 # summed segments.  TAP on stdout; skips (a failure under CI=true) where
 # Debian's dask, distributed or zstandard are missing.  Test process.
 import json
@@ -63,8 +64,11 @@ def build_fleet():
         d = os.path.join(TMP, "fleet", name)
         os.makedirs(d)
         text = subprocess.run([GEN, "--processes", str(procs), "--polls", "600", "--seed", str(seed),
-                               "--host", name], stdout=subprocess.PIPE, check=True).stdout
+                               "--host", name, "--vanished-unread", "40"],
+                              stdout=subprocess.PIPE, check=True).stdout
         lines = text.splitlines(keepends=True)
+        if all(b'"workload"' in line for line in lines):
+            raise RuntimeError("%s: no row without workload" % name)
         half = len(lines) // 2
         for i, part in enumerate((lines[:half], lines[half:])):
             out = os.path.join(d, "croft-dataset-20261020T14%02d00Z.jsonl.zst" % (i * 10))

@@ -3,8 +3,9 @@
 # (from npm, installed into tests/cli/node_modules by `make deps`), against
 # croft stats on a generated three-host fleet (two identical nodes with the
 # same tgids, one other; each host's rows cut into .jsonl.zst segments in a
-# folder of its own): process-hours and processes per workload state and per
-# host, GPU-held and idle GPU-held hours per container and per GPU, processes
+# folder of its own; every 45th poll a vanished row without workload, which
+# croft stats counts as no-gpu): process-hours and processes per workload
+# state and per host, GPU-held and idle GPU-held hours per container and per GPU, processes
 # and CPU-hours per framework, calls per syscall; then the same after the
 # Parquet recipe there.  Prints TAP.  Without node or DuckDB it skips,
 # saying why; under CI=true that fails.
@@ -25,7 +26,9 @@ trap 'rm -rf "$tmp"' EXIT
 for host in node-a:1:120 node-b:1:120 node-c:3:60; do
 	name=${host%%:*} seed=${host#*:} seed=${seed%%:*} procs=${host##*:}
 	mkdir -p "$tmp/fleet/$name"
-	"$GEN" --processes "$procs" --polls 900 --seed "$seed" --host "$name" > "$tmp/$name.jsonl"
+	"$GEN" --processes "$procs" --polls 900 --seed "$seed" --host "$name" --vanished-unread 45 \
+		> "$tmp/$name.jsonl"
+	grep -qv '"workload"' "$tmp/$name.jsonl" || fail "$name: no row without workload"
 	split -n l/3 -d "$tmp/$name.jsonl" "$tmp/fleet/$name/croft-dataset-part"
 	for f in "$tmp/fleet/$name"/croft-dataset-part*; do
 		zstd -q --rm "$f" -o "$f.jsonl.zst"

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # test-fleet.py CROFT GEN: croft stats and croft profile over a fleet's
 # datasets read together.  Three generated hosts, two of them identical
-# nodes (one seed: the same processes and tgids, their own container ids),
-# each cut into time segments as the writer rotates them.  Read as one
+# nodes (one seed: the same processes and tgids, their own container ids;
+# every 30th poll a vanished row without workload), each cut into time segments as the writer rotates them.  Read as one
 # folder in four layouts (a folder per host, all side by side, every row of
 # the three merged in time order into one file, that file cut into pieces
 # in nested folders), stats gives exactly the sum of the hosts read one by
@@ -236,7 +236,7 @@ def build():
     REUSED = set()
     for name, seed, procs in HOSTS:
         lines = subprocess.run([GEN, "--processes", str(procs), "--polls", str(POLLS),
-                                "--seed", str(seed), "--host", name],
+                                "--seed", str(seed), "--host", name, "--vanished-unread", "30"],
                                stdout=subprocess.PIPE, check=True, text=True).stdout.splitlines()
         per_host[name] = lines
         starts = {}
