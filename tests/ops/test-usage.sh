@@ -118,6 +118,8 @@ if [ -x "$probe" ]; then
 fi
 expect 2 "^croft-gen-rows: --processes 'abc': expected 1\.\." croft-gen-rows -- \
 	"$gen" --processes abc
+expect 2 "^croft-gen-rows: --vanished-unread '0': expected 1\.\." croft-gen-rows -- \
+	"$gen" --vanished-unread 0
 expect 2 "^croft-generator: '--bogus' is not an absolute directory$" croft-generator -- \
 	"$generator" --bogus
 expect 2 "^croft-generator: 'relative' is not an absolute directory$" croft-generator -- \
