@@ -35,6 +35,7 @@ struct collector {
 	struct tgidmap index;  /* tgid -> procs index, this answer */
 	struct probe_exit *pending;
 	size_t pending_count, pending_cap;
+	struct tgidmap exited;        /* tgid -> start_boot_ns of its last exit since take_exits */
 	struct pending_final *finals; /* read, not yet in an answer */
 	size_t finals_count, finals_cap;
 	struct argvs argvs; /* exec'd groups' arguments, for their finals */
@@ -72,16 +73,18 @@ static void *grow(void *items, size_t *cap, size_t count, size_t size, size_t ma
 
 static int add_exit(struct collector *col, const struct probe_event *e)
 {
+	uint64_t *start = tgidmap_get(&col->exited, e->tgid);
 	struct probe_exit *x;
 
-	for (size_t i = 0; i < col->pending_count; i++)
-		if (col->pending[i].tgid == e->tgid &&
-			col->pending[i].start_boot_ns == e->start_boot_ns)
-			return 0; /* two threads saw signal->live == 0 */
+	/* two threads saw signal->live == 0; its tgid is not reused before its free */
+	if (start && *start == e->start_boot_ns)
+		return 0;
 	if (!(x = grow(col->pending, &col->pending_cap, col->pending_count, sizeof(*x),
 		      EXITS_PENDING_MAX)))
 		return -ENOMEM;
 	col->pending = x;
+	if (tgidmap_put(&col->exited, e->tgid, e->start_boot_ns) < 0)
+		return -ENOMEM;
 	x = &col->pending[col->pending_count++];
 	memset(x, 0, sizeof(*x));
 	x->tgid = e->tgid;
@@ -195,6 +198,7 @@ int collector_new(struct probe_objs *objs, struct collector **ret_collector)
 		return -ENOMEM;
 	col->objs = objs;
 	col->starts.limit = PROBE_STARTS_MAX;
+	col->exited.limit = EXITS_PENDING_MAX;
 	col->index.limit = PROBE_STARTS_MAX;
 	col->argvs.by_tgid.limit = PROBE_ARGVS_MAX;
 	col->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -215,6 +219,7 @@ void collector_free(struct collector *col)
 	ring_buffer__free(col->rb);
 	tgidmap_free(&col->starts);
 	tgidmap_free(&col->index);
+	tgidmap_free(&col->exited);
 	for (size_t i = 0; i < col->ans.procs_cap; i++)
 		free(col->ans.procs[i].syscalls);
 	free(col->ans.procs);
@@ -492,6 +497,7 @@ static void take_exits(struct collector *col)
 	col->pending = x;
 	col->pending_cap = cap;
 	col->pending_count = 0;
+	tgidmap_clear(&col->exited);
 }
 
 /*
