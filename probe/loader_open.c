@@ -130,25 +130,29 @@ void take_verified(struct probe_objs *objs, struct bpf_object *obj)
 	}
 }
 
-static int prepare(const struct probe_objs *objs, enum probe_concern concern,
-	struct bpf_object *obj, const char *const *sections)
+/*
+ * Loads an opened object in sections' programs, sized and with its
+ * verifier logs, then with attach attaches it; *what: the step it is at.
+ */
+static int load_skel(const struct probe_objs *objs, enum probe_concern concern,
+	struct bpf_object_skeleton *skel, const char *const *sections, bool attach,
+	const char **what)
 {
+	struct bpf_object *obj = *skel->obj;
 	struct bpf_map *drops = bpf_object__find_map_by_name(obj, "drops");
+	int r;
 
+	*what = "load";
 	choose_programs(obj, sections);
 	if (ask_verifier_stats(obj, concern) < 0)
 		return -ENOMEM;
 	if (fail_forced(concern) && (!drops || bpf_map__set_max_entries(drops, 0) < 0))
 		return -EINVAL;
-	return size_maps(obj, objs->map_entries);
-}
-
-/* Loaded, never attached: syscalls.bpf.c tail-calls it on ioctl. */
-static void no_autoattach(struct bpf_object *obj)
-{
-	struct bpf_program *prog;
-
-	bpf_object__for_each_program(prog, obj) bpf_program__set_autoattach(prog, false);
+	if ((r = size_maps(obj, objs->map_entries)) < 0 ||
+		(r = bpf_object__load_skeleton(skel)) < 0 || !attach)
+		return r;
+	*what = "attach";
+	return bpf_object__attach_skeleton(skel);
 }
 
 /* The syscalls gpufile.bpf.c looks at, by this architecture's numbers. */
@@ -181,7 +185,6 @@ _Static_assert(SYS_ioctl < PROBE_SYSCALL_NR_MAX, "ioctl has no slot in the jump 
 static int open_gpufile(struct probe_objs *objs, const char **what)
 {
 	struct bpf_program *prog;
-	int r;
 
 	*what = "open";
 	if (!(objs->gpufile = gpufile_bpf__open()))
@@ -190,17 +193,11 @@ static int open_gpufile(struct probe_objs *objs, const char **what)
 		if (gpu_calls[i].nr < PROBE_SYSCALL_NR_MAX)
 			objs->gpufile->rodata->call_kind[gpu_calls[i].nr] =
 				(uint8_t)gpu_calls[i].kind;
-	*what = "load";
-	if ((r = prepare(objs, CONCERN_GPUFILE, objs->gpufile->obj,
-		     variant_sections(objs->plan.use_btf))) < 0)
-		return r;
 	/* the entry program runs as a tail call of syscalls' */
 	bpf_object__for_each_program(prog, objs->gpufile->obj) bpf_program__set_autoattach(
 		prog, !strstr(bpf_program__section_name(prog), "/sys_enter"));
-	if ((r = gpufile_bpf__load(objs->gpufile)) < 0)
-		return r;
-	*what = "attach";
-	return gpufile_bpf__attach(objs->gpufile);
+	return load_skel(objs, CONCERN_GPUFILE, objs->gpufile->skeleton,
+		variant_sections(objs->plan.use_btf), true, what);
 }
 
 /* ioctl marks its threads in gpufile's map and tests files against gpufile's device set. */
@@ -238,7 +235,8 @@ static struct ioctl_bpf *ioctl_open(bool cast)
 	return skel;
 }
 
-/* A tail call needs both programs of one type: ioctl's variant is syscalls'. */
+/* A tail call needs both programs of one type: ioctl's variant is syscalls'.  Loaded,
+ * never attached: syscalls.bpf.c tail-calls it on ioctl. */
 static int open_ioctl(struct probe_objs *objs, const char **what)
 {
 	int r;
@@ -247,15 +245,11 @@ static int open_ioctl(struct probe_objs *objs, const char **what)
 	if (!(objs->ioctl = ioctl_open(objs->plan.ioctl_cast)))
 		return -errno;
 	objs->ioctl->rodata->ioctl_nr = SYS_ioctl;
-	no_autoattach(objs->ioctl->obj);
 	*what = "gpufile's maps";
 	if ((r = share_gpufile_maps(objs)) < 0)
 		return r;
-	*what = "load";
-	if ((r = prepare(objs, CONCERN_IOCTL, objs->ioctl->obj,
-		     variant_sections(objs->plan.use_btf))) < 0)
-		return r;
-	return ioctl_bpf__load(objs->ioctl);
+	return load_skel(objs, CONCERN_IOCTL, objs->ioctl->skeleton,
+		variant_sections(objs->plan.use_btf), false, what);
 }
 
 /* Where ioctl and gpufile loaded, syscalls' program tail-calls theirs for their syscalls. */
@@ -292,9 +286,8 @@ static int open_syscalls(struct probe_objs *objs, const char **what)
 	if (!(objs->syscalls = syscalls_bpf__open()))
 		return -errno;
 	set_jump_slots(objs);
-	*what = "load";
-	if ((r = prepare(objs, CONCERN_SYSCALLS, objs->syscalls->obj, variant_sections(btf))) < 0 ||
-		(r = syscalls_bpf__load(objs->syscalls)) < 0)
+	if ((r = load_skel(objs, CONCERN_SYSCALLS, objs->syscalls->skeleton, variant_sections(btf),
+		     false, what)) < 0)
 		return r;
 	*what = "ioctl tail call";
 	if (objs->ioctl &&
@@ -326,13 +319,8 @@ static int open_sched(struct probe_objs *objs, const char **what)
 		return -errno;
 	objs->sched->rodata->loaded_mono_ns = clock_mono_ns();
 	choose_runq_map(objs->sched->obj, objs->plan.sched_walk);
-	*what = "load";
-	if ((r = prepare(objs, CONCERN_SCHED, objs->sched->obj,
-		     variant_sections(objs->plan.sched_walk))) < 0 ||
-		(r = sched_bpf__load(objs->sched)) < 0)
-		return r;
-	*what = "attach";
-	if ((r = sched_bpf__attach(objs->sched)) < 0)
+	if ((r = load_skel(objs, CONCERN_SCHED, objs->sched->skeleton,
+		     variant_sections(objs->plan.sched_walk), true, what)) < 0)
 		return r;
 	/* every thread's counts so far are its baseline: counting starts now */
 	*what = "first thread walk";
@@ -341,34 +329,20 @@ static int open_sched(struct probe_objs *objs, const char **what)
 
 static int open_proc(struct probe_objs *objs, const char **what)
 {
-	int r;
-
 	*what = "open";
 	if (!(objs->proc = proc_bpf__open()))
 		return -errno;
-	*what = "load";
-	if ((r = prepare(objs, CONCERN_PROC, objs->proc->obj,
-		     variant_sections(objs->plan.use_btf))) < 0 ||
-		(r = proc_bpf__load(objs->proc)) < 0)
-		return r;
-	*what = "attach";
-	return proc_bpf__attach(objs->proc);
+	return load_skel(objs, CONCERN_PROC, objs->proc->skeleton,
+		variant_sections(objs->plan.use_btf), true, what);
 }
 
 static int open_exit(struct probe_objs *objs, const char **what)
 {
-	int r;
-
 	*what = "open";
 	if (!(objs->exit = exit_bpf__open()))
 		return -errno;
-	*what = "load";
-	if ((r = prepare(objs, CONCERN_EXIT, objs->exit->obj,
-		     variant_sections(objs->plan.use_btf))) < 0 ||
-		(r = exit_bpf__load(objs->exit)) < 0)
-		return r;
-	*what = "attach";
-	return exit_bpf__attach(objs->exit);
+	return load_skel(objs, CONCERN_EXIT, objs->exit->skeleton,
+		variant_sections(objs->plan.use_btf), true, what);
 }
 
 /*
@@ -397,7 +371,6 @@ static void net_sections(const struct probe_plan *plan, const char *ret_sections
 static int open_net(struct probe_objs *objs, const char **what)
 {
 	const char *sections[3];
-	int r;
 
 	if (objs->plan.net == NET_NONE)
 		return 0;
@@ -405,12 +378,7 @@ static int open_net(struct probe_objs *objs, const char **what)
 	*what = "open";
 	if (!(objs->net = net_bpf__open()))
 		return -errno;
-	*what = "load";
-	if ((r = prepare(objs, CONCERN_NET, objs->net->obj, sections)) < 0 ||
-		(r = net_bpf__load(objs->net)) < 0)
-		return r;
-	*what = "attach";
-	return net_bpf__attach(objs->net);
+	return load_skel(objs, CONCERN_NET, objs->net->skeleton, sections, true, what);
 }
 
 /* gpufile, then ioctl (which takes gpufile's maps), then syscalls, which tail-calls both. */
