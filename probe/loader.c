@@ -144,8 +144,6 @@ static int open_concerns(struct probe_objs *objs)
 		libbpf_marked = true;
 		r = openers[i].open(objs, &what);
 		libbpf_marked = false;
-		if (concerns[c].skel(objs).obj)
-			take_verified(objs, concerns[c].skel(objs).obj);
 		if (r < 0) {
 			concerns[c].destroy(objs);
 			say_failed(objs, c, what, r);

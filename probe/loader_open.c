@@ -109,7 +109,7 @@ static int ask_verifier_stats(struct bpf_object *obj, enum probe_concern concern
 }
 
 /* Notes each loaded program's count from its log; frees the logs. */
-void take_verified(struct probe_objs *objs, struct bpf_object *obj)
+static void take_verified(struct probe_objs *objs, struct bpf_object *obj)
 {
 	struct bpf_program *prog;
 
@@ -132,9 +132,10 @@ void take_verified(struct probe_objs *objs, struct bpf_object *obj)
 
 /*
  * Loads an opened object in sections' programs, sized and with its
- * verifier logs, then with attach attaches it; *what: the step it is at.
+ * verifier logs (their counts noted), then with attach attaches it;
+ * *what: the step it is at.
  */
-static int load_skel(const struct probe_objs *objs, enum probe_concern concern,
+static int load_skel(struct probe_objs *objs, enum probe_concern concern,
 	struct bpf_object_skeleton *skel, const char *const *sections, bool attach,
 	const char **what)
 {
@@ -145,11 +146,13 @@ static int load_skel(const struct probe_objs *objs, enum probe_concern concern,
 	*what = "load";
 	choose_programs(obj, sections);
 	if (ask_verifier_stats(obj, concern) < 0)
-		return -ENOMEM;
-	if (fail_forced(concern) && (!drops || bpf_map__set_max_entries(drops, 0) < 0))
-		return -EINVAL;
-	if ((r = size_maps(obj, objs->map_entries)) < 0 ||
-		(r = bpf_object__load_skeleton(skel)) < 0 || !attach)
+		r = -ENOMEM;
+	else if (fail_forced(concern) && (!drops || bpf_map__set_max_entries(drops, 0) < 0))
+		r = -EINVAL;
+	else if ((r = size_maps(obj, objs->map_entries)) == 0)
+		r = bpf_object__load_skeleton(skel);
+	take_verified(objs, obj);
+	if (r < 0 || !attach)
 		return r;
 	*what = "attach";
 	return bpf_object__attach_skeleton(skel);

@@ -206,8 +206,6 @@ struct concern_opener {
 };
 /* In load order: gpufile, then ioctl (which takes gpufile's maps), then syscalls. */
 extern const struct concern_opener openers[CONCERNS];
-/* Notes each loaded program's count from its verifier log; frees the logs. */
-void take_verified(struct probe_objs *objs, struct bpf_object *obj);
 
 /* loader_maps.c: on the fds held, before and after the drop. */
 /* concern's counted map of epoch g; NULL when not loaded or it has none. */

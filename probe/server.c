@@ -29,7 +29,6 @@ struct packet {
 struct peer {
 	struct server *srv;
 	struct conn *conn;
-	int fd; /* conn's */
 	struct event *ev_write;
 	struct packet *head, *tail;
 	size_t queued_bytes;
@@ -78,7 +77,7 @@ static int peer_flush(struct peer *peer)
 	while (peer->head) {
 		struct packet *p = peer->head;
 
-		if (send(peer->fd, p->data, p->len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		if (send(peer->conn->fd, p->data, p->len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
 				event_add(peer->ev_write, NULL);
 				return 0;
@@ -271,7 +270,6 @@ static int peer_open(void *ctx, struct conn *c)
 	c->data = peer;
 	peer->srv = srv;
 	peer->conn = c;
-	peer->fd = c->fd;
 	peer->ev_write = event_new(conn_server_base(srv->conns), c->fd, EV_WRITE, on_write, peer);
 	return peer->ev_write ? 0 : -ENOMEM;
 }
