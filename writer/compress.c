@@ -27,14 +27,11 @@
 #include "log.h"
 #include "writer.h"
 
-struct compress_result {
+/* A segment to compress, and how its compression went. */
+struct compress_job {
 	char name[SEG_NAME_MAX];
 	int error; /* 0 or -errno */
 	uint64_t in_bytes, out_bytes, elapsed_ns;
-};
-
-struct compress_job {
-	struct compress_result result;
 	STAILQ_ENTRY(compress_job) entry;
 };
 STAILQ_HEAD(job_list, compress_job);
@@ -200,11 +197,10 @@ static void *compressor_main(void *arg)
 		pthread_mutex_unlock(&c->lock);
 
 		uint64_t t0 = clock_mono_ns();
-		struct compress_result *r = &job->result;
 
-		r->error = compress_file(
-			c->dirfd, r->name, level, &c->stop, &r->in_bytes, &r->out_bytes);
-		r->elapsed_ns = clock_mono_ns() - t0;
+		job->error = compress_file(
+			c->dirfd, job->name, level, &c->stop, &job->in_bytes, &job->out_bytes);
+		job->elapsed_ns = clock_mono_ns() - t0;
 
 		pthread_mutex_lock(&c->lock);
 		STAILQ_INSERT_TAIL(&c->done, job, entry);
@@ -216,35 +212,6 @@ static void *compressor_main(void *arg)
 	return NULL;
 }
 
-static int compressor_new(int dirfd, int level, struct compressor **ret_c)
-{
-	struct compressor *c = calloc(1, sizeof(*c));
-	int ret;
-
-	if (!c)
-		return -ENOMEM;
-	c->dirfd = dirfd;
-	c->level = level;
-	STAILQ_INIT(&c->waiting);
-	STAILQ_INIT(&c->done);
-	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->wake, NULL);
-	c->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (c->efd < 0) {
-		ret = -errno;
-		free(c);
-		return ret;
-	}
-	ret = -pthread_create(&c->thread, NULL, compressor_main, c);
-	if (ret < 0) {
-		close(c->efd);
-		free(c);
-		return ret;
-	}
-	*ret_c = c;
-	return 0;
-}
-
 static void job_list_free(struct job_list *list)
 {
 	struct compress_job *job;
@@ -253,26 +220,6 @@ static void job_list_free(struct job_list *list)
 		STAILQ_REMOVE_HEAD(list, entry);
 		free(job);
 	}
-}
-
-static void compressor_free(struct compressor *c)
-{
-	if (!c)
-		return;
-	pthread_mutex_lock(&c->lock);
-	c->stop = true;
-	pthread_cond_signal(&c->wake);
-	pthread_mutex_unlock(&c->lock);
-	pthread_join(c->thread, NULL);
-	job_list_free(&c->waiting);
-	job_list_free(&c->done);
-	close(c->efd);
-	pthread_mutex_destroy(&c->lock);
-	pthread_cond_destroy(&c->wake);
-	if (c->ev)
-		event_free(c->ev);
-	free(c->pending);
-	free(c);
 }
 
 void compress_set_level(struct compressor *c, int level)
@@ -288,8 +235,7 @@ static int compressor_submit(struct compressor *c, const char *name)
 
 	if (!job)
 		return -ENOMEM;
-	if ((size_t)snprintf(job->result.name, sizeof(job->result.name), "%s", name) >=
-		sizeof(job->result.name)) {
+	if ((size_t)snprintf(job->name, sizeof(job->name), "%s", name) >= sizeof(job->name)) {
 		free(job);
 		return -ENAMETOOLONG;
 	}
@@ -300,7 +246,8 @@ static int compressor_submit(struct compressor *c, const char *name)
 	return 0;
 }
 
-static bool compressor_take(struct compressor *c, struct compress_result *ret)
+/* The next finished job (the caller frees it), NULL when none. */
+static struct compress_job *compressor_take(struct compressor *c)
 {
 	struct compress_job *job;
 	uint64_t count;
@@ -313,11 +260,7 @@ static bool compressor_take(struct compressor *c, struct compress_result *ret)
 	if (job)
 		STAILQ_REMOVE_HEAD(&c->done, entry);
 	pthread_mutex_unlock(&c->lock);
-	if (!job)
-		return false;
-	*ret = job->result;
-	free(job);
-	return true;
+	return job;
 }
 
 static struct pending_seg *pending_find(const struct compressor *c, const char *name)
@@ -377,7 +320,7 @@ void compress_get_figures(const struct compressor *c, struct compress_figures *r
 	ret->queued = c->pending_count;
 }
 
-static void compress_failed(struct compressor *c, const struct compress_result *r)
+static void compress_failed(struct compressor *c, const struct compress_job *r)
 {
 	struct pending_seg *p = pending_find(c, r->name);
 	bool logged = p && p->failure_logged;
@@ -393,7 +336,7 @@ static void compress_failed(struct compressor *c, const struct compress_result *
 			r->name, strerror(-r->error), TICK_MAX_MS / 1000);
 }
 
-static void compress_done(struct compressor *c, const struct compress_result *r)
+static void compress_done(struct compressor *c, const struct compress_job *r)
 {
 	struct pending_seg *p = pending_find(c, r->name);
 	struct compress_figures *f = &c->figures;
@@ -410,40 +353,73 @@ static void compress_done(struct compressor *c, const struct compress_result *r)
 static void compress_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct compressor *c = arg;
-	struct compress_result r;
+	struct compress_job *job;
 
-	while (compressor_take(c, &r)) {
-		if (r.error == -ECANCELED)
-			continue;
-		if (r.error < 0)
-			compress_failed(c, &r);
-		else
-			compress_done(c, &r);
-		c->done_cb(c->done_ctx, r.name, r.error);
+	while ((job = compressor_take(c))) {
+		if (job->error != -ECANCELED) { /* stopping: redone at the next start */
+			if (job->error < 0)
+				compress_failed(c, job);
+			else
+				compress_done(c, job);
+			c->done_cb(c->done_ctx, job->name, job->error);
+		}
+		free(job);
 	}
 }
 
 int compress_start(struct event_base *base, int dirfd, int level, compress_done_fn done_cb,
 	void *done_ctx, struct compressor **ret_c)
 {
-	struct compressor *c = NULL;
-	int ret = compressor_new(dirfd, level, &c);
+	struct compressor *c = calloc(1, sizeof(*c));
+	int ret = 0;
 
-	if (ret < 0)
-		return ret;
+	if (!c)
+		return -ENOMEM;
+	c->dirfd = dirfd;
+	c->level = level;
 	c->done_cb = done_cb;
 	c->done_ctx = done_ctx;
-	c->ev = event_new(base, c->efd, EV_READ | EV_PERSIST, compress_cb, c);
-	if (!c->ev || event_add(c->ev, NULL) < 0) {
-		compressor_free(c);
-		return -ENOMEM;
+	STAILQ_INIT(&c->waiting);
+	STAILQ_INIT(&c->done);
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->wake, NULL);
+	c->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->efd < 0)
+		ret = -errno;
+	else if (!(c->ev = event_new(base, c->efd, EV_READ | EV_PERSIST, compress_cb, c)) ||
+		 event_add(c->ev, NULL) < 0)
+		ret = -ENOMEM;
+	else
+		ret = -pthread_create(&c->thread, NULL, compressor_main, c);
+	if (ret < 0) {
+		if (c->ev)
+			event_free(c->ev);
+		if (c->efd >= 0)
+			close(c->efd);
+		free(c);
+		return ret;
 	}
 	*ret_c = c;
 	return 0;
 }
 
+/* The thread stops between chunks; an unfinished .jsonl is redone at the next start. */
 void compress_stop(struct compressor *c)
 {
-	/* the thread stops between chunks; an unfinished .jsonl is redone at the next start */
-	compressor_free(c);
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stop = true;
+	pthread_cond_signal(&c->wake);
+	pthread_mutex_unlock(&c->lock);
+	pthread_join(c->thread, NULL);
+	job_list_free(&c->waiting);
+	job_list_free(&c->done);
+	close(c->efd);
+	pthread_mutex_destroy(&c->lock);
+	pthread_cond_destroy(&c->wake);
+	if (c->ev)
+		event_free(c->ev);
+	free(c->pending);
+	free(c);
 }

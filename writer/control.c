@@ -85,15 +85,10 @@ int writer_reload(void *ctx, char **ret_errors)
 {
 	struct writer *w = ctx;
 	struct croft_config next;
-	char *errors = NULL;
 	int ret;
 
-	ret = daemon_reload_config(w->config_path, &next, &errors);
-	if (ret < 0) {
-		*ret_errors = errors;
+	if ((ret = daemon_reload_config(w->config_path, &next, ret_errors)) < 0)
 		return ret;
-	}
-	free(errors);
 	if (strcmp(next.data_dir, w->cfg.data_dir))
 		log_warnx("reload: data_dir %s takes effect at the next start", next.data_dir);
 	snprintf(next.data_dir, sizeof(next.data_dir), "%s", w->cfg.data_dir);
@@ -106,7 +101,6 @@ int writer_reload(void *ctx, char **ret_errors)
 		(unsigned long long)next.retention_age_ms,
 		(unsigned long long)next.retention_size_bytes, next.zstd_level);
 	writer_reloaded(w);
-	*ret_errors = NULL;
 	return 0;
 }
 

@@ -287,15 +287,19 @@ bool dataset_committed(const struct dataset *ds, uint64_t epoch, uint64_t seq)
 	return ds->rec.seq && epoch == ds->rec.epoch && seq <= ds->rec.seq;
 }
 
+/* Writes all of iov at off: short writes go on where they stopped, EINTR is retried. */
 static int pwritev_all(int fd, const struct iovec *iov, size_t iovcnt, uint64_t off)
 {
 	struct iovec local[IOV_MAX];
+	size_t skip = 0; /* bytes of iov[0] already written */
 
 	while (iovcnt) {
 		size_t cnt = iovcnt < IOV_MAX ? iovcnt : IOV_MAX;
 		ssize_t n;
 
 		memcpy(local, iov, cnt * sizeof(*iov));
+		local[0].iov_base = (uint8_t *)local[0].iov_base + skip;
+		local[0].iov_len -= skip;
 		n = pwritev(fd, local, (int)cnt, (off_t)off);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -304,21 +308,9 @@ static int pwritev_all(int fd, const struct iovec *iov, size_t iovcnt, uint64_t 
 		if (n == 0)
 			return -EIO;
 		off += (uint64_t)n;
-		while (cnt && (size_t)n >= iov->iov_len) {
-			n -= (ssize_t)iov->iov_len;
-			iov++;
-			iovcnt--;
-			cnt--;
-		}
-		if (n > 0) {
-			/* a short write inside one buffer: finish it alone */
-			struct iovec rest = { (uint8_t *)iov->iov_base + n,
-				iov->iov_len - (size_t)n };
-			int ret = pwritev_all(fd, &rest, 1, off);
-
-			if (ret < 0)
-				return ret;
-			off += rest.iov_len;
+		skip += (size_t)n;
+		while (iovcnt && skip >= iov->iov_len) {
+			skip -= iov->iov_len;
 			iov++;
 			iovcnt--;
 		}

@@ -29,10 +29,3 @@ int lines_check(const uint8_t *data, size_t len, uint32_t rows)
 	}
 	return count == rows ? 0 : -EBADMSG;
 }
-
-size_t lines_whole_prefix(const uint8_t *data, size_t len)
-{
-	while (len && data[len - 1] != '\n')
-		len--;
-	return len;
-}

@@ -169,21 +169,7 @@ static int peer_flush(struct peer *p)
 	return 0;
 }
 
-static void peer_retry_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct peer *p = arg;
-
-	if (peer_flush(p) < 0) {
-		struct timeval tv = { .tv_sec = (time_t)(p->w->cfg.poll_interval_ms / 1000),
-			.tv_usec = (suseconds_t)(p->w->cfg.poll_interval_ms % 1000 * 1000) };
-
-		event_add(p->retry_ev, &tv);
-		return;
-	}
-	bufferevent_enable(p->bev, EV_READ);
-	peer_process(p);
-}
-
+/* The disk refused the group: the peer is not read until it is written. */
 static void peer_wait(struct peer *p)
 {
 	struct timeval tv = { .tv_sec = (time_t)(p->w->cfg.poll_interval_ms / 1000),
@@ -191,6 +177,18 @@ static void peer_wait(struct peer *p)
 
 	bufferevent_disable(p->bev, EV_READ);
 	event_add(p->retry_ev, &tv);
+}
+
+static void peer_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct peer *p = arg;
+
+	if (peer_flush(p) < 0) {
+		peer_wait(p);
+		return;
+	}
+	bufferevent_enable(p->bev, EV_READ);
+	peer_process(p);
 }
 
 /* One message off the input: 1 taken, 0 need more, -errno to drop. */

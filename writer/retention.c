@@ -72,10 +72,8 @@ static int segments_add(struct seg_info **segs, size_t *n, size_t *cap, const ch
 		*segs = p;
 		*cap = grown;
 	}
-	memset(&(*segs)[*n], 0, sizeof(**segs));
+	(*segs)[*n] = (struct seg_info){ .start_s = start_s, .bytes = bytes };
 	strcpy((*segs)[*n].name, name);
-	(*segs)[*n].start_s = start_s;
-	(*segs)[*n].bytes = bytes;
 	(*n)++;
 	return 0;
 }

@@ -195,10 +195,7 @@ int writer_start(struct writer *w, char (*leftovers)[SEG_NAME_MAX], size_t nleft
 	if (!(w->ds->tick_ev = evtimer_new(w->base, tick_cb, w)))
 		return -ENOMEM;
 	queue_leftovers(w, leftovers, nleftovers);
-	w->ds->boundary_ms =
-		seg_next_boundary_ms(w->ds->rec.live_start_ms, w->cfg.rotate_interval_ms);
-	expire(w, w->cfg.retention_size_bytes);
-	tick_rearm(w);
+	writer_reloaded(w); /* the boundary, the tick and retention, as a reload sets them */
 	return 0;
 }
 

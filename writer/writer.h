@@ -62,8 +62,6 @@ int seg_parse(const char *name, uint64_t *ret_start_s, enum seg_kind *ret_kind);
 /* lines.c: what a batch payload must be. */
 /* 0 when data is exactly rows whole lines ('\n'-terminated, no NUL), -EBADMSG otherwise. */
 int lines_check(const uint8_t *data, size_t len, uint32_t rows);
-/* Length of the prefix of data that ends with its last '\n' (0 when none). */
-size_t lines_whole_prefix(const uint8_t *data, size_t len);
 
 /* compress.c: the compression thread, its queue and its results.  The main
  * loop queues segment names; finished jobs come back through an eventfd. */

@@ -173,8 +173,6 @@ START_TEST(test_lines)
 	ck_assert_int_eq(lines_check((const uint8_t *)"{}\n\n", 4, 2), -EBADMSG);
 	ck_assert_int_eq(lines_check((const uint8_t *)"{\0}\n", 4, 1), -EBADMSG);
 	ck_assert_int_eq(lines_check(ok, 0, 0), 0);
-	ck_assert_uint_eq(lines_whole_prefix((const uint8_t *)"ab\ncd", 5), 3);
-	ck_assert_uint_eq(lines_whole_prefix((const uint8_t *)"abcd", 4), 0);
 }
 END_TEST
 
