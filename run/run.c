@@ -357,8 +357,8 @@ static void run_child_exited(struct run *run, struct child *child)
 	char how[96];
 
 	run_describe_exit(child, how, sizeof(how));
+	child->state = CHILD_EXITED;
 	if (run->stopping) {
-		child->state = CHILD_EXITED;
 		if (clean)
 			log_info("%s stopped", child->name);
 		else
@@ -368,7 +368,6 @@ static void run_child_exited(struct run *run, struct child *child)
 		run_stop_next(run);
 		return;
 	}
-	child->state = CHILD_EXITED;
 	if (never_ready && !clean) {
 		/* a bad flag or configuration: restarting would only repeat it */
 		log_warnx("%s %s before it was ready; stopping the others", child->name, how);

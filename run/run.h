@@ -101,7 +101,7 @@ int run_units_running(const char *units_dir, char *ret_why, size_t why_len);
 int run_lock_take(const char *path, int *ret_fd, char *ret_why, size_t why_len);
 
 /* run_child.c */
-int child_init(struct child *child, struct run *run, const char *name, const char *tag);
+void child_init(struct child *child, struct run *run, const char *name, const char *tag);
 void child_free(struct child *child);
 /* Appends arg, and value unless NULL. */
 void child_arg(struct child *child, const char *arg, const char *value);

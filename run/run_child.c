@@ -25,7 +25,7 @@
 #include "log.h"
 #include "run.h"
 
-int child_init(struct child *child, struct run *run, const char *name, const char *tag)
+void child_init(struct child *child, struct run *run, const char *name, const char *tag)
 {
 	memset(child, 0, sizeof(*child));
 	child->name = name;
@@ -33,7 +33,6 @@ int child_init(struct child *child, struct run *run, const char *name, const cha
 	child->run = run;
 	child->notify_fd = child->notify_child_fd = -1;
 	child->backoff_ms = RUN_BACKOFF_MIN_MS;
-	return 0;
 }
 
 static void child_relay_lines(struct child *child, struct evbuffer *in, bool eof);
