@@ -61,19 +61,6 @@ struct compressor {
 	struct compress_figures figures;
 };
 
-static int read_some(int fd, void *buf, size_t len, size_t *ret_got)
-{
-	ssize_t n;
-
-	do
-		n = read(fd, buf, len);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	*ret_got = (size_t)n;
-	return 0;
-}
-
 /* Streams in_fd into out_fd as one frame; content size is pledged in its header. */
 static int compress_stream(int in_fd, int out_fd, uint64_t in_bytes, int level,
 	const volatile bool *stop, uint64_t *ret_out)
@@ -81,7 +68,7 @@ static int compress_stream(int in_fd, int out_fd, uint64_t in_bytes, int level,
 	size_t out_cap = ZSTD_CStreamOutSize();
 	uint8_t *in = malloc(COMPRESS_CHUNK), *out = malloc(out_cap);
 	ZSTD_CCtx *cctx = ZSTD_createCCtx();
-	uint64_t out_total = 0;
+	uint64_t in_total = 0, out_total = 0;
 	int ret = -ENOMEM;
 
 	if (!in || !out || !cctx)
@@ -99,9 +86,10 @@ static int compress_stream(int in_fd, int out_fd, uint64_t in_bytes, int level,
 			ret = -ECANCELED;
 			goto out;
 		}
-		ret = read_some(in_fd, in, COMPRESS_CHUNK, &got);
+		ret = file_read_at(in_fd, in, COMPRESS_CHUNK, (off_t)in_total, &got);
 		if (ret < 0)
 			goto out;
+		in_total += got;
 		last = got == 0;
 		ZSTD_inBuffer ib = { in, got, 0 };
 		size_t remaining;
