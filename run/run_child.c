@@ -35,16 +35,39 @@ void child_init(struct child *child, struct run *run, const char *name, const ch
 	child->backoff_ms = RUN_BACKOFF_MIN_MS;
 }
 
-static void child_relay_lines(struct child *child, struct evbuffer *in, bool eof);
+static void child_relay_lines(struct child *child, struct evbuffer *in, bool eof)
+{
+	char *line;
+	size_t len;
+
+	while ((line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF))) {
+		fprintf(stderr, "%-7s | %s\n", child->tag, line);
+		free(line);
+	}
+	/* a line longer than the limit, or a last line without its newline */
+	len = evbuffer_get_length(in);
+	if (len >= RUN_LOG_LINE_MAX || (eof && len > 0)) {
+		char buf[RUN_LOG_LINE_MAX];
+		size_t n = evbuffer_remove(in, buf, sizeof(buf) - 1);
+		buf[n] = '\0';
+		fprintf(stderr, "%-7s | %s\n", child->tag, buf);
+	}
+	fflush(stderr);
+}
+
+/* Relays what the log pipe still holds (a last line without its newline too), then closes it. */
+static void child_close_log(struct child *child)
+{
+	if (!child->log)
+		return;
+	child_relay_lines(child, bufferevent_get_input(child->log), true);
+	bufferevent_free(child->log);
+	child->log = NULL;
+}
 
 static void child_close_io(struct child *child)
 {
-	if (child->log) {
-		/* relay what the last instance left before the pipe goes */
-		child_relay_lines(child, bufferevent_get_input(child->log), true);
-		bufferevent_free(child->log);
-		child->log = NULL;
-	}
+	child_close_log(child); /* what the last instance left, before the pipe goes */
 	if (child->notify_ev) {
 		event_free(child->notify_ev);
 		child->notify_ev = NULL;
@@ -86,26 +109,6 @@ void child_arg(struct child *child, const char *arg, const char *value)
 	}
 }
 
-static void child_relay_lines(struct child *child, struct evbuffer *in, bool eof)
-{
-	char *line;
-	size_t len;
-
-	while ((line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF))) {
-		fprintf(stderr, "%-7s | %s\n", child->tag, line);
-		free(line);
-	}
-	/* a line longer than the limit, or a last line without its newline */
-	len = evbuffer_get_length(in);
-	if (len >= RUN_LOG_LINE_MAX || (eof && len > 0)) {
-		char buf[RUN_LOG_LINE_MAX];
-		size_t n = evbuffer_remove(in, buf, sizeof(buf) - 1);
-		buf[n] = '\0';
-		fprintf(stderr, "%-7s | %s\n", child->tag, buf);
-	}
-	fflush(stderr);
-}
-
 static void child_log_read(struct bufferevent *bev, void *arg)
 {
 	child_relay_lines(arg, bufferevent_get_input(bev), false);
@@ -113,13 +116,8 @@ static void child_log_read(struct bufferevent *bev, void *arg)
 
 static void child_log_event(struct bufferevent *bev, short what, void *arg)
 {
-	struct child *child = arg;
-
-	if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
-		return;
-	child_relay_lines(child, bufferevent_get_input(bev), true);
-	bufferevent_free(child->log);
-	child->log = NULL;
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+		child_close_log(arg);
 }
 
 /* sd_notify datagrams: "READY=1\nSTATUS=...\n", "WATCHDOG=1". */
