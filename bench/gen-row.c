@@ -492,19 +492,16 @@ void emit_transient_row(struct gen *g, const struct proc *like, int poll, uint64
  */
 static bool unread_get(void *arg, enum row_field f, size_t index, struct row_value *v)
 {
-	const struct gen *g = arg;
-	const struct gen_row *r = &g->row;
+	struct gen *g = arg;
+	struct gen_row *r = &g->row;
 
 	(void)index;
 	switch (f) {
 	case RF_UNIX_MS:
-		v->u = r->unix_ms;
-		return true;
 	case RF_TGID:
-		v->u = r->p->tgid;
-		return true;
 	case RF_HOST:
-		return str_value(v, g->host);
+	case RF_SPAN_MS: /* 0: the row was never polled */
+		return top_value(g, r, f, v);
 	case RF_START_MS:
 		v->u = r->p->start_ms;
 		return true;
@@ -512,7 +509,6 @@ static bool unread_get(void *arg, enum row_field f, size_t index, struct row_val
 		return str_value(v, r->p->comm);
 	case RF_EXITED:
 		return str_value(v, exit_kind_name(EXIT_VANISHED));
-	case RF_SPAN_MS:
 	case RF_RSS_BYTES:
 	case RF_THREADS:
 		v->u = 0;
