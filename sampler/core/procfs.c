@@ -73,7 +73,9 @@ int procfs_parse_stat(const char *buf, size_t len, struct proc_stat *ret_stat)
 	if (!open || !close || close < open || close + 2 >= buf + len)
 		return -EINVAL;
 	p = close + 2;
-	while (field <= 24 && p < buf + len) {
+	/* rsslim, startcode, endcode, startstack (25-28) may be missing: 0 where
+	 * the reader may not ptrace the process (the sampler's CAP_SYS_PTRACE may) */
+	while (field <= 28 && p < buf + len) {
 		char *endp;
 
 		if (field == 3) {
@@ -83,23 +85,12 @@ int procfs_parse_stat(const char *buf, size_t len, struct proc_stat *ret_stat)
 		}
 		f[field] = strtoull(p, &endp, 10);
 		if (endp == p)
-			return -EINVAL;
+			break;
 		p = endp + (*endp == ' ');
 		field++;
 	}
 	if (field <= 24)
 		return -EINVAL;
-	/* rsslim, startcode, endcode, startstack: 0 where the reader may not
-	 * ptrace the process (the sampler's CAP_SYS_PTRACE may) */
-	while (field <= 28 && p < buf + len) {
-		char *endp;
-
-		f[field] = strtoull(p, &endp, 10);
-		if (endp == p)
-			break;
-		p = endp + (*endp == ' ');
-		field++;
-	}
 	ret_stat->comm = open + 1;
 	ret_stat->comm_len = (size_t)(close - open - 1);
 	ret_stat->flags = (unsigned)f[9];
