@@ -278,12 +278,33 @@ static void proc_sample(struct proc *p, const struct proc_stat *st, const struct
 	cad->idle = dcpu == 0 && dr == 0 && dw == 0;
 }
 
+/*
+ * A process moved to another cgroup (systemd, a runtime, cgclassify) is in
+ * that one's container and pod from the next read in full: each poll for a
+ * process that ran, at its idle slot for one that did not, which is when
+ * its rows are written.
+ */
+static void proc_cgroup_follow(struct proc *p, const struct poll_env *env)
+{
+	char path[64], buf[PROC_CGROUP_TEXT_MAX];
+	struct cgroup *moved;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%d/cgroup", (int)p->tgid);
+	n = procfs_read_at(env->procfd, path, buf, sizeof(buf));
+	if (n <= 0 || (p->ident.cg && p->ident.cg->key_len == (size_t)n &&
+			      memcmp(p->ident.cg->key, buf, (size_t)n) == 0))
+		return;
+	moved = cgroup_get(env->cgroups, buf, (size_t)n);
+	if (!moved)
+		return;
+	cgroup_put(env->cgroups, p->ident.cg);
+	p->ident.cg = moved;
+}
+
 /* comm, exe, cwd, label, uid and cgroup: read once per process. */
 static void proc_identity(struct proc *p, const struct proc_stat *st, const struct poll_env *env)
 {
-	char path[64], *buf;
-	ssize_t n;
-
 	p->ident.image = st->image;
 	p->ident.comm = malloc(st->comm_len + 1);
 	if (p->ident.comm) {
@@ -295,14 +316,7 @@ static void proc_identity(struct proc *p, const struct proc_stat *st, const stru
 	procfs_readlink(env->procfd, p->tgid, "cwd", &p->ident.cwd, &p->ident.cwd_len);
 	procfs_label(env->procfd, p->tgid, &p->ident.label, &p->ident.label_len);
 	p->ident.uid_known = procfs_uid(env->procfd, p->tgid, &p->ident.uid) == 0;
-	buf = malloc(PROC_CGROUP_TEXT_MAX);
-	if (!buf)
-		return;
-	snprintf(path, sizeof(path), "%d/cgroup", (int)p->tgid);
-	n = procfs_read_at(env->procfd, path, buf, PROC_CGROUP_TEXT_MAX);
-	if (n > 0)
-		p->ident.cg = cgroup_get(env->cgroups, buf, (size_t)n);
-	free(buf);
+	proc_cgroup_follow(p, env); /* its first: none yet */
 }
 
 /*
@@ -329,30 +343,6 @@ static void proc_reidentify(struct proc *p, const struct proc_stat *st, const st
 {
 	identity_drop(&p->ident, env->cgroups);
 	proc_identity(p, st, env);
-}
-
-/*
- * A process moved to another cgroup (systemd, a runtime, cgclassify) is in
- * that one's container and pod from the next read in full: each poll for a
- * process that ran, at its idle slot for one that did not, which is when
- * its rows are written.
- */
-static void proc_cgroup_follow(struct proc *p, const struct poll_env *env)
-{
-	char path[64], buf[PROC_CGROUP_TEXT_MAX];
-	struct cgroup *moved;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "%d/cgroup", (int)p->tgid);
-	n = procfs_read_at(env->procfd, path, buf, sizeof(buf));
-	if (n <= 0 || (p->ident.cg && p->ident.cg->key_len == (size_t)n &&
-			      memcmp(p->ident.cg->key, buf, (size_t)n) == 0))
-		return;
-	moved = cgroup_get(env->cgroups, buf, (size_t)n);
-	if (!moved)
-		return;
-	cgroup_put(env->cgroups, p->ident.cg);
-	p->ident.cg = moved;
 }
 
 /*
