@@ -15,10 +15,12 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "fileio.h"
 #include "host.h"
 
-#define CGROUP_HASH_BUCKETS 1024
-#define CGROUP_FILE_MAX     4096
+#define CGROUP_HASH_BUCKETS  1024
+#define CGROUP_FILE_MAX      4096
+#define CGROUP_MOUNTINFO_MAX (16u << 20) /* bytes of /proc/self/mountinfo */
 
 struct cgroup_table {
 	struct cgroup_mounts mounts;
@@ -110,30 +112,12 @@ int cgroup_mounts_parse(const char *mountinfo, size_t len, struct cgroup_mounts 
 
 int cgroup_mounts_read(struct cgroup_mounts *ret_mounts)
 {
-	size_t cap = 1 << 16, len = 0;
-	char *buf = malloc(cap);
-	ssize_t n;
-	int fd, r;
+	size_t len;
+	char *buf;
+	int r = file_read_bounded("/proc/self/mountinfo", CGROUP_MOUNTINFO_MAX, &buf, &len);
 
-	if (!buf)
-		return -ENOMEM;
-	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		free(buf);
-		return -errno;
-	}
-	while ((n = read(fd, buf + len, cap - len)) > 0) {
-		len += (size_t)n;
-		if (len == cap) {
-			char *bigger = cap < (8u << 20) ? realloc(buf, cap * 2) : NULL;
-
-			if (!bigger)
-				break;
-			buf = bigger;
-			cap *= 2;
-		}
-	}
-	close(fd);
+	if (r)
+		return r;
 	r = cgroup_mounts_parse(buf, len, ret_mounts);
 	free(buf);
 	return r;
