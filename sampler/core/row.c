@@ -209,10 +209,9 @@ static bool top_value(struct row_source *src, enum row_field f, struct row_value
 		v->u = (uint64_t)p->tgid;
 		return true;
 	case RF_HOST:
-		return ctx->host && str_value(v, ctx->host, strlen(ctx->host));
+		return name_value(v, ctx->host);
 	case RF_WORKLOAD: /* unread: its GPU evidence went to the final that never came */
-		return !p->exit.unread && str_value(v, workload_name(p->gpu.wl.state),
-						  strlen(workload_name(p->gpu.wl.state)));
+		return !p->exit.unread && name_value(v, workload_name(p->gpu.wl.state));
 	case RF_IOCTL_COUNT:
 		v->u = p->counters.probe.gpu_ioctls;
 		return gpu;
@@ -281,20 +280,17 @@ static bool process_value(const struct row_source *src, enum row_field f, struct
 	case RF_CGROUP:
 		return cg && str_value(v, cg->path, cg->path_len);
 	case RF_CONTAINER_ID:
-		return cg && cg->container_id[0] &&
-		       str_value(v, cg->container_id, strlen(cg->container_id));
+		return cg && cg->container_id[0] && name_value(v, cg->container_id);
 	case RF_POD_UID:
-		return cg && cg->pod.uid[0] && str_value(v, cg->pod.uid, strlen(cg->pod.uid));
+		return cg && cg->pod.uid[0] && name_value(v, cg->pod.uid);
 	case RF_POD_QOS:
-		return cg && cg->pod.uid[0] &&
-		       str_value(v, pod_qos_name(cg->pod.qos), strlen(pod_qos_name(cg->pod.qos)));
+		return cg && cg->pod.uid[0] && name_value(v, pod_qos_name(cg->pod.qos));
 	case RF_CWD:
 		return str_value(v, p->ident.cwd, p->ident.cwd_len);
 	case RF_FRAMEWORK:
 		if (!cat || p->ident.framework >= cat->entries_count)
 			return false;
-		return str_value(v, cat->entries[p->ident.framework].name,
-			strlen(cat->entries[p->ident.framework].name));
+		return name_value(v, cat->entries[p->ident.framework].name);
 	default:
 		return false;
 	}
@@ -371,10 +367,8 @@ static bool cgroup_value(const struct cgroup_figures *c, enum row_field f, struc
 
 static bool syscall_value(const struct syscall_rate *sc, enum row_field f, struct row_value *v)
 {
-	const char *name = sc->name ? sc->name : "?";
-
 	if (f == RF_SYSCALL_NAME)
-		return str_value(v, name, strlen(name));
+		return name_value(v, sc->name ? sc->name : "?");
 	v->f = sc->rate_per_sec;
 	return true;
 }
