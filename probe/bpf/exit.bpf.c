@@ -306,44 +306,7 @@ static __always_inline void on_free(struct task_struct *p)
 	bpf_ringbuf_submit(e, 0);
 }
 
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(exit_exec_btf, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
-{
-	on_exec(p, bprm);
-	return 0;
-}
-
-SEC("raw_tp/sched_process_exec")
-int BPF_PROG(exit_exec_raw, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
-{
-	on_exec(p, bprm);
-	return 0;
-}
-
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(exit_exit_btf, struct task_struct *p)
-{
-	on_exit(p);
-	return 0;
-}
-
-SEC("raw_tp/sched_process_exit")
-int BPF_PROG(exit_exit_raw, struct task_struct *p)
-{
-	on_exit(p);
-	return 0;
-}
-
-SEC("tp_btf/sched_process_free")
-int BPF_PROG(exit_free_btf, struct task_struct *p)
-{
-	on_free(p);
-	return 0;
-}
-
-SEC("raw_tp/sched_process_free")
-int BPF_PROG(exit_free_raw, struct task_struct *p)
-{
-	on_free(p);
-	return 0;
-}
+TP_BTF_AND_RAW(sched_process_exec, exit_exec, on_exec(p, bprm), struct task_struct *p,
+	pid_t old_pid, struct linux_binprm *bprm)
+TP_BTF_AND_RAW(sched_process_exit, exit_exit, on_exit(p), struct task_struct *p)
+TP_BTF_AND_RAW(sched_process_free, exit_free, on_free(p), struct task_struct *p)

@@ -117,7 +117,7 @@ static __always_inline bool gpu_wait(__u8 kind, struct pt_regs *regs)
 	}
 }
 
-static __always_inline int on_enter(struct pt_regs *regs, long id)
+static __always_inline void on_enter(struct pt_regs *regs, long id)
 {
 	__u8 kind = id >= 0 && id < PROBE_SYSCALL_NR_MAX ? call_kind[id] : PROBE_CALL_NONE;
 
@@ -133,7 +133,6 @@ static __always_inline int on_enter(struct pt_regs *regs, long id)
 		count_gpufile(1, 0);
 		mark_inflight(PROBE_INFLIGHT_WAIT, 0);
 	}
-	return 0;
 }
 
 /*
@@ -180,17 +179,7 @@ static __always_inline int on_exit(long nr, bool btf)
 	return 0;
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(gpu_enter_btf, struct pt_regs *regs, long id)
-{
-	return on_enter(regs, id);
-}
-
-SEC("raw_tp/sys_enter")
-int BPF_PROG(gpu_enter_raw, struct pt_regs *regs, long id)
-{
-	return on_enter(regs, id);
-}
+TP_BTF_AND_RAW(sys_enter, gpu_enter, on_enter(regs, id), struct pt_regs *regs, long id)
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(gpu_exit_btf, struct pt_regs *regs, long ret)

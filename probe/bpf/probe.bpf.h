@@ -87,6 +87,26 @@ static __always_inline __u32 task_state(struct task_struct *task)
 	return BPF_CORE_READ((struct task_struct___pre514 *)task, state);
 }
 
+/*
+ * A tracepoint's program in both variants from one body: NAME_btf
+ * (tp_btf) and NAME_raw (raw_tp, for kernels without typed tracepoints);
+ * features.c plans which one loads.  The body reads its arguments as
+ * raw_tp can (BPF_CORE_READ); the program returns 0.
+ */
+#define TP_BTF_AND_RAW(tp, name, body, ...)                                                        \
+	SEC("tp_btf/" #tp)                                                                         \
+	int BPF_PROG(name##_btf, __VA_ARGS__)                                                      \
+	{                                                                                          \
+		body;                                                                              \
+		return 0;                                                                          \
+	}                                                                                          \
+	SEC("raw_tp/" #tp)                                                                         \
+	int BPF_PROG(name##_raw, __VA_ARGS__)                                                      \
+	{                                                                                          \
+		body;                                                                              \
+		return 0;                                                                          \
+	}
+
 char LICENSE[] SEC("license") = "GPL";
 
 #endif

@@ -38,7 +38,7 @@ static __always_inline void count_in(void *map, __u32 g, struct probe_syscall_ke
 		count_drop(PROBE_DROP_SYSCALL_MAP_FULL);
 }
 
-static __always_inline int count_syscall(void *ctx, long id)
+static __always_inline void count_syscall(void *ctx, long id)
 {
 	struct probe_syscall_key key = {
 		.tgid = bpf_get_current_pid_tgid() >> 32,
@@ -46,24 +46,13 @@ static __always_inline int count_syscall(void *ctx, long id)
 	};
 
 	if (id < 0)
-		return 0;
+		return;
 	if (epoch)
 		count_in(&syscalls_1, 1, &key);
 	else
 		count_in(&syscalls_0, 0, &key);
 	if (id < PROBE_SYSCALL_NR_MAX && jump_slot[id])
 		bpf_tail_call(ctx, &jumps, jump_slot[id] - 1);
-	return 0;
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(sys_enter_btf, struct pt_regs *regs, long id)
-{
-	return count_syscall(ctx, id);
-}
-
-SEC("raw_tp/sys_enter")
-int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
-{
-	return count_syscall(ctx, id);
-}
+TP_BTF_AND_RAW(sys_enter, sys_enter, count_syscall(ctx, id), struct pt_regs *regs, long id)
