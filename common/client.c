@@ -209,7 +209,7 @@ int client_connect(struct client *client, const struct msg_hello *hello)
 	int r;
 
 	client_close(client);
-	if ((client->fd = sock_try_connect(client->path, client->ops->type)) < 0) {
+	if ((client->fd = sock_connect(client->path, client->ops->type | SOCK_NONBLOCK)) < 0) {
 		r = client->fd;
 		client->fd = -1;
 		return r;

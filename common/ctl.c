@@ -340,7 +340,7 @@ static int ctl_connect(const char *path, uint64_t deadline_ms)
 	int fd;
 
 	for (;;) {
-		fd = sock_try_connect(path, SOCK_STREAM);
+		fd = sock_connect(path, SOCK_STREAM | SOCK_NONBLOCK);
 		if (fd != -EAGAIN && fd != -EINTR)
 			return fd;
 		if (clock_mono_ms() >= deadline_ms)

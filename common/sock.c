@@ -41,7 +41,7 @@ static int sock_remove_stale(const char *path, int type)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISSOCK(st.st_mode))
 		return -EEXIST;
-	fd = sock_try_connect(path, type);
+	fd = sock_connect(path, type | SOCK_NONBLOCK);
 	if (fd >= 0)
 		close(fd);
 	if (fd >= 0 || fd == -EAGAIN)
@@ -83,14 +83,14 @@ fail:
 	return r;
 }
 
-static int connect_unix(const char *path, int type_flags)
+int sock_connect(const char *path, int type)
 {
 	struct sockaddr_un addr;
 	int fd, r = sock_addr(path, &addr);
 
 	if (r < 0)
 		return r;
-	fd = socket(AF_UNIX, type_flags | SOCK_CLOEXEC, 0);
+	fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
@@ -99,16 +99,6 @@ static int connect_unix(const char *path, int type_flags)
 		return r;
 	}
 	return fd;
-}
-
-int sock_connect(const char *path, int type)
-{
-	return connect_unix(path, type);
-}
-
-int sock_try_connect(const char *path, int type)
-{
-	return connect_unix(path, type | SOCK_NONBLOCK);
 }
 
 int sock_peer(int fd, struct sock_peer *ret_peer)

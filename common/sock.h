@@ -25,13 +25,12 @@ struct sock_peer {
  * a socket.
  */
 int sock_listen(const char *path, int type, gid_t gid);
-/* Connects (blocking, close-on-exec); returns the fd or -errno. */
-int sock_connect(const char *path, int type);
 /*
- * Connects without blocking: returns a non-blocking fd, -EAGAIN when the
- * listener's backlog is full (it stopped accepting), or another -errno.
+ * Connects (close-on-exec); returns the fd or -errno.  With SOCK_NONBLOCK
+ * in type it never blocks: -EAGAIN when the listener's backlog is full (it
+ * stopped accepting).
  */
-int sock_try_connect(const char *path, int type);
+int sock_connect(const char *path, int type);
 int sock_peer(int fd, struct sock_peer *ret_peer);
 /*
  * True when the peer is root, or runs as this process's own uid or as uid;
