@@ -231,8 +231,7 @@ static int resolve_text(const char *spec, const char *devices, struct gpudev_set
 				entry);
 	}
 	*ret_set = set;
-	if (ret_waiting)
-		memcpy(ret_waiting, waiting, sizeof(waiting));
+	memcpy(ret_waiting, waiting, sizeof(waiting));
 	return 0;
 }
 
@@ -243,19 +242,6 @@ static int read_devices(const char *proc_devices, char **ret_text, char *err, si
 
 	if (r < 0 && err && err_len)
 		snprintf(err, err_len, "%s: %s", proc_devices, file_read_strerror(r));
-	return r;
-}
-
-int gpudev_resolve(const char *spec, const char *proc_devices, struct gpudev_set *ret_set,
-	char *err, size_t err_len)
-{
-	char *devices;
-	int r = read_devices(proc_devices, &devices, err, err_len);
-
-	if (r < 0)
-		return r;
-	r = resolve_text(spec, devices, ret_set, NULL, err, err_len);
-	free(devices);
 	return r;
 }
 

@@ -28,13 +28,6 @@ struct gpudev_set {
 	struct gpudev_rule rules[GPUDEV_RULES_MAX];
 };
 
-/*
- * Resolves spec against proc_devices (normally "/proc/devices").  A name
- * absent from the file is not an error (the driver is not loaded); a
- * malformed entry is: -EINVAL with a reason in err.
- */
-int gpudev_resolve(const char *spec, const char *proc_devices, struct gpudev_set *ret_set,
-	char *err, size_t err_len);
 bool gpudev_match(const struct gpudev_set *set, dev_t rdev);
 /* "195:*, 226:128-255" ("none" for no rule), cut to len, for logs. */
 void gpudev_set_format(const struct gpudev_set *set, char *buf, size_t len);
@@ -69,7 +62,11 @@ struct gpudev_watch {
 	char waiting_told[GPUDEV_SPEC_MAX]; /* what gpudev_watch_waiting_news last returned */
 };
 
-/* Resolves spec against proc_devices now; errors as gpudev_resolve. */
+/*
+ * Resolves spec against proc_devices (normally "/proc/devices") now.  A
+ * name absent from the file is not an error (the driver is not loaded); a
+ * malformed entry is: -EINVAL with a reason in err.
+ */
 int gpudev_watch_init(struct gpudev_watch *ret_w, const char *spec, const char *proc_devices,
 	char *err, size_t err_len);
 /*

@@ -49,11 +49,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (data[0] % 4 == 2) {
 		config_parse_size_bytes(text, &v);
 	} else {
-		struct gpudev_set set;
+		struct gpudev_watch w;
 		char err[256];
 
-		if (gpudev_resolve(text, "/proc/devices", &set, err, sizeof(err)) == 0 &&
-			set.rules_count > GPUDEV_RULES_MAX)
+		if (gpudev_watch_init(&w, text, "/proc/devices", err, sizeof(err)) == 0 &&
+			w.set.rules_count > GPUDEV_RULES_MAX)
 			abort();
 	}
 	free(text);

@@ -189,15 +189,15 @@ static int child_do(struct child *c, int what)
 static void look(struct gpu_index *gi, pid_t pid, const char *spec, bool full,
 	struct gpu_fds **kept, bool *holds, struct gpu_mask *m)
 {
-	struct gpudev_set set;
+	struct gpudev_watch w;
 	struct fd_scan scan = { .pos = 0 };
 	char err[256];
 	int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	ck_assert_int_ge(procfd, 0);
-	ck_assert_int_eq(gpudev_resolve(spec, "/proc/devices", &set, err, sizeof(err)), 0);
+	ck_assert_int_eq(gpudev_watch_init(&w, spec, "/proc/devices", err, sizeof(err)), 0);
 	ck_assert_int_eq(
-		gpufd_look(procfd, pid, &set, gi, full, &scan, UINT64_MAX, kept, holds, m), 0);
+		gpufd_look(procfd, pid, &w.set, gi, full, &scan, UINT64_MAX, kept, holds, m), 0);
 	close(procfd);
 }
 
@@ -270,7 +270,7 @@ END_TEST
  */
 START_TEST(look_sliced)
 {
-	struct gpudev_set set;
+	struct gpudev_watch w;
 	struct gpu_index gi;
 	struct gpu_fds *kept = NULL;
 	struct fd_scan scan = { .pos = 0 };
@@ -295,8 +295,8 @@ START_TEST(look_sliced)
 	}
 	ck_assert_int_eq(read(ready[0], &c, 1), 1);
 	load(&gi, "Character devices:\n  1 nvidia\n");
-	ck_assert_int_eq(gpudev_resolve("1:8", "/proc/devices", &set, err, sizeof(err)), 0);
-	while ((r = gpufd_look(procfd, pid, &set, &gi, true, &scan, 0, &kept, &holds, &m)) ==
+	ck_assert_int_eq(gpudev_watch_init(&w, "1:8", "/proc/devices", err, sizeof(err)), 0);
+	while ((r = gpufd_look(procfd, pid, &w.set, &gi, true, &scan, 0, &kept, &holds, &m)) ==
 		-EAGAIN)
 		cuts++;
 	ck_assert_int_eq(r, 0);

@@ -43,41 +43,43 @@ static const char *fake_devices(void)
 
 START_TEST(test_default_set)
 {
-	struct gpudev_set set;
+	struct gpudev_watch w;
+	const struct gpudev_set *set = &w.set;
 	char err[256] = "";
 
-	ck_assert_int_eq(gpudev_resolve("", fake_devices(), &set, err, sizeof(err)), 0);
+	ck_assert_int_eq(gpudev_watch_init(&w, "", fake_devices(), err, sizeof(err)), 0);
 	unlink(devices_path);
-	ck_assert(gpudev_match(&set, makedev(195, 0)));
-	ck_assert(gpudev_match(&set, makedev(195, 255)));
-	ck_assert(gpudev_match(&set, makedev(509, 1)));
-	ck_assert(gpudev_match(&set, makedev(510, 1)));
-	ck_assert(gpudev_match(&set, makedev(234, 0)));
-	ck_assert(gpudev_match(&set, makedev(261, 3)));
-	ck_assert(gpudev_match(&set, makedev(226, 128)));
-	ck_assert(gpudev_match(&set, makedev(226, 255)));
-	ck_assert(!gpudev_match(&set, makedev(226, 0))); /* card0: display, not compute */
-	ck_assert(!gpudev_match(&set, makedev(226, 256)));
-	ck_assert(!gpudev_match(&set, makedev(1, 3)));   /* /dev/null */
-	ck_assert(!gpudev_match(&set, makedev(240, 0))); /* a block major */
+	ck_assert(gpudev_match(set, makedev(195, 0)));
+	ck_assert(gpudev_match(set, makedev(195, 255)));
+	ck_assert(gpudev_match(set, makedev(509, 1)));
+	ck_assert(gpudev_match(set, makedev(510, 1)));
+	ck_assert(gpudev_match(set, makedev(234, 0)));
+	ck_assert(gpudev_match(set, makedev(261, 3)));
+	ck_assert(gpudev_match(set, makedev(226, 128)));
+	ck_assert(gpudev_match(set, makedev(226, 255)));
+	ck_assert(!gpudev_match(set, makedev(226, 0))); /* card0: display, not compute */
+	ck_assert(!gpudev_match(set, makedev(226, 256)));
+	ck_assert(!gpudev_match(set, makedev(1, 3)));   /* /dev/null */
+	ck_assert(!gpudev_match(set, makedev(240, 0))); /* a block major */
 }
 END_TEST
 
 START_TEST(test_explicit_spec)
 {
-	struct gpudev_set set;
+	struct gpudev_watch w;
+	const struct gpudev_set *set = &w.set;
 	char err[256] = "";
 
-	ck_assert_int_eq(gpudev_resolve("kfd 300:7,301:*  absent-driver", fake_devices(), &set, err,
-				 sizeof(err)),
+	ck_assert_int_eq(gpudev_watch_init(&w, "kfd 300:7,301:*  absent-driver", fake_devices(),
+				 err, sizeof(err)),
 		0);
 	unlink(devices_path);
-	ck_assert_uint_eq(set.rules_count, 3);
-	ck_assert(gpudev_match(&set, makedev(234, 9)));
-	ck_assert(gpudev_match(&set, makedev(300, 7)));
-	ck_assert(!gpudev_match(&set, makedev(300, 8)));
-	ck_assert(gpudev_match(&set, makedev(301, 12345)));
-	ck_assert(!gpudev_match(&set, makedev(195, 0)));
+	ck_assert_uint_eq(set->rules_count, 3);
+	ck_assert(gpudev_match(set, makedev(234, 9)));
+	ck_assert(gpudev_match(set, makedev(300, 7)));
+	ck_assert(!gpudev_match(set, makedev(300, 8)));
+	ck_assert(gpudev_match(set, makedev(301, 12345)));
+	ck_assert(!gpudev_match(set, makedev(195, 0)));
 }
 END_TEST
 
@@ -97,17 +99,17 @@ START_TEST(test_bad_specs)
 		"nv*idia",
 		"1:2:3",
 	};
-	struct gpudev_set set = { .rules_count = 7 };
+	struct gpudev_watch w = { .set.rules_count = 7 };
 	char err[256];
 
 	fake_devices();
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
 		ck_assert_msg(
-			gpudev_resolve(bad[i], devices_path, &set, err, sizeof(err)) == -EINVAL,
+			gpudev_watch_init(&w, bad[i], devices_path, err, sizeof(err)) == -EINVAL,
 			"'%s' accepted", bad[i]);
 		ck_assert_ptr_nonnull(strstr(err, "gpu_devices: bad entry"));
-		ck_assert_uint_eq(set.rules_count, 7); /* untouched */
+		ck_assert_uint_eq(w.set.rules_count, 7); /* untouched */
 	}
 	unlink(devices_path);
 }
@@ -116,19 +118,19 @@ END_TEST
 START_TEST(test_limits)
 {
 	char spec[2048] = "", err[256];
-	struct gpudev_set set;
+	struct gpudev_watch w;
 
 	for (int i = 0; i < GPUDEV_RULES_MAX + 1; i++)
 		snprintf(spec + strlen(spec), sizeof(spec) - strlen(spec), "%d:1 ", i + 1);
-	ck_assert_int_eq(gpudev_resolve(spec, fake_devices(), &set, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(gpudev_watch_init(&w, spec, fake_devices(), err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "more than"));
 	memset(spec, 'a', sizeof(spec) - 1);
 	spec[sizeof(spec) - 1] = '\0';
-	ck_assert_int_eq(gpudev_resolve(spec, devices_path, &set, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(gpudev_watch_init(&w, spec, devices_path, err, sizeof(err)), -EINVAL);
 	unlink(devices_path);
 	ck_assert_int_eq(
-		gpudev_resolve("", "/nonexistent/devices", &set, err, sizeof(err)), -ENOENT);
-	ck_assert_int_eq(gpudev_resolve("1:1", "/proc/devices", &set, NULL, 0), 0);
+		gpudev_watch_init(&w, "", "/nonexistent/devices", err, sizeof(err)), -ENOENT);
+	ck_assert_int_eq(gpudev_watch_init(&w, "1:1", "/proc/devices", NULL, 0), 0);
 }
 END_TEST
 
