@@ -47,16 +47,6 @@ void log_init(const char *name, bool verbose)
 	errno = saved_errno;
 }
 
-void log_setverbose(bool verbose)
-{
-	log_verbose = verbose;
-}
-
-bool log_to_journal(void)
-{
-	return log_journal;
-}
-
 static void log_prefix(int priority, char *buf, size_t len)
 {
 	struct timespec ts;

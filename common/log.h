@@ -11,8 +11,6 @@
 
 /* name: the daemon or command ("croft-writer"); verbose: log_debug too. */
 void log_init(const char *name, bool verbose);
-void log_setverbose(bool verbose);
-bool log_to_journal(void);
 
 /* log_warn appends strerror(errno); the others do not.  All keep errno. */
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
