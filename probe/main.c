@@ -169,7 +169,6 @@ static void drop(struct probe_main *pm)
 	if ((r = caps_needed(pm, caps, &ncaps)) < 0)
 		fatalx("probing what bpf() needs after the drop: %s", strerror(-r));
 	daemon_drop(&pm->user, caps, ncaps, denied_after_drop);
-	pm->st.user_uid = pm->user.uid;
 }
 
 /*

@@ -333,9 +333,8 @@ struct probe_state {
 	struct collector *col;
 	struct server *srv;
 	const char *config_path;
-	struct gpudev_watch gpus; /* follows /proc/devices (status_follow_devices) */
-	int gpu_map_error;        /* the device map update that failed, 0 none */
-	uid_t user_uid;
+	struct gpudev_watch gpus;     /* follows /proc/devices (status_follow_devices) */
+	int gpu_map_error;            /* the device map update that failed, 0 none */
 	char caps_kept[PLAN_WHY_LEN]; /* after the drop: "" for none, else which and why */
 };
 /* status.c: the figures of probe.ctl's status (a json_t *). */
