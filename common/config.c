@@ -226,19 +226,17 @@ static void config_section_line(struct config_parse *p, const char *line)
 	p->section = -2;
 }
 
+/* Digits only: strtoull alone would take blanks and a sign first. */
 static int parse_number(const char **s, uint64_t *ret)
 {
-	uint64_t v = 0;
+	char *end;
 
 	if (**s < '0' || **s > '9')
 		return -EINVAL;
-	for (; **s >= '0' && **s <= '9'; (*s)++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return -ERANGE;
-		v = v * 10 + (uint64_t)(**s - '0');
-	}
-	*ret = v;
-	return 0;
+	errno = 0;
+	*ret = strtoull(*s, &end, 10);
+	*s = end;
+	return errno ? -ERANGE : 0;
 }
 
 struct unit {
