@@ -30,7 +30,6 @@ struct group_entry {
 struct peer {
 	struct writer *w;
 	struct conn *conn;
-	struct bufferevent *bev; /* conn's */
 	struct group_entry group[GROUP_BATCHES_MAX];
 	size_t group_count, group_bytes;
 	struct event *retry_ev; /* armed while the group cannot be written */
@@ -74,7 +73,7 @@ static int peer_hello(struct peer *p, uint32_t type, const uint8_t *payload, siz
 		(int)p->conn->cred.pid, (unsigned long long)hello.epoch,
 		(unsigned long long)reply.epoch, (unsigned long long)reply.seq);
 	return msg_compose(
-		bufferevent_get_output(p->bev), MT_HELLO, &reply, sizeof(reply), NULL, 0);
+		bufferevent_get_output(p->conn->bev), MT_HELLO, &reply, sizeof(reply), NULL, 0);
 }
 
 /* The (epoch, seq) the next batch is compared with: the last one queued or committed. */
@@ -129,7 +128,7 @@ static bool peer_reads_acks(const struct peer *p)
 
 static void peer_ack_group(struct peer *p)
 {
-	struct evbuffer *out = bufferevent_get_output(p->bev);
+	struct evbuffer *out = bufferevent_get_output(p->conn->bev);
 
 	for (size_t i = 0; i < p->group_count; i++) {
 		const struct group_entry *e = &p->group[i];
@@ -175,7 +174,7 @@ static void peer_wait(struct peer *p)
 	struct timeval tv = { .tv_sec = (time_t)(p->w->cfg.poll_interval_ms / 1000),
 		.tv_usec = (suseconds_t)(p->w->cfg.poll_interval_ms % 1000 * 1000) };
 
-	bufferevent_disable(p->bev, EV_READ);
+	bufferevent_disable(p->conn->bev, EV_READ);
 	event_add(p->retry_ev, &tv);
 }
 
@@ -187,7 +186,7 @@ static void peer_retry_cb(evutil_socket_t fd, short what, void *arg)
 		peer_wait(p);
 		return;
 	}
-	bufferevent_enable(p->bev, EV_READ);
+	bufferevent_enable(p->conn->bev, EV_READ);
 	peer_process(p);
 }
 
@@ -196,7 +195,7 @@ static int peer_take(struct peer *p)
 {
 	struct msg_hdr hdr;
 	uint8_t *payload = NULL;
-	int ret = msg_pull(bufferevent_get_input(p->bev), MSG_PAYLOAD_MAX, &hdr, &payload);
+	int ret = msg_pull(bufferevent_get_input(p->conn->bev), MSG_PAYLOAD_MAX, &hdr, &payload);
 
 	if (ret <= 0)
 		return ret;
@@ -267,7 +266,6 @@ static int peer_open(void *ctx, struct conn *c)
 	c->data = p;
 	p->w = w;
 	p->conn = c;
-	p->bev = c->bev;
 	p->retry_ev = evtimer_new(w->base, peer_retry_cb, p);
 	return p->retry_ev ? 0 : -ENOMEM;
 }
