@@ -74,12 +74,12 @@ int tgidmap_put(struct tgidmap *m, uint32_t key, uint64_t val)
 /* Backward-shift deletion: later entries of the same run move up, no tombstones. */
 void tgidmap_del(struct tgidmap *m, uint32_t key)
 {
+	uint64_t *val = tgidmap_get(m, key);
 	size_t i, j, home;
 
-	if (!tgidmap_get(m, key))
+	if (!val)
 		return;
-	for (i = slot_of(m, key); m->keys[i] != key; i = (i + 1) & (m->cap - 1))
-		;
+	i = (size_t)(val - m->vals);
 	for (j = (i + 1) & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1)) {
 		home = slot_of(m, m->keys[j]);
 		if (((j - home) & (m->cap - 1)) >= ((j - i) & (m->cap - 1))) {
