@@ -499,18 +499,11 @@ const char *config_key_at(size_t i, const char **ret_section)
 	return config_keys[i].name;
 }
 
-/* The section a key belongs in, when it is not the one it was given in: -1 if none. */
-static int config_key_home(const char *name)
-{
-	for (size_t i = 0; i < KEYS_COUNT; i++)
-		if (!strcmp(config_keys[i].name, name))
-			return config_keys[i].section;
-	return -1;
-}
-
+/* Names are unique across sections (unit config checks): found in another, it belongs there. */
 static void config_key(struct config_parse *p, const char *name, const char *value)
 {
-	int home;
+	size_t i = 0;
+	bool again;
 
 	if (p->section == -2)
 		return; /* already reported at the header */
@@ -518,29 +511,21 @@ static void config_key(struct config_parse *p, const char *name, const char *val
 		config_error(p, p->lineno, name, "outside of a section");
 		return;
 	}
-	for (size_t i = 0; i < KEYS_COUNT; i++) {
-		const struct key_spec *k = &config_keys[i];
-
-		if (k->section != p->section || strcmp(k->name, name))
-			continue;
-		bool again = p->key_line[i] != 0;
-
-		if (again && k->kind != KEY_NAMES) {
-			config_error(
-				p, p->lineno, name, "set twice (first at line %d)", p->key_line[i]);
-			return;
-		}
-		p->key_line[i] = p->lineno;
-		config_set(p, k, value, again);
-		return;
-	}
-	home = config_key_home(name);
-	if (home >= 0)
-		config_error(p, p->lineno, name, "belongs in [%s], not [%s]", config_sections[home],
-			config_sections[p->section]);
-	else
+	while (i < KEYS_COUNT && strcmp(config_keys[i].name, name))
+		i++;
+	again = i < KEYS_COUNT && p->key_line[i] != 0;
+	if (i == KEYS_COUNT)
 		config_error(
 			p, p->lineno, name, "unknown key in [%s]", config_sections[p->section]);
+	else if (config_keys[i].section != p->section)
+		config_error(p, p->lineno, name, "belongs in [%s], not [%s]",
+			config_sections[config_keys[i].section], config_sections[p->section]);
+	else if (again && config_keys[i].kind != KEY_NAMES)
+		config_error(p, p->lineno, name, "set twice (first at line %d)", p->key_line[i]);
+	else {
+		p->key_line[i] = p->lineno;
+		config_set(p, &config_keys[i], value, again);
+	}
 }
 
 /* s without the blanks at its end (it is writable). */

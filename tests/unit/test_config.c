@@ -408,7 +408,12 @@ START_TEST(test_shipped_file_names_every_key)
 	ck_assert_msg(!memcmp(&cfg, &defaults, sizeof(cfg)),
 		"a value the shipped croft.conf shows is not the default");
 	for (size_t i = 0; (name = config_key_at(i, &section)); i++) {
-		const char *next;
+		const char *next, *other_section;
+
+		/* config.c finds a key by its name alone, then checks its section */
+		for (size_t j = 0; j < i; j++)
+			ck_assert_msg(strcmp(config_key_at(j, &other_section), name),
+				"%s is a key of [%s] and of [%s]", name, other_section, section);
 
 		snprintf(want, sizeof(want), "\n[%s]", section);
 		in = strstr(shipped, want);
