@@ -67,9 +67,7 @@ const char *sandbox_syscall_name(int nr)
 {
 	static char *names[SANDBOX_NR_MAX];
 
-	if (nr < 0)
-		return NULL;
-	if (nr >= SANDBOX_NR_MAX)
+	if (nr < 0 || nr >= SANDBOX_NR_MAX)
 		return NULL;
 	if (!names[nr])
 		names[nr] = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);

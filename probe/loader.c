@@ -162,7 +162,6 @@ static int open_concerns(struct probe_objs *objs)
 
 int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t err_len)
 {
-	char why[96];
 	int r;
 
 	memset(objs, 0, sizeof(*objs));
@@ -182,10 +181,8 @@ int loader_open(struct probe_objs *objs, uint32_t map_entries, char *err, size_t
 			objs->failed[CONCERN_SYSCALLS]);
 		goto fail;
 	}
-	if ((r = check_counted_maps(objs, why, sizeof(why))) < 0) {
-		snprintf(err, err_len, "%s", why);
+	if ((r = check_counted_maps(objs, err, err_len)) < 0)
 		goto fail;
-	}
 	if ((r = sync_maps_new(objs)) < 0) {
 		snprintf(err, err_len, "epoch sync map: %s", strerror(-r));
 		goto fail;
