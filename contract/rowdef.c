@@ -120,31 +120,24 @@ size_t utf8_seq(const unsigned char *s, size_t left)
 	return n;
 }
 
-/* One byte that cannot go into a JSON string as is. */
+/* One byte that cannot go into a JSON string as is: JSON's short escape, else \u00XX. */
 static void put_escape(const struct row_sink *k, unsigned char c)
 {
+	static const char *const short_escapes[0x80] = {
+		['"'] = "\\\"",
+		['\\'] = "\\\\",
+		['\n'] = "\\n",
+		['\r'] = "\\r",
+		['\t'] = "\\t",
+	};
 	char esc[8];
 
-	switch (c) {
-	case '"':
-		put(k, "\\\"");
-		break;
-	case '\\':
-		put(k, "\\\\");
-		break;
-	case '\n':
-		put(k, "\\n");
-		break;
-	case '\r':
-		put(k, "\\r");
-		break;
-	case '\t':
-		put(k, "\\t");
-		break;
-	default:
-		snprintf(esc, sizeof(esc), "\\u%04x", c);
-		put(k, esc);
+	if (c < 0x80 && short_escapes[c]) {
+		put(k, short_escapes[c]);
+		return;
 	}
+	snprintf(esc, sizeof(esc), "\\u%04x", c);
+	put(k, esc);
 }
 
 /* Writes text as a JSON string body; returns false when it was not UTF-8
@@ -388,11 +381,6 @@ int gpu_activity_parse(const char *s, size_t len)
 const char *gpu_activity_source_name(enum gpu_activity_source src)
 {
 	return enum_name(activity_sources, GAS_COUNT, src);
-}
-
-int gpu_activity_source_parse(const char *s, size_t len)
-{
-	return enum_parse(activity_sources, GAS_COUNT, s, len);
 }
 
 const char *exit_kind_name(enum exit_kind k)

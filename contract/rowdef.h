@@ -141,7 +141,6 @@ const char *gpu_activity_name(enum gpu_activity a);
 int gpu_activity_parse(const char *s, size_t len);
 /* "none", "nvml_process", "nvml_device", "kernel"; "?" for another value */
 const char *gpu_activity_source_name(enum gpu_activity_source s);
-int gpu_activity_source_parse(const char *s, size_t len);
 
 /* ---- how a process's last row was seen: "exited" (absent: it lives) ---- */
 enum exit_kind { EXIT_LIVES = 0, EXIT_PROBE, EXIT_BETWEEN_POLLS, EXIT_VANISHED, EXIT_COUNT };
