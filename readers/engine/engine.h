@@ -330,7 +330,9 @@ struct strtab {
 		uint32_t id, len;
 	} * slots;
 	size_t slots_cap, count;
-	uint32_t *off, *len; /* per id */
+	struct st_id {
+		uint32_t off, len; /* in arena */
+	} * ids;
 	size_t ids_cap;
 	char *arena;
 	size_t arena_len, arena_cap;

@@ -94,32 +94,13 @@ static int strtab_grow_slots(struct strtab *t)
 
 static uint32_t strtab_add(struct strtab *t, const char *s, size_t len)
 {
-	if (t->count == t->ids_cap) {
-		size_t cap = t->ids_cap ? t->ids_cap * 2 : 64;
-		uint32_t *off = realloc(t->off, cap * sizeof(*off));
-		if (!off)
-			return NONE_ID;
-		t->off = off;
-		uint32_t *lens = realloc(t->len, cap * sizeof(*lens));
-		if (!lens)
-			return NONE_ID;
-		t->len = lens;
-		t->ids_cap = cap;
-	}
-	if (t->arena_len + len + 1 > t->arena_cap) {
-		size_t cap = t->arena_cap ? t->arena_cap : 4096;
-		while (cap < t->arena_len + len + 1)
-			cap *= 2;
-		char *arena = realloc(t->arena, cap);
-		if (!arena || cap > UINT32_MAX)
-			return NONE_ID;
-		t->arena = arena;
-		t->arena_cap = cap;
-	}
+	/* ids are 32-bit offsets into the arena */
+	if (t->arena_len + len + 1 > UINT32_MAX || !VEC_ROOM(t->ids, t->ids_cap, t->count) ||
+		!vec_room((void **)&t->arena, &t->arena_cap, 1, t->arena_len + len, false))
+		return NONE_ID;
 	memcpy(t->arena + t->arena_len, s, len);
 	t->arena[t->arena_len + len] = '\0';
-	t->off[t->count] = (uint32_t)t->arena_len;
-	t->len[t->count] = (uint32_t)len;
+	t->ids[t->count] = (struct st_id){ (uint32_t)t->arena_len, (uint32_t)len };
 	t->arena_len += len + 1;
 	return (uint32_t)t->count++;
 }
@@ -155,7 +136,7 @@ static inline bool slot_holds(const struct strtab *t, const struct st_slot *slot
 {
 	if (slot->len != len || slot->head != head || slot->tail != tail)
 		return false;
-	return len <= 16 || !memcmp(t->arena + t->off[slot->id], s, len);
+	return len <= 16 || !memcmp(t->arena + t->ids[slot->id].off, s, len);
 }
 
 static inline uint32_t intern(struct strtab *t, const char *s, size_t len, bool padded)
@@ -191,8 +172,8 @@ const char *strtab_str(const struct strtab *t, uint32_t id, size_t *ret_len)
 	if (id >= t->count)
 		return NULL;
 	if (ret_len)
-		*ret_len = t->len[id];
-	return t->arena + t->off[id];
+		*ret_len = t->ids[id].len;
+	return t->arena + t->ids[id].off;
 }
 
 uint32_t *strtab_remap(struct strtab *global, const struct strtab *local)
@@ -200,7 +181,7 @@ uint32_t *strtab_remap(struct strtab *global, const struct strtab *local)
 	uint32_t *map = calloc(local->count + 1, sizeof(*map));
 
 	for (size_t i = 0; map && i < local->count; i++) {
-		map[i] = strtab_intern(global, local->arena + local->off[i], local->len[i]);
+		map[i] = strtab_intern(global, local->arena + local->ids[i].off, local->ids[i].len);
 		if (map[i] == NONE_ID) {
 			free(map);
 			return NULL;
@@ -212,8 +193,7 @@ uint32_t *strtab_remap(struct strtab *global, const struct strtab *local)
 void strtab_free(struct strtab *t)
 {
 	free(t->slots);
-	free(t->off);
-	free(t->len);
+	free(t->ids);
 	free(t->arena);
 	memset(t, 0, sizeof(*t));
 }
