@@ -78,21 +78,15 @@ struct row {
 	struct row_syscall syscalls[ROW_SYSCALLS_MAX];
 };
 
-enum rowscan_result {
-	ROWSCAN_OK = 0,
-	ROWSCAN_FALLBACK = 1, /* not handled here: ask jansson */
-};
-
 /*
  * Scans the row at line, up to its '\n' (which must come before end; the
  * scanner finds it: *ret_newline); needs ROWSCAN_PAD readable bytes past end.
  * Handles exactly the rows whose meaning is plain: strict JSON, ASCII
  * strings without escapes, no duplicate known keys, numbers without
- * exponent.  Anything else returns ROWSCAN_FALLBACK and leaves the verdict
- * to rowscan_jansson(), which gives the same row for every line both accept.
+ * exponent.  Anything else returns false and leaves the verdict to
+ * rowscan_jansson(), which gives the same row for every line both accept.
  */
-enum rowscan_result rowscan_fast(
-	const char *line, const char *end, struct row *ret_row, const char **ret_newline);
+bool rowscan_fast(const char *line, const char *end, struct row *ret_row, const char **ret_newline);
 
 /*
  * The reference: json_loadb + row_from_json.  Returns 0, or -EINVAL with a

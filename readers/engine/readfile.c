@@ -101,30 +101,38 @@ static void parse_fallback(struct file_reader *fr, const char *p, size_t len, bo
 }
 
 /*
- * Parses the whole lines of text[0..len); returns the bytes used.  The
- * scanner finds each line's end itself; memchr only for lines it declines.
+ * The line at p, up to its '\n' (before end): the scanner finds that itself;
+ * memchr only for lines it declines.  cut: the file ended inside the line.
  */
-static size_t parse_lines(struct file_reader *fr, size_t len)
+static inline const char *parse_line(
+	struct file_reader *fr, const char *p, const char *end, bool cut)
 {
-	char *p = fr->text, *end = fr->text + len;
 	const char *nl;
 
-	char *last = memrchr(p, '\n', len);
+	if (!fr->jansson_only && rowscan_fast(p, end, &fr->row, &nl)) {
+		fr->line++;
+		fr->rows++;
+		fr->sink->row(fr->ctx, &fr->row);
+		return nl;
+	}
+	nl = memchr(p, '\n', (size_t)(end - p));
+	parse_fallback(fr, p, (size_t)(nl - p), cut);
+	return nl;
+}
 
-	end = last ? last + 1 : p;
+/* Parses the whole lines of text[0..len); returns the bytes used. */
+static size_t parse_lines(struct file_reader *fr, size_t len)
+{
+	const char *p = fr->text, *last = memrchr(p, '\n', len);
+	const char *end = last ? last + 1 : p;
+
 	while (p < end) {
 		if (fr->discarding) {
-			nl = memchr(p, '\n', (size_t)(end - p));
+			p = (const char *)memchr(p, '\n', (size_t)(end - p)) + 1;
 			fr->discarding = false;
-		} else if (!fr->jansson_only && rowscan_fast(p, end, &fr->row, &nl) == ROWSCAN_OK) {
-			fr->line++;
-			fr->rows++;
-			fr->sink->row(fr->ctx, &fr->row);
 		} else {
-			nl = memchr(p, '\n', (size_t)(end - p));
-			parse_fallback(fr, p, (size_t)(nl - p), false);
+			p = parse_line(fr, p, end, false) + 1;
 		}
-		p = (char *)nl + 1;
 	}
 	return (size_t)(p - fr->text);
 }
@@ -150,20 +158,10 @@ static void take_lines(struct file_reader *fr, size_t upto)
 /* The end of the text: a last line without '\n' is kept if it is a row. */
 static void take_last_line(struct file_reader *fr)
 {
-	if (fr->fill == 0 || fr->discarding) {
-		fr->fill = 0;
-		return;
-	}
-	memset(fr->text + fr->fill, 0, ROWSCAN_PAD);
-	fr->text[fr->fill] = '\n';
-	const char *nl;
-	if (!fr->jansson_only &&
-		rowscan_fast(fr->text, fr->text + fr->fill + 1, &fr->row, &nl) == ROWSCAN_OK) {
-		fr->line++;
-		fr->rows++;
-		fr->sink->row(fr->ctx, &fr->row);
-	} else {
-		parse_fallback(fr, fr->text, fr->fill, true);
+	if (fr->fill && !fr->discarding) {
+		memset(fr->text + fr->fill, 0, ROWSCAN_PAD);
+		fr->text[fr->fill] = '\n';
+		parse_line(fr, fr->text, fr->text + fr->fill + 1, true);
 	}
 	fr->fill = 0;
 }

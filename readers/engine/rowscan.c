@@ -660,23 +660,22 @@ void row_clear(struct row *row)
 	memset(row, 0, offsetof(struct row, syscalls));
 }
 
-enum rowscan_result rowscan_fast(
-	const char *line, const char *end, struct row *row, const char **ret_newline)
+bool rowscan_fast(const char *line, const char *end, struct row *row, const char **ret_newline)
 {
 	struct scan s = { line, end };
 	uint32_t seen;
 
 	row_clear(row);
 	if (!scan_object(&s, row, RF_ROOT, 1, &seen))
-		return ROWSCAN_FALLBACK;
+		return false;
 	skip_ws(&s);
 	if (s.p >= s.end || *s.p != '\n')
-		return ROWSCAN_FALLBACK;
+		return false;
 	/* Not a row: let jansson's path word the reason. */
 	uint32_t need = 1u << RF_UNIX_MS | 1u << RF_TGID; /* no workload: no-gpu (rowtable.h) */
 	if ((seen & need) != need)
-		return ROWSCAN_FALLBACK;
+		return false;
 	row->padded = true;
 	*ret_newline = s.p;
-	return ROWSCAN_OK;
+	return true;
 }

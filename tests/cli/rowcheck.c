@@ -61,7 +61,7 @@ int rowcheck_line(const char *text, size_t len, char *why, size_t why_size)
 	memcpy(buf, text, len);
 	buf[len] = '\n';
 	memset(buf + len + 1, 0, ROWSCAN_PAD);
-	if (rowscan_fast(buf, buf + len + 1, &rowcheck_fast, &nl) != ROWSCAN_OK)
+	if (!rowscan_fast(buf, buf + len + 1, &rowcheck_fast, &nl))
 		return 0;
 	if (nl != buf + len) {
 		snprintf(why, why_size, "scanner ended at %td of %zu", nl - buf, len);
