@@ -52,41 +52,28 @@ json_t *json_time_span(uint64_t rows, int64_t first_ms, int64_t last_ms, const c
 	double length, int decimals)
 {
 	char first[40], last[40];
-	json_t *o;
 
 	if (!rows)
 		return json_null();
 	format_time(first_ms, first, sizeof(first));
 	format_time(last_ms, last, sizeof(last));
-	o = json_object();
-	json_object_set_new(o, "first_ms", json_integer(first_ms));
-	json_object_set_new(o, "last_ms", json_integer(last_ms));
-	json_object_set_new(o, "first", json_string(first));
-	json_object_set_new(o, "last", json_string(last));
-	json_object_set_new(o, length_key, json_round(length, decimals));
-	return o;
+	return json_pack("{s:I,s:I,s:s,s:s,s:o}", "first_ms", (json_int_t)first_ms, "last_ms",
+		(json_int_t)last_ms, "first", first, "last", last, length_key,
+		json_round(length, decimals));
 }
 
 json_t *report_json(const struct ds_files *files, const struct ds_report *rep)
 {
-	json_t *o = json_object(), *skipped = json_object(), *list = json_array();
+	json_t *skipped = json_object(), *list = json_array();
 
-	json_object_set_new(o, "files", json_integer((json_int_t)files->n));
-	json_object_set_new(o, "bytes_read", json_integer((json_int_t)rep->bytes_read));
-	json_object_set_new(o, "text_bytes", json_integer((json_int_t)rep->text_bytes));
-	json_object_set_new(o, "rows_read", json_integer((json_int_t)rep->rows));
-	json_object_set_new(o, "bad_lines",
-		json_integer((json_int_t)rep->skipped[SKIP_BAD_LINE] +
-			     (json_int_t)rep->skipped[SKIP_LONG_LINE]));
 	for (int k = 0; k < SKIP_KINDS; k++)
 		json_object_set_new(
 			skipped, ds_skip_kind_name(k), json_integer((json_int_t)rep->skipped[k]));
-	json_object_set_new(o, "skipped", skipped);
-	json_object_set_new(o, "live_tail_bytes", json_integer((json_int_t)rep->live_tail_bytes));
 	for (size_t i = 0; i < rep->skips_count; i++) {
 		const struct ds_skip *s = &rep->skips[i];
 		json_t *e = json_object();
 
+		/* one at a time: a path that is not UTF-8 leaves its key out, not the entry */
 		json_object_set_new(e, "file", json_string(files->v[s->file].path));
 		json_object_set_new(e, "kind", json_string(ds_skip_kind_name(s->kind)));
 		json_object_set_new(
@@ -98,8 +85,11 @@ json_t *report_json(const struct ds_files *files, const struct ds_report *rep)
 		json_object_set_new(e, "reason", json_string(s->reason));
 		json_array_append_new(list, e);
 	}
-	json_object_set_new(o, "skips", list);
-	return o;
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:o,s:I,s:o}", "files", (json_int_t)files->n,
+		"bytes_read", (json_int_t)rep->bytes_read, "text_bytes",
+		(json_int_t)rep->text_bytes, "rows_read", (json_int_t)rep->rows, "bad_lines",
+		(json_int_t)(rep->skipped[SKIP_BAD_LINE] + rep->skipped[SKIP_LONG_LINE]), "skipped",
+		skipped, "live_tail_bytes", (json_int_t)rep->live_tail_bytes, "skips", list);
 }
 
 void report_table(FILE *out, const struct ds_files *files, const struct ds_report *rep)

@@ -315,17 +315,13 @@ static json_t *json_summary(const struct summary *s, int decimals, bool percenti
 void profile_print_json(const struct read_opts *o, const struct profile_result *p,
 	const struct ds_files *files, const struct ds_report *rep)
 {
-	json_t *root = json_object(), *net = json_object(), *disk = json_object();
-	json_t *threads = json_object(), *pm = json_object(), *sel_json;
+	json_t *root, *pm = json_object(), *sel_json;
 	struct listing phases, syscalls;
 	char sel[512];
 
 	selector(o, sel, sizeof(sel), &sel_json);
-	json_object_set_new(root, "selector", sel_json);
-	json_object_set_new(root, "rows", json_integer((json_int_t)p->rows));
-	json_object_set_new(root, "processes", json_integer((json_int_t)p->processes));
-	json_object_set_new(root, "polls", json_integer((json_int_t)p->samples));
-	json_object_set_new(root, "time_span",
+	root = json_pack("{s:o,s:I,s:I,s:I,s:o}", "selector", sel_json, "rows", (json_int_t)p->rows,
+		"processes", (json_int_t)p->processes, "polls", (json_int_t)p->samples, "time_span",
 		json_time_span(p->rows, p->first_ms, p->last_ms, "duration_s",
 			(double)(p->last_ms - p->first_ms) / 1000.0, 3));
 	/* keys only where rows say: older datasets' output stays */
@@ -338,19 +334,19 @@ void profile_print_json(const struct read_opts *o, const struct profile_result *
 		root, "cpu_cores", json_summary(&p->cpu, 4, true, p->has_any & HAS_CPU));
 	json_object_set_new(
 		root, "rss_bytes", json_summary(&p->rss, 1, true, p->has_any & HAS_RSS));
-	json_object_set_new(threads, "mean", json_round(p->threads_mean, 2));
-	json_object_set_new(threads, "max", json_round(p->threads_max, 0));
-	json_object_set_new(root, "threads", threads);
+	json_object_set_new(root, "threads",
+		json_pack("{s:o,s:o}", "mean", json_round(p->threads_mean, 2), "max",
+			json_round(p->threads_max, 0)));
 	if (p->has_any & HAS_SM) /* a key only where NVML was read: the others' output stays */
 		json_object_set_new(root, "gpu_sm_percent", json_summary(&p->sm, 2, true, true));
-	json_object_set_new(net, "rx_bytes_s", json_summary(&p->rx, 2, false, p->has_any & HAS_RX));
-	json_object_set_new(net, "tx_bytes_s", json_summary(&p->tx, 2, false, p->has_any & HAS_TX));
-	json_object_set_new(root, "network", net);
-	json_object_set_new(
-		disk, "read_bytes_s", json_summary(&p->rd, 2, false, p->has_any & HAS_READ));
-	json_object_set_new(
-		disk, "write_bytes_s", json_summary(&p->wr, 2, false, p->has_any & HAS_WRITE));
-	json_object_set_new(root, "disk", disk);
+	json_object_set_new(root, "network",
+		json_pack("{s:o,s:o}", "rx_bytes_s",
+			json_summary(&p->rx, 2, false, p->has_any & HAS_RX), "tx_bytes_s",
+			json_summary(&p->tx, 2, false, p->has_any & HAS_TX)));
+	json_object_set_new(root, "disk",
+		json_pack("{s:o,s:o}", "read_bytes_s",
+			json_summary(&p->rd, 2, false, p->has_any & HAS_READ), "write_bytes_s",
+			json_summary(&p->wr, 2, false, p->has_any & HAS_WRITE)));
 	for (int k = 0; k < PH_KINDS; k++)
 		json_object_set_new(pm, phase_name(k), json_round(p->phase_ms[k] / 1000.0, 3));
 	json_object_set_new(root, "gpu_phase_seconds", pm);
