@@ -538,25 +538,27 @@ static void put_pods(json_t *root, const char *key, const struct stats_result *s
 /* The figures before the listings: the time span, rows, processes, containers. */
 static void put_totals(json_t *root, const struct stats_result *s)
 {
-	double span_h = hours((uint64_t)(s->last_ms - s->first_ms));
+	const struct track_join *j = s->join;
+	double span_h = hours((uint64_t)(j->last_ms - j->first_ms));
 	char a[40], b[40];
 
 	if (root) {
 		json_object_set_new(root, "time_span",
-			json_time_span(s->rows, s->first_ms, s->last_ms, "hours", span_h, 6));
-		json_object_set_new(root, "rows", json_integer((json_int_t)s->rows));
-		json_object_set_new(root, "processes", json_integer((json_int_t)s->processes));
-		json_object_set_new(root, "containers", json_integer((json_int_t)s->containers));
+			json_time_span(j->rows, j->first_ms, j->last_ms, "hours", span_h, 6));
+		json_object_set_new(root, "rows", json_integer((json_int_t)j->rows));
+		json_object_set_new(root, "processes", json_integer((json_int_t)j->processes));
+		json_object_set_new(
+			root, "containers", json_integer((json_int_t)s->containers_tab.count));
 		return;
 	}
-	format_time(s->first_ms, a, sizeof(a));
-	format_time(s->last_ms, b, sizeof(b));
-	if (s->rows)
+	format_time(j->first_ms, a, sizeof(a));
+	format_time(j->last_ms, b, sizeof(b));
+	if (j->rows)
 		printf("time span    %s .. %s (%.3f h)\n", a, b, span_h);
 	else
 		printf("time span    (no rows)\n");
-	printf("rows         %" PRIu64 "\nprocesses    %" PRIu64 "\ncontainers   %" PRIu64 "\n",
-		s->rows, s->processes, s->containers);
+	printf("rows         %" PRIu64 "\nprocesses    %" PRIu64 "\ncontainers   %zu\n", j->rows,
+		j->processes, s->containers_tab.count);
 }
 
 /*

@@ -347,11 +347,6 @@ static int stats_merge(struct merge *m, void *const *ctxs, int workers)
 		return -ENOMEM;
 	proc_finish(s, &m->p);
 	pod_sums_finish(&s->pods);
-	s->rows = m->join.rows;
-	s->first_ms = m->join.first_ms;
-	s->last_ms = m->join.last_ms;
-	s->processes = m->join.processes;
-	s->containers = s->containers_tab.count;
 	s->join = &m->join;
 	return m->oom ? -ENOMEM : 0;
 }

@@ -141,14 +141,12 @@ struct fw_acc {
 
 /* Everything croft stats prints, global ids into the tables. */
 struct stats_result {
-	uint64_t rows, processes, containers;
-	int64_t first_ms, last_ms;
 	uint64_t wl_rows[WL_COUNT], wl_processes[WL_COUNT], wl_ms[WL_COUNT];
 	struct strtab containers_tab, cwds_tab, frameworks_tab;
 	struct gpu_acc *by_container, *by_cwd; /* per id */
 	struct fw_acc *by_framework, fw_none;
 	struct host_acc *by_host, no_host; /* per the join's host id; rows without one */
-	const struct track_join *join;     /* the syscalls and their calls: rate x 1e4 x ms */
+	const struct track_join *join;     /* rows, processes, span; syscalls: rate x 1e4 x ms */
 	struct gpu_acc host;               /* rows with no container */
 	struct gpu_acc cwd_unknown;        /* rows with no cwd */
 	struct gpu_sums gpu;               /* workloads per GPU, container x GPU; system holders */
