@@ -315,15 +315,12 @@ static int ctl_read_reply(int fd, uint64_t deadline_ms, int *ret_status, char **
 		memcpy(&reply, payload, sizeof(reply));
 		if (reply.status < 0 || payload[hdr.len - 1] != '\0')
 			r = -EBADMSG;
+		else if (!(text = strdup((const char *)payload + sizeof(reply))))
+			r = -ENOMEM;
 	}
 	if (r == 0) {
-		text = strdup((const char *)payload + sizeof(reply));
-		if (!text)
-			r = -ENOMEM;
-		else {
-			*ret_status = reply.status;
-			*ret_text = text;
-		}
+		*ret_status = reply.status;
+		*ret_text = text;
 	}
 	free(payload);
 	return r;
