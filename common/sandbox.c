@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <seccomp.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "sandbox.h"

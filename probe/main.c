@@ -7,15 +7,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <event2/event.h>
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "clock.h"
 #include "config.h"

@@ -8,17 +8,13 @@
  * program; the same when /proc/devices changes.  croft-probe, croft user,
  * after the drop (map updates go through fds it already holds).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <event2/buffer.h>
 #include <jansson.h>
 
-#include "config.h"
 #include "daemon.h"
 #include "log.h"
-#include "msg.h"
 #include "probed.h"
 #include "rowdef.h"
 

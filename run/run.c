@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,7 +22,6 @@
 #include "clock.h"
 #include "config.h"
 #include "ctl.h"
-#include "daemon.h"
 #include "handover.h"
 #include "log.h"
 #include "msg.h"

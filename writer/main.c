@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <dirent.h>
@@ -24,7 +23,6 @@
 #include "handover.h"
 #include "log.h"
 #include "priv.h"
-#include "sock.h"
 #include "writer.h"
 
 static const char writer_usage[] =

@@ -7,10 +7,8 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
 
-#include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
