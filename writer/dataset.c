@@ -282,11 +282,6 @@ void dataset_close(struct dataset *ds)
 	free(ds);
 }
 
-bool dataset_committed(const struct dataset *ds, uint64_t epoch, uint64_t seq)
-{
-	return ds->rec.seq && epoch == ds->rec.epoch && seq <= ds->rec.seq;
-}
-
 /* Writes all of iov at off: short writes go on where they stopped, EINTR is retried. */
 static int pwritev_all(int fd, const struct iovec *iov, size_t iovcnt, uint64_t off)
 {

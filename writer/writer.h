@@ -147,7 +147,6 @@ struct dataset {
 int dataset_open(int dirfd, uint64_t interval_ms, struct dataset **ret_ds,
 	char (**ret_leftovers)[SEG_NAME_MAX], size_t *ret_nleftovers);
 void dataset_close(struct dataset *ds);
-bool dataset_committed(const struct dataset *ds, uint64_t epoch, uint64_t seq);
 /* Appends iov (whole batches) and commits (epoch, seq) as the last one.
  * On failure the live file is cut back to the previous commit. */
 int dataset_append(
