@@ -537,7 +537,6 @@ int cmd_run(int argc, char **argv)
 	if (run_parse(argc, argv, &opts) < 0)
 		return 2;
 	log_init("croft-run", opts.verbose);
-	run.verbose = opts.verbose;
 	run.watchdog_ms = RUN_WATCHDOG_MS;
 	const char *watchdog_env = getenv(RUN_WATCHDOG_ENV);
 	if (watchdog_env && atoi(watchdog_env) > 0)

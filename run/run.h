@@ -74,9 +74,8 @@ struct run {
 	struct child *children[3]; /* start order: writer, probe, sampler; NULL: not run */
 	size_t nchildren;
 	bool stopping;
-	bool all_started; /* the start sequence is over */
-	int stop_status;  /* 0, or 1 when a daemon did not exit 0 */
-	bool verbose;
+	bool all_started;     /* the start sequence is over */
+	int stop_status;      /* 0, or 1 when a daemon did not exit 0 */
 	uint64_t watchdog_ms; /* RUN_WATCHDOG_MS or the environment's */
 	/* The supervisor pipe (DAEMON_SUPERVISOR_FD_ENV): each daemon inherits
 	 * the read end; the write end is only ours, so its EOF tells them we
