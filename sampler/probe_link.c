@@ -34,7 +34,7 @@ struct probe_link_gpu_ghost {
 	uint64_t start_boot_ns;
 };
 
-/* Records as sent: a struct probe_proc, then its syscalls, then the next. */
+/* Records of an answer, grown by bytes_append. */
 struct probe_link_bytes {
 	uint8_t *data;
 	size_t len, cap;
@@ -48,19 +48,17 @@ struct probe_link {
 	bool asked; /* its completion is still to come */
 	char state[384];
 	uint64_t answers; /* on this connection */
-	/* the PROCS payloads of this answer, batch headers stripped */
+	/* the PROCS payloads of this answer, batch headers stripped: a struct
+	 * probe_proc, then its syscalls, then the next */
 	struct probe_link_bytes procs;
 	/* the records no process took, offered once more with the next answer:
 	 * a process gone before its final came, or born after /proc was read */
 	struct probe_link_bytes carried;
-	struct probe_exit *exits;
-	size_t exits_count, exits_cap;
-	struct probe_final *finals;
-	size_t finals_count, finals_cap;
+	struct probe_link_bytes exits, finals; /* struct probe_exit, struct probe_final */
+	size_t exits_count, finals_count;
 	struct probe_end end;
-	bool whole;               /* the answer asked for has come */
-	struct probe_tgid *tgids; /* its records, indexed by answer_of */
-	size_t tgids_cap;
+	bool whole;                    /* the answer asked for has come */
+	struct probe_link_bytes tgids; /* struct probe_tgid: its records, indexed by answer_of */
 	struct probe_link_gpu_ghost ghosts[PROBE_LINK_GHOSTS];
 	size_t ghosts_next;
 	struct probe_link_stats stats;
@@ -94,9 +92,9 @@ void probe_link_free(struct probe_link *link)
 	client_free(link->client);
 	free(link->procs.data);
 	free(link->carried.data);
-	free(link->exits);
-	free(link->finals);
-	free(link->tgids);
+	free(link->exits.data);
+	free(link->finals.data);
+	free(link->tgids.data);
 	free(link);
 }
 
@@ -205,23 +203,15 @@ static int take_procs(struct probe_link *link, struct msg_cursor *cur)
 static int take_exits(struct probe_link *link, struct msg_cursor *cur)
 {
 	struct probe_batch batch;
-	struct probe_exit *grown;
+	int r;
 
 	if (msg_get(cur, &batch, sizeof(batch)) < 0 ||
 		(size_t)batch.count * sizeof(struct probe_exit) != cur->left)
 		return -EBADMSG;
-	if (link->exits_count + batch.count > link->exits_cap) {
-		size_t cap = (link->exits_count + batch.count) * 2;
-
-		if (cap * sizeof(*grown) > PROBE_LINK_ANSWER_MAX ||
-			!(grown = realloc(link->exits, cap * sizeof(*grown))))
-			return -ENOMEM;
-		link->exits = grown;
-		link->exits_cap = cap;
-	}
-	for (uint32_t i = 0; i < batch.count; i++)
-		msg_get(cur, &link->exits[link->exits_count++], sizeof(struct probe_exit));
-	return 0;
+	r = bytes_append(&link->exits, cur->pos, cur->left, PROBE_LINK_ANSWER_MAX);
+	if (r == 0)
+		link->exits_count += batch.count;
+	return r;
 }
 
 /* A FINALS packet: whole records, their strings NUL-terminated within their fields, argv_len
@@ -229,29 +219,27 @@ static int take_exits(struct probe_link *link, struct msg_cursor *cur)
 static int take_finals(struct probe_link *link, struct msg_cursor *cur)
 {
 	struct probe_batch batch;
-	struct probe_final *grown;
+	const uint8_t *start;
+	size_t len;
+	int r;
 
 	if (msg_get(cur, &batch, sizeof(batch)) < 0 ||
 		(size_t)batch.count * sizeof(struct probe_final) != cur->left ||
 		link->finals_count + batch.count > PROBE_FINALS_MAX)
 		return -EBADMSG;
-	if (link->finals_count + batch.count > link->finals_cap) {
-		size_t cap = (link->finals_count + batch.count) * 2;
-
-		if (!(grown = realloc(link->finals, cap * sizeof(*grown))))
-			return -ENOMEM;
-		link->finals = grown;
-		link->finals_cap = cap;
-	}
+	start = cur->pos;
+	len = cur->left;
 	for (uint32_t i = 0; i < batch.count; i++) {
-		struct probe_final *f = &link->finals[link->finals_count];
+		struct probe_final f;
 
-		msg_get(cur, f, sizeof(*f));
-		if (!memchr(f->cgroup, '\0', sizeof(f->cgroup)) ||
-			!memchr(f->exe, '\0', sizeof(f->exe)) || f->argv_len > sizeof(f->argv))
+		msg_get(cur, &f, sizeof(f));
+		if (!memchr(f.cgroup, '\0', sizeof(f.cgroup)) ||
+			!memchr(f.exe, '\0', sizeof(f.exe)) || f.argv_len > sizeof(f.argv))
 			return -EBADMSG;
-		link->finals_count++;
 	}
+	if ((r = bytes_append(&link->finals, start, len, SIZE_MAX)) < 0)
+		return r;
+	link->finals_count += batch.count;
 	return 0;
 }
 
@@ -286,7 +274,7 @@ int probe_link_take(struct probe_link *link, const struct msg_hdr *hdr, const ui
 static void count_exits(struct probe_link *link)
 {
 	for (size_t i = 0; i < link->exits_count; i++) {
-		const struct probe_exit *x = &link->exits[i];
+		const struct probe_exit *x = (const struct probe_exit *)link->exits.data + i;
 
 		link->stats.exits_seen++;
 		for (size_t g = 0; g < PROBE_LINK_GHOSTS; g++) {
@@ -306,34 +294,25 @@ static void count_exits(struct probe_link *link)
 /* The records of a whole answer, one per tgid as sent (take_procs checked their bounds). */
 static int index_tgids(struct probe_link *link, size_t *ret_count)
 {
-	size_t n = 0, fresh_len = link->procs.len;
+	size_t fresh_len = link->procs.len;
 
 	/* the last answer's records carried over go after this answer's, indexed alike
 	 * (a process may take two records: they add) */
 	if (bytes_append(&link->procs, link->carried.data, link->carried.len, SIZE_MAX) < 0)
 		return -ENOMEM;
 	link->carried.len = 0;
+	link->tgids.len = 0;
 	/* by offset: procs is NULL in an answer without records, and NULL + 0 is UB */
-	for (size_t off = 0; off < link->procs.len; n++) {
-		struct probe_tgid *t;
+	for (size_t off = 0; off < link->procs.len;) {
+		struct probe_tgid t = { .matched = false, .carried = off >= fresh_len };
 
-		if (n == link->tgids_cap) {
-			size_t cap = n ? n * 2 : 64;
-
-			if (!(t = realloc(link->tgids, cap * sizeof(*t))))
-				return -ENOMEM;
-			link->tgids = t;
-			link->tgids_cap = cap;
-		}
-		t = &link->tgids[n];
-		memcpy(&t->rec, link->procs.data + off, sizeof(t->rec));
-		t->syscalls =
-			(const struct probe_syscall *)(link->procs.data + off + sizeof(t->rec));
-		t->matched = false;
-		t->carried = off >= fresh_len;
-		off += sizeof(t->rec) + t->rec.syscalls_count * sizeof(struct probe_syscall);
+		memcpy(&t.rec, link->procs.data + off, sizeof(t.rec));
+		t.syscalls = (const struct probe_syscall *)(link->procs.data + off + sizeof(t.rec));
+		off += sizeof(t.rec) + t.rec.syscalls_count * sizeof(struct probe_syscall);
+		if (bytes_append(&link->tgids, &t, sizeof(t), SIZE_MAX) < 0)
+			return -ENOMEM;
 	}
-	*ret_count = n;
+	*ret_count = link->tgids.len / sizeof(struct probe_tgid);
 	return 0;
 }
 
@@ -361,9 +340,9 @@ static int answer_of(struct probe_link *link, struct probe_answer *ret_answer)
 	snprintf(link->state, sizeof(link->state),
 		ret_answer->answered ? "connected" : "connected, first answer is the baseline");
 	/* a baseline's counts span time before we asked; its finals are whole all the same */
-	ret_answer->finals = link->finals;
+	ret_answer->finals = (const struct probe_final *)link->finals.data;
 	ret_answer->finals_count = link->finals_count;
-	ret_answer->exits = link->exits;
+	ret_answer->exits = (const struct probe_exit *)link->exits.data;
 	ret_answer->exits_count = link->exits_count;
 	ret_answer->finals_sent = ret_answer->finals_sent && ret_answer->answered;
 	if (!ret_answer->answered)
@@ -371,7 +350,7 @@ static int answer_of(struct probe_link *link, struct probe_answer *ret_answer)
 	r = index_tgids(link, &ret_answer->tgids_count);
 	if (r < 0) /* no counts, rather than some */
 		*ret_answer = (struct probe_answer){ .answered = false };
-	ret_answer->tgids = link->tgids; /* once grown */
+	ret_answer->tgids = (struct probe_tgid *)link->tgids.data; /* once grown */
 	if (r < 0)
 		ret_answer->finals_count = 0;
 	return r;
@@ -436,7 +415,8 @@ static void send_poll(struct probe_link *link)
 	struct probe_poll req = { 0 };
 	int r;
 
-	link->procs.len = link->exits_count = link->finals_count = 0;
+	link->procs.len = link->exits.len = link->finals.len = 0;
+	link->exits_count = link->finals_count = 0;
 	link->stats.records_last = 0;
 	r = client_send(link->client, MT_PROBE_POLL, &req, sizeof(req), NULL, 0);
 	if (r < 0)
