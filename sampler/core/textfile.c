@@ -47,9 +47,33 @@ struct tf_table {
 	size_t count;
 	struct tf_sums other; /* the groups not shown, and those over the cap */
 	uint64_t other_processes, other_rss_bytes;
-	/* Its series carry label and pod_uid (containers, pods): only there
-	 * can a change of them start a new series. */
-	bool labelled;
+};
+
+/* The tables, in the order croft.prom shows them, and the figures of their series. */
+enum group_kind { GK_MIG, GK_CONTAINER, GK_POD, GK_USER, GK_FRAMEWORK, GK_COUNT };
+enum group_figure { XF_HELD, XF_BUSY, XF_IDLE, XF_UNKNOWN, XF_CPU, XF_RSS, XF_PROCESSES, XF_COUNT };
+#define XF_GPU_HELD (1u << XF_HELD | 1u << XF_BUSY | 1u << XF_IDLE | 1u << XF_UNKNOWN)
+#define XF_USAGE    (XF_GPU_HELD | 1u << XF_CPU | 1u << XF_RSS)
+static const struct group_kind_def {
+	const char *prefix, *key_label;
+	const char *noun; /* whom the series are per, in their help */
+	bool all;         /* every group shown: no top N, no "other" */
+	bool labelled; /* its series carry label (a container's pod_uid too), which restart them */
+	unsigned figures; /* 1 << enum group_figure */
+} group_kinds[GK_COUNT] = {
+	[GK_MIG] = { "croft_mig", "mig", "MIG instance", true, false,
+		XF_GPU_HELD | 1u << XF_PROCESSES },
+	[GK_CONTAINER] = { "croft_container", "container_id",
+		"container (the top N by GPU-held time; host processes without container_id; the "
+		"rest as other)",
+		false, true, XF_USAGE },
+	[GK_POD] = { "croft_pod", "pod_uid", "pod (the top N by GPU-held time; the rest as other)",
+		false, true, XF_USAGE },
+	[GK_USER] = { "croft_user", "uid",
+		"user (process.uid; the top N by GPU-held time, the rest as other)", false, false,
+		XF_USAGE },
+	[GK_FRAMEWORK] = { "croft_framework", "framework", "framework", true, false,
+		1u << XF_CPU | 1u << XF_PROCESSES },
 };
 
 struct tf_gpu {
@@ -62,7 +86,7 @@ struct tf_gpu {
 
 struct textfile {
 	uint64_t gen;
-	struct tf_table containers, pods, users, frameworks, migs;
+	struct tf_table tables[GK_COUNT];
 	struct tf_gpu gpus[GPU_SLOTS];
 	uint64_t states[WL_COUNT];
 };
@@ -106,7 +130,6 @@ int textfile_new(struct textfile **ret_tf)
 
 	if (!tf)
 		return -ENOMEM;
-	tf->containers.labelled = tf->pods.labelled = true;
 	*ret_tf = tf;
 	return 0;
 }
@@ -115,17 +138,9 @@ void textfile_free(struct textfile *tf)
 {
 	if (!tf)
 		return;
-	table_clear(&tf->containers);
-	table_clear(&tf->pods);
-	table_clear(&tf->users);
-	table_clear(&tf->frameworks);
-	table_clear(&tf->migs);
+	for (int k = 0; k < GK_COUNT; k++)
+		table_clear(&tf->tables[k]);
 	free(tf);
-}
-
-static void table_begin(struct tf_table *tab)
-{
-	tab->other_processes = tab->other_rss_bytes = 0;
 }
 
 void textfile_begin(struct textfile *tf, uint64_t gen)
@@ -136,11 +151,8 @@ void textfile_begin(struct textfile *tf, uint64_t gen)
 		tf->gpus[i].processes = 0;
 		tf->gpus[i].age_known = false;
 	}
-	table_begin(&tf->containers);
-	table_begin(&tf->pods);
-	table_begin(&tf->users);
-	table_begin(&tf->frameworks);
-	table_begin(&tf->migs);
+	for (int k = 0; k < GK_COUNT; k++)
+		tf->tables[k].other_processes = tf->tables[k].other_rss_bytes = 0;
 }
 
 static void sums_add(struct tf_sums *to, const struct tf_sums *from)
@@ -166,9 +178,10 @@ static void take_first(char *dst, size_t size, const char *src, size_t len, bool
 }
 
 /* What one process adds to its group this poll. */
-static void group_add(struct tf_table *tab, const char *key, const struct textfile_row *r,
-	const struct tf_sums *inc, uint64_t gen)
+static void group_add(struct textfile *tf, enum group_kind kind, const char *key,
+	const struct textfile_row *r, const struct tf_sums *inc)
 {
+	struct tf_table *tab = &tf->tables[kind];
 	struct tf_group *g = group_get(tab, key);
 
 	if (!g) {
@@ -177,8 +190,8 @@ static void group_add(struct tf_table *tab, const char *key, const struct textfi
 		tab->other_rss_bytes += r->exited ? 0 : r->rss_bytes;
 		return;
 	}
-	if (g->seen_gen != gen) {
-		g->seen_gen = gen;
+	if (g->seen_gen != tf->gen) {
+		g->seen_gen = tf->gen;
 		g->processes = g->rss_bytes = 0;
 		g->now_label[0] = g->now_pod[0] = '\0';
 		g->label_taken = g->pod_taken = false;
@@ -189,7 +202,7 @@ static void group_add(struct tf_table *tab, const char *key, const struct textfi
 	sums_add(&g->total, inc);
 	/* Host processes (key "") are no one container: their labels and pods
 	 * differ from process to process, and would restart the series. */
-	if (!tab->labelled || !key[0])
+	if (!group_kinds[kind].labelled || !key[0])
 		return;
 	take_first(g->now_label, sizeof(g->now_label), r->label, r->label_len, &g->label_taken);
 	take_first(g->now_pod, sizeof(g->now_pod), r->pod_uid, r->pod_uid ? strlen(r->pod_uid) : 0,
@@ -246,16 +259,16 @@ void textfile_add(struct textfile *tf, const struct textfile_row *r)
 	gpus_add(tf, r, &inc);
 	if (r->container_id)
 		snprintf(id, sizeof(id), "%s", r->container_id);
-	group_add(&tf->containers, id, r, &inc, tf->gen);
+	group_add(tf, GK_CONTAINER, id, r, &inc);
 	if (r->pod_uid && *r->pod_uid)
-		group_add(&tf->pods, r->pod_uid, r, &inc, tf->gen);
+		group_add(tf, GK_POD, r->pod_uid, r, &inc);
 	if (r->uid_known) {
 		snprintf(uid, sizeof(uid), "%" PRIu32, r->uid);
-		group_add(&tf->users, uid, r, &inc, tf->gen);
+		group_add(tf, GK_USER, uid, r, &inc);
 	}
-	group_add(&tf->frameworks, r->framework ? r->framework : "", r, &inc, tf->gen);
+	group_add(tf, GK_FRAMEWORK, r->framework ? r->framework : "", r, &inc);
 	for (size_t i = 0; r->state != WL_NO_GPU && i < r->migs_count; i++)
-		group_add(&tf->migs, r->migs[i], r, &inc, tf->gen);
+		group_add(tf, GK_MIG, r->migs[i], r, &inc);
 }
 
 /* Ranked: the most GPU-held time first, then CPU time, then by key. */
@@ -309,11 +322,8 @@ static void table_settle(struct tf_table *tab, uint32_t top, bool all, uint64_t 
 
 void textfile_settle(struct textfile *tf, uint32_t top)
 {
-	table_settle(&tf->containers, top, false, tf->gen);
-	table_settle(&tf->pods, top, false, tf->gen);
-	table_settle(&tf->users, top, false, tf->gen);
-	table_settle(&tf->frameworks, 0, true, tf->gen);
-	table_settle(&tf->migs, 0, true, tf->gen);
+	for (int k = 0; k < GK_COUNT; k++)
+		table_settle(&tf->tables[k], top, group_kinds[k].all, tf->gen);
 }
 
 /* ---- printing ---- */
@@ -420,7 +430,6 @@ static void print_gpus(const struct textfile *tf, FILE *f)
 }
 
 /* ---- per container, pod and framework ---- */
-enum group_figure { XF_HELD, XF_BUSY, XF_IDLE, XF_UNKNOWN, XF_CPU, XF_RSS, XF_PROCESSES, XF_COUNT };
 static const char *const figure_suffix[XF_COUNT] = {
 	[XF_HELD] = "gpu_held_seconds_total",
 	[XF_BUSY] = "gpu_busy_held_seconds_total",
@@ -447,7 +456,6 @@ static const char *const figure_help[XF_COUNT] = {
 	[XF_PROCESSES] = "Processes at the last poll, per %s.",
 };
 
-enum group_kind { GK_CONTAINER, GK_POD, GK_USER, GK_FRAMEWORK, GK_MIG };
 struct group_view {
 	const char *key; /* NULL: "other" */
 	const char *pod, *label;
@@ -457,8 +465,6 @@ struct group_view {
 
 static void group_labels(FILE *f, enum group_kind kind, const struct group_view *v)
 {
-	static const char *const key_label[] = { "container_id", "pod_uid", "uid", "framework",
-		"mig" };
 	const char *key = v->key ? v->key : "other";
 
 	if (kind == GK_FRAMEWORK && v->key && !v->key[0])
@@ -469,7 +475,7 @@ static void group_labels(FILE *f, enum group_kind kind, const struct group_view 
 		textfile_put_value(f, key, strcspn(key, "/"));
 		fputs("\",", f);
 	}
-	fprintf(f, "%s=\"", key_label[kind]);
+	fprintf(f, "%s=\"", group_kinds[kind].key_label);
 	textfile_put_value(f, key, strlen(key));
 	if (v->pod && v->pod[0]) {
 		fputs("\",pod_uid=\"", f);
@@ -500,32 +506,27 @@ static void group_value(FILE *f, enum group_figure m, const struct group_view *v
 		count(f, v->processes);
 }
 
-static void print_table(const struct tf_table *tab, enum group_kind kind, const char *prefix,
-	const bool figures[XF_COUNT], uint64_t gen, FILE *f)
+static void print_table(const struct textfile *tf, enum group_kind kind, FILE *f)
 {
+	const struct group_kind_def *def = &group_kinds[kind];
+	const struct tf_table *tab = &tf->tables[kind];
 	const struct group_view other = { NULL, NULL, NULL, &tab->other, tab->other_processes,
 		tab->other_rss_bytes };
 
 	for (int m = 0; m < XF_COUNT; m++) {
-		static const char *const noun[] = { "container (the top N by GPU-held time; host "
-						    "processes without container_id; "
-						    "the rest as other)",
-			"pod (the top N by GPU-held time; the rest as other)",
-			"user (process.uid; the top N by GPU-held time, the rest as other)",
-			"framework", "MIG instance" };
 		char name[64], help[256];
-		struct metric def = { name, figure_type[m], help };
+		struct metric metric = { name, figure_type[m], help };
 
-		if (!figures[m])
+		if (!(def->figures & 1u << m))
 			continue;
-		snprintf(name, sizeof(name), "%s_%s", prefix, figure_suffix[m]);
-		snprintf(help, sizeof(help), figure_help[m], noun[kind]);
-		header(f, &def);
+		snprintf(name, sizeof(name), "%s_%s", def->prefix, figure_suffix[m]);
+		snprintf(help, sizeof(help), figure_help[m], def->noun);
+		header(f, &metric);
 		for (size_t i = 0; i < tab->count; i++) {
 			const struct tf_group *g = tab->all[i];
-			bool seen = g->seen_gen == gen;
+			bool seen = g->seen_gen == tf->gen;
 			struct group_view v = { g->key, kind == GK_CONTAINER ? g->pod : NULL,
-				kind <= GK_POD ? g->label : NULL, &g->series,
+				def->labelled ? g->label : NULL, &g->series,
 				seen ? g->processes : 0, seen ? g->rss_bytes : 0 };
 
 			if (!g->shown)
@@ -534,8 +535,8 @@ static void print_table(const struct tf_table *tab, enum group_kind kind, const 
 			group_labels(f, kind, &v);
 			group_value(f, (enum group_figure)m, &v);
 		}
-		if (kind == GK_FRAMEWORK || kind == GK_MIG)
-			continue; /* all shown */
+		if (def->all)
+			continue; /* no "other" */
 		fputs(name, f);
 		group_labels(f, kind, &other);
 		group_value(f, (enum group_figure)m, &other);
@@ -639,19 +640,10 @@ static void print_health(const struct textfile_health *h, FILE *f)
 
 int textfile_print(const struct textfile *tf, const struct textfile_health *h, FILE *f)
 {
-	static const bool group_figures[XF_COUNT] = { true, true, true, true, true, true, false };
-	static const bool framework_figures[XF_COUNT] = { false, false, false, false, true, false,
-		true };
-	static const bool mig_figures[XF_COUNT] = { true, true, true, true, false, false, true };
-
 	print_gpus(tf, f);
 	textfile_print_nvml(h->nvml, f);
-	print_table(&tf->migs, GK_MIG, "croft_mig", mig_figures, tf->gen, f);
-	print_table(&tf->containers, GK_CONTAINER, "croft_container", group_figures, tf->gen, f);
-	print_table(&tf->pods, GK_POD, "croft_pod", group_figures, tf->gen, f);
-	print_table(&tf->users, GK_USER, "croft_user", group_figures, tf->gen, f);
-	print_table(
-		&tf->frameworks, GK_FRAMEWORK, "croft_framework", framework_figures, tf->gen, f);
+	for (int k = 0; k < GK_COUNT; k++)
+		print_table(tf, (enum group_kind)k, f);
 	print_states(tf, f);
 	print_health(h, f);
 	return ferror(f) ? -EIO : 0;
