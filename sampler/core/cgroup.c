@@ -27,6 +27,12 @@ struct cgroup_table {
 	struct hash_link *buckets[CGROUP_HASH_BUCKETS];
 };
 
+/* A v1 hierarchy's controller (or name) as mountinfo and /proc/<pid>/cgroup list it. */
+static const char *const v1_names[CGH_COUNT] = { [CGH_MEMORY] = "memory",
+	[CGH_CPU] = "cpu",
+	[CGH_CPUACCT] = "cpuacct",
+	[CGH_SYSTEMD] = "name=systemd" };
+
 static const char *const id_prefixes[] = { "docker-", "cri-containerd-", "crio-", "libpod-" };
 
 /* Copies a mount point, refusing escaped or oversized ones. */
@@ -78,20 +84,11 @@ static void mounts_line(const char *line, size_t len, struct cgroup_mounts *m)
 	if (!super)
 		return;
 	super++;
-	if (strncmp(fstype, "cgroup2 ", 8) == 0) {
-		set_mount(m->v2, sizeof(m->v2), f[4], flen[4]);
-	} else if (strncmp(fstype, "cgroup ", 7) == 0) {
-		size_t slen = (size_t)(end - super);
-
-		if (has_option(super, slen, "memory"))
-			set_mount(m->memory, sizeof(m->memory), f[4], flen[4]);
-		if (has_option(super, slen, "cpu"))
-			set_mount(m->cpu, sizeof(m->cpu), f[4], flen[4]);
-		if (has_option(super, slen, "cpuacct"))
-			set_mount(m->cpuacct, sizeof(m->cpuacct), f[4], flen[4]);
-		if (has_option(super, slen, "name=systemd"))
-			set_mount(m->systemd, sizeof(m->systemd), f[4], flen[4]);
-	}
+	for (int h = 0; h < CGH_COUNT; h++)
+		if (h == CGH_V2 ? strncmp(fstype, "cgroup2 ", 8) == 0
+				: strncmp(fstype, "cgroup ", 7) == 0 &&
+					  has_option(super, (size_t)(end - super), v1_names[h]))
+			set_mount(m->at[h], sizeof(m->at[h]), f[4], flen[4]);
 }
 
 int cgroup_mounts_parse(const char *mountinfo, size_t len, struct cgroup_mounts *ret_mounts)
@@ -123,17 +120,12 @@ int cgroup_mounts_read(struct cgroup_mounts *ret_mounts)
 	return r;
 }
 
-static void set_path(const char **dst, size_t *dst_len, const char *path, size_t len)
-{
-	*dst = path;
-	*dst_len = len;
-}
-
 /* "hierarchy:controllers:path" lines; v2 is "0::path". */
 int cgroup_parse_proc(const char *text, size_t len, struct cgroup_paths *ret_paths)
 {
 	struct cgroup_paths paths = { 0 };
 	const char *p = text, *end = text + len;
+	bool any = false;
 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -145,20 +137,17 @@ int cgroup_parse_proc(const char *text, size_t len, struct cgroup_paths *ret_pat
 			const char *ctl = c1 + 1, *path = c2 + 1;
 			size_t ctl_len = (size_t)(c2 - ctl), plen = (size_t)(lend - path);
 
-			if (ctl_len == 0 && c1 - p == 1 && p[0] == '0')
-				set_path(&paths.v2, &paths.v2_len, path, plen);
-			if (has_option(ctl, ctl_len, "memory"))
-				set_path(&paths.memory, &paths.memory_len, path, plen);
-			if (has_option(ctl, ctl_len, "cpu"))
-				set_path(&paths.cpu, &paths.cpu_len, path, plen);
-			if (has_option(ctl, ctl_len, "cpuacct"))
-				set_path(&paths.cpuacct, &paths.cpuacct_len, path, plen);
-			if (has_option(ctl, ctl_len, "name=systemd"))
-				set_path(&paths.systemd, &paths.systemd_len, path, plen);
+			for (int h = 0; h < CGH_COUNT; h++)
+				if (h == CGH_V2 ? ctl_len == 0 && c1 - p == 1 && p[0] == '0'
+						: has_option(ctl, ctl_len, v1_names[h])) {
+					paths.path[h] = path;
+					paths.len[h] = plen;
+					any = true;
+				}
 		}
 		p = lend + 1;
 	}
-	if (!paths.v2 && !paths.memory && !paths.cpu && !paths.cpuacct && !paths.systemd)
+	if (!any)
 		return -ENOENT;
 	*ret_paths = paths;
 	return 0;
@@ -297,7 +286,7 @@ static void read_pressure(struct cgroup *cg, const char *name, unsigned bit, dou
 {
 	char buf[CGROUP_FILE_MAX];
 
-	if (read_small(cg->dir_v2, name, buf, sizeof(buf)) == 0 &&
+	if (read_small(cg->dir[CGH_V2], name, buf, sizeof(buf)) == 0 &&
 		cgroup_parse_pressure(buf, ret) == 0)
 		cg->now.have |= bit;
 }
@@ -306,12 +295,12 @@ static void read_memory(struct cgroup *cg)
 {
 	char buf[CGROUP_FILE_MAX];
 
-	if (read_u64(cg->dir_v2, "memory.current", &cg->now.memory_bytes) == 0 ||
-		read_u64(cg->dir_memory, "memory.usage_in_bytes", &cg->now.memory_bytes) == 0)
+	if (read_u64(cg->dir[CGH_V2], "memory.current", &cg->now.memory_bytes) == 0 ||
+		read_u64(cg->dir[CGH_MEMORY], "memory.usage_in_bytes", &cg->now.memory_bytes) == 0)
 		cg->now.have |= CGF_MEMORY;
-	if ((read_small(cg->dir_v2, "memory.events", buf, sizeof(buf)) == 0 &&
+	if ((read_small(cg->dir[CGH_V2], "memory.events", buf, sizeof(buf)) == 0 &&
 		    cgroup_parse_keyed(buf, "oom_kill", &cg->now.oom_kills) == 0) ||
-		(read_small(cg->dir_memory, "memory.oom_control", buf, sizeof(buf)) == 0 &&
+		(read_small(cg->dir[CGH_MEMORY], "memory.oom_control", buf, sizeof(buf)) == 0 &&
 			cgroup_parse_keyed(buf, "oom_kill", &cg->now.oom_kills) == 0))
 		cg->now.have |= CGF_OOM;
 }
@@ -321,19 +310,19 @@ static void read_cpu(struct cgroup *cg, uint64_t *usage_ns, bool *have_usage, ui
 	uint64_t *throttled, bool *have_throttle)
 {
 	char buf[CGROUP_FILE_MAX];
-	bool v2 = read_small(cg->dir_v2, "cpu.stat", buf, sizeof(buf)) == 0;
+	bool v2 = read_small(cg->dir[CGH_V2], "cpu.stat", buf, sizeof(buf)) == 0;
 
 	*have_usage = false;
 	*have_throttle = false;
 	if (v2 && cgroup_parse_keyed(buf, "usage_usec", usage_ns) == 0) {
 		*usage_ns *= 1000;
 		*have_usage = true;
-	} else if (read_u64(cg->dir_cpuacct, "cpuacct.usage", usage_ns) == 0) {
+	} else if (read_u64(cg->dir[CGH_CPUACCT], "cpuacct.usage", usage_ns) == 0) {
 		*have_usage = true;
 	}
 	if (!(v2 && cgroup_parse_keyed(buf, "nr_periods", periods) == 0 &&
 		    cgroup_parse_keyed(buf, "nr_throttled", throttled) == 0))
-		if (read_small(cg->dir_cpu, "cpu.stat", buf, sizeof(buf)) ||
+		if (read_small(cg->dir[CGH_CPU], "cpu.stat", buf, sizeof(buf)) ||
 			cgroup_parse_keyed(buf, "nr_periods", periods) ||
 			cgroup_parse_keyed(buf, "nr_throttled", throttled))
 			return;
@@ -378,7 +367,7 @@ void cgroup_refresh(struct cgroup_table *table, struct cgroup *cg, uint64_t gen)
 	cg->now = (struct cgroup_figures){ 0 };
 	cpu_rates(cg);
 	read_memory(cg);
-	if (cg->dir_v2) {
+	if (cg->dir[CGH_V2]) {
 		read_pressure(cg, "cpu.pressure", CGF_CPU_PSI, &cg->now.cpu_psi_avg10);
 		read_pressure(cg, "memory.pressure", CGF_MEM_PSI, &cg->now.memory_psi_avg10);
 		read_pressure(cg, "io.pressure", CGF_IO_PSI, &cg->now.io_psi_avg10);
@@ -390,22 +379,20 @@ void cgroup_used(struct cgroup *cg, uint64_t gen)
 	cg->used_gen = gen;
 }
 
-/* The v1 controller that gives a figure where cgroup2 does not. */
-enum cgroup_v1 { V1_NONE, V1_CPUACCT, V1_CPU, V1_MEMORY };
-
 static const struct cgroup_source {
 	unsigned bit; /* enum cgroup_have */
-	enum cgroup_v1 v1;
+	enum cgroup_hier
+		v1; /* the v1 controller that gives it where cgroup2 does not; CGH_V2: none */
 	enum row_field field;
 	const char *files;
 } cgroup_sources[] = {
-	{ CGF_CPU, V1_CPUACCT, RF_CG_CPU_CORES, "cpu.stat, v1 cpuacct.usage" },
-	{ CGF_THROTTLED, V1_CPU, RF_CG_CPU_THROTTLED_FRACTION, "cpu.stat, v1 cpu.stat" },
-	{ CGF_MEMORY, V1_MEMORY, RF_CG_MEMORY_BYTES, "memory.current, v1 memory.usage_in_bytes" },
-	{ CGF_OOM, V1_MEMORY, RF_CG_OOM_KILLS, "memory.events, v1 memory.oom_control" },
-	{ CGF_CPU_PSI, V1_NONE, RF_CG_CPU_PRESSURE_AVG10, "cpu.pressure (v1 has none)" },
-	{ CGF_MEM_PSI, V1_NONE, RF_CG_MEMORY_PRESSURE_AVG10, "memory.pressure (v1 has none)" },
-	{ CGF_IO_PSI, V1_NONE, RF_CG_IO_PRESSURE_AVG10, "io.pressure (v1 has none)" },
+	{ CGF_CPU, CGH_CPUACCT, RF_CG_CPU_CORES, "cpu.stat, v1 cpuacct.usage" },
+	{ CGF_THROTTLED, CGH_CPU, RF_CG_CPU_THROTTLED_FRACTION, "cpu.stat, v1 cpu.stat" },
+	{ CGF_MEMORY, CGH_MEMORY, RF_CG_MEMORY_BYTES, "memory.current, v1 memory.usage_in_bytes" },
+	{ CGF_OOM, CGH_MEMORY, RF_CG_OOM_KILLS, "memory.events, v1 memory.oom_control" },
+	{ CGF_CPU_PSI, CGH_V2, RF_CG_CPU_PRESSURE_AVG10, "cpu.pressure (v1 has none)" },
+	{ CGF_MEM_PSI, CGH_V2, RF_CG_MEMORY_PRESSURE_AVG10, "memory.pressure (v1 has none)" },
+	{ CGF_IO_PSI, CGH_V2, RF_CG_IO_PRESSURE_AVG10, "io.pressure (v1 has none)" },
 };
 #define CGROUP_SOURCES (sizeof(cgroup_sources) / sizeof(cgroup_sources[0]))
 
@@ -417,10 +404,9 @@ static unsigned table_unsourced(const struct cgroup_table *table)
 	for (size_t b = 0; b < CGROUP_HASH_BUCKETS; b++)
 		for (struct hash_link *l = table->buckets[b]; l; l = l->next) {
 			const struct cgroup *cg = hash_entry(l, struct cgroup, hash);
-			const char *v1[] = { NULL, cg->dir_cpuacct, cg->dir_cpu, cg->dir_memory };
 
 			for (size_t i = 0; i < CGROUP_SOURCES; i++)
-				if (!cg->dir_v2 && !v1[cgroup_sources[i].v1])
+				if (!cg->dir[CGH_V2] && !cg->dir[cgroup_sources[i].v1])
 					lacking |= cgroup_sources[i].bit;
 		}
 	return lacking;
@@ -428,9 +414,7 @@ static unsigned table_unsourced(const struct cgroup_table *table)
 
 size_t cgroup_table_left_out(const struct cgroup_table *table, struct left_out *ret, size_t max)
 {
-	static const char *const v1_name[] = { NULL, "cpuacct", "cpu", "memory" };
 	const struct cgroup_mounts *m = &table->mounts;
-	const char *v1_mount[] = { NULL, m->cpuacct, m->cpu, m->memory };
 	unsigned lacking = table_unsourced(table);
 	size_t n = 0;
 
@@ -444,11 +428,11 @@ size_t cgroup_table_left_out(const struct cgroup_table *table, struct left_out *
 		ret[n++].field = row_fields[src->field].path;
 		len = snprintf(why, LEFT_OUT_WHY_MAX,
 			"%s: a cgroup's path is not in cgroup2 (%s%s)", src->files,
-			m->v2[0] ? "at " : "not mounted", m->v2);
-		if (src->v1 && len > 0 && len < LEFT_OUT_WHY_MAX)
+			m->at[CGH_V2][0] ? "at " : "not mounted", m->at[CGH_V2]);
+		if (src->v1 != CGH_V2 && len > 0 && len < LEFT_OUT_WHY_MAX)
 			snprintf(why + len, LEFT_OUT_WHY_MAX - (size_t)len, " nor in v1 %s (%s%s)",
-				v1_name[src->v1], v1_mount[src->v1][0] ? "at " : "not mounted",
-				v1_mount[src->v1]);
+				v1_names[src->v1], m->at[src->v1][0] ? "at " : "not mounted",
+				m->at[src->v1]);
 	}
 	return n;
 }
@@ -466,10 +450,8 @@ static void cgroup_free(struct cgroup *cg)
 {
 	free(cg->key);
 	free(cg->path);
-	free(cg->dir_v2);
-	free(cg->dir_memory);
-	free(cg->dir_cpu);
-	free(cg->dir_cpuacct);
+	for (int h = 0; h < CGH_SYSTEMD; h++)
+		free(cg->dir[h]);
 	free(cg);
 }
 
@@ -560,27 +542,24 @@ static bool path_identity(
 static void choose_path(const struct cgroup_paths *ps, const struct cgroup_mounts *m,
 	struct cgroup *cg, struct hier_path *ret)
 {
-	const struct hier_path order[] = {
-		{ ps->memory, ps->memory_len, m->memory },
-		{ ps->cpu, ps->cpu_len, m->cpu },
-		{ ps->cpuacct, ps->cpuacct_len, m->cpuacct },
-		{ ps->v2, ps->v2_len, m->v2 },
-		{ ps->systemd, ps->systemd_len, m->systemd },
-	};
-	size_t count = sizeof(order) / sizeof(order[0]);
-	bool v1 = ps->memory || ps->cpu || ps->cpuacct || ps->systemd;
+	struct hier_path order[CGH_COUNT];
+	bool v1 = false;
 
-	for (size_t i = 0; i < count; i++)
-		if (path_identity(&order[i], cg->container_id, &cg->pod)) {
-			*ret = order[i];
+	for (int h = 0; h < CGH_COUNT; h++) {
+		order[h] = (struct hier_path){ ps->path[h], ps->len[h], m->at[h] };
+		v1 = v1 || (h != CGH_V2 && ps->path[h]);
+	}
+	for (int h = 0; h < CGH_COUNT; h++)
+		if (path_identity(&order[h], cg->container_id, &cg->pod)) {
+			*ret = order[h];
 			return;
 		}
 	cg->container_id[0] = '\0';
 	cg->pod.uid[0] = '\0';
-	*ret = order[3];
-	for (size_t i = 0; v1 && i < count; i++)
-		if (order[i].path) {
-			*ret = order[i];
+	*ret = order[CGH_V2];
+	for (int h = 0; v1 && h < CGH_COUNT; h++)
+		if (order[h].path) {
+			*ret = order[h];
 			return;
 		}
 }
@@ -608,10 +587,8 @@ static struct cgroup *cgroup_create(struct cgroup_table *table, const char *text
 	memcpy(cg->path, shown.path, shown.len);
 	cg->path[shown.len] = '\0';
 	cg->path_len = shown.len;
-	cg->dir_v2 = figure_dir(table->mounts.v2, ps.v2, ps.v2_len, cg);
-	cg->dir_memory = figure_dir(table->mounts.memory, ps.memory, ps.memory_len, cg);
-	cg->dir_cpu = figure_dir(table->mounts.cpu, ps.cpu, ps.cpu_len, cg);
-	cg->dir_cpuacct = figure_dir(table->mounts.cpuacct, ps.cpuacct, ps.cpuacct_len, cg);
+	for (int h = 0; h < CGH_SYSTEMD; h++)
+		cg->dir[h] = figure_dir(table->mounts.at[h], ps.path[h], ps.len[h], cg);
 	return cg;
 }
 

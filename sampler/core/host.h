@@ -151,15 +151,22 @@ struct cgroup_figures {
 	double cpu_psi_avg10, memory_psi_avg10, io_psi_avg10;
 };
 
+/*
+ * The hierarchies a process's cgroup is looked for in: the v1 controllers
+ * with figures, cgroup2, and v1's name=systemd; in this order a path that
+ * names a container or pod is chosen to show (cgroup.c).
+ */
+enum cgroup_hier { CGH_MEMORY, CGH_CPU, CGH_CPUACCT, CGH_V2, CGH_SYSTEMD, CGH_COUNT };
+
 /* Where each hierarchy is mounted ("" = not mounted). */
 struct cgroup_mounts {
-	char v2[256], memory[256], cpu[256], cpuacct[256], systemd[256]; /* systemd: name=systemd */
+	char at[CGH_COUNT][256];
 };
 
 /* The paths one /proc/<pid>/cgroup names (NULL = not listed). */
 struct cgroup_paths {
-	const char *v2, *memory, *cpu, *cpuacct, *systemd;
-	size_t v2_len, memory_len, cpu_len, cpuacct_len, systemd_len;
+	const char *path[CGH_COUNT];
+	size_t len[CGH_COUNT];
 };
 
 /* One read of a cgroup's CPU counters. */
@@ -174,9 +181,9 @@ struct cgroup {
 	size_t key_len;
 	char *path; /* process.cgroup: raw bytes */
 	size_t path_len;
-	char container_id[CONTAINER_ID_LEN + 1];           /* "" for host processes */
-	struct pod_identity pod;                           /* uid "" outside pods */
-	char *dir_v2, *dir_memory, *dir_cpu, *dir_cpuacct; /* files read; NULL = none */
+	char container_id[CONTAINER_ID_LEN + 1]; /* "" for host processes */
+	struct pod_identity pod;                 /* uid "" outside pods */
+	char *dir[CGH_SYSTEMD]; /* the figures' files, by enum cgroup_hier; NULL = none */
 	size_t refs;
 	uint64_t read_gen;      /* poll that last read the figures */
 	uint64_t used_gen;      /* poll whose figures a row took last */

@@ -43,10 +43,10 @@ static void fuzz_mountinfo(const uint8_t *data, size_t size)
 	struct cgroup_mounts m;
 
 	if (cgroup_mounts_parse(text, size, &m) == 0) {
-		check_mount(m.v2, sizeof(m.v2));
-		check_mount(m.memory, sizeof(m.memory));
-		check_mount(m.cpu, sizeof(m.cpu));
-		check_mount(m.cpuacct, sizeof(m.cpuacct));
+		check_mount(m.at[CGH_V2], sizeof(m.at[CGH_V2]));
+		check_mount(m.at[CGH_MEMORY], sizeof(m.at[CGH_MEMORY]));
+		check_mount(m.at[CGH_CPU], sizeof(m.at[CGH_CPU]));
+		check_mount(m.at[CGH_CPUACCT], sizeof(m.at[CGH_CPUACCT]));
 	}
 	free(text);
 }
@@ -62,10 +62,10 @@ static struct cgroup_table *fake_table(void)
 	fuzz_write("v2/.keep", NULL, 0);
 	fuzz_write("memory/.keep", NULL, 0);
 	fuzz_write("cpu/.keep", NULL, 0);
-	snprintf(m.v2, sizeof(m.v2), "%s/v2", fuzz_dir());
-	snprintf(m.memory, sizeof(m.memory), "%s/memory", fuzz_dir());
-	snprintf(m.cpu, sizeof(m.cpu), "%s/cpu", fuzz_dir());
-	snprintf(m.cpuacct, sizeof(m.cpuacct), "%s/cpu", fuzz_dir());
+	snprintf(m.at[CGH_V2], sizeof(m.at[CGH_V2]), "%s/v2", fuzz_dir());
+	snprintf(m.at[CGH_MEMORY], sizeof(m.at[CGH_MEMORY]), "%s/memory", fuzz_dir());
+	snprintf(m.at[CGH_CPU], sizeof(m.at[CGH_CPU]), "%s/cpu", fuzz_dir());
+	snprintf(m.at[CGH_CPUACCT], sizeof(m.at[CGH_CPUACCT]), "%s/cpu", fuzz_dir());
 	table = cgroup_table_new(&m);
 	if (!table)
 		abort();
@@ -129,11 +129,11 @@ static void fuzz_proc_cgroup(const uint8_t *data, size_t size)
 
 	check_id(text, size);
 	if (cgroup_parse_proc(text, size, &ps) == 0) {
-		check_path(ps.v2, ps.v2_len, text, size);
-		check_path(ps.memory, ps.memory_len, text, size);
-		check_path(ps.cpu, ps.cpu_len, text, size);
-		check_path(ps.cpuacct, ps.cpuacct_len, text, size);
-		check_path(ps.systemd, ps.systemd_len, text, size);
+		check_path(ps.path[CGH_V2], ps.len[CGH_V2], text, size);
+		check_path(ps.path[CGH_MEMORY], ps.len[CGH_MEMORY], text, size);
+		check_path(ps.path[CGH_CPU], ps.len[CGH_CPU], text, size);
+		check_path(ps.path[CGH_CPUACCT], ps.len[CGH_CPUACCT], text, size);
+		check_path(ps.path[CGH_SYSTEMD], ps.len[CGH_SYSTEMD], text, size);
 	}
 	use_cgroup(text, size);
 	free(text);

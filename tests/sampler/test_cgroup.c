@@ -157,11 +157,11 @@ static struct cgroup_mounts fake_cgroupfs(const char *rel)
 		snprintf(path, sizeof(path), "%s%s", hier[i], rel);
 		tl_scratch_mkdirs(path);
 	}
-	snprintf(m.v2, sizeof(m.v2), "%s/v2", tl_scratch());
-	snprintf(m.memory, sizeof(m.memory), "%s/memory", tl_scratch());
-	snprintf(m.cpu, sizeof(m.cpu), "%s/cpu", tl_scratch());
-	snprintf(m.cpuacct, sizeof(m.cpuacct), "%s/cpu", tl_scratch());
-	snprintf(m.systemd, sizeof(m.systemd), "%s/systemd", tl_scratch());
+	snprintf(m.at[CGH_V2], sizeof(m.at[CGH_V2]), "%s/v2", tl_scratch());
+	snprintf(m.at[CGH_MEMORY], sizeof(m.at[CGH_MEMORY]), "%s/memory", tl_scratch());
+	snprintf(m.at[CGH_CPU], sizeof(m.at[CGH_CPU]), "%s/cpu", tl_scratch());
+	snprintf(m.at[CGH_CPUACCT], sizeof(m.at[CGH_CPUACCT]), "%s/cpu", tl_scratch());
+	snprintf(m.at[CGH_SYSTEMD], sizeof(m.at[CGH_SYSTEMD]), "%s/systemd", tl_scratch());
 	return m;
 }
 
@@ -260,17 +260,18 @@ START_TEST(proc_cgroup_v1_hybrid_v2)
 	struct cgroup_paths ps;
 
 	ck_assert_int_eq(cgroup_parse_proc(hybrid, strlen(hybrid), &ps), 0);
-	ck_assert_uint_eq(ps.memory_len, strlen("/system.slice/docker-" ID ".scope"));
-	ck_assert_ptr_nonnull(ps.cpu);
-	ck_assert_ptr_nonnull(ps.cpuacct);
-	ck_assert_ptr_nonnull(ps.systemd);
-	ck_assert_ptr_nonnull(ps.v2);
+	ck_assert_uint_eq(ps.len[CGH_MEMORY], strlen("/system.slice/docker-" ID ".scope"));
+	ck_assert_ptr_nonnull(ps.path[CGH_CPU]);
+	ck_assert_ptr_nonnull(ps.path[CGH_CPUACCT]);
+	ck_assert_ptr_nonnull(ps.path[CGH_SYSTEMD]);
+	ck_assert_ptr_nonnull(ps.path[CGH_V2]);
 	ck_assert_int_eq(cgroup_parse_proc(v2, strlen(v2), &ps), 0);
-	ck_assert_ptr_null(ps.memory);
-	ck_assert_int_eq(strncmp(ps.v2, "/user.slice/session-1.scope", ps.v2_len), 0);
+	ck_assert_ptr_null(ps.path[CGH_MEMORY]);
+	ck_assert_int_eq(
+		strncmp(ps.path[CGH_V2], "/user.slice/session-1.scope", ps.len[CGH_V2]), 0);
 	ck_assert_int_eq(cgroup_parse_proc(here, strlen(here), &ps), 0);
-	ck_assert_int_eq(strncmp(ps.memory, "/process_api/834e", ps.memory_len), 0);
-	ck_assert_int_eq(strncmp(ps.cpu, "/", ps.cpu_len), 0);
+	ck_assert_int_eq(strncmp(ps.path[CGH_MEMORY], "/process_api/834e", ps.len[CGH_MEMORY]), 0);
+	ck_assert_int_eq(strncmp(ps.path[CGH_CPU], "/", ps.len[CGH_CPU]), 0);
 	ck_assert_int_eq(cgroup_parse_proc("garbage", 7, &ps), -ENOENT);
 }
 END_TEST
@@ -295,11 +296,11 @@ START_TEST(table_paths)
 	size_t n;
 
 	ck_assert_int_eq(cgroup_mounts_parse(mountinfo, strlen(mountinfo), &m), 0);
-	ck_assert_str_eq(m.memory, "/sys/fs/cgroup/memory");
-	ck_assert_str_eq(m.cpu, "/sys/fs/cgroup/cpu,cpuacct");
-	ck_assert_str_eq(m.cpuacct, "/sys/fs/cgroup/cpu,cpuacct");
-	ck_assert_str_eq(m.v2, "/sys/fs/cgroup/unified"); /* the /sub mount is not a root */
-	ck_assert_str_eq(m.systemd, "/sys/fs/cgroup/systemd");
+	ck_assert_str_eq(m.at[CGH_MEMORY], "/sys/fs/cgroup/memory");
+	ck_assert_str_eq(m.at[CGH_CPU], "/sys/fs/cgroup/cpu,cpuacct");
+	ck_assert_str_eq(m.at[CGH_CPUACCT], "/sys/fs/cgroup/cpu,cpuacct");
+	ck_assert_str_eq(m.at[CGH_V2], "/sys/fs/cgroup/unified"); /* the /sub mount is not a root */
+	ck_assert_str_eq(m.at[CGH_SYSTEMD], "/sys/fs/cgroup/systemd");
 	fake_cgroupfs("/user.slice");
 	m = fake_cgroupfs("/system.slice/docker-" ID ".scope");
 	t = cgroup_table_new(&m);
@@ -307,10 +308,10 @@ START_TEST(table_paths)
 	ck_assert_str_eq(a->container_id, made_by_root(ID));
 	ck_assert_str_eq(a->path, "/system.slice/docker-" ID ".scope");
 	snprintf(want, sizeof(want), "%s/memory/system.slice/docker-" ID ".scope", tl_scratch());
-	ck_assert_str_eq(a->dir_memory, want);
+	ck_assert_str_eq(a->dir[CGH_MEMORY], want);
 	snprintf(want, sizeof(want), "%s/v2/system.slice/docker-" ID ".scope", tl_scratch());
-	ck_assert_str_eq(a->dir_v2, want);
-	ck_assert_ptr_null(a->dir_cpu); /* "/" is another cgroup: its figures would lie */
+	ck_assert_str_eq(a->dir[CGH_V2], want);
+	ck_assert_ptr_null(a->dir[CGH_CPU]); /* "/" is another cgroup: its figures would lie */
 	b = cgroup_get(t, docker, strlen(docker));
 	ck_assert_ptr_eq(a, b);
 	c = cgroup_get(t, host, strlen(host));
@@ -392,7 +393,7 @@ START_TEST(rates_from_used_read)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(sub, sizeof(sub), "%s/a", dir);
 	ck_assert_int_eq(mkdir(sub, 0755), 0);
-	snprintf(m.v2, sizeof(m.v2), "%s", dir);
+	snprintf(m.at[CGH_V2], sizeof(m.at[CGH_V2]), "%s", dir);
 	t = cgroup_table_new(&m);
 	cg = cgroup_get(t, text, strlen(text));
 	ck_assert_ptr_nonnull(cg);
