@@ -40,12 +40,17 @@ static bool is_nvidia_name(const char *name)
 	return false;
 }
 
-static void add_nvidia_major(struct gpu_index *gi, uint32_t major)
+static bool is_nvidia_major(const struct gpu_index *gi, uint32_t major)
 {
 	for (size_t i = 0; i < gi->nvidia_count; i++)
 		if (gi->nvidia_majors[i] == major)
-			return;
-	if (gi->nvidia_count < GPU_NVIDIA_MAJORS)
+			return true;
+	return false;
+}
+
+static void add_nvidia_major(struct gpu_index *gi, uint32_t major)
+{
+	if (!is_nvidia_major(gi, major) && gi->nvidia_count < GPU_NVIDIA_MAJORS)
 		gi->nvidia_majors[gi->nvidia_count++] = major;
 }
 
@@ -139,14 +144,6 @@ int gpu_index_load(
 	 * nvidia-smi's default order */
 	qsort(gi->devices, gi->devices_count, sizeof(gi->devices[0]), cmp_name);
 	return r;
-}
-
-static bool is_nvidia_major(const struct gpu_index *gi, uint32_t major)
-{
-	for (size_t i = 0; i < gi->nvidia_count; i++)
-		if (gi->nvidia_majors[i] == major)
-			return true;
-	return false;
 }
 
 /* A DRM, accel or other node: the place of the device behind it. */
