@@ -60,14 +60,10 @@ static void final_counters(
 
 static char *copy_str(const char *s, size_t max, size_t *ret_len)
 {
-	size_t len = strnlen(s, max);
-	char *out = malloc(len + 1);
+	char *out = strndup(s, max);
 
-	if (out) {
-		memcpy(out, s, len);
-		out[len] = '\0';
-		*ret_len = len;
-	}
+	if (out)
+		*ret_len = strlen(out);
 	return out;
 }
 

@@ -259,12 +259,8 @@ static void label_entry_done(struct label_scan *ls)
 
 	if (!ls->entry_long && ls->entry_len >= vlen && memcmp(ls->entry, LABEL_VAR, vlen) == 0) {
 		free(ls->found);
-		ls->found_len = ls->entry_len - vlen;
-		ls->found = malloc(ls->found_len + 1);
-		if (ls->found) {
-			memcpy(ls->found, ls->entry + vlen, ls->found_len);
-			ls->found[ls->found_len] = '\0';
-		}
+		ls->found_len = ls->entry_len - vlen; /* no NUL: it ended the entry */
+		ls->found = strndup(ls->entry + vlen, ls->found_len);
 	}
 	explicit_bzero(ls->entry, sizeof(ls->entry));
 	ls->entry_len = 0;
