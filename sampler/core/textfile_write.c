@@ -95,21 +95,17 @@ static int write_tmp(int dirfd, const struct textfile *tf, const struct textfile
 void textfile_write(
 	struct textfile_dir *dir, const struct textfile *tf, const struct textfile_health *h)
 {
+	const char *what = "writing " TEXTFILE_TMP_NAME;
 	int r;
 
 	if (dir->fd < 0)
 		return;
 	r = write_tmp(dir->fd, tf, h);
-	if (r < 0) {
-		unlinkat(dir->fd, TEXTFILE_TMP_NAME, 0);
-		report(dir, dir->path, "writing " TEXTFILE_TMP_NAME, r);
-		return;
-	}
-	if (renameat(dir->fd, TEXTFILE_TMP_NAME, dir->fd, TEXTFILE_NAME) < 0) {
+	if (r == 0 && renameat(dir->fd, TEXTFILE_TMP_NAME, dir->fd, TEXTFILE_NAME) < 0) {
 		r = -errno;
-		unlinkat(dir->fd, TEXTFILE_TMP_NAME, 0);
-		report(dir, dir->path, "renaming " TEXTFILE_TMP_NAME " to " TEXTFILE_NAME, r);
-		return;
+		what = "renaming " TEXTFILE_TMP_NAME " to " TEXTFILE_NAME;
 	}
-	report(dir, dir->path, NULL, 0);
+	if (r < 0)
+		unlinkat(dir->fd, TEXTFILE_TMP_NAME, 0);
+	report(dir, dir->path, what, r); /* what: of a failure */
 }
