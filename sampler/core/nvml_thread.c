@@ -98,14 +98,10 @@ int nvml_new(struct nvml **ret)
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->wake, NULL);
 	n->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (n->efd < 0) {
-		r = -errno;
-		free(n);
-		return r;
-	}
-	r = -pthread_create(&n->thread, NULL, nvml_main, n);
+	r = n->efd < 0 ? -errno : -pthread_create(&n->thread, NULL, nvml_main, n);
 	if (r < 0) {
-		close(n->efd);
+		if (n->efd >= 0)
+			close(n->efd);
 		free(n);
 		return r;
 	}
