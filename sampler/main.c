@@ -3,11 +3,9 @@
  * drops to the croft user keeping CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH,
  * applies the seccomp sandbox and polls /proc on a monotonic timer.
  */
-#include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +16,6 @@
 #include <unistd.h>
 
 #include "catalog.h"
-#include "clock.h"
 #include "ctl.h"
 #include "daemon.h"
 #include "handover.h"

@@ -12,12 +12,10 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "catalog.h"
 #include "clock.h"
 #include "log.h"
 #include "probe_link.h"

@@ -14,10 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "catalog.h"
 #include "clock.h"
 #include "kernel.h"
-#include "log.h"
 #include "host.h"
 
 #define STAT_BUF      1024
