@@ -274,7 +274,6 @@ int ds_read(const struct ds_files *files, int threads, bool jansson_only,
 		w[i] = (struct worker){ &p, ctxs[i], 0, 0 };
 	if (threads == 1) {
 		worker_main(&w[0]);
-		started = 0;
 		r = w[0].error;
 	} else {
 		for (; started < threads; started++)

@@ -384,24 +384,14 @@ static inline bool first_time(uint32_t *seen, int index)
 	return true;
 }
 
-static bool scan_fixed(struct scan *s, int64_t *ret, uint32_t *has, uint32_t bit)
+/* A figure kept as an integer, or (fixed) in 1e-4 units. */
+static inline bool scan_kept(struct scan *s, int64_t *ret, uint32_t *has, uint32_t bit, bool fixed)
 {
 	struct num n;
 
-	if (!scan_number(s, &n))
+	if (!scan_number(s, &n) || (!fixed && !n.is_int))
 		return false;
-	*ret = n.x1e4;
-	*has |= bit;
-	return true;
-}
-
-static bool scan_int(struct scan *s, int64_t *ret, uint32_t *has, uint32_t bit)
-{
-	struct num n;
-
-	if (!scan_number(s, &n) || !n.is_int)
-		return false;
-	*ret = n.i;
+	*ret = fixed ? n.x1e4 : n.i;
 	*has |= bit;
 	return true;
 }
@@ -505,7 +495,8 @@ static bool scan_syscall(struct scan *s, struct row *row)
 			if (k + RF_SYSCALL_NAME == RF_SYSCALL_NAME)
 				ok = first_time(&seen, 0) && scan_string(s, &sc.name);
 			else if (k + RF_SYSCALL_NAME == RF_SYSCALL_RATE_PER_SEC)
-				ok = first_time(&seen, 1) && scan_fixed(s, &sc.rate_x1e4, &has, 1);
+				ok = first_time(&seen, 1) &&
+				     scan_kept(s, &sc.rate_x1e4, &has, 1, true);
 			else
 				ok = skip_value(s, 2);
 			if (!ok)
@@ -593,9 +584,9 @@ static inline bool scan_field(struct scan *s, struct row *row, enum row_field f,
 	case SLOT_STRING:
 		return scan_string(s, slot_at(row, f));
 	case SLOT_INT:
-		return scan_int(s, slot_at(row, f), &row->has, slots[f].has_bit);
+		return scan_kept(s, slot_at(row, f), &row->has, slots[f].has_bit, false);
 	case SLOT_FIXED:
-		return scan_fixed(s, slot_at(row, f), &row->has, slots[f].has_bit);
+		return scan_kept(s, slot_at(row, f), &row->has, slots[f].has_bit, true);
 	case SLOT_OBJECT:
 		return scan_object(s, row, f, depth + 1, &seen);
 	case SLOT_SKIP_OBJECT: /* whatever skip_value takes: a key twice too */

@@ -143,9 +143,6 @@ void steps_free(struct steps *s);
 /* svg.c: CPU, RSS, GPU ioctls and (where rows carried it) NVML's SM % of
  * the polls' sums against time, the GPU phases as a band above them */
 int svg_write(const char *path, const char *title, const struct profile_result *p);
-/* svg.c: the x axis' ticks: a round step (1 s .. 1 day) giving at most
- * max_ticks ticks over t0..t1, and the first at or after t0 on it. */
-int64_t svg_tick_step_ms(int64_t t0, int64_t t1, int max_ticks);
 
 /* join.c */
 int profile_join(void *const *ctxs, int workers, struct profile_result *res);

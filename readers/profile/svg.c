@@ -96,7 +96,8 @@ static void time_label(int64_t ms, const char *fmt, char *buf, size_t size)
 static const int64_t tick_steps_ms[] = { 1000, 2000, 5000, 10000, 15000, 30000, 60000, 120000,
 	300000, 600000, 900000, 1800000, 3600000, 7200000, 10800000, 21600000, 43200000, 86400000 };
 
-int64_t svg_tick_step_ms(int64_t t0, int64_t t1, int max_ticks)
+/* The x axis' step: the least round one (then whole days) giving at most max_ticks ticks. */
+static int64_t tick_step_ms(int64_t t0, int64_t t1, int max_ticks)
 {
 	size_t n = sizeof(tick_steps_ms) / sizeof(tick_steps_ms[0]);
 
@@ -117,7 +118,7 @@ static double x_of(int64_t ms, int64_t t0, int64_t t1)
  * 14:05:37; a span too short for one: its start. */
 static void x_ticks(FILE *f, int y0, int y1, int64_t t0, int64_t t1)
 {
-	int64_t step = svg_tick_step_ms(t0, t1, X_TICKS_MAX);
+	int64_t step = tick_step_ms(t0, t1, X_TICKS_MAX);
 	int64_t first = t0 % step ? t0 - t0 % step + step : t0;
 	const char *fmt = step % 60000 ? "%H:%M:%S" : "%H:%M";
 	char label[40];

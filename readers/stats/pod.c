@@ -99,8 +99,7 @@ static uint64_t span_minus(const struct span_set *a, const struct span_set *b)
 
 static struct pod_acc *pod_of(struct pod_sums *ps, uint32_t id)
 {
-	if (id == NONE_ID ||
-		!vec_room((void **)&ps->pods, &ps->pods_cap, sizeof(*ps->pods), id, true))
+	if (id == NONE_ID || !VEC_ID_ROOM(ps->pods, ps->pods_cap, id))
 		return NULL;
 	return &ps->pods[id];
 }
