@@ -15,21 +15,14 @@
 /* Each name NUL-terminated in a copy: printed and compared as it is. */
 void holders_parse(struct read_opts *o, const char *names)
 {
-	char *s = o->holders_text;
+	char *name, *rest;
 
 	snprintf(o->holders_text, sizeof(o->holders_text), "%s", names);
 	o->holders_count = 0;
-	while (*s && o->holders_count < HOLDERS_MAX) {
-		size_t len = strcspn(s, ", \t");
-
-		if (len) {
-			o->holders[o->holders_count] = s;
-			o->holders_len[o->holders_count++] = (uint32_t)len;
-		}
-		s += len;
-		if (*s)
-			*s++ = '\0';
-		s += strspn(s, ", \t");
+	for (name = strtok_r(o->holders_text, ", \t", &rest);
+		name && o->holders_count < HOLDERS_MAX; name = strtok_r(NULL, ", \t", &rest)) {
+		o->holders[o->holders_count] = name;
+		o->holders_len[o->holders_count++] = (uint32_t)strlen(name);
 	}
 }
 

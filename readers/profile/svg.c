@@ -34,24 +34,20 @@ struct series {
 
 static void xml_text(FILE *f, const char *s)
 {
+	static const char *const entities[0x80] = {
+		['&'] = "&amp;",
+		['<'] = "&lt;",
+		['>'] = "&gt;",
+		['"'] = "&quot;",
+	};
+
 	for (; *s; s++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		default:
-			/* Control bytes are not allowed in XML 1.0. */
-			fputc((unsigned char)*s < 0x20 ? '?' : *s, f);
-		}
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x80 && entities[c])
+			fputs(entities[c], f);
+		else /* Control bytes are not allowed in XML 1.0. */
+			fputc(c < 0x20 ? '?' : c, f);
 	}
 }
 
