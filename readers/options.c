@@ -201,20 +201,16 @@ static int parse_opt(struct read_opts *o, int c, char *const *argv, const char *
 		f->has_until = true;
 		return parse_time_opt(o, "--until", optarg, &f->until_ms);
 	case OPT_CONTAINER:
-		f->container = optarg;
-		f->container_len = strlen(optarg);
+		f->container = (struct strv){ optarg, (uint32_t)strlen(optarg) };
 		return 0;
 	case OPT_LABEL:
-		f->label = optarg;
-		f->label_len = strlen(optarg);
+		f->label = (struct strv){ optarg, (uint32_t)strlen(optarg) };
 		return 0;
 	case OPT_POD:
-		f->pod = optarg;
-		f->pod_len = strlen(optarg);
+		f->pod = (struct strv){ optarg, (uint32_t)strlen(optarg) };
 		return 0;
 	case OPT_HOST:
-		f->host = optarg;
-		f->host_len = strlen(optarg);
+		f->host = (struct strv){ optarg, (uint32_t)strlen(optarg) };
 		return 0;
 	case OPT_FRAMEWORK:
 		f->framework = optarg;
@@ -344,8 +340,8 @@ int read_opts_parse(int argc, char **argv, bool profile, struct read_opts *o)
 		if (parse_opt(o, c, argv, &config) < 0)
 			return -EINVAL;
 	}
-	if (profile && !o->filter.has_tgid && !o->filter.container && !o->filter.label &&
-		!o->filter.framework && !o->filter.pod) {
+	if (profile && !o->filter.has_tgid && !o->filter.container.ptr && !o->filter.label.ptr &&
+		!o->filter.framework && !o->filter.pod.ptr) {
 		usage_error(o->program, "give --tgid, --container, --pod, --label or --framework");
 		return -EINVAL;
 	}

@@ -15,20 +15,19 @@ bool filter_in_span(const struct filter *f, int64_t ms)
 	return (!f->has_since || ms >= f->since_ms) && (!f->has_until || ms < f->until_ms);
 }
 
-/* Whether the row's string is want, or (prefix) begins with it; want NULL: any. */
-static bool str_match(const struct strv *v, const char *want, size_t len, bool prefix)
+/* Whether the row's string is want, or (prefix) begins with it; want's ptr NULL: any. */
+static bool str_match(const struct strv *v, const struct strv *want, bool prefix)
 {
-	return !want ||
-	       (v->ptr && (prefix ? v->len >= len : v->len == len) && !memcmp(v->ptr, want, len));
+	return !want->ptr || (v->ptr && (prefix ? v->len >= want->len : v->len == want->len) &&
+				     !memcmp(v->ptr, want->ptr, want->len));
 }
 
 bool filter_match(const struct filter *f, const struct row *row)
 {
 	return filter_in_span(f, row->unix_ms) && (!f->has_tgid || row->tgid == f->tgid) &&
-	       str_match(&row->container_id, f->container, f->container_len, true) &&
-	       str_match(&row->pod_uid, f->pod, f->pod_len, true) &&
-	       str_match(&row->label, f->label, f->label_len, false) &&
-	       str_match(&row->host, f->host, f->host_len, false) &&
+	       str_match(&row->container_id, &f->container, true) &&
+	       str_match(&row->pod_uid, &f->pod, true) &&
+	       str_match(&row->label, &f->label, false) && str_match(&row->host, &f->host, false) &&
 	       (!f->framework || (f->fw_select && fw_select_has(f->fw_select, row)));
 }
 

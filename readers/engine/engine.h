@@ -189,7 +189,7 @@ struct ds_skip {
 /* Shared by the workers: counts and the skip messages (under lock). */
 struct ds_report {
 	pthread_mutex_t lock;
-	uint64_t files_read, bytes_read, text_bytes, rows, rows_jansson;
+	uint64_t bytes_read, text_bytes, rows, rows_jansson;
 	uint64_t skipped[SKIP_KINDS];
 	/* the live file's unterminated last line: a row being appended, not damage */
 	uint64_t live_tail_bytes;
@@ -281,9 +281,9 @@ struct fw_select;
 struct filter {
 	bool has_since, has_until, has_tgid;
 	int64_t since_ms, until_ms, tgid;
-	const char *container, *pod, *label, *framework; /* NULL = any */
-	const char *host;                                /* NULL = any; rows without one: none */
-	size_t container_len, pod_len, label_len, host_len;
+	struct strv container, pod, label; /* ptr NULL = any */
+	struct strv host;                  /* ptr NULL = any; rows without one: none */
+	const char *framework;             /* NULL = any */
 	const struct fw_select *fw_select; /* with framework: the processes ending with it */
 };
 

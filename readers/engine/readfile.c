@@ -369,7 +369,6 @@ void file_reader_read(struct file_reader *fr, const struct ds_file *f, uint32_t 
 	if (fr->sink->file_end)
 		fr->sink->file_end(fr->ctx, file_index);
 	pthread_mutex_lock(&fr->rep->lock);
-	fr->rep->files_read++;
 	fr->rep->bytes_read += fr->bytes_read;
 	fr->rep->text_bytes += fr->text_bytes;
 	fr->rep->rows += fr->rows;

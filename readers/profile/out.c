@@ -17,8 +17,8 @@ static void selector(const struct read_opts *o, char *buf, size_t size, json_t *
 	const struct filter *f = &o->filter;
 	const struct {
 		const char *key, *value;
-	} texts[] = { { "container", f->container }, { "pod", f->pod }, { "label", f->label },
-		{ "framework", f->framework } };
+	} texts[] = { { "container", f->container.ptr }, { "pod", f->pod.ptr },
+		{ "label", f->label.ptr }, { "framework", f->framework } };
 	json_t *s = json_object();
 	size_t n = 0;
 
