@@ -217,18 +217,15 @@ static const char *conn_room(const struct conn_server *server, uid_t uid)
 	return NULL;
 }
 
+/* Why this peer is refused, NULL when it is admitted. */
 static const char *conn_admit(struct conn_server *server, int fd, struct sock_peer *ret_cred)
 {
-	const char *why = NULL;
-
 	*ret_cred = (struct sock_peer){ .pid = -1, .uid = (uid_t)-1, .gid = (gid_t)-1 };
 	if (sock_peer(fd, ret_cred) < 0)
-		why = "no SO_PEERCRED";
-	else if (server->peer_uid != (uid_t)-1 && !sock_peer_is(ret_cred, server->peer_uid))
-		why = server->ops->refusal;
-	if (!why)
-		why = conn_room(server, ret_cred->uid);
-	return why;
+		return "no SO_PEERCRED";
+	if (server->peer_uid != (uid_t)-1 && !sock_peer_is(ret_cred, server->peer_uid))
+		return server->ops->refusal;
+	return conn_room(server, ret_cred->uid);
 }
 
 static void conn_accept_cb(struct evconnlistener *listener, evutil_socket_t fd,
