@@ -635,14 +635,12 @@ int config_load(const char *path, enum config_missing missing, struct croft_conf
 		p->len = len;
 		config_parse_lines(p);
 	}
-	if (p->errors_count == 0)
-		*ret_cfg = p->cfg;
+	/* errors is NULL while none was counted; with some, it is the caller's */
 	r = p->errors_count ? -EINVAL : 0;
-	if (r < 0) {
+	if (r == 0)
+		*ret_cfg = p->cfg;
+	else
 		*ret_errors = p->errors ? p->errors : strdup("config: out of memory\n");
-		p->errors = NULL;
-	}
-	free(p->errors);
 	free(buf);
 	free(p);
 	return r;
