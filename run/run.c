@@ -502,13 +502,10 @@ static int run_loop(struct run *run)
 /* A path as a shell word: quoted when it holds more than [A-Za-z0-9_./+-]. */
 static void run_shell_word(const char *path, char *buf, size_t len)
 {
-	bool plain = *path != '\0';
+	size_t plain_len =
+		strspn(path, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./+-");
 
-	for (const char *c = path; *c; c++)
-		if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./+-",
-			    *c))
-			plain = false;
-	if (plain || strchr(path, '\''))
+	if ((*path && !path[plain_len]) || strchr(path, '\''))
 		snprintf(buf, len, "%s", path);
 	else
 		snprintf(buf, len, "'%s'", path);
