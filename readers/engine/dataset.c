@@ -3,7 +3,6 @@
  * --framework pass, the workers run, every skip printed; and the row filter
  * their sinks ask.  croft stats/profile, invoking user, no privilege.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <string.h>

@@ -4,7 +4,6 @@
  * declines goes to jansson, the reference (rowscan_json.c).  croft
  * stats/profile worker threads, invoking user, no privilege.
  */
-#include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 

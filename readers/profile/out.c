@@ -2,10 +2,7 @@
  * out.c: croft profile's table, its --json (shape: croft(1) JSON
  * OUTPUT) and the --svg chart's data.  Invoking user, no privilege.
  */
-#include <errno.h>
 #include <inttypes.h>
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "profile.h"

@@ -4,7 +4,6 @@
  * (tracks.c) with its GPU phases whose first row join.c
  * settles.  Invoking user, no privilege.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
