@@ -164,20 +164,18 @@ int ds_collect(
 
 	for (int i = 0; r == 0 && i < count; i++) {
 		struct stat st;
-
 		int fd;
-
 		/* a path given is the reader's choice: followed where it is a link */
-		if (stat(paths[i], &st) < 0) {
-			r = -errno;
-			snprintf(err, err_size, "%s: %s", paths[i], strerror(errno));
-		} else if (!S_ISDIR(st.st_mode)) {
+		bool found = stat(paths[i], &st) == 0;
+
+		if (found && !S_ISDIR(st.st_mode)) {
 			r = collect_add(&c, paths[i], &st, true);
-		} else if ((fd = open(paths[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-			r = -errno;
-			snprintf(err, err_size, "%s: %s", paths[i], strerror(errno));
-		} else {
+		} else if (found &&
+			   (fd = open(paths[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
 			r = collect_dir(&c, paths[i], fd, NULL);
+		} else {
+			r = -errno; /* stat's or open's */
+			snprintf(err, err_size, "%s: %s", paths[i], strerror(errno));
 		}
 	}
 	if (c.links_skipped)

@@ -108,7 +108,6 @@ static int row_from_json(json_t *root, struct row *row, char *err, size_t err_si
 {
 	json_t *ms = json_field(root, RF_UNIX_MS), *tgid = json_field(root, RF_TGID);
 	json_t *wl = json_field(root, RF_WORKLOAD);
-	json_t *gpus = json_field(root, RF_GPUS), *syscalls = json_field(root, RF_SYSCALLS);
 
 	row_clear(row); /* no workload: no-gpu (rowtable.h) */
 	if (!json_is_object(root) || !json_is_integer(ms) || !json_is_integer(tgid) ||
@@ -121,10 +120,9 @@ static int row_from_json(json_t *root, struct row *row, char *err, size_t err_si
 	}
 	for (int f = 0; f < RF_COUNT; f++)
 		json_kept(root, f, row);
-	row_from_gpus(gpus, row->gpus, HAS_GPUS, row);
+	row_from_gpus(json_field(root, RF_GPUS), row->gpus, HAS_GPUS, row);
 	row_from_gpus(json_field(root, RF_GPUS_ALLOCATED), row->gpus_allocated, HAS_ALLOCATED, row);
-	if (json_is_array(syscalls))
-		row_from_syscalls(syscalls, row);
+	row_from_syscalls(json_field(root, RF_SYSCALLS), row); /* none unless an array */
 	return 0;
 }
 
