@@ -413,21 +413,18 @@ void nvml_lib_read(struct nvml_lib *lib, struct nvml_result *res)
 
 const struct nvml_proc *nvml_result_find(const struct nvml_result *res, pid_t pid, size_t *ret_n)
 {
-	size_t lo = 0, hi = res->procs_count, first;
+	const struct nvml_proc key = { .pid = pid };
+	const struct nvml_proc *at =
+		res->procs_count ? bsearch(&key, res->procs, res->procs_count, sizeof(key), cmp_pid)
+				 : NULL;
+	size_t n = 0;
 
-	while (lo < hi) { /* the first entry with pid >= pid */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (res->procs[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	first = lo;
-	while (lo < res->procs_count && res->procs[lo].pid == pid)
-		lo++;
-	*ret_n = lo - first;
-	return lo > first ? &res->procs[first] : NULL;
+	while (at && at > res->procs && at[-1].pid == pid) /* its first entry */
+		at--;
+	while (at && at + n < res->procs + res->procs_count && at[n].pid == pid)
+		n++;
+	*ret_n = n;
+	return at;
 }
 
 const struct nvml_gpu *nvml_result_gpu(const struct nvml_result *res, int minor)
