@@ -217,27 +217,6 @@ size_t cgroup_container_id(const char *path, size_t len, char ret_id[CONTAINER_I
 	return depth;
 }
 
-/* "key value" lines (cpu.stat, memory.events, memory.oom_control). */
-int cgroup_parse_keyed(const char *text, const char *key, uint64_t *ret_value)
-{
-	size_t klen = strlen(key);
-
-	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		char *endp;
-		unsigned long long v;
-
-		if (strncmp(p, key, klen) || p[klen] != ' ')
-			continue;
-		errno = 0;
-		v = strtoull(p + klen + 1, &endp, 10);
-		if (errno || endp == p + klen + 1)
-			return -EINVAL;
-		*ret_value = v;
-		return 0;
-	}
-	return -ENOENT;
-}
-
 /* "some avg10=1.23 avg60=... total=..." */
 int cgroup_parse_pressure(const char *text, double *ret_avg10)
 {
@@ -298,9 +277,9 @@ static void read_memory(struct cgroup *cg)
 		read_u64(cg->dir[CGH_MEMORY], "memory.usage_in_bytes", &cg->now.memory_bytes) == 0)
 		cg->now.have |= CGF_MEMORY;
 	if ((read_small(cg->dir[CGH_V2], "memory.events", buf, sizeof(buf)) == 0 &&
-		    cgroup_parse_keyed(buf, "oom_kill", &cg->now.oom_kills) == 0) ||
+		    procfs_parse_keyed(buf, "oom_kill", &cg->now.oom_kills) == 0) ||
 		(read_small(cg->dir[CGH_MEMORY], "memory.oom_control", buf, sizeof(buf)) == 0 &&
-			cgroup_parse_keyed(buf, "oom_kill", &cg->now.oom_kills) == 0))
+			procfs_parse_keyed(buf, "oom_kill", &cg->now.oom_kills) == 0))
 		cg->now.have |= CGF_OOM;
 }
 
@@ -313,17 +292,17 @@ static void read_cpu(struct cgroup *cg, uint64_t *usage_ns, bool *have_usage, ui
 
 	*have_usage = false;
 	*have_throttle = false;
-	if (v2 && cgroup_parse_keyed(buf, "usage_usec", usage_ns) == 0) {
+	if (v2 && procfs_parse_keyed(buf, "usage_usec", usage_ns) == 0) {
 		*usage_ns *= 1000;
 		*have_usage = true;
 	} else if (read_u64(cg->dir[CGH_CPUACCT], "cpuacct.usage", usage_ns) == 0) {
 		*have_usage = true;
 	}
-	if (!(v2 && cgroup_parse_keyed(buf, "nr_periods", periods) == 0 &&
-		    cgroup_parse_keyed(buf, "nr_throttled", throttled) == 0))
+	if (!(v2 && procfs_parse_keyed(buf, "nr_periods", periods) == 0 &&
+		    procfs_parse_keyed(buf, "nr_throttled", throttled) == 0))
 		if (read_small(cg->dir[CGH_CPU], "cpu.stat", buf, sizeof(buf)) ||
-			cgroup_parse_keyed(buf, "nr_periods", periods) ||
-			cgroup_parse_keyed(buf, "nr_throttled", throttled))
+			procfs_parse_keyed(buf, "nr_periods", periods) ||
+			procfs_parse_keyed(buf, "nr_throttled", throttled))
 			return;
 	*have_throttle = true;
 }

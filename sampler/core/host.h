@@ -211,7 +211,6 @@ int cgroup_parse_proc(const char *text, size_t len, struct cgroup_paths *ret_pat
  * components up to the id's, 0 for none (a host process).
  */
 size_t cgroup_container_id(const char *path, size_t len, char ret_id[CONTAINER_ID_LEN + 1]);
-int cgroup_parse_keyed(const char *text, const char *key, uint64_t *ret_value);
 int cgroup_parse_pressure(const char *text, double *ret_avg10);
 struct cgroup_table *cgroup_table_new(const struct cgroup_mounts *mounts);
 void cgroup_table_free(struct cgroup_table *table);
@@ -376,6 +375,9 @@ struct proc_stat {
 	size_t comm_len;
 };
 int procfs_parse_stat(const char *buf, size_t len, struct proc_stat *ret_stat);
+/* The number after key and a blank at a line's start (cgroup's cpu.stat, memory.events;
+ * /proc/<pid>/io, status); -ENOENT: no such line, -EINVAL: no number. */
+int procfs_parse_keyed(const char *text, const char *key, uint64_t *ret_value);
 int procfs_parse_io(const char *buf, size_t len, uint64_t *ret_read, uint64_t *ret_write);
 /* The real uid from /proc/<pid>/status (its Uid: line is within the first
  * PROC_STATUS_HEAD bytes). */

@@ -170,16 +170,24 @@ bool procfs_pidns_ours(int procfd)
 	return strtol(link, NULL, 10) == (long)getpid();
 }
 
-static int io_value(const char *buf, const char *key, uint64_t *ret)
+int procfs_parse_keyed(const char *text, const char *key, uint64_t *ret_value)
 {
 	size_t klen = strlen(key);
 
-	for (const char *p = buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (strncmp(p, key, klen) == 0) {
-			*ret = strtoull(p + klen, NULL, 10);
-			return 0;
-		}
-	return -EINVAL;
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		char *endp;
+		unsigned long long v;
+
+		if (strncmp(p, key, klen) || (p[klen] != ' ' && p[klen] != '\t'))
+			continue;
+		errno = 0;
+		v = strtoull(p + klen + 1, &endp, 10);
+		if (errno || endp == p + klen + 1)
+			return -EINVAL;
+		*ret_value = v;
+		return 0;
+	}
+	return -ENOENT;
 }
 
 int procfs_parse_io(const char *buf, size_t len, uint64_t *ret_read, uint64_t *ret_write)
@@ -187,7 +195,8 @@ int procfs_parse_io(const char *buf, size_t len, uint64_t *ret_read, uint64_t *r
 	uint64_t r, w;
 
 	(void)len;
-	if (io_value(buf, "read_bytes: ", &r) || io_value(buf, "write_bytes: ", &w))
+	if (procfs_parse_keyed(buf, "read_bytes:", &r) ||
+		procfs_parse_keyed(buf, "write_bytes:", &w))
 		return -EINVAL;
 	*ret_read = r;
 	*ret_write = w;
@@ -200,7 +209,7 @@ int procfs_parse_uid(const char *buf, size_t len, uint32_t *ret_uid)
 
 	(void)len;
 	/* "Uid:\treal\teffective\tsaved\tfs": the first is the real uid */
-	if (io_value(buf, "Uid:\t", &uid) || uid > UINT32_MAX)
+	if (procfs_parse_keyed(buf, "Uid:", &uid) || uid > UINT32_MAX)
 		return -EINVAL;
 	*ret_uid = (uint32_t)uid;
 	return 0;

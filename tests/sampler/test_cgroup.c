@@ -440,12 +440,12 @@ START_TEST(file_parsers)
 	uint64_t v;
 	double d;
 
-	ck_assert_int_eq(cgroup_parse_keyed(cpu_stat, "usage_usec", &v), 0);
+	ck_assert_int_eq(procfs_parse_keyed(cpu_stat, "usage_usec", &v), 0);
 	ck_assert_uint_eq(v, 123456);
-	ck_assert_int_eq(cgroup_parse_keyed(cpu_stat, "nr_throttled", &v), 0);
+	ck_assert_int_eq(procfs_parse_keyed(cpu_stat, "nr_throttled", &v), 0);
 	ck_assert_uint_eq(v, 4);
-	ck_assert_int_eq(cgroup_parse_keyed(cpu_stat, "usage", &v), -ENOENT);
-	ck_assert_int_eq(cgroup_parse_keyed(oom_control, "oom_kill", &v), 0);
+	ck_assert_int_eq(procfs_parse_keyed(cpu_stat, "usage", &v), -ENOENT);
+	ck_assert_int_eq(procfs_parse_keyed(oom_control, "oom_kill", &v), 0);
 	ck_assert_uint_eq(v, 3);
 	ck_assert_int_eq(cgroup_parse_pressure(pressure, &d), 0);
 	ck_assert_double_eq_tol(d, 31.06, 1e-9);
