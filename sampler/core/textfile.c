@@ -409,22 +409,17 @@ static void print_gpus(const struct textfile *tf, FILE *f)
 		header(f, &gpu_metrics[m]);
 		for (size_t i = 0; i < GPU_SLOTS; i++) {
 			const struct tf_gpu *g = &tf->gpus[i];
+			const uint64_t value[GF_COUNT] = { g->processes, g->sums.held_ms,
+				g->sums.activity_ms[GA_BUSY], g->sums.activity_ms[GA_IDLE],
+				g->sums.activity_ms[GA_UNKNOWN], g->age_ms };
 
 			if (!g->seen || (m == GF_AGE && !g->age_known))
 				continue;
 			gpu_labels(f, gpu_metrics[m].name, i);
 			if (m == GF_PROCESSES)
-				count(f, g->processes);
-			else if (m == GF_HELD)
-				seconds_ms(f, g->sums.held_ms);
-			else if (m == GF_BUSY)
-				seconds_ms(f, g->sums.activity_ms[GA_BUSY]);
-			else if (m == GF_IDLE)
-				seconds_ms(f, g->sums.activity_ms[GA_IDLE]);
-			else if (m == GF_UNKNOWN)
-				seconds_ms(f, g->sums.activity_ms[GA_UNKNOWN]);
+				count(f, value[m]);
 			else
-				seconds_ms(f, g->age_ms);
+				seconds_ms(f, value[m]);
 		}
 	}
 }
@@ -490,20 +485,16 @@ static void group_labels(FILE *f, enum group_kind kind, const struct group_view 
 
 static void group_value(FILE *f, enum group_figure m, const struct group_view *v)
 {
-	if (m == XF_HELD)
-		seconds_ms(f, v->sums->held_ms);
-	else if (m == XF_BUSY)
-		seconds_ms(f, v->sums->activity_ms[GA_BUSY]);
-	else if (m == XF_IDLE)
-		seconds_ms(f, v->sums->activity_ms[GA_IDLE]);
-	else if (m == XF_UNKNOWN)
-		seconds_ms(f, v->sums->activity_ms[GA_UNKNOWN]);
+	const uint64_t value[XF_COUNT] = { v->sums->held_ms, v->sums->activity_ms[GA_BUSY],
+		v->sums->activity_ms[GA_IDLE], v->sums->activity_ms[GA_UNKNOWN], v->sums->cpu_us,
+		v->rss_bytes, v->processes };
+
+	if (m <= XF_UNKNOWN)
+		seconds_ms(f, value[m]);
 	else if (m == XF_CPU)
-		seconds_us(f, v->sums->cpu_us);
-	else if (m == XF_RSS)
-		count(f, v->rss_bytes);
+		seconds_us(f, value[m]);
 	else
-		count(f, v->processes);
+		count(f, value[m]);
 }
 
 static void print_table(const struct textfile *tf, enum group_kind kind, FILE *f)
