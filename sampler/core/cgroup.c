@@ -178,20 +178,15 @@ static const char *prefixed_id(const char *c, size_t n)
 	return NULL;
 }
 
-static bool part_is(struct path_part c, const char *word)
-{
-	return c.len == strlen(word) && memcmp(c.at, word, c.len) == 0;
-}
-
 /* The parents runtimes put a container's "<runtime>-<id>.scope" or "<id>" in, from the root. */
 static const char *container_id_at(const struct path_part *parts, size_t n)
 {
 	if (n < 2)
 		return NULL;
-	if (part_is(parts[0], "system.slice") || part_is(parts[0], "machine.slice") ||
-		part_is(parts[0], "libpod_parent"))
+	if (path_part_is(parts[0], "system.slice") || path_part_is(parts[0], "machine.slice") ||
+		path_part_is(parts[0], "libpod_parent"))
 		return prefixed_id(parts[1].at, parts[1].len);
-	if (part_is(parts[0], "docker") && is_hex64(parts[1].at, parts[1].len))
+	if (path_part_is(parts[0], "docker") && is_hex64(parts[1].at, parts[1].len))
 		return parts[1].at;
 	return NULL;
 }

@@ -80,6 +80,7 @@ struct path_part {
 };
 /* The path's non-empty components, up to max of them. */
 size_t cgroup_path_split(const char *path, size_t len, struct path_part *ret, size_t max);
+bool path_part_is(struct path_part c, const char *word);
 /*
  * The pod a cgroup path is in, where the kubelet's systemd or cgroupfs
  * layout puts pods (from the root): the number of components up to the

@@ -59,11 +59,6 @@ static bool starts(const char *s, size_t n, const char *prefix)
 	return n >= pl && memcmp(s, prefix, pl) == 0;
 }
 
-static bool is(const char *s, size_t n, const char *word)
-{
-	return n == strlen(word) && memcmp(s, word, n) == 0;
-}
-
 size_t cgroup_path_split(const char *path, size_t len, struct path_part *ret, size_t max)
 {
 	const char *p = path, *end = path + len;
@@ -78,6 +73,11 @@ size_t cgroup_path_split(const char *path, size_t len, struct path_part *ret, si
 		p += w + 1;
 	}
 	return n;
+}
+
+bool path_part_is(struct path_part c, const char *word)
+{
+	return c.len == strlen(word) && memcmp(c.at, word, c.len) == 0;
 }
 
 static bool ends(struct path_part c, const char *suffix)
@@ -121,8 +121,7 @@ static bool systemd_pod(struct path_part part, struct pod_identity *ret)
  */
 static bool slice_chain(const struct path_part *parts, size_t last)
 {
-	if (!is(parts[0].at, parts[0].len, "kubepods.slice") &&
-		!is(parts[0].at, parts[0].len, "kubelet.slice"))
+	if (!path_part_is(parts[0], "kubepods.slice") && !path_part_is(parts[0], "kubelet.slice"))
 		return false;
 	for (size_t i = 1; i <= last; i++) {
 		size_t stem = parts[i - 1].len - 6; /* the parent's name less ".slice" */
@@ -141,17 +140,17 @@ static bool slice_chain(const struct path_part *parts, size_t last)
  */
 static bool cgroupfs_pod(const struct path_part *parts, size_t k, struct pod_identity *ret)
 {
-	size_t base = is(parts[0].at, parts[0].len, "kubelet") ? 1 : 0;
+	size_t base = path_part_is(parts[0], "kubelet") ? 1 : 0;
 	enum pod_qos qos;
 
-	if (k <= base || !is(parts[base].at, parts[base].len, "kubepods") ||
+	if (k <= base || !path_part_is(parts[base], "kubepods") ||
 		!starts(parts[k].at, parts[k].len, "pod"))
 		return false;
 	if (k == base + 1)
 		qos = POD_QOS_GUARANTEED;
-	else if (k == base + 2 && is(parts[k - 1].at, parts[k - 1].len, "burstable"))
+	else if (k == base + 2 && path_part_is(parts[k - 1], "burstable"))
 		qos = POD_QOS_BURSTABLE;
-	else if (k == base + 2 && is(parts[k - 1].at, parts[k - 1].len, "besteffort"))
+	else if (k == base + 2 && path_part_is(parts[k - 1], "besteffort"))
 		qos = POD_QOS_BESTEFFORT;
 	else
 		return false;
