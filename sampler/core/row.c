@@ -90,7 +90,7 @@ static size_t mig_instances(struct row_source *src)
 {
 	const struct gpu_fds *k = src->p->gpu.fds;
 	const struct gpu_index *gi = src->ctx->gpu_index;
-	size_t n = 0;
+	size_t n = 0, kept = 0;
 
 	if (!k || !gi || !gi->caps_major)
 		return 0;
@@ -106,13 +106,10 @@ static size_t mig_instances(struct row_source *src)
 		n++;
 	}
 	qsort(src->mig_sorted, n, sizeof(src->mig_sorted[0]), cmp_name);
-	for (size_t i = 1; i < n;) /* a second fd on one instance's file: kept once */
-		if (!strcmp(src->mig_sorted[i - 1], src->mig_sorted[i]))
-			memmove(&src->mig_sorted[i], &src->mig_sorted[i + 1],
-				(--n - i) * sizeof(src->mig_sorted[0]));
-		else
-			i++;
-	return n;
+	for (size_t i = 0; i < n; i++) /* a second fd on one instance's file: kept once */
+		if (!kept || strcmp(src->mig_sorted[kept - 1], src->mig_sorted[i]))
+			src->mig_sorted[kept++] = src->mig_sorted[i];
+	return kept;
 }
 
 /* The pod's GPUs in the kubelet's checkpoint; false outside pods and where unknown. */
