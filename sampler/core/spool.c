@@ -164,25 +164,21 @@ static void drop_head(struct spool *sp)
 	free(b);
 }
 
-static int append(struct spool *sp, uint64_t seq, uint64_t unix_ms, uint32_t rows, const char *data,
-	size_t len)
+/* The batch a REC_BATCH record holds, kept in memory. */
+static int append(struct spool *sp, const struct spool_rec *rec, const char *data)
 {
-	struct spool_batch *b = malloc(sizeof(*b) + len);
+	struct spool_batch *b = malloc(sizeof(*b) + rec->len);
 
 	if (!b)
 		return -ENOMEM;
-	b->next = NULL;
-	b->seq = seq;
-	b->unix_ms = unix_ms;
-	b->rows = rows;
-	b->len = len;
-	memcpy(b->data, data, len);
+	*b = (struct spool_batch){ NULL, rec->seq, rec->unix_ms, rec->rows, rec->len };
+	memcpy(b->data, data, rec->len);
 	if (sp->tail)
 		sp->tail->next = b;
 	else
 		sp->head = b;
 	sp->tail = b;
-	sp->bytes += len;
+	sp->bytes += rec->len;
 	sp->batches++;
 	return 0;
 }
@@ -218,7 +214,7 @@ static void replay_rec(struct spool *sp, const struct spool_rec *rec, const char
 		sp->last_seq = rec->seq;
 	if (rec->kind == REC_BATCH) {
 		make_room(sp, rec->len);
-		append(sp, rec->seq, rec->unix_ms, rec->rows, data, rec->len);
+		append(sp, rec, data);
 	} else if (rec->kind == REC_ACK) {
 		while (sp->head && sp->head->seq <= rec->seq)
 			drop_head(sp);
@@ -356,7 +352,7 @@ int spool_add(struct spool *spool, uint64_t unix_ms, uint32_t rows, const char *
 	if (len > MSG_PAYLOAD_MAX)
 		return -EMSGSIZE;
 	make_room(spool, len);
-	r = append(spool, rec.seq, unix_ms, rows, data, len);
+	r = append(spool, &rec, data);
 	if (r) {
 		spool->dropped_batches++;
 		spool->dropped_rows += rows;
