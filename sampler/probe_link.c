@@ -55,7 +55,6 @@ struct probe_link {
 	 * a process gone before its final came, or born after /proc was read */
 	struct probe_link_bytes carried;
 	struct probe_link_bytes exits, finals; /* struct probe_exit, struct probe_final */
-	size_t exits_count, finals_count;
 	struct probe_end end;
 	bool whole;                    /* the answer asked for has come */
 	struct probe_link_bytes tgids; /* struct probe_tgid: its records, indexed by answer_of */
@@ -203,15 +202,11 @@ static int take_procs(struct probe_link *link, struct msg_cursor *cur)
 static int take_exits(struct probe_link *link, struct msg_cursor *cur)
 {
 	struct probe_batch batch;
-	int r;
 
 	if (msg_get(cur, &batch, sizeof(batch)) < 0 ||
 		(size_t)batch.count * sizeof(struct probe_exit) != cur->left)
 		return -EBADMSG;
-	r = bytes_append(&link->exits, cur->pos, cur->left, PROBE_LINK_ANSWER_MAX);
-	if (r == 0)
-		link->exits_count += batch.count;
-	return r;
+	return bytes_append(&link->exits, cur->pos, cur->left, PROBE_LINK_ANSWER_MAX);
 }
 
 /* A FINALS packet: whole records, their strings NUL-terminated within their fields, argv_len
@@ -221,11 +216,10 @@ static int take_finals(struct probe_link *link, struct msg_cursor *cur)
 	struct probe_batch batch;
 	const uint8_t *start;
 	size_t len;
-	int r;
 
 	if (msg_get(cur, &batch, sizeof(batch)) < 0 ||
 		(size_t)batch.count * sizeof(struct probe_final) != cur->left ||
-		link->finals_count + batch.count > PROBE_FINALS_MAX)
+		link->finals.len / sizeof(struct probe_final) + batch.count > PROBE_FINALS_MAX)
 		return -EBADMSG;
 	start = cur->pos;
 	len = cur->left;
@@ -237,10 +231,7 @@ static int take_finals(struct probe_link *link, struct msg_cursor *cur)
 			!memchr(f.exe, '\0', sizeof(f.exe)) || f.argv_len > sizeof(f.argv))
 			return -EBADMSG;
 	}
-	if ((r = bytes_append(&link->finals, start, len, SIZE_MAX)) < 0)
-		return r;
-	link->finals_count += batch.count;
-	return 0;
+	return bytes_append(&link->finals, start, len, SIZE_MAX);
 }
 
 int probe_link_take(struct probe_link *link, const struct msg_hdr *hdr, const uint8_t *payload)
@@ -257,8 +248,8 @@ int probe_link_take(struct probe_link *link, const struct msg_hdr *hdr, const ui
 		return take_finals(link, &cur);
 	case MT_PROBE_END:
 		if (msg_get(&cur, &link->end, sizeof(link->end)) < 0 || msg_end(&cur) < 0 ||
-			link->end.exits != link->exits_count ||
-			link->end.finals != link->finals_count)
+			link->end.exits != link->exits.len / sizeof(struct probe_exit) ||
+			link->end.finals != link->finals.len / sizeof(struct probe_final))
 			return -EBADMSG;
 		link->whole = true;
 		return 1;
@@ -273,7 +264,7 @@ int probe_link_take(struct probe_link *link, const struct msg_hdr *hdr, const ui
  */
 static void count_exits(struct probe_link *link)
 {
-	for (size_t i = 0; i < link->exits_count; i++) {
+	for (size_t i = 0; i < link->exits.len / sizeof(struct probe_exit); i++) {
 		const struct probe_exit *x = (const struct probe_exit *)link->exits.data + i;
 
 		link->stats.exits_seen++;
@@ -341,9 +332,9 @@ static int answer_of(struct probe_link *link, struct probe_answer *ret_answer)
 		ret_answer->answered ? "connected" : "connected, first answer is the baseline");
 	/* a baseline's counts span time before we asked; its finals are whole all the same */
 	ret_answer->finals = (const struct probe_final *)link->finals.data;
-	ret_answer->finals_count = link->finals_count;
+	ret_answer->finals_count = link->finals.len / sizeof(struct probe_final);
 	ret_answer->exits = (const struct probe_exit *)link->exits.data;
-	ret_answer->exits_count = link->exits_count;
+	ret_answer->exits_count = link->exits.len / sizeof(struct probe_exit);
 	ret_answer->finals_sent = ret_answer->finals_sent && ret_answer->answered;
 	if (!ret_answer->answered)
 		return 0;
@@ -362,7 +353,7 @@ static void applied(struct probe_link *link, const struct probe_answer *answer)
 	if (!link->whole)
 		return;
 	if (!answer->answered) {
-		link->stats.exits_seen += link->exits_count;
+		link->stats.exits_seen += link->exits.len / sizeof(struct probe_exit);
 		return;
 	}
 	for (size_t i = 0; i < answer->tgids_count; i++) {
@@ -416,7 +407,6 @@ static void send_poll(struct probe_link *link)
 	int r;
 
 	link->procs.len = link->exits.len = link->finals.len = 0;
-	link->exits_count = link->finals_count = 0;
 	link->stats.records_last = 0;
 	r = client_send(link->client, MT_PROBE_POLL, &req, sizeof(req), NULL, 0);
 	if (r < 0)
