@@ -383,8 +383,9 @@ static inline bool first_time(uint32_t *seen, int index)
 	return true;
 }
 
-/* A figure kept as an integer, or (fixed) in 1e-4 units. */
-static inline bool scan_kept(struct scan *s, int64_t *ret, uint32_t *has, uint32_t bit, bool fixed)
+/* A figure kept as an integer, or (fixed) in 1e-4 units; inlined, as scan_number. */
+__attribute__((always_inline)) static inline bool scan_kept(
+	struct scan *s, int64_t *ret, uint32_t *has, uint32_t bit, bool fixed)
 {
 	struct num n;
 
