@@ -425,30 +425,24 @@ static void print_gpus(const struct textfile *tf, FILE *f)
 }
 
 /* ---- per container, pod and framework ---- */
-static const char *const figure_suffix[XF_COUNT] = {
-	[XF_HELD] = "gpu_held_seconds_total",
-	[XF_BUSY] = "gpu_busy_held_seconds_total",
-	[XF_IDLE] = "gpu_idle_held_seconds_total",
-	[XF_UNKNOWN] = "gpu_unknown_held_seconds_total",
-	[XF_CPU] = "cpu_seconds_total",
-	[XF_RSS] = "rss_bytes",
-	[XF_PROCESSES] = "processes",
-};
-static const char *const figure_type[XF_COUNT] = { "counter", "counter", "counter", "counter",
-	"counter", "gauge", "gauge" };
-/* %s: whose series they are */
-static const char *const figure_help[XF_COUNT] = {
-	[XF_HELD] = "Seconds of gpu-held rows (each row's span) of its processes, summed, per %s.",
-	[XF_BUSY] = "Seconds of gpu-held rows whose verdict is busy of its processes, summed, per "
-		    "%s.",
-	[XF_IDLE] = "Seconds of gpu-held rows whose verdict is idle (gpu_activity: on evidence) "
-		    "of its processes, summed, per %s.",
-	[XF_UNKNOWN] = "Seconds of gpu-held rows with no verdict either way of its processes, "
-		       "summed, per %s.",
-	[XF_CPU] =
-		"CPU seconds (cpu_cores times each row's span) of its processes, summed, per %s.",
-	[XF_RSS] = "Resident bytes of its processes at the last poll, summed, per %s.",
-	[XF_PROCESSES] = "Processes at the last poll, per %s.",
+/* name: the series' name after their kind's prefix; help: %s whose series they are */
+static const struct metric group_metrics[XF_COUNT] = {
+	[XF_HELD] = { "gpu_held_seconds_total", "counter",
+		"Seconds of gpu-held rows (each row's span) of its processes, summed, per %s." },
+	[XF_BUSY] = { "gpu_busy_held_seconds_total", "counter",
+		"Seconds of gpu-held rows whose verdict is busy of its processes, summed, per "
+		"%s." },
+	[XF_IDLE] = { "gpu_idle_held_seconds_total", "counter",
+		"Seconds of gpu-held rows whose verdict is idle (gpu_activity: on evidence) of its "
+		"processes, summed, per %s." },
+	[XF_UNKNOWN] = { "gpu_unknown_held_seconds_total", "counter",
+		"Seconds of gpu-held rows with no verdict either way of its processes, summed, per "
+		"%s." },
+	[XF_CPU] = { "cpu_seconds_total", "counter",
+		"CPU seconds (cpu_cores times each row's span) of its processes, summed, per %s." },
+	[XF_RSS] = { "rss_bytes", "gauge",
+		"Resident bytes of its processes at the last poll, summed, per %s." },
+	[XF_PROCESSES] = { "processes", "gauge", "Processes at the last poll, per %s." },
 };
 
 struct group_view {
@@ -506,12 +500,12 @@ static void print_table(const struct textfile *tf, enum group_kind kind, FILE *f
 
 	for (int m = 0; m < XF_COUNT; m++) {
 		char name[64], help[256];
-		struct metric metric = { name, figure_type[m], help };
+		struct metric metric = { name, group_metrics[m].type, help };
 
 		if (!(def->figures & 1u << m))
 			continue;
-		snprintf(name, sizeof(name), "%s_%s", def->prefix, figure_suffix[m]);
-		snprintf(help, sizeof(help), figure_help[m], def->noun);
+		snprintf(name, sizeof(name), "%s_%s", def->prefix, group_metrics[m].name);
+		snprintf(help, sizeof(help), group_metrics[m].help, def->noun);
 		header(f, &metric);
 		for (size_t i = 0; i < tab->count; i++) {
 			const struct tf_group *g = tab->all[i];
