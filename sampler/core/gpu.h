@@ -215,12 +215,11 @@ struct nvml_gpu {
 	uint32_t sm_percent, memory_percent;
 	uint64_t memory_used_bytes;
 	uint32_t power_mw;
-	uint64_t energy_mj;  /* since the driver loaded */
-	int procs_error;     /* of the process list: nvmlReturn_t, -errno; 0: read */
-	int proc_util_error; /* nvmlReturn_t of per-process utilisation, 0: read */
-	uint32_t
-		process_layout; /* 1, 2 or 3: the process-list struct (16, 24, 32 bytes); 0: none */
-	uint64_t last_seen_us;  /* newest utilisation sample taken (NVML's clock) */
+	uint64_t energy_mj;      /* since the driver loaded */
+	int procs_error;         /* of the process list: nvmlReturn_t, -errno; 0: read */
+	int proc_util_error;     /* nvmlReturn_t of per-process utilisation, 0: read */
+	uint32_t process_layout; /* the process-list struct: 1, 2, 3 (16, 24, 32 bytes); 0: none */
+	uint64_t last_seen_us;   /* newest utilisation sample taken (NVML's clock) */
 };
 
 /* One process on one GPU. */

@@ -67,14 +67,12 @@ struct spool_stats {
 void spool_stats(const struct spool *spool, struct spool_stats *ret_stats);
 
 /* ---- textfile.c, textfile_write.c: croft.prom, the live figures for node_exporter ---- */
-#define TEXTFILE_NAME     "croft.prom"
-#define TEXTFILE_TMP_NAME ".croft.prom.tmp" /* not *.prom: node_exporter skips it */
-#define TEXTFILE_GROUPS_MAX                                                                        \
-	16384                     /* containers, pods or frameworks followed; more go to "other"   \
-				   */
-#define TEXTFILE_EXPIRE_POLLS 150 /* a group without a process this many polls is forgotten */
-#define TEXTFILE_LABEL_MAX    128 /* bytes of a label or pod uid kept */
-#define TEXTFILE_ID_CHARS     12  /* characters of a container id in its series */
+#define TEXTFILE_NAME         "croft.prom"
+#define TEXTFILE_TMP_NAME     ".croft.prom.tmp" /* not *.prom: node_exporter skips it */
+#define TEXTFILE_GROUPS_MAX   16384 /* groups of a kind followed (containers...); more: "other" */
+#define TEXTFILE_EXPIRE_POLLS 150   /* a group without a process this many polls is forgotten */
+#define TEXTFILE_LABEL_MAX    128   /* bytes of a label or pod uid kept */
+#define TEXTFILE_ID_CHARS     12    /* characters of a container id in its series */
 
 /* One process at this poll, in its row's terms (row_get), or as the row
  * would say it where the poll writes none. */
