@@ -128,14 +128,6 @@ static void bound(enum row_field f, json_t *p)
 	}
 }
 
-static bool enum_values_known(enum row_field f)
-{
-	json_t *values = enum_values(f);
-
-	json_decref(values);
-	return values != NULL;
-}
-
 static json_t *field_schema(enum row_field f)
 {
 	json_t *p, *values, *d;
@@ -193,11 +185,12 @@ static json_t *object_schema(enum row_field object)
 
 	for (unsigned i = 0; i < o->fields_count; i++) {
 		enum row_field f = o->first_field + i;
+		json_t *p = field_schema(f); /* props holds it */
 
-		json_object_set_new(props, row_fields[f].name, field_schema(f));
+		json_object_set_new(props, row_fields[f].name, p);
 		if (row_fields[f].omit == RO_NEVER)
 			json_array_append_new(required, json_string(row_fields[f].name));
-		if (row_fields[f].type == RT_STRING && !enum_values_known(f)) {
+		if (row_fields[f].type == RT_STRING && !json_object_get(p, "enum")) {
 			strncat(pattern, strings++ ? "|" : "",
 				sizeof(pattern) - strlen(pattern) - 1);
 			strncat(pattern, row_fields[f].name, sizeof(pattern) - strlen(pattern) - 1);
