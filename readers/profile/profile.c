@@ -159,7 +159,7 @@ int cmd_profile(int argc, char **argv)
 	if (!pw)
 		return 1;
 	for (int k = 0; k < o.threads; k++)
-		pw[k].cached_ms[0] = pw[k].cached_ms[1] = INT64_MIN;
+		pw[k].cached_ms[0] = pw[k].cached_ms[1] = pw[k].poll_ms = INT64_MIN;
 	ds_report_init(&rep);
 	if (read_dataset(&o, &sink, ctxs, o.threads, &files, &rep) < 0)
 		goto out;

@@ -122,8 +122,7 @@ struct pworker {
 	struct i64map step_index;
 	int64_t cached_ms[2]; /* the last two instants stepped, and their steps */
 	uint32_t cached_step[2];
-	int64_t poll_ms; /* the last poll noted (rows of a poll come together) */
-	bool polls_noted;
+	int64_t poll_ms; /* the last poll noted (rows of a poll come together); INT64_MIN: none */
 };
 
 /* steps.c: the worker's half */

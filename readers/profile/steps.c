@@ -96,12 +96,11 @@ void steps_poll(struct pworker *w, int64_t ms)
 {
 	struct step *st;
 
-	if ((w->polls_noted && ms == w->poll_ms) || !filter_in_span(&w->sw.o->filter, ms))
+	if (ms == w->poll_ms || !filter_in_span(&w->sw.o->filter, ms))
 		return;
 	if ((st = step_at(w, ms))) {
 		st->poll = true;
 		w->poll_ms = ms;
-		w->polls_noted = true;
 	}
 }
 
