@@ -267,8 +267,8 @@ static int load_config(struct read_opts *o, const char *path, bool explicit_path
 		free(errors);
 		return -EINVAL;
 	}
-	o->poll_ms = cfg.poll_interval_ms ? cfg.poll_interval_ms : 2000;
-	o->gap_ms = o->poll_ms * (cfg.idle_every ? cfg.idle_every : 15) * GAP_POLLS;
+	o->poll_ms = cfg.poll_interval_ms; /* config.c's default, or 100 ms and more */
+	o->gap_ms = o->poll_ms * cfg.idle_every * GAP_POLLS;
 	o->default_path[0] = cfg.data_dir;
 	holders_parse(o, cfg.gpu_system_holders);
 	return 0;
