@@ -124,22 +124,30 @@ static const uint64_t pow10_u64[9] = { 1, 10, 100, 1000, 10000, 100000, 1000000,
 	100000000 };
 
 /*
- * The digits at p, eight at a time: how many (0..8) and their value.  Reads
- * 8 bytes; the line's '\n' and the padding stop a run at the end.
+ * How many digits (0..8) start at p, eight bytes at a time.  Reads 8 bytes;
+ * the line's '\n' and the padding stop a run at the end.
  */
-static inline int swar_digits(const char *p, uint64_t *ret_value)
+static inline int swar_count_digits(const char *p)
 {
 	uint64_t v, x, m;
-	int n;
 
 	memcpy(&v, p, sizeof(v));
 	x = v - 0x3030303030303030ull;
 	m = (x | (x + 0x7676767676767676ull)) & 0x8080808080808080ull;
-	n = m ? __builtin_ctzll(m) >> 3 : 8;
+	return m ? __builtin_ctzll(m) >> 3 : 8;
+}
+
+/* The digits at p: how many (0..8) and their value. */
+static inline int swar_digits(const char *p, uint64_t *ret_value)
+{
+	int n = swar_count_digits(p);
+	uint64_t x;
+
 	*ret_value = 0;
 	if (n == 0)
 		return 0;
-	x <<= (8 - n) * 8;
+	memcpy(&x, p, sizeof(x));
+	x = (x - 0x3030303030303030ull) << (8 - n) * 8;
 	x = (x * 10 + (x >> 8)) & 0x00ff00ff00ff00ffull;
 	x = (x * 100 + (x >> 16)) & 0x0000ffff0000ffffull;
 	x = (x * 10000 + (x >> 32)) & 0xffffffffull;
@@ -197,17 +205,6 @@ __attribute__((always_inline)) static inline bool scan_number(struct scan *s, st
 	}
 	s->p = p;
 	return true;
-}
-
-/* How many digits (0..8) start at p; reads 8 bytes, like swar_digits. */
-static inline int swar_count_digits(const char *p)
-{
-	uint64_t v, x, m;
-
-	memcpy(&v, p, sizeof(v));
-	x = v - 0x3030303030303030ull;
-	m = (x | (x + 0x7676767676767676ull)) & 0x8080808080808080ull;
-	return m ? __builtin_ctzll(m) >> 3 : 8;
 }
 
 /*
