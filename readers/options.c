@@ -212,7 +212,7 @@ static int parse_opt(struct read_opts *o, int c, char *const *argv, const char *
 		f->host = (struct strv){ optarg, (uint32_t)strlen(optarg) };
 		return 0;
 	case OPT_FRAMEWORK:
-		f->framework = optarg;
+		f->framework = (struct strv){ optarg, (uint32_t)strlen(optarg) };
 		return 0;
 	case OPT_TGID:
 		f->has_tgid = true;
@@ -340,7 +340,7 @@ int read_opts_parse(int argc, char **argv, bool profile, struct read_opts *o)
 			return -EINVAL;
 	}
 	if (profile && !o->filter.has_tgid && !o->filter.container.ptr && !o->filter.label.ptr &&
-		!o->filter.framework && !o->filter.pod.ptr) {
+		!o->filter.framework.ptr && !o->filter.pod.ptr) {
 		usage_error(o->program, "give --tgid, --container, --pod, --label or --framework");
 		return -EINVAL;
 	}

@@ -27,7 +27,7 @@ bool filter_match(const struct filter *f, const struct row *row)
 	       str_match(&row->container_id, &f->container, true) &&
 	       str_match(&row->pod_uid, &f->pod, true) &&
 	       str_match(&row->label, &f->label, false) && str_match(&row->host, &f->host, false) &&
-	       (!f->framework || (f->fw_select && fw_select_has(f->fw_select, row)));
+	       (!f->framework.ptr || (f->fw_select && fw_select_has(f->fw_select, row)));
 }
 
 int read_dataset(struct read_opts *o, const struct ds_sink *sink, void *const *ctxs, int threads,
@@ -44,7 +44,7 @@ int read_dataset(struct read_opts *o, const struct ds_sink *sink, void *const *c
 	if (ret_files->n == 0)
 		fprintf(stderr, "croft %s: no .jsonl or .jsonl.zst files under the given paths\n",
 			o->cmd);
-	if (o->filter.framework && (r = fw_select_build(o, ret_files, &sel)) == 0)
+	if (o->filter.framework.ptr && (r = fw_select_build(o, ret_files, &sel)) == 0)
 		o->filter.fw_select = sel;
 	if (r == 0)
 		r = ds_read(ret_files, threads, o->jansson_only, sink, ctxs, rep);

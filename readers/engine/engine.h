@@ -281,9 +281,8 @@ struct fw_select;
 struct filter {
 	bool has_since, has_until, has_tgid;
 	int64_t since_ms, until_ms, tgid;
-	struct strv container, pod, label; /* ptr NULL = any */
-	struct strv host;                  /* ptr NULL = any; rows without one: none */
-	const char *framework;             /* NULL = any */
+	struct strv container, pod, label, framework; /* ptr NULL = any */
+	struct strv host;                             /* ptr NULL = any; rows without one: none */
 	const struct fw_select *fw_select; /* with framework: the processes ending with it */
 };
 

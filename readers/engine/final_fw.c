@@ -21,12 +21,6 @@ struct fw_track {
 	int8_t fw;              /* its last row naming a framework: FW_* */
 };
 
-struct fw_worker {
-	struct track_worker sw; /* first: the sink's ctx */
-	const char *asked;
-	size_t asked_len;
-};
-
 /* A selected process: every row of (tgid, ident) from first_ms to last_ms. */
 struct fw_span {
 	int64_t tgid, first_ms, last_ms;
@@ -49,21 +43,22 @@ struct fw_proc {
 
 static void fw_row(void *ctx, const struct row *r)
 {
-	struct fw_worker *w = ctx;
+	struct track_worker *w = ctx;
+	const struct strv *asked = &w->o->filter.framework;
 	struct fw_track *track;
 	uint64_t weight;
 	bool first;
 
-	if (w->sw.oom)
+	if (w->oom)
 		return;
-	track = track_row(&w->sw, r, &weight, &first);
+	track = track_row(w, r, &weight, &first);
 	if (!track)
 		return;
 	if (first)
 		track->fw = FW_UNSEEN;
 	if (r->framework.ptr && r->framework.len)
-		track->fw = r->framework.len == w->asked_len &&
-					    memcmp(r->framework.ptr, w->asked, w->asked_len) == 0
+		track->fw = r->framework.len == asked->len &&
+					    memcmp(r->framework.ptr, asked->ptr, asked->len) == 0
 				    ? FW_ASKED
 				    : FW_OTHER;
 }
@@ -121,7 +116,7 @@ int fw_select_build(
 {
 	static const struct ds_sink sink = { track_file_begin, fw_row, NULL };
 	void *ctxs[DS_THREADS_MAX];
-	struct fw_worker *w =
+	struct track_worker *w =
 		track_workers_new(o, sizeof(*w), sizeof(struct fw_track), false, ctxs);
 	struct fw_select *sel = calloc(1, sizeof(*sel));
 	struct ds_report rep;
@@ -134,10 +129,6 @@ int fw_select_build(
 		free(sel);
 		return -ENOMEM;
 	}
-	for (int k = 0; k < o->threads; k++) {
-		w[k].asked = o->filter.framework;
-		w[k].asked_len = strlen(o->filter.framework);
-	}
 	ds_report_init(&rep); /* the figures' pass reports what it skips */
 	r = ds_read(files, o->threads, o->jansson_only, &sink, ctxs, &rep);
 	if (r == 0)
@@ -148,7 +139,7 @@ int fw_select_build(
 		r = take_process(&p);
 	track_join_free(&join);
 	for (int k = 0; k < o->threads; k++)
-		track_worker_free(&w[k].sw);
+		track_worker_free(&w[k]);
 	free(w);
 	ds_report_free(&rep);
 	if (r < 0) {

@@ -15,7 +15,7 @@ static void selector(const struct read_opts *o, char *buf, size_t size, json_t *
 	const struct {
 		const char *key, *value;
 	} texts[] = { { "container", f->container.ptr }, { "pod", f->pod.ptr },
-		{ "label", f->label.ptr }, { "framework", f->framework } };
+		{ "label", f->label.ptr }, { "framework", f->framework.ptr } };
 	json_t *s = json_object();
 	size_t n = 0;
 
