@@ -127,8 +127,10 @@ static int parse_time_ms(const char *text, int64_t *ret_ms)
 
 void format_time(int64_t ms, char *buf, size_t size)
 {
-	time_t s = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
-	int frac = (int)(ms - (int64_t)s * 1000);
+	/* floored, as the clock's second before the epoch; no subtraction, which
+	 * overflowed at INT64_MIN (a hostile row's unix_ms) */
+	time_t s = (time_t)(ms / 1000 - (ms % 1000 < 0));
+	int frac = (int)((ms % 1000 + 1000) % 1000);
 	struct tm tm;
 	char base[32];
 

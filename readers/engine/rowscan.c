@@ -661,7 +661,7 @@ bool rowscan_fast(const char *line, const char *end, struct row *row, const char
 		return false;
 	/* Not a row: let jansson's path word the reason. */
 	uint32_t need = 1u << RF_UNIX_MS | 1u << RF_TGID; /* no workload: no-gpu (rowtable.h) */
-	if ((seen & need) != need)
+	if ((seen & need) != need || row->unix_ms < 0)
 		return false;
 	row->padded = true;
 	*ret_newline = s.p;

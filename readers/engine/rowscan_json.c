@@ -110,12 +110,15 @@ static int row_from_json(json_t *root, struct row *row, char *err, size_t err_si
 	json_t *wl = json_field(root, RF_WORKLOAD);
 
 	row_clear(row); /* no workload: no-gpu (rowtable.h) */
-	if (!json_is_object(root) || !json_is_integer(ms) || !json_is_integer(tgid) ||
+	if (!json_is_object(root) || !json_is_integer(ms) || json_integer_value(ms) < 0 ||
+		!json_is_integer(tgid) ||
 		(wl && (!json_is_string(wl) ||
 			       workload_parse(json_string_value(wl), json_string_length(wl),
 				       &row->workload) < 0))) {
 		snprintf(err, err_size,
-			"not a croft row (needs integer unix_ms and tgid and a known workload)");
+			"not a croft row (needs integer unix_ms, not before the epoch, and tgid "
+			"and a known "
+			"workload)");
 		return -EINVAL;
 	}
 	for (int f = 0; f < RF_COUNT; f++)

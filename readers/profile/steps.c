@@ -58,6 +58,13 @@ static struct step *steps_push(struct steps *s, int64_t ms)
 	return &s->v[s->count++];
 }
 
+/* The instant after ms, where a row's rates and levels stop counting; a
+ * hostile row at INT64_MAX has none after it and stops where it is. */
+static int64_t after_ms(int64_t ms)
+{
+	return ms < INT64_MAX ? ms + 1 : ms;
+}
+
 /*
  * The worker's step at ms, made on first use.  A poll's rows come
  * together: most steps are at that poll or just after the one before, the
@@ -123,7 +130,7 @@ void steps_next(struct pworker *w, const struct sample *prev, const struct sampl
 		return;
 	sample_acc(&st->d, s, 1, FIG_LEVEL | FIG_COUNT);
 	sample_acc(&st->d, prev, -1, FIG_LEVEL);
-	if (!(st = step_at(w, prev->ms + 1)))
+	if (!(st = step_at(w, after_ms(prev->ms))))
 		return;
 	sample_acc(&st->d, s, 1, FIG_RATE);
 	sample_acc(&st->d, prev, -1, FIG_RATE | FIG_COUNT);
@@ -131,7 +138,7 @@ void steps_next(struct pworker *w, const struct sample *prev, const struct sampl
 
 void steps_end(struct pworker *w, const struct sample *last)
 {
-	struct step *st = step_at(w, last->ms + 1);
+	struct step *st = step_at(w, after_ms(last->ms));
 
 	if (st) {
 		sample_acc(&st->d, last, -1, FIG_ALL);
@@ -150,7 +157,7 @@ int steps_continue(struct steps *fix, const struct sample *a_last, const struct 
 
 	if (b_first->ms <= a_last->ms)
 		return 0; /* the same poll twice: nothing in between */
-	if (!(st = steps_push(fix, a_last->ms + 1)))
+	if (!(st = steps_push(fix, after_ms(a_last->ms))))
 		return -ENOMEM;
 	sample_acc(&st->d, a_last, 1, FIG_LEVEL);
 	sample_acc(&st->d, b_first, 1, FIG_RATE);

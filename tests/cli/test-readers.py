@@ -471,6 +471,27 @@ def garbage_lines_and_an_empty_file():
 
 
 @test
+def times_at_the_ends_of_int64():
+    """unix_ms is never before the epoch (the schema's minimum 0): such a
+    row is a bad line to both parsers, INT64_MIN too, where the time's
+    arithmetic overflowed; a row at INT64_MAX is read, and its time printed
+    as the calendar gives it."""
+    def at(ms):
+        return json.dumps({"unix_ms": ms, "span_ms": 2000, "tgid": 100, "workload": "no-gpu"})
+    d = os.path.join(TMP, "int64-ends")
+    write_lines(path("int64-ends", "croft-dataset-20261020T140000Z.jsonl"),
+                ROWS[:6] + [at(-1), at(-2**63), at(2**63 - 1)] + ROWS[6:])
+    for parser in ([], ["--jansson"]):
+        (got, inp), (pgot, _) = damaged_run([d], parser)
+        assert [s.get("line") for s in inp["skips"] if s["kind"] == "bad line"] == [7, 8], inp["skips"]
+        span = got["time_span"]
+        assert span["last_ms"] == 2**63 - 1 and span["last"] == "292278994-08-17T07:12:55.807Z", span
+        assert pgot["time_span"]["last_ms"] == 2**63 - 1, pgot["time_span"]
+    err = croft("stats", d).stderr
+    assert "line 7: not a croft row (needs integer unix_ms, not before the epoch" in err, err
+
+
+@test
 def random_damage_is_reported_not_fatal():
     """Flipped bytes and cuts anywhere in a multi-frame segment and a plain
     file: croft still prints figures and exits 0 or 3, never crashes."""
