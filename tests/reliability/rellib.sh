@@ -138,10 +138,12 @@ rl_polls() {
 	rl_field sampler polls
 }
 
-# rl_wait_polls N: until the running sampler has polled N more times.
+# rl_wait_polls N: until the running sampler has polled N more times; when
+# it does not, its log's tail says why (a sampler that never came back).
 rl_wait_polls() {
 	_base=$(rl_polls)
-	wait_for "[ \"\$(rl_polls)\" -ge $(( ${_base:-0} + $1 )) ]" "${2:-60}"
+	wait_for "[ \"\$(rl_polls 2>/dev/null)\" -ge $(( ${_base:-0} + $1 )) ] 2>/dev/null" "${2:-60}" ||
+		{ tail -n 20 "$LOGS/sampler.log" >&2; return 1; }
 }
 
 # rl_rss_kb PID: VmRSS in KiB.
